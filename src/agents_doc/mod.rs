@@ -1,0 +1,271 @@
+//! The agents-list document: finding `MAC_CODING_AGENTS` in the hub's TOML
+//! config, validating it, and (in `edit`) changing its order and nothing else.
+
+use std::ops::Range;
+
+use crate::wire::{KNOWN_AGENTS, is_agent_name};
+
+/// Where the list stands in the document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// `MAC_CODING_AGENTS = ...` at top level.
+    TopLevel,
+    /// Inside a `[fleet]` table (or an inline `fleet = { ... }`).
+    FleetTable,
+    /// The dotted key `fleet.MAC_CODING_AGENTS = ...`.
+    FleetDotted,
+}
+
+impl Place {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Place::TopLevel => "top-level MAC_CODING_AGENTS",
+            Place::FleetTable => "MAC_CODING_AGENTS in [fleet]",
+            Place::FleetDotted => "dotted key fleet.MAC_CODING_AGENTS",
+        }
+    }
+}
+
+/// How the owner wrote the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `["opencode", "claude"]`
+    Array,
+    /// `"opencode,claude"`
+    CommaString,
+}
+
+/// The list as found: its agents, its form, where it stands, and the byte
+/// span of its value in the document text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub agents: Vec<String>,
+    pub form: Form,
+    pub place: Place,
+    pub span: Range<usize>,
+}
+
+/// Why a document or a list was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocError {
+    #[error("not valid UTF-8 at line {line}, column {column}")]
+    NotUtf8 { line: usize, column: usize },
+    #[error("not TOML: {message} (line {line}, column {column})")]
+    Toml {
+        message: String,
+        line: usize,
+        column: usize,
+    },
+    #[error(
+        "MAC_CODING_AGENTS is missing (expected at top level, in [fleet], or as fleet.MAC_CODING_AGENTS)"
+    )]
+    Missing,
+    #[error("MAC_CODING_AGENTS stands in two places: {} and {}", .0.describe(), .1.describe())]
+    Ambiguous(Place, Place),
+    #[error("MAC_CODING_AGENTS must be an array of strings or a comma-separated string")]
+    WrongType,
+    #[error("MAC_CODING_AGENTS is empty")]
+    Empty,
+    #[error("MAC_CODING_AGENTS names {0:?} twice")]
+    Duplicate(String),
+    #[error(
+        "MAC_CODING_AGENTS: {0:?} is not an agent name (names match ^[a-z][a-z0-9_-]{{0,31}}$)"
+    )]
+    BadName(String),
+    #[error("no agent named {0:?} in MAC_CODING_AGENTS")]
+    NoSuchAgent(String),
+    #[error("index {index} is out of range (the list has {len} agents)")]
+    IndexOutOfRange { index: usize, len: usize },
+}
+
+impl DocError {
+    /// Errors in the TOML itself (400) as opposed to the list (422).
+    pub fn is_syntax(&self) -> bool {
+        matches!(self, DocError::NotUtf8 { .. } | DocError::Toml { .. })
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let mut start = offset;
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+/// Decode bytes as UTF-8 or say where they stop being it.
+pub fn decode(bytes: &[u8]) -> Result<&str, DocError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let valid = e.valid_up_to();
+        // The valid prefix is UTF-8 by construction.
+        let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+        let (line, column) = line_col(prefix, valid);
+        DocError::NotUtf8 { line, column }
+    })
+}
+
+/// Parse the document, mapping a TOML error to line and column.
+pub fn parse(text: &str) -> Result<toml_edit::Document<&str>, DocError> {
+    toml_edit::Document::parse(text).map_err(|e| {
+        let (line, column) = line_col(text, e.span().map_or(0, |s| s.start));
+        DocError::Toml {
+            message: e.message().trim().to_string(),
+            line,
+            column,
+        }
+    })
+}
+
+const KEY: &str = "MAC_CODING_AGENTS";
+
+/// Find `MAC_CODING_AGENTS` and read it. Validates the list.
+pub fn locate(text: &str) -> Result<Located, DocError> {
+    let doc = parse(text)?;
+    locate_in(&doc)
+}
+
+/// The same, on an already parsed document.
+pub fn locate_in(doc: &toml_edit::Document<&str>) -> Result<Located, DocError> {
+    let root = doc.as_table();
+    let mut found: Vec<(Place, &toml_edit::Item)> = Vec::new();
+    if let Some(item) = root.get(KEY) {
+        found.push((Place::TopLevel, item));
+    }
+    if let Some(fleet) = root.get("fleet") {
+        let (place, item) = match fleet {
+            toml_edit::Item::Table(t) => {
+                let place = if t.is_dotted() {
+                    Place::FleetDotted
+                } else {
+                    Place::FleetTable
+                };
+                (place, t.get(KEY))
+            }
+            toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) => {
+                (Place::FleetTable, t.get(KEY).map(|_| &fleet[KEY]))
+            }
+            _ => (Place::FleetTable, None),
+        };
+        if let Some(item) = item {
+            found.push((place, item));
+        }
+    }
+    let (place, item) = match found.as_slice() {
+        [] => return Err(DocError::Missing),
+        [one] => *one,
+        [a, b, ..] => return Err(DocError::Ambiguous(a.0, b.0)),
+    };
+    let value = item.as_value().ok_or(DocError::WrongType)?;
+    let span = value.span().ok_or(DocError::WrongType)?;
+    let (agents, form) = match value {
+        toml_edit::Value::Array(arr) => {
+            let mut agents = Vec::with_capacity(arr.len());
+            for v in arr.iter() {
+                agents.push(v.as_str().ok_or(DocError::WrongType)?.to_string());
+            }
+            (agents, Form::Array)
+        }
+        toml_edit::Value::String(s) => (split_comma(s.value()), Form::CommaString),
+        _ => return Err(DocError::WrongType),
+    };
+    validate_list(&agents)?;
+    Ok(Located {
+        agents,
+        form,
+        place,
+        span,
+    })
+}
+
+/// The agents of an env-style `"opencode, claude"` string.
+pub fn split_comma(s: &str) -> Vec<String> {
+    if s.trim().is_empty() {
+        return Vec::new();
+    }
+    s.split(',').map(|t| t.trim().to_string()).collect()
+}
+
+/// Non-empty, no duplicates, every name well-formed.
+pub fn validate_list(agents: &[String]) -> Result<(), DocError> {
+    if agents.is_empty() {
+        return Err(DocError::Empty);
+    }
+    for (i, a) in agents.iter().enumerate() {
+        if !is_agent_name(a) {
+            return Err(DocError::BadName(a.clone()));
+        }
+        if agents[..i].contains(a) {
+            return Err(DocError::Duplicate(a.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Well-formed names outside the built-in set: a warning, not an error.
+pub fn unknown_agents(agents: &[String]) -> Vec<String> {
+    agents
+        .iter()
+        .filter(|a| !KNOWN_AGENTS.contains(&a.as_str()))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_each_place_and_form() {
+        let l = locate("MAC_CODING_AGENTS = [\"opencode\", \"claude\"]\n").expect("top");
+        assert_eq!(l.place, Place::TopLevel);
+        assert_eq!(l.agents, ["opencode", "claude"]);
+        let l = locate("[fleet]\nMAC_CODING_AGENTS = \"pi, codex\"\n").expect("fleet");
+        assert_eq!(l.place, Place::FleetTable);
+        assert_eq!(l.form, Form::CommaString);
+        assert_eq!(l.agents, ["pi", "codex"]);
+        let text = "name = 1\nfleet.MAC_CODING_AGENTS = [\"pi\"]\n";
+        let l = locate(text).expect("dotted");
+        assert_eq!(l.place, Place::FleetDotted);
+        assert_eq!(&text[l.span.clone()], "[\"pi\"]");
+    }
+
+    #[test]
+    fn refuses_two_places_and_ignores_other_tables() {
+        let text = "MAC_CODING_AGENTS = [\"pi\"]\n[fleet]\nMAC_CODING_AGENTS = [\"claude\"]\n";
+        assert_eq!(
+            locate(text),
+            Err(DocError::Ambiguous(Place::TopLevel, Place::FleetTable))
+        );
+        let text =
+            "[fleet.staging]\nMAC_CODING_AGENTS = [\"pi\"]\n[other]\nMAC_CODING_AGENTS = [\"x\"]\n";
+        assert_eq!(locate(text), Err(DocError::Missing));
+    }
+
+    #[test]
+    fn bad_lists() {
+        assert_eq!(locate("MAC_CODING_AGENTS = []"), Err(DocError::Empty));
+        assert_eq!(
+            locate("MAC_CODING_AGENTS = [\"pi\", \"pi\"]"),
+            Err(DocError::Duplicate("pi".into()))
+        );
+        assert_eq!(
+            locate("MAC_CODING_AGENTS = [\"Pi\"]"),
+            Err(DocError::BadName("Pi".into()))
+        );
+        assert_eq!(locate("MAC_CODING_AGENTS = 3"), Err(DocError::WrongType));
+        match locate("a = \n") {
+            Err(DocError::Toml { line, .. }) => assert_eq!(line, 1),
+            other => panic!("expected a TOML error, got {other:?}"),
+        }
+        assert_eq!(
+            decode(b"a = 1\nb = \"\xff\""),
+            Err(DocError::NotUtf8 { line: 2, column: 6 })
+        );
+    }
+}

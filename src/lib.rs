@@ -1,0 +1,6 @@
+//! macfleet: a terminal UI and reference hub for a fleet of coding-agent
+//! workers. See `docs/architecture.md` for where things live and why.
+
+pub mod agents_doc;
+pub mod scrub;
+pub mod wire;

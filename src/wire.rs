@@ -1,0 +1,604 @@
+//! The hub API v1 wire types, shared by the reference hub, the client, the
+//! simulator and the TUI so that the two sides of the wire cannot drift.
+//!
+//! Validation lives with the types: a value that passed [`Heartbeat::validate`]
+//! is safe to store and to show.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The API version this crate speaks.
+pub const API_VERSION: &str = "v1";
+/// The built-in priority: known agent names, rank 0 first.
+pub const KNOWN_AGENTS: [&str; 5] = ["opencode", "pi", "claude", "codex", "cursor"];
+/// Longest `detail` of a failover cause, in characters.
+pub const MAX_DETAIL_CHARS: usize = 200;
+/// Longest worker id, in bytes.
+pub const MAX_WORKER_ID: usize = 128;
+/// Longest host name, in bytes.
+pub const MAX_HOST: usize = 253;
+/// Most agents one heartbeat may list.
+pub const MAX_AGENTS: usize = 64;
+/// Most failovers one heartbeat may carry.
+pub const MAX_FAILOVERS_PER_HEARTBEAT: usize = 256;
+/// Longest failover id, in bytes.
+pub const MAX_FAILOVER_ID: usize = 128;
+
+/// The role a token grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Owner,
+    Viewer,
+    Worker,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Owner => "owner",
+            Role::Viewer => "viewer",
+            Role::Worker => "worker",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "owner" => Ok(Role::Owner),
+            "viewer" => Ok(Role::Viewer),
+            "worker" => Ok(Role::Worker),
+            other => Err(format!(
+                "unknown role {other:?} (expected owner, viewer or worker)"
+            )),
+        }
+    }
+}
+
+/// `GET /v1/whoami`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Whoami {
+    pub name: String,
+    pub role: Role,
+    pub hub: String,
+    pub api: String,
+}
+
+/// The closed set of structured failures that alone may move a worker down
+/// the list. An unknown kind is rejected at deserialisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CauseKind {
+    MissingBinary,
+    NoToken,
+    PreflightFailed,
+    Auth,
+    RateLimited,
+    UpstreamStatus,
+}
+
+impl CauseKind {
+    pub const ALL: [CauseKind; 6] = [
+        CauseKind::MissingBinary,
+        CauseKind::NoToken,
+        CauseKind::PreflightFailed,
+        CauseKind::Auth,
+        CauseKind::RateLimited,
+        CauseKind::UpstreamStatus,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CauseKind::MissingBinary => "missing_binary",
+            CauseKind::NoToken => "no_token",
+            CauseKind::PreflightFailed => "preflight_failed",
+            CauseKind::Auth => "auth",
+            CauseKind::RateLimited => "rate_limited",
+            CauseKind::UpstreamStatus => "upstream_status",
+        }
+    }
+
+    /// Kinds that come from the hub's router and carry an HTTP status.
+    pub fn takes_status(self) -> bool {
+        matches!(
+            self,
+            CauseKind::Auth | CauseKind::RateLimited | CauseKind::UpstreamStatus
+        )
+    }
+}
+
+impl fmt::Display for CauseKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for CauseKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CauseKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown cause kind {s:?}"))
+    }
+}
+
+/// Who observed the failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CauseSource {
+    Worker,
+    Preflight,
+    HubRouter,
+}
+
+impl CauseSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CauseSource::Worker => "worker",
+            CauseSource::Preflight => "preflight",
+            CauseSource::HubRouter => "hub_router",
+        }
+    }
+}
+
+/// The structured reason a worker left an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cause {
+    pub kind: CauseKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    pub source: CauseSource,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// One move down (or off) the list, as a worker reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failover {
+    pub id: String,
+    pub at: DateTime<Utc>,
+    pub from: String,
+    /// `None`: no rung left, the worker failed closed.
+    pub to: Option<String>,
+    pub cause: Cause,
+}
+
+/// Result of a worker's preflight for one agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preflight {
+    Ok,
+    Failed,
+    #[default]
+    Unknown,
+}
+
+/// What a worker can run for one agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capability {
+    pub binary: bool,
+    pub token: bool,
+    pub preflight: Preflight,
+}
+
+impl Capability {
+    /// Binary, token and preflight all fine.
+    pub fn capable(&self) -> bool {
+        self.binary && self.token && self.preflight == Preflight::Ok
+    }
+}
+
+/// `POST /v1/heartbeats` body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Heartbeat {
+    pub worker: String,
+    pub host: String,
+    pub sent_at: DateTime<Utc>,
+    #[serde(default)]
+    pub config_revision: Option<String>,
+    pub agents: Vec<String>,
+    pub active_agent: Option<String>,
+    #[serde(default)]
+    pub capabilities: BTreeMap<String, Capability>,
+    #[serde(default)]
+    pub failovers: Vec<Failover>,
+}
+
+/// The projection every worker inherits: `POST /v1/heartbeats` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Projection {
+    pub config_revision: String,
+    pub agents: Vec<String>,
+    pub heartbeat_interval_s: u64,
+}
+
+/// Liveness by the hub's own clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerState {
+    Healthy,
+    Stale,
+    Lost,
+}
+
+impl WorkerState {
+    /// `healthy` within 3 intervals of the last receive, `stale` within 10,
+    /// `lost` after.
+    pub fn from_age(age_s: f64, interval_s: u64) -> WorkerState {
+        let interval = interval_s.max(1) as f64;
+        if age_s <= 3.0 * interval {
+            WorkerState::Healthy
+        } else if age_s <= 10.0 * interval {
+            WorkerState::Stale
+        } else {
+            WorkerState::Lost
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkerState::Healthy => "healthy",
+            WorkerState::Stale => "stale",
+            WorkerState::Lost => "lost",
+        }
+    }
+}
+
+/// One worker as the hub sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerView {
+    pub worker: String,
+    pub host: String,
+    pub received_at: DateTime<Utc>,
+    pub sent_at: DateTime<Utc>,
+    pub state: WorkerState,
+    pub config_revision: Option<String>,
+    pub in_sync: bool,
+    pub agents: Vec<String>,
+    pub active_agent: Option<String>,
+    pub capabilities: BTreeMap<String, Capability>,
+    pub last_failover: Option<Failover>,
+}
+
+/// `GET /v1/workers` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkersPage {
+    pub now: DateTime<Utc>,
+    pub config_revision: String,
+    pub heartbeat_interval_s: u64,
+    pub cursor: String,
+    /// True when `since` was given and honoured: `workers` holds only changes.
+    #[serde(default)]
+    pub delta: bool,
+    pub workers: Vec<WorkerView>,
+}
+
+/// One failover as the hub logged it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailoverRecord {
+    pub seq: u64,
+    pub worker: String,
+    pub host: String,
+    pub received_at: DateTime<Utc>,
+    #[serde(flatten)]
+    pub failover: Failover,
+}
+
+/// `GET /v1/failovers` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailoversPage {
+    pub events: Vec<FailoverRecord>,
+    /// Pass as `since` to get what comes after this page.
+    pub next: u64,
+    /// The oldest seq the hub still holds (0 when the log is empty).
+    pub oldest: u64,
+}
+
+/// `PUT /v1/config` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigAccepted {
+    pub revision: String,
+    pub agents: Vec<String>,
+}
+
+/// One revision of the list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub revision: String,
+    pub at: DateTime<Utc>,
+    pub by: String,
+    pub agents: Vec<String>,
+    pub previous_agents: Vec<String>,
+}
+
+/// `GET /v1/config/history` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct History {
+    pub revisions: Vec<HistoryEntry>,
+}
+
+/// `event: config` data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigEvent {
+    pub revision: String,
+    pub at: DateTime<Utc>,
+    pub by: String,
+    pub agents: Vec<String>,
+}
+
+/// The JSON error body: `{"error": {...}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_revision: Option<String>,
+}
+
+/// What is wrong with a value that came over the wire.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct Invalid {
+    pub field: String,
+    pub problem: String,
+}
+
+fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Invalid {
+    Invalid {
+        field: field.into(),
+        problem: problem.into(),
+    }
+}
+
+/// `^[a-z][a-z0-9_-]{0,31}$`
+pub fn is_agent_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 32
+        && b[0].is_ascii_lowercase()
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+}
+
+/// Worker ids: 1 to 128 of `[A-Za-z0-9._:-]`, starting alphanumeric (UUIDs fit).
+pub fn is_worker_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= MAX_WORKER_ID
+        && b[0].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-'))
+}
+
+/// Host names: 1 to 253 of `[A-Za-z0-9._-]`, starting alphanumeric.
+pub fn is_host(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= MAX_HOST
+        && b[0].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+}
+
+/// Revisions the hub hands out are short and printable; a worker echoes one.
+fn is_revision(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+fn check_agent(field: &str, name: &str) -> Result<(), Invalid> {
+    if is_agent_name(name) {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            "agent names match ^[a-z][a-z0-9_-]{0,31}$".to_string(),
+        ))
+    }
+}
+
+impl Cause {
+    pub fn validate(&self, field: &str) -> Result<(), Invalid> {
+        if let Some(status) = self.status {
+            if !(100..=599).contains(&status) {
+                return Err(invalid(
+                    format!("{field}.status"),
+                    "an HTTP status is 100 to 599",
+                ));
+            }
+        }
+        if let Some(detail) = &self.detail {
+            if detail.chars().count() > MAX_DETAIL_CHARS {
+                return Err(invalid(
+                    format!("{field}.detail"),
+                    format!("at most {MAX_DETAIL_CHARS} characters"),
+                ));
+            }
+            if detail.chars().any(|c| c.is_control() && c != '\t') {
+                return Err(invalid(
+                    format!("{field}.detail"),
+                    "control characters are not allowed",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Failover {
+    pub fn validate(&self, field: &str) -> Result<(), Invalid> {
+        if self.id.is_empty()
+            || self.id.len() > MAX_FAILOVER_ID
+            || !self
+                .id
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-'))
+        {
+            return Err(invalid(
+                format!("{field}.id"),
+                "1 to 128 of [A-Za-z0-9._:-]",
+            ));
+        }
+        check_agent(&format!("{field}.from"), &self.from)?;
+        if let Some(to) = &self.to {
+            check_agent(&format!("{field}.to"), to)?;
+            if to == &self.from {
+                return Err(invalid(format!("{field}.to"), "equals from"));
+            }
+        }
+        self.cause.validate(&format!("{field}.cause"))
+    }
+}
+
+impl Heartbeat {
+    /// Everything the hub checks before it stores anything.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !is_worker_id(&self.worker) {
+            return Err(invalid("worker", "1 to 128 of [A-Za-z0-9._:-]"));
+        }
+        if !is_host(&self.host) {
+            return Err(invalid("host", "1 to 253 of [A-Za-z0-9._-]"));
+        }
+        if let Some(rev) = &self.config_revision {
+            if !is_revision(rev) {
+                return Err(invalid("config_revision", "not a revision"));
+            }
+        }
+        if self.agents.len() > MAX_AGENTS {
+            return Err(invalid("agents", format!("at most {MAX_AGENTS}")));
+        }
+        for (i, a) in self.agents.iter().enumerate() {
+            check_agent(&format!("agents[{i}]"), a)?;
+        }
+        if let Some(active) = &self.active_agent {
+            check_agent("active_agent", active)?;
+        }
+        if self.capabilities.len() > MAX_AGENTS {
+            return Err(invalid("capabilities", format!("at most {MAX_AGENTS}")));
+        }
+        for name in self.capabilities.keys() {
+            check_agent("capabilities", name)?;
+        }
+        if self.failovers.len() > MAX_FAILOVERS_PER_HEARTBEAT {
+            return Err(invalid(
+                "failovers",
+                format!("at most {MAX_FAILOVERS_PER_HEARTBEAT} per heartbeat"),
+            ));
+        }
+        for (i, f) in self.failovers.iter().enumerate() {
+            f.validate(&format!("failovers[{i}]"))?;
+        }
+        Ok(())
+    }
+}
+
+/// RFC 3339 with whole seconds and `Z`, as the contract writes times.
+pub fn fmt_time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Heartbeat {
+        serde_json::from_str(
+            r#"{
+  "worker": "w-017", "host": "gpu-node-17", "sent_at": "2026-11-29T15:04:05Z",
+  "config_revision": "r42", "agents": ["opencode", "claude"], "active_agent": "claude",
+  "capabilities": {
+    "opencode": {"binary": true, "token": true, "preflight": "ok"},
+    "claude":   {"binary": true, "token": true, "preflight": "ok"}
+  },
+  "failovers": [{"id": "w-017-000193", "at": "2026-11-29T15:03:58Z", "from": "opencode",
+     "to": "claude", "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router",
+     "detail": "opencode route: 429 from upstream"}}]
+}"#,
+        )
+        .expect("the contract's own example parses")
+    }
+
+    #[test]
+    fn contract_example_parses_and_validates() {
+        let hb = sample();
+        hb.validate().expect("valid");
+        assert_eq!(hb.failovers[0].cause.kind, CauseKind::RateLimited);
+        assert_eq!(hb.failovers[0].cause.status, Some(429));
+    }
+
+    #[test]
+    fn unknown_cause_kind_is_rejected() {
+        let text = serde_json::to_string(&sample())
+            .expect("serialises")
+            .replace("rate_limited", "transcript_said_so");
+        assert!(serde_json::from_str::<Heartbeat>(&text).is_err());
+    }
+
+    #[test]
+    fn validation_bounds() {
+        let mut hb = sample();
+        hb.failovers[0].cause.detail = Some("x".repeat(201));
+        assert_eq!(
+            hb.validate().expect_err("too long").field,
+            "failovers[0].cause.detail"
+        );
+        let mut hb = sample();
+        hb.failovers[0].cause.status = Some(42);
+        assert!(hb.validate().is_err());
+        let mut hb = sample();
+        hb.worker = "w 1".into();
+        assert!(hb.validate().is_err());
+        let mut hb = sample();
+        hb.worker = "5f0c6d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f".into();
+        hb.validate().expect("uuid worker ids are fine");
+        let mut hb = sample();
+        hb.agents.push("Claude".into());
+        assert!(hb.validate().is_err());
+    }
+
+    #[test]
+    fn agent_names() {
+        assert!(is_agent_name("opencode"));
+        assert!(is_agent_name("a"));
+        assert!(is_agent_name(&format!("a{}", "b".repeat(31))));
+        assert!(!is_agent_name(&format!("a{}", "b".repeat(32))));
+        assert!(!is_agent_name("9lives"));
+        assert!(!is_agent_name(""));
+        assert!(!is_agent_name("claude code"));
+    }
+
+    #[test]
+    fn state_from_age() {
+        assert_eq!(WorkerState::from_age(29.0, 10), WorkerState::Healthy);
+        assert_eq!(WorkerState::from_age(31.0, 10), WorkerState::Stale);
+        assert_eq!(WorkerState::from_age(101.0, 10), WorkerState::Lost);
+    }
+}
