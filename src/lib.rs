@@ -2,5 +2,6 @@
 //! workers. See `docs/architecture.md` for where things live and why.
 
 pub mod agents_doc;
+pub mod client;
 pub mod scrub;
 pub mod wire;
