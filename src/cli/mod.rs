@@ -217,13 +217,15 @@ pub async fn run(cli: Cli) -> Result<i32> {
             "the TUI arrives with the TUI issue; for now: macfleet demo, macfleet get ..., macfleet hub, macfleet sim"
         ))),
         Some(Command::Demo(args)) => demo::run(&cli.global, args).await.map(|()| exit::OK),
-        Some(Command::Hub(args)) => run_hub(args).await.map(|()| exit::OK),
+        Some(Command::Hub(args)) => run_hub(args, cli.global.allow_plaintext)
+            .await
+            .map(|()| exit::OK),
         Some(Command::Sim(args)) => run_sim(&cli.global, args).await.map(|()| exit::OK),
         Some(Command::Get(args)) => get::run(&cli.global, args).await.map(|()| exit::OK),
     }
 }
 
-async fn run_hub(args: HubArgs) -> Result<()> {
+async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
     use crate::hub::{HubOptions, auth};
     if let Some(HubCommand::Token { name, role, tokens }) = args.command {
         let token = auth::append_token(&tokens, &name, role)?;
@@ -252,6 +254,7 @@ async fn run_hub(args: HubArgs) -> Result<()> {
     opts.name = args.name;
     opts.db = args.db;
     opts.heartbeat_interval_s = args.heartbeat_interval.max(1);
+    opts.allow_plaintext = allow_plaintext;
     crate::hub::serve(opts).await
 }
 

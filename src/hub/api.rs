@@ -64,6 +64,19 @@ impl ApiError {
     }
 }
 
+/// What an error may say of the input: scrubbed, and short.
+fn excerpt(message: &str) -> String {
+    const MAX: usize = 240;
+    let clean = crate::scrub::scrub(message);
+    if clean.chars().count() <= MAX {
+        clean.into_owned()
+    } else {
+        let mut s: String = clean.chars().take(MAX).collect();
+        s.push('…');
+        s
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut resp = (
@@ -237,7 +250,11 @@ fn content_type_is(headers: &HeaderMap, expected: &str) -> bool {
 fn doc_error(e: DocError) -> ApiError {
     match e {
         DocError::NotUtf8 { line, column } | DocError::Toml { line, column, .. } => {
-            let mut err = ApiError::new(StatusCode::BAD_REQUEST, "invalid_toml", e.to_string());
+            let mut err = ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_toml",
+                excerpt(&e.to_string()),
+            );
             err.detail.line = Some(line);
             err.detail.column = Some(column);
             err
@@ -245,7 +262,7 @@ fn doc_error(e: DocError) -> ApiError {
         other => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_agents",
-            other.to_string(),
+            excerpt(&other.to_string()),
         ),
     }
 }
@@ -387,10 +404,11 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
         };
         // serde's message names the field and position, never a long
         // excerpt of the input; scrub it all the same.
-        invalid_heartbeat(status, crate::scrub::scrub(&e.to_string()).into_owned())
+        invalid_heartbeat(status, excerpt(&e.to_string()))
     })?;
-    hb.validate()
-        .map_err(|e| invalid_heartbeat(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+    hb.validate().map_err(|e| {
+        invalid_heartbeat(StatusCode::UNPROCESSABLE_ENTITY, excerpt(&e.to_string()))
+    })?;
     for f in &mut hb.failovers {
         if let Some(d) = &f.cause.detail {
             if let std::borrow::Cow::Owned(clean) = crate::scrub::scrub(d) {

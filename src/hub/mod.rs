@@ -54,7 +54,7 @@ impl HubOptions {
             heartbeat_interval_s: 10,
             keepalive: Duration::from_secs(15),
             bounds: db::Bounds::default(),
-            event_ring: 200_000,
+            event_ring: 100_000,
             allow_plaintext: false,
         }
     }

@@ -147,11 +147,23 @@ impl Scenario {
                     p.until_s, p.at_s
                 )));
             }
+            if p.kind.takes_status() != p.status.is_some() {
+                return Err(bad(format!(
+                    "a {} phase needs a status, other kinds none",
+                    p.kind
+                )));
+            }
             if !(0.0..=1.0).contains(&p.fraction) {
                 return Err(bad("fraction is 0 to 1".into()));
             }
         }
         for b in &s.background {
+            if b.kind.takes_status() != b.status.is_some() {
+                return Err(bad(format!(
+                    "a {} background failure needs a status, other kinds none",
+                    b.kind
+                )));
+            }
             if !(0.0..=1.0).contains(&b.rate) {
                 return Err(bad("rate is 0 to 1".into()));
             }
