@@ -777,3 +777,37 @@ async fn refuses_plaintext_beyond_loopback() {
     );
     assert!(matches!(c, Err(ClientError::Plaintext(_))));
 }
+
+#[tokio::test]
+async fn serves_https_with_tls_cert_and_key() {
+    let ck =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .expect("self-signed cert");
+    let certs = tempfile::tempdir().expect("tempdir");
+    let (cert, key) = (certs.path().join("hub.crt"), certs.path().join("hub.key"));
+    std::fs::write(&cert, ck.cert.pem()).expect("cert");
+    std::fs::write(&key, ck.signing_key.serialize_pem()).expect("key");
+    let h = TestHub::start_with(CONFIG, |o| o.tls = Some((cert.clone(), key.clone()))).await;
+    assert!(h.url().starts_with("https://127.0.0.1:"), "{}", h.url());
+    let opts = macfleet::client::ClientOptions {
+        ca_pem: Some(ck.cert.pem().into_bytes()),
+        ..Default::default()
+    };
+    let c = macfleet::client::Client::new(
+        &h.url(),
+        Some(macfleet::client::Token::new(&h.viewer)),
+        opts,
+    )
+    .expect("client");
+    assert_eq!(c.whoami().await.expect("whoami over TLS").name, "screen");
+    // Without trusting the certificate, the client refuses the hub.
+    let untrusting = h.client(&h.viewer);
+    assert!(matches!(
+        untrusting.whoami().await,
+        Err(ClientError::Unreachable(_))
+    ));
+    // Plain HTTP to the TLS port gets nowhere.
+    let plain = h.url().replace("https://", "http://");
+    let r = h.http().get(format!("{plain}/v1/health")).send().await;
+    assert!(r.is_err() || !r.expect("resp").status().is_success());
+}

@@ -96,6 +96,9 @@ pub struct Global {
     /// Allow sending a token over plain HTTP to a non-loopback host.
     #[arg(long, global = true)]
     pub allow_plaintext: bool,
+    /// Extra CA certificate (PEM) to trust for the hub's HTTPS.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -145,6 +148,12 @@ pub struct HubArgs {
     /// Heartbeat interval told to workers, in seconds.
     #[arg(long, default_value_t = 10)]
     pub heartbeat_interval: u64,
+    /// PEM certificate chain: serve HTTPS (needed beyond loopback).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -202,8 +211,13 @@ pub struct GetArgs {
 pub fn connect(global: &Global) -> Result<(Client, context::Target)> {
     let target = context::resolve(global.hub.as_deref(), global.context.as_deref())?
         .ok_or_else(|| Exit::new(exit::USAGE, context::NO_HUB_HELP))?;
+    let ca_pem = match &global.ca_cert {
+        Some(p) => Some(std::fs::read(p).map_err(|e| eyre!("cannot read {}: {e}", p.display()))?),
+        None => None,
+    };
     let opts = ClientOptions {
         allow_plaintext: global.allow_plaintext,
+        ca_pem,
         ..ClientOptions::default()
     };
     let client = Client::new(&target.hub, target.token.clone(), opts)?;
@@ -255,6 +269,7 @@ async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
     opts.db = args.db;
     opts.heartbeat_interval_s = args.heartbeat_interval.max(1);
     opts.allow_plaintext = allow_plaintext;
+    opts.tls = args.tls_cert.zip(args.tls_key);
     crate::hub::serve(opts).await
 }
 
