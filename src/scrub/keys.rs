@@ -118,6 +118,11 @@ const SECRET_KEY_QUALIFIERS: &[&str] = &[
     "deploy",
 ];
 
+/// Words that turn a secret's name into the name of its absence.
+const NEGATIONS: &[&str] = &[
+    "no", "missing", "invalid", "expired", "bad", "wrong", "revoked", "unknown", "empty", "without",
+];
+
 /// Classify a key name, or `None` when its value is not a secret.
 pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     let w = split(ident);
@@ -126,6 +131,12 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     }
     let l = w.last[2];
     let p = if w.n >= 2 { w.last[1] } else { "" };
+    let pp = if w.n >= 3 { w.last[0] } else { "" };
+    // `no_token`, `missing_api_key`, `invalid_password`: the name of a
+    // problem (a cause kind, an error code), not of a secret.
+    if any(p, NEGATIONS) || any(pp, NEGATIONS) {
+        return None;
+    }
     let value = |kind| {
         Some(KeyClass {
             kind,
@@ -289,6 +300,9 @@ mod tests {
             "monkey",
             "model",
             "redacted",
+            "no_token",
+            "invalid_api_key",
+            "missing-password",
             "",
             "---",
         ] {
