@@ -171,6 +171,12 @@ pub fn apply(text: &str, op: &Op) -> Result<Edited, DocError> {
             warnings,
         });
     }
+    // The one agent a move moves; for other edits the agents that stay are
+    // the longest run already in order.
+    let moved = match op {
+        Op::Move { name, .. } => Some(name.as_str()),
+        _ => None,
+    };
     let unsupported = |at: usize| {
         let (line, column) = line_col(text, at);
         DocError::Unsupported { line, column }
@@ -179,13 +185,13 @@ pub fn apply(text: &str, op: &Op) -> Result<Edited, DocError> {
         Form::Array => {
             let mut layout = ArrayLayout::parse(text, raw.span.clone(), &raw.elements, &raw.agents)
                 .map_err(|Unreadable { at }| unsupported(at))?;
-            restructure(&mut layout, &target, &mut warnings);
+            restructure(&mut layout, &target, moved, &mut warnings);
             layout.render()
         }
         Form::CommaString => {
             let raw_text = text.get(raw.span.clone()).unwrap_or_default();
             let mut layout = CommaLayout::parse(raw_text, &raw.agents);
-            restructure(&mut layout, &target, &mut warnings);
+            restructure(&mut layout, &target, moved, &mut warnings);
             layout.render()
         }
     };
@@ -233,6 +239,10 @@ trait Editable {
     fn remove_at(&mut self, r: usize) -> Vec<String>;
     fn insert_at(&mut self, i: usize, name: &str);
     fn permute(&mut self, order: &[usize]);
+    /// Before any change: which original elements stay where they were.
+    fn anchor(&mut self, _unmoved: &[bool]) {}
+    /// After the changes: put back what was anchored.
+    fn place(&mut self) {}
 }
 
 impl Editable for ArrayLayout {
@@ -248,6 +258,12 @@ impl Editable for ArrayLayout {
     }
     fn permute(&mut self, order: &[usize]) {
         ArrayLayout::permute(self, order);
+    }
+    fn anchor(&mut self, unmoved: &[bool]) {
+        ArrayLayout::anchor(self, unmoved);
+    }
+    fn place(&mut self) {
+        self.place_blocks();
     }
 }
 
@@ -269,7 +285,12 @@ impl Editable for CommaLayout {
 
 /// Turn the layout's list into `target` (unique names): drop what is not
 /// in it, add what is new at its target index, then reorder.
-fn restructure<E: Editable>(ed: &mut E, target: &[String], warnings: &mut Vec<String>) {
+fn restructure<E: Editable>(
+    ed: &mut E,
+    target: &[String],
+    moved: Option<&str>,
+    warnings: &mut Vec<String>,
+) {
     let wanted: HashSet<&str> = target.iter().map(String::as_str).collect();
     let names = ed.names();
     let mut seen = HashSet::new();
@@ -277,6 +298,28 @@ fn restructure<E: Editable>(ed: &mut E, target: &[String], warnings: &mut Vec<St
         .iter()
         .map(|n| wanted.contains(n.as_str()) && seen.insert(n.as_str()))
         .collect();
+    let unmoved = match moved {
+        Some(m) => keep
+            .iter()
+            .zip(&names)
+            .map(|(k, n)| *k && n != m)
+            .collect(),
+        None => {
+            let old: HashMap<&str, usize> = names
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| keep[*i])
+                .map(|(i, n)| (n.as_str(), i))
+                .collect();
+            let seq: Vec<usize> = target.iter().filter_map(|n| old.get(n.as_str()).copied()).collect();
+            let mut unmoved = vec![false; names.len()];
+            for i in longest_increasing(&seq) {
+                unmoved[i] = true;
+            }
+            unmoved
+        }
+    };
+    ed.anchor(&unmoved);
     for i in (0..names.len()).rev() {
         if !keep[i] {
             let lost = ed.remove_at(i);
@@ -306,4 +349,29 @@ fn restructure<E: Editable>(ed: &mut E, target: &[String], warnings: &mut Vec<St
         .collect();
     let order: Vec<usize> = target.iter().filter_map(|n| index.get(n).copied()).collect();
     ed.permute(&order);
+    ed.place();
+}
+
+/// The values of a longest strictly increasing subsequence of `seq`.
+fn longest_increasing(seq: &[usize]) -> Vec<usize> {
+    // tails[l]: index into seq of the smallest tail of a run of length l + 1.
+    let mut tails: Vec<usize> = Vec::new();
+    let mut prev: Vec<Option<usize>> = vec![None; seq.len()];
+    for (i, &x) in seq.iter().enumerate() {
+        let l = tails.partition_point(|&t| seq[t] < x);
+        prev[i] = l.checked_sub(1).map(|p| tails[p]);
+        if l == tails.len() {
+            tails.push(i);
+        } else {
+            tails[l] = i;
+        }
+    }
+    let mut out = Vec::with_capacity(tails.len());
+    let mut at = tails.last().copied();
+    while let Some(i) = at {
+        out.push(seq[i]);
+        at = prev[i];
+    }
+    out.reverse();
+    out
 }

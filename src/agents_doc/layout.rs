@@ -60,6 +60,8 @@ struct Comment {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Elem {
     pub name: String,
+    /// Index in the original list; `None` for an added element.
+    pub id: Option<usize>,
     value: String,
     /// Comment lines directly above the value, each with its newline.
     lead: Vec<String>,
@@ -83,6 +85,17 @@ impl Elem {
     }
 }
 
+/// A comment block set off from the next value by a blank line: it stays
+/// between the same unmoved neighbours.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Block {
+    lines: Vec<String>,
+    /// The separator it stood in (between elements `after` and `after + 1`).
+    after: usize,
+    /// The original index of the nearest unmoved element before it.
+    anchor: Option<usize>,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct ArrayLayout {
     opener: Gap,
@@ -99,6 +112,7 @@ pub(crate) struct ArrayLayout {
     default_indent: String,
     /// Commas the closer held (the trailing-comma choice).
     closer_commas: usize,
+    blocks: Vec<Block>,
 }
 
 fn is_blank(c: u8) -> bool {
@@ -294,6 +308,7 @@ impl ArrayLayout {
             align: None,
             default_indent: String::new(),
             closer_commas: 0,
+            blocks: Vec::new(),
         };
         if elements.is_empty() {
             layout.parse_empty(slice(text, inner.clone())?);
@@ -329,13 +344,25 @@ impl ArrayLayout {
             let (tail, comment) = parse_tail(parts.first, r.start, text)?;
             layout.elems.push(Elem {
                 name: names[k].clone(),
+                id: Some(k),
                 value: value.to_string(),
                 lead: std::mem::take(&mut lead),
                 indent: indent.take(),
                 comment,
             });
             let last = k + 1 == n;
-            let (brk, l, i) = parse_break(parts.rest, !last);
+            let (mut brk, l, i) = parse_break(parts.rest, !last);
+            if !last
+                && let Some(b) = &mut brk
+                && b.lines.iter().any(|l| kind(l) == Kind::Comment)
+                && b.lines.iter().all(|l| kind(l) != Kind::Other)
+            {
+                layout.blocks.push(Block {
+                    lines: std::mem::take(&mut b.lines),
+                    after: k,
+                    anchor: Some(k),
+                });
+            }
             let g = Gap { tail, brk };
             if last {
                 layout.closer_commas = g.commas();
@@ -438,6 +465,7 @@ impl ArrayLayout {
         };
         Elem {
             name: name.to_string(),
+            id: None,
             value,
             lead: Vec::new(),
             indent: None,
@@ -571,6 +599,59 @@ impl ArrayLayout {
             .iter()
             .filter_map(|&i| old.get_mut(i).and_then(Option::take))
             .collect();
+    }
+
+    /// Anchor each detached comment block to the nearest element before it
+    /// that does not move (`unmoved` by original index).
+    pub fn anchor(&mut self, unmoved: &[bool]) {
+        for b in &mut self.blocks {
+            b.anchor = (0..=b.after).rev().find(|&i| unmoved.get(i) == Some(&true));
+        }
+    }
+
+    /// Put the detached blocks back: right after their anchor, or after the
+    /// `[` line when nothing before them stayed.
+    pub fn place_blocks(&mut self) {
+        let blocks = std::mem::take(&mut self.blocks);
+        let mut to_closer: Vec<String> = Vec::new();
+        for b in blocks {
+            let at = b
+                .anchor
+                .and_then(|id| self.elems.iter().position(|e| e.id == Some(id)));
+            let gap = match at {
+                None => &mut self.opener,
+                Some(j) if j + 1 < self.elems.len() => match self.seps.get_mut(j) {
+                    Some(g) => g,
+                    None => &mut self.closer,
+                },
+                Some(_) => {
+                    to_closer = join_lines(to_closer, b.lines);
+                    continue;
+                }
+            };
+            match &mut gap.brk {
+                Some(brk) => brk.lines = join_lines(std::mem::take(&mut brk.lines), b.lines),
+                None => {
+                    gap.brk = Some(Break {
+                        nl: self.nl.clone(),
+                        lines: b.lines,
+                        indent: self.default_indent.clone(),
+                    })
+                }
+            }
+        }
+        if !to_closer.is_empty() {
+            match &mut self.closer.brk {
+                Some(brk) => brk.lines = join_lines(to_closer, std::mem::take(&mut brk.lines)),
+                None => {
+                    self.closer.brk = Some(Break {
+                        nl: self.nl.clone(),
+                        lines: to_closer,
+                        indent: String::new(),
+                    })
+                }
+            }
+        }
     }
 
     /// The array text, `[` to `]`.
