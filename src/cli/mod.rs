@@ -1,5 +1,6 @@
 //! The command line: `product.md`'s commands, flags and exit codes.
 
+pub mod agents;
 pub mod context;
 pub mod demo;
 pub mod get;
@@ -49,12 +50,8 @@ pub fn exit_code(e: &color_eyre::Report) -> i32 {
     if let Some(c) = e.downcast_ref::<ClientError>() {
         return c.exit_code();
     }
-    if let Some(d) = e.downcast_ref::<crate::agents_doc::DocError>() {
-        return if d.is_syntax() {
-            exit::ERROR
-        } else {
-            exit::VALIDATION
-        };
+    if e.downcast_ref::<crate::agents_doc::DocError>().is_some() {
+        return exit::VALIDATION;
     }
     exit::ERROR
 }
@@ -111,6 +108,8 @@ pub enum Command {
     Sim(SimArgs),
     /// One snapshot, for scripts and for people without a TTY.
     Get(GetArgs),
+    /// Scripted, format-preserving edits of MAC_CODING_AGENTS.
+    Agents(agents::AgentsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -236,6 +235,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
             .map(|()| exit::OK),
         Some(Command::Sim(args)) => run_sim(&cli.global, args).await.map(|()| exit::OK),
         Some(Command::Get(args)) => get::run(&cli.global, args).await.map(|()| exit::OK),
+        Some(Command::Agents(args)) => agents::run(&cli.global, args).await.map(|()| exit::OK),
     }
 }
 
