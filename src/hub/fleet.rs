@@ -36,6 +36,8 @@ impl std::fmt::Display for Cursor {
 }
 
 struct Entry {
+    /// The map's own key, shared with the change log.
+    key: Arc<str>,
     view: Arc<WorkerView>,
     seq: u64,
 }
@@ -48,7 +50,7 @@ struct Entry {
 pub struct Fleet {
     epoch: u64,
     seq: u64,
-    workers: HashMap<Arc<str>, Entry>,
+    workers: HashMap<Arc<str>, Entry, foldhash::fast::RandomState>,
     log: std::collections::VecDeque<(u64, Arc<str>)>,
 }
 
@@ -65,7 +67,7 @@ impl Fleet {
         Fleet {
             epoch,
             seq: 0,
-            workers: HashMap::new(),
+            workers: HashMap::default(),
             log: std::collections::VecDeque::new(),
         }
     }
@@ -81,12 +83,30 @@ impl Fleet {
     fn bump(&mut self, id: &str, view: Arc<WorkerView>) {
         self.seq += 1;
         let seq = self.seq;
-        let key = match self.workers.get_key_value(id) {
-            Some((k, _)) => k.clone(),
-            None => Arc::from(id),
+        let key = match self.workers.get_mut(id) {
+            Some(e) => {
+                e.view = view;
+                e.seq = seq;
+                e.key.clone()
+            }
+            None => {
+                let key: Arc<str> = Arc::from(id);
+                self.workers.insert(
+                    key.clone(),
+                    Entry {
+                        key: key.clone(),
+                        view,
+                        seq,
+                    },
+                );
+                key
+            }
         };
-        self.workers.insert(key.clone(), Entry { view, seq });
         self.log.push_back((seq, key));
+        self.compact();
+    }
+
+    fn compact(&mut self) {
         if self.log.len() > 2 * self.workers.len() + 1024 {
             let workers = &self.workers;
             self.log
@@ -101,29 +121,47 @@ impl Fleet {
         received_at: DateTime<Utc>,
         current_revision: &str,
     ) -> Arc<WorkerView> {
-        let last_failover = match hb.failovers.last() {
-            Some(f) => Some(f.clone()),
-            None => self
-                .workers
-                .get(hb.worker.as_str())
-                .and_then(|e| e.view.last_failover.clone()),
-        };
         let in_sync = hb.config_revision.as_deref() == Some(current_revision);
-        let view = Arc::new(WorkerView {
-            worker: hb.worker,
-            host: hb.host,
-            received_at,
-            sent_at: hb.sent_at,
-            state: WorkerState::Healthy,
-            config_revision: hb.config_revision,
-            in_sync,
-            agents: hb.agents,
-            active_agent: hb.active_agent,
-            capabilities: hb.capabilities,
-            last_failover,
-        });
-        let id = view.worker.clone();
-        self.bump(&id, view.clone());
+        let last = hb.failovers.last().cloned();
+        let make = |hb: Heartbeat, last_failover| {
+            Arc::new(WorkerView {
+                worker: hb.worker,
+                host: hb.host,
+                received_at,
+                sent_at: hb.sent_at,
+                state: WorkerState::Healthy,
+                config_revision: hb.config_revision,
+                in_sync,
+                agents: hb.agents,
+                active_agent: hb.active_agent,
+                capabilities: hb.capabilities,
+                last_failover,
+            })
+        };
+        self.seq += 1;
+        let seq = self.seq;
+        // One hash lookup for a worker the hub knows already.
+        if let Some(e) = self.workers.get_mut(hb.worker.as_str()) {
+            let last = last.or_else(|| e.view.last_failover.clone());
+            let view = make(hb, last);
+            e.view = view.clone();
+            e.seq = seq;
+            self.log.push_back((seq, e.key.clone()));
+            self.compact();
+            return view;
+        }
+        let view = make(hb, last);
+        let key: Arc<str> = Arc::from(view.worker.as_str());
+        self.workers.insert(
+            key.clone(),
+            Entry {
+                key: key.clone(),
+                view: view.clone(),
+                seq,
+            },
+        );
+        self.log.push_back((seq, key));
+        self.compact();
         view
     }
 
