@@ -178,7 +178,7 @@ pub struct SimArgs {
     #[arg(long, value_name = "S")]
     pub duration: Option<u64>,
     /// Heartbeats in flight at once.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 512)]
     pub concurrency: usize,
 }
 
