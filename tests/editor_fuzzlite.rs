@@ -7,10 +7,46 @@ use macfleet::agents_doc::{DocError, Op, apply, locate, rebase, unified_diff};
 use proptest::prelude::*;
 
 const FRAGMENTS: [&str; 40] = [
-    "MAC_CODING_AGENTS", " = ", "=", "[", "]", "[fleet]", "fleet.", "[fleet.staging]", "\"pi\"",
-    "\"opencode\"", "'claude'", "\"codex\"", "\"Bad\"", ",", ", ", " ,", "#", "# c, \"x\",", "\n",
-    "\r\n", "\t", " ", "    ", "\"", "'", "\"\"\"", "'''", "\\u0070", "é", "日本", "1", "{", "}",
-    "fleet = {", "\"opencode,claude\"", "'pi, codex'", "[[fleet]]", "x = 1\n", "\\", "\r",
+    "MAC_CODING_AGENTS",
+    " = ",
+    "=",
+    "[",
+    "]",
+    "[fleet]",
+    "fleet.",
+    "[fleet.staging]",
+    "\"pi\"",
+    "\"opencode\"",
+    "'claude'",
+    "\"codex\"",
+    "\"Bad\"",
+    ",",
+    ", ",
+    " ,",
+    "#",
+    "# c, \"x\",",
+    "\n",
+    "\r\n",
+    "\t",
+    " ",
+    "    ",
+    "\"",
+    "'",
+    "\"\"\"",
+    "'''",
+    "\\u0070",
+    "é",
+    "日本",
+    "1",
+    "{",
+    "}",
+    "fleet = {",
+    "\"opencode,claude\"",
+    "'pi, codex'",
+    "[[fleet]]",
+    "x = 1\n",
+    "\\",
+    "\r",
 ];
 
 fn doc() -> impl Strategy<Value = String> {
@@ -55,7 +91,8 @@ fn op() -> impl Strategy<Value = Op> {
     let index = prop_oneof![0usize..5, Just(usize::MAX)];
     prop_oneof![
         (name.clone(), index.clone()).prop_map(|(name, index)| Op::Move { name, index }),
-        (name.clone(), proptest::option::of(index)).prop_map(|(name, index)| Op::Add { name, index }),
+        (name.clone(), proptest::option::of(index))
+            .prop_map(|(name, index)| Op::Add { name, index }),
         name.clone().prop_map(Op::Remove),
         proptest::collection::vec(name, 0..6).prop_map(Op::Set),
     ]

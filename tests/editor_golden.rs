@@ -77,7 +77,10 @@ fn run(dir: &Path) -> Result<(), String> {
                     Ok(())
                 }
             }
-            Err(e) => Err(format!("{name}: error {e:?} does not contain {:?}", want.trim())),
+            Err(e) => Err(format!(
+                "{name}: error {e:?} does not contain {:?}",
+                want.trim()
+            )),
         }
     }
 }

@@ -290,7 +290,13 @@ fn check_comments(spec: &ArrSpec, out: &str, removed: Option<&str>) -> Result<()
                 prop_assert!(got.is_none(), "{} survived removal", c);
             } else {
                 expected += 1;
-                prop_assert_eq!(got.map(|g| g.1.clone()), Some(Some(e.name.clone())), "{} in\n{}", c, out);
+                prop_assert_eq!(
+                    got.map(|g| g.1.clone()),
+                    Some(Some(e.name.clone())),
+                    "{} in\n{}",
+                    c,
+                    out
+                );
             }
         }
         for k in 0..e.lead {
@@ -303,13 +309,21 @@ fn check_comments(spec: &ArrSpec, out: &str, removed: Option<&str>) -> Result<()
                 prop_assert!(got.is_none(), "{} survived removal", c);
             } else {
                 expected += 1;
-                prop_assert_eq!(got.map(|g| g.1.clone()), Some(Some(e.name.clone())), "{} in\n{}", c, out);
+                prop_assert_eq!(
+                    got.map(|g| g.1.clone()),
+                    Some(Some(e.name.clone())),
+                    "{} in\n{}",
+                    c,
+                    out
+                );
             }
         }
     }
     let positional = att
         .iter()
-        .filter(|(t, _)| t.starts_with("block-") || t.starts_with("close-") || t.starts_with("open-"))
+        .filter(|(t, _)| {
+            t.starts_with("block-") || t.starts_with("close-") || t.starts_with("open-")
+        })
         .count();
     let want_positional = if spec.multiline {
         spec.elems.iter().skip(1).filter(|e| e.block_before).count()
@@ -318,7 +332,12 @@ fn check_comments(spec: &ArrSpec, out: &str, removed: Option<&str>) -> Result<()
     } else {
         0
     };
-    prop_assert_eq!(positional, want_positional, "positional comments in\n{}", out);
+    prop_assert_eq!(
+        positional,
+        want_positional,
+        "positional comments in\n{}",
+        out
+    );
     prop_assert_eq!(att.len(), expected + want_positional);
     Ok(())
 }

@@ -19,7 +19,9 @@ mod agents_doc;
 
 use agents_doc::{DocError, Op, apply, decode, locate, rebase, unified_diff};
 
-const NAMES: [&str; 8] = ["opencode", "pi", "claude", "codex", "cursor", "zed", "Bad", ""];
+const NAMES: [&str; 8] = [
+    "opencode", "pi", "claude", "codex", "cursor", "zed", "Bad", "",
+];
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {
@@ -42,8 +44,14 @@ fuzz_target!(|data: &[u8]| {
         i => i as usize % (current.len() + 2),
     };
     let op = match head[0] % 5 {
-        0 => Op::Move { name: pick(head[2]), index },
-        1 => Op::Add { name: pick(head[2]), index: (head[1] % 3 != 0).then_some(index) },
+        0 => Op::Move {
+            name: pick(head[2]),
+            index,
+        },
+        1 => Op::Add {
+            name: pick(head[2]),
+            index: (head[1] % 3 != 0).then_some(index),
+        },
         2 => Op::Remove(pick(head[2])),
         3 => {
             // A rotation of the current list, maybe with one agent swapped.

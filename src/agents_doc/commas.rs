@@ -116,8 +116,10 @@ impl CommaLayout {
     }
 
     pub fn permute(&mut self, order: &[usize]) {
-        let mut old: Vec<Option<String>> =
-            std::mem::take(&mut self.tokens).into_iter().map(Some).collect();
+        let mut old: Vec<Option<String>> = std::mem::take(&mut self.tokens)
+            .into_iter()
+            .map(Some)
+            .collect();
         self.tokens = order
             .iter()
             .filter_map(|&i| old.get_mut(i).and_then(Option::take))

@@ -4,7 +4,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::commas::CommaLayout;
 use super::layout::{ArrayLayout, Unreadable};
-use super::{DocError, Form, line_col, parse, read_raw, split_comma, unknown_agents, validate_list};
+use super::{
+    DocError, Form, line_col, parse, read_raw, split_comma, unknown_agents, validate_list,
+};
 use crate::wire::{KNOWN_AGENTS, is_agent_name};
 
 /// One change to the order of `MAC_CODING_AGENTS`.
@@ -299,11 +301,7 @@ fn restructure<E: Editable>(
         .map(|n| wanted.contains(n.as_str()) && seen.insert(n.as_str()))
         .collect();
     let unmoved = match moved {
-        Some(m) => keep
-            .iter()
-            .zip(&names)
-            .map(|(k, n)| *k && n != m)
-            .collect(),
+        Some(m) => keep.iter().zip(&names).map(|(k, n)| *k && n != m).collect(),
         None => {
             let old: HashMap<&str, usize> = names
                 .iter()
@@ -311,7 +309,10 @@ fn restructure<E: Editable>(
                 .filter(|(i, _)| keep[*i])
                 .map(|(i, n)| (n.as_str(), i))
                 .collect();
-            let seq: Vec<usize> = target.iter().filter_map(|n| old.get(n.as_str()).copied()).collect();
+            let seq: Vec<usize> = target
+                .iter()
+                .filter_map(|n| old.get(n.as_str()).copied())
+                .collect();
             let mut unmoved = vec![false; names.len()];
             for i in longest_increasing(&seq) {
                 unmoved[i] = true;
@@ -347,7 +348,10 @@ fn restructure<E: Editable>(
         .enumerate()
         .map(|(i, n)| (n, i))
         .collect();
-    let order: Vec<usize> = target.iter().filter_map(|n| index.get(n).copied()).collect();
+    let order: Vec<usize> = target
+        .iter()
+        .filter_map(|n| index.get(n).copied())
+        .collect();
     ed.permute(&order);
     ed.place();
 }

@@ -424,11 +424,17 @@ impl ArrayLayout {
 
     /// Work out alignment and the default indentation.
     fn finish(&mut self) {
-        let cols: Vec<&Comment> = self.elems.iter().filter_map(|e| e.comment.as_ref()).collect();
+        let cols: Vec<&Comment> = self
+            .elems
+            .iter()
+            .filter_map(|e| e.comment.as_ref())
+            .collect();
         self.align = match cols.first() {
             Some(c)
                 if cols.len() >= 2
-                    && cols.iter().all(|d| d.col == c.col && d.post.bytes().all(|b| b == b' ')) =>
+                    && cols
+                        .iter()
+                        .all(|d| d.col == c.col && d.post.bytes().all(|b| b == b' ')) =>
             {
                 Some(c.col)
             }
@@ -481,18 +487,14 @@ impl ArrayLayout {
             return None;
         }
         let elem = self.elems.remove(r);
-        if n == 1 {
+        if n == 1 || self.seps.len() + 1 != n {
             return Some(elem);
         }
         if r == 0 {
             let b = self.seps.remove(0);
             let brk = match (self.opener.brk.take(), b.brk) {
                 (None, None) => None,
-                (None, Some(y)) => has_lines(&y).then(|| Break {
-                    nl: y.nl,
-                    lines: y.lines,
-                    indent: y.indent,
-                }),
+                (None, Some(y)) => has_lines(&y).then_some(y),
                 (Some(x), None) => Some(x),
                 (Some(x), Some(y)) => Some(Break {
                     lines: join_lines(x.lines, y.lines),
@@ -594,7 +596,10 @@ impl ArrayLayout {
 
     /// Put the elements in the order of `order` (indices into `elems`).
     pub fn permute(&mut self, order: &[usize]) {
-        let mut old: Vec<Option<Elem>> = std::mem::take(&mut self.elems).into_iter().map(Some).collect();
+        let mut old: Vec<Option<Elem>> = std::mem::take(&mut self.elems)
+            .into_iter()
+            .map(Some)
+            .collect();
         self.elems = order
             .iter()
             .filter_map(|&i| old.get_mut(i).and_then(Option::take))
@@ -686,7 +691,12 @@ impl ArrayLayout {
         }
         if let Some(last) = self.elems.last() {
             self.emit_tail(&mut w, &self.closer.tail, last);
-            self.emit_break(&mut w, self.closer.brk.as_ref(), last.comment.is_some(), None);
+            self.emit_break(
+                &mut w,
+                self.closer.brk.as_ref(),
+                last.comment.is_some(),
+                None,
+            );
         }
         w.push("]");
         w.out
@@ -719,7 +729,13 @@ impl ArrayLayout {
         }
     }
 
-    fn emit_break(&self, w: &mut Writer, brk: Option<&Break>, after_comment: bool, next: Option<&Elem>) {
+    fn emit_break(
+        &self,
+        w: &mut Writer,
+        brk: Option<&Break>,
+        after_comment: bool,
+        next: Option<&Elem>,
+    ) {
         let lead: &[String] = next.map_or(&[], |e| &e.lead);
         let old_indent = next.and_then(|e| e.indent.as_deref());
         match brk {
@@ -759,7 +775,11 @@ fn has_lines(b: &Break) -> bool {
 /// Concatenate two runs of lines, keeping at most the longer run of blank
 /// lines where they meet.
 fn join_lines(x: Vec<String>, y: Vec<String>) -> Vec<String> {
-    let xb = x.iter().rev().take_while(|l| kind(l) == Kind::Blank).count();
+    let xb = x
+        .iter()
+        .rev()
+        .take_while(|l| kind(l) == Kind::Blank)
+        .count();
     let yb = y.iter().take_while(|l| kind(l) == Kind::Blank).count();
     let skip = xb.min(yb);
     let mut out = x;

@@ -169,9 +169,7 @@ pub(crate) struct RawList {
 }
 
 /// The value of `MAC_CODING_AGENTS` and where it stands. Never creates keys.
-fn find<'d>(
-    doc: &'d toml_edit::Document<&str>,
-) -> Result<(Place, &'d toml_edit::Item), DocError> {
+fn find<'d>(doc: &'d toml_edit::Document<&str>) -> Result<(Place, &'d toml_edit::Item), DocError> {
     let root = doc.as_table();
     let mut found: Vec<(Place, &toml_edit::Item)> = Vec::new();
     if let Some(item) = root.get(KEY) {

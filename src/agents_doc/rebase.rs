@@ -79,7 +79,8 @@ mod tests {
         s.iter().map(|x| x.to_string()).collect()
     }
 
-    const BASE: &str = "[fleet]\nMAC_CODING_AGENTS = [\n  \"opencode\", # cheap\n  \"pi\",\n  \"claude\",\n]\n";
+    const BASE: &str =
+        "[fleet]\nMAC_CODING_AGENTS = [\n  \"opencode\", # cheap\n  \"pi\",\n  \"claude\",\n]\n";
 
     #[test]
     fn replays_onto_a_newer_document_with_the_same_agents() {
@@ -123,7 +124,10 @@ mod tests {
     #[test]
     fn says_which_document_is_broken() {
         let err = rebase("x = [", &v(&["pi"]), BASE).unwrap_err();
-        assert!(matches!(err, RebaseError::Base(DocError::Toml { .. })), "{err}");
+        assert!(
+            matches!(err, RebaseError::Base(DocError::Toml { .. })),
+            "{err}"
+        );
         let err = rebase(BASE, &v(&["pi", "pi"]), BASE).unwrap_err();
         assert_eq!(err, RebaseError::Edited(DocError::Duplicate("pi".into())));
         let err = rebase(BASE, &v(&["pi"]), "a = 1\n").unwrap_err();
