@@ -487,18 +487,14 @@ impl ArrayLayout {
             return None;
         }
         let elem = self.elems.remove(r);
-        if n == 1 {
+        if n == 1 || self.seps.len() + 1 != n {
             return Some(elem);
         }
         if r == 0 {
             let b = self.seps.remove(0);
             let brk = match (self.opener.brk.take(), b.brk) {
                 (None, None) => None,
-                (None, Some(y)) => has_lines(&y).then(|| Break {
-                    nl: y.nl,
-                    lines: y.lines,
-                    indent: y.indent,
-                }),
+                (None, Some(y)) => has_lines(&y).then_some(y),
                 (Some(x), None) => Some(x),
                 (Some(x), Some(y)) => Some(Break {
                     lines: join_lines(x.lines, y.lines),

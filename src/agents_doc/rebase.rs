@@ -70,3 +70,67 @@ pub fn rebase(base: &str, edited: &[String], newer: &str) -> Result<String, Reba
         .map(|e| e.text)
         .map_err(RebaseError::Newer)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    const BASE: &str =
+        "[fleet]\nMAC_CODING_AGENTS = [\n  \"opencode\", # cheap\n  \"pi\",\n  \"claude\",\n]\n";
+
+    #[test]
+    fn replays_onto_a_newer_document_with_the_same_agents() {
+        // The hub gained a comment and another key, and someone swapped two.
+        let newer = "[fleet]\nretries = 3\nMAC_CODING_AGENTS = [\n  \"pi\",\n  # keep opencode cheap\n  \"opencode\", # cheap\n  \"claude\",\n]\n";
+        let out = rebase(BASE, &v(&["claude", "opencode", "pi"]), newer).expect("rebase");
+        assert_eq!(
+            out,
+            "[fleet]\nretries = 3\nMAC_CODING_AGENTS = [\n  \"claude\",\n  # keep opencode cheap\n  \"opencode\", # cheap\n  \"pi\",\n]\n"
+        );
+    }
+
+    #[test]
+    fn names_the_agents_that_differ() {
+        let newer = "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"claude\", \"cursor\"]\n";
+        let err = rebase(BASE, &v(&["claude", "opencode", "pi"]), newer).unwrap_err();
+        assert_eq!(
+            err,
+            RebaseError::AgentsDiffer {
+                added_on_hub: v(&["cursor"]),
+                removed_on_hub: v(&["pi"]),
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "the hub's MAC_CODING_AGENTS no longer holds the agents the edit started from (added on the hub: cursor; removed on the hub: pi)"
+        );
+    }
+
+    #[test]
+    fn an_edit_that_added_an_agent_replays_when_the_hub_did_too() {
+        let newer = "MAC_CODING_AGENTS = \"opencode,pi,claude,cursor\"\n";
+        let out = rebase(BASE, &v(&["cursor", "opencode", "pi", "claude"]), newer).expect("rebase");
+        assert_eq!(out, "MAC_CODING_AGENTS = \"cursor,opencode,pi,claude\"\n");
+        // Same agents as the base: the edit's added agent goes in.
+        let newer = "MAC_CODING_AGENTS = \"claude,pi,opencode\"\n";
+        let out = rebase(BASE, &v(&["cursor", "opencode", "pi", "claude"]), newer).expect("rebase");
+        assert_eq!(out, "MAC_CODING_AGENTS = \"cursor,opencode,pi,claude\"\n");
+    }
+
+    #[test]
+    fn says_which_document_is_broken() {
+        let err = rebase("x = [", &v(&["pi"]), BASE).unwrap_err();
+        assert!(
+            matches!(err, RebaseError::Base(DocError::Toml { .. })),
+            "{err}"
+        );
+        let err = rebase(BASE, &v(&["pi", "pi"]), BASE).unwrap_err();
+        assert_eq!(err, RebaseError::Edited(DocError::Duplicate("pi".into())));
+        let err = rebase(BASE, &v(&["pi"]), "a = 1\n").unwrap_err();
+        assert_eq!(err, RebaseError::Newer(DocError::Missing));
+    }
+}
