@@ -47,7 +47,10 @@ impl Rng {
 /// The secret's random part must not survive, not even a piece of it.
 fn assert_no_fragment(out: &str, secret: &str, ctx: &str) {
     const W: usize = 8;
-    assert!(!out.contains(secret), "secret survived in {out:?} (from {ctx:?})");
+    assert!(
+        !out.contains(secret),
+        "secret survived in {out:?} (from {ctx:?})"
+    );
     if secret.len() >= W {
         for i in 0..=secret.len() - W {
             let frag = &secret[i..i + W];
@@ -115,7 +118,12 @@ fn positive_cases() -> Vec<Case> {
     ] {
         let body = r.b62(body_len);
         let key = format!("{prefix}{body}");
-        v.push(case(route(&key), kind, body, &["opencode route: 401", "rejected"]));
+        v.push(case(
+            route(&key),
+            kind,
+            body,
+            &["opencode route: 401", "rejected"],
+        ));
     }
     // OpenAI legacy key with the usual marker in the middle.
     let body = format!("{}{}{}", r.b62(20), "T3BlbkFJ", r.b62(20));
@@ -147,7 +155,14 @@ fn positive_cases() -> Vec<Case> {
         ));
     }
     // AWS secret keys in context.
-    let aws = || format!("{}/{}+{}", Rng::new(99).b62(18), Rng::new(98).b62(10), "Q9x");
+    let aws = || {
+        format!(
+            "{}/{}+{}",
+            Rng::new(99).b62(18),
+            Rng::new(98).b62(10),
+            "Q9x"
+        )
+    };
     let s40 = {
         let mut s = aws();
         s.push_str(&Rng::new(97).b62(40 - s.len()));
@@ -282,7 +297,12 @@ fn positive_cases() -> Vec<Case> {
         ("credentials", "secret"),
     ] {
         let t = r.b62(20);
-        v.push(case(format!("config {key}={t} bad"), kind, t, &["config ", " bad"]));
+        v.push(case(
+            format!("config {key}={t} bad"),
+            kind,
+            t,
+            &["config ", " bad"],
+        ));
         let t = r.b62(20);
         v.push(case(format!("{key}: {t}"), kind, t, &[]));
         let t = r.b62(20);
@@ -340,7 +360,9 @@ fn positives_are_redacted() {
             assert!(out.contains(k), "{k:?} lost: {:?} -> {out:?}", c.text);
         }
         assert!(
-            find_secrets(&c.text).iter().any(|f| f.kind.as_str() == c.kind),
+            find_secrets(&c.text)
+                .iter()
+                .any(|f| f.kind.as_str() == c.kind),
             "{:?}",
             c.text
         );
@@ -487,13 +509,11 @@ fn multibyte_text_around_secrets() {
 /// A generated secret and the random part of it that must vanish.
 fn secret() -> impl Strategy<Value = (String, String)> {
     let body = |n: usize| {
-        proptest::collection::vec(proptest::sample::select(B62.to_vec()), n..n + 40).prop_map(
-            |v| {
-                let mut s = String::from_utf8(v).unwrap();
-                s.replace_range(0..3, "aQ3");
-                s
-            },
-        )
+        proptest::collection::vec(proptest::sample::select(B62.to_vec()), n..n + 40).prop_map(|v| {
+            let mut s = String::from_utf8(v).unwrap();
+            s.replace_range(0..3, "aQ3");
+            s
+        })
     };
     let upper = proptest::collection::vec(proptest::sample::select(UPPER_DIGITS.to_vec()), 16)
         .prop_map(|v| String::from_utf8(v).unwrap());
