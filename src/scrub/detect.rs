@@ -99,6 +99,41 @@ static TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
         .expect("the trigger patterns are valid")
 });
 
+/// The fast path's automaton: the same (lower-case) triggers, matched
+/// case-sensitively against lower-cased text, which lets it use a SIMD
+/// prefilter that a case-insensitive automaton cannot.
+static FAST_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .build(TRIGGERS.iter().map(|t| t.0))
+        .expect("the trigger patterns are valid")
+});
+
+/// Whether `text` holds any trigger, in any case. Lower-cases through a
+/// stack buffer, chunk by chunk: no allocation.
+fn has_trigger(text: &str) -> bool {
+    const CHUNK: usize = 512;
+    const OVERLAP: usize = 16; // > the longest trigger
+    let ac = &*FAST_AC;
+    let b = text.as_bytes();
+    let mut buf = [0u8; CHUNK];
+    let mut start = 0;
+    loop {
+        let end = (start + CHUNK).min(b.len());
+        let chunk = &mut buf[..end - start];
+        for (d, s) in chunk.iter_mut().zip(&b[start..end]) {
+            *d = s.to_ascii_lowercase();
+        }
+        if ac.is_match(&*chunk) {
+            return true;
+        }
+        if end == b.len() {
+            return false;
+        }
+        start = end - OVERLAP;
+    }
+}
+
 /// Longest key name looked at, in bytes.
 const MAX_IDENT: usize = 64;
 
@@ -138,10 +173,10 @@ struct Scanner<'a> {
 }
 
 pub(super) fn scan(text: &str) -> Vec<Finding> {
-    let ac = &*TRIGGER_AC;
-    if !ac.is_match(text) {
+    if !has_trigger(text) {
         return Vec::new();
     }
+    let ac = &*TRIGGER_AC;
     let mut s = Scanner {
         b: text.as_bytes(),
         spans: Vec::new(),
@@ -1023,9 +1058,13 @@ impl Scanner<'_> {
             Some(q) => self.quoted_end(v, q),
             None => {
                 let end = self.unquoted_end(v, url);
-                // A value that takes a URL's `://` takes its authority too,
-                // or a rescan would read the rest as a different URL.
-                match (v..end.saturating_sub(2)).find(|&k| self.b[k..].starts_with(b"://")) {
+                // A value that takes a URL's `://` takes its (last one's)
+                // authority too, or a rescan would read what is left of it
+                // as a different URL.
+                match (v..end.saturating_sub(2))
+                    .rev()
+                    .find(|&k| self.b[k..].starts_with(b"://"))
+                {
                     Some(p) => end.max(self.authority_end(p + 3)),
                     None => end,
                 }
@@ -1130,5 +1169,39 @@ impl Scanner<'_> {
             }
             i = w_end;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_path_agrees_with_the_full_automaton() {
+        assert!(TRIGGERS.iter().all(|t| t.0.len() < 16));
+        assert!(TRIGGERS.iter().all(|t| t.0 == t.0.to_ascii_lowercase()));
+        let filler = "x 12 .,;é ".repeat(200);
+        for (word, _) in TRIGGERS {
+            let upper = word.to_ascii_uppercase();
+            let mixed: String = word
+                .chars()
+                .enumerate()
+                .map(|(i, c)| if i % 2 == 0 { c.to_ascii_uppercase() } else { c })
+                .collect();
+            for w in [word.to_string(), upper, mixed] {
+                // Around the first chunk boundary, and far out.
+                for at in (490..530).chain([0, 1500]) {
+                    let mut at = at.min(filler.len());
+                    while !filler.is_char_boundary(at) {
+                        at += 1;
+                    }
+                    let text = format!("{}{}{}", &filler[..at], w, &filler[at..]);
+                    assert!(has_trigger(&text), "{w:?} at {at}");
+                    assert!(TRIGGER_AC.is_match(&text));
+                }
+            }
+        }
+        assert!(!has_trigger(&filler));
+        assert!(!has_trigger(""));
     }
 }
