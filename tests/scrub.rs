@@ -4,11 +4,41 @@
 //! is a prefix glued to characters from a small deterministic generator at
 //! run time, so the repository never holds one.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use macfleet::scrub::{Kind, PLACEHOLDER_PREFIX, find_secrets, scrub};
 use proptest::prelude::*;
+
+// ------------------------------------------------------------- allocations
+
+/// Counts this thread's allocations, to check that clean text costs none.
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCS.with(|c| c.get());
+    f();
+    ALLOCS.with(|c| c.get()) - before
+}
 
 // ------------------------------------------------------------- generators
 
@@ -450,6 +480,25 @@ fn negatives_come_back_borrowed_and_identical() {
         }
         assert!(find_secrets(t).is_empty(), "{t:?}");
     }
+}
+
+#[test]
+fn clean_text_does_not_allocate() {
+    // The automata are built on first use.
+    let _ = scrub(&format!("token={}", Rng::new(1).b62(20)));
+    let mut texts = negative_cases();
+    texts.push("x".repeat(5000));
+    texts.push("opencode: POST https://api.anthropic.com/v1/messages 529; tokens: 1200".into());
+    for t in &texts {
+        let n = allocations(|| {
+            let out = scrub(t);
+            assert!(matches!(out, Cow::Borrowed(_)));
+        });
+        assert_eq!(n, 0, "{t:?} allocated {n} times");
+    }
+    // The counter does count.
+    let dirty = format!("token={}", Rng::new(2).b62(20));
+    assert!(allocations(|| drop(scrub(&dirty))) > 0);
 }
 
 // ------------------------------------------------------------- robustness

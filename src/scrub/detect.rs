@@ -188,7 +188,12 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
         pem_done: 0,
         authority: 0..0,
     };
-    // Phase 1: secrets recognised by their own shape.
+    // Phase 1: secrets recognised by their own shape. Phase-2 triggers are
+    // kept on the stack for later (the automaton runs again only if there
+    // are more than fit).
+    let mut later = [(0usize, 0usize, false); 32];
+    let mut n_later = 0;
+    let mut overflow = false;
     for m in ac.find_overlapping_iter(text) {
         let (ms, me) = (m.start(), m.end());
         match TRIGGERS[m.pattern().as_usize()].1 {
@@ -196,7 +201,14 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
             Trig::Bearer => s.bearer(ms, me),
             Trig::Pem => s.pem(ms),
             Trig::Arn => s.arn(ms),
-            Trig::Url | Trig::Word => {}
+            t @ (Trig::Url | Trig::Word) => {
+                if n_later < later.len() {
+                    later[n_later] = (ms, me, t == Trig::Url);
+                    n_later += 1;
+                } else {
+                    overflow = true;
+                }
+            }
         }
     }
     // Key names and URL parts end where those secrets begin or end, exactly
@@ -205,11 +217,20 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
     s.hard = hard_ranges(&s.spans);
     // Phase 2: secrets recognised by their place (URL userinfo) or by the
     // name before them. URL passwords join the hard ranges as found.
-    for m in ac.find_overlapping_iter(text) {
-        match TRIGGERS[m.pattern().as_usize()].1 {
-            Trig::Url => s.url(m.start()),
-            Trig::Word => s.word(m.start(), m.end()),
-            _ => {}
+    let mut phase2 = |ms: usize, me: usize, url: bool| {
+        if url { s.url(ms) } else { s.word(ms, me) }
+    };
+    if overflow {
+        for m in ac.find_overlapping_iter(text) {
+            match TRIGGERS[m.pattern().as_usize()].1 {
+                Trig::Url => phase2(m.start(), m.end(), true),
+                Trig::Word => phase2(m.start(), m.end(), false),
+                _ => {}
+            }
+        }
+    } else {
+        for &(ms, me, url) in &later[..n_later] {
+            phase2(ms, me, url);
         }
     }
     merge(text, s.spans)
@@ -1186,7 +1207,13 @@ mod tests {
             let mixed: String = word
                 .chars()
                 .enumerate()
-                .map(|(i, c)| if i % 2 == 0 { c.to_ascii_uppercase() } else { c })
+                .map(|(i, c)| {
+                    if i % 2 == 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
                 .collect();
             for w in [word.to_string(), upper, mixed] {
                 // Around the first chunk boundary, and far out.

@@ -101,7 +101,7 @@ fn key_values() {
             "account_id=[redacted:account-id]".into(),
         ),
         (
-            format!("balance: 12.34 USD"),
+            "balance: 12.34 USD".to_string(),
             "balance: [redacted:balance] USD".into(),
         ),
         (
