@@ -945,8 +945,14 @@ impl Scanner<'_> {
                     j += 1;
                 }
             }
-            // `--token VALUE`
-            _ if flag && quotes == 0 && j > ws && j < n => {}
+            // `--token VALUE`, when VALUE looks like a credential (so that
+            // `--api-key flag missing` stays readable).
+            _ if flag && quotes == 0 && j > ws && j < n && {
+                let w = &b[j..self.word_end(j)];
+                classes(w) >= 2
+                    || w.len() >= 12
+                    || token_at(b, j).is_some_and(|(_, t)| t.hit.is_some())
+            } => {}
             _ => {
                 if class.near_secret {
                     self.near_secret(s, e, class.kind);
@@ -973,6 +979,21 @@ impl Scanner<'_> {
             Mode::Authorization => self.authorization(v, quote, class.kind),
             Mode::Value => self.value(v, quote, false, class.kind),
         }
+    }
+
+    /// End of the word at `j`: whitespace, or the start of a phase-1 secret
+    /// or of a placeholder (which a rescan would find in its place).
+    fn word_end(&self, j: usize) -> usize {
+        let b = self.b;
+        let lim = self
+            .hard
+            .get(self.hard.partition_point(|r| r.end <= j))
+            .map_or(b.len(), |r| r.start.max(j));
+        let mut k = j;
+        while k < lim && !b[k].is_ascii_whitespace() && placeholder_at(b, k).is_none() {
+            k += 1;
+        }
+        k
     }
 
     /// Whether the value `v..end` only stands for a secret (`$VAR`, a

@@ -142,6 +142,7 @@ fn references_stay() {
         "\"token\": true",
         "password=\"\"",
         "Authorization: Bearer",
+        "cursor-agent: --api-key flag missing",
     ] {
         assert!(matches!(scrub(t), Cow::Borrowed(_)), "{t}");
     }
