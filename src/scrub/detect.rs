@@ -398,7 +398,11 @@ fn placeholder_at(b: &[u8], i: usize) -> Option<usize> {
 /// End of something that stands for a secret rather than being one:
 /// a placeholder, `$VAR`, `${VAR}`, `%VAR%`, `{{ … }}` or `<…>`.
 fn reference_at(b: &[u8], i: usize) -> Option<usize> {
-    if let Some(e) = placeholder_at(b, i) {
+    if let Some(mut e) = placeholder_at(b, i) {
+        // Adjacent placeholders (a value that held two secrets) count as one.
+        while let Some(next) = placeholder_at(b, e) {
+            e = next;
+        }
         return Some(e);
     }
     let is_var = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
