@@ -99,6 +99,41 @@ static TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
         .expect("the trigger patterns are valid")
 });
 
+/// The fast path's automaton: the same (lower-case) triggers, matched
+/// case-sensitively against lower-cased text, which lets it use a SIMD
+/// prefilter that a case-insensitive automaton cannot.
+static FAST_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .build(TRIGGERS.iter().map(|t| t.0))
+        .expect("the trigger patterns are valid")
+});
+
+/// Whether `text` holds any trigger, in any case. Lower-cases through a
+/// stack buffer, chunk by chunk: no allocation.
+fn has_trigger(text: &str) -> bool {
+    const CHUNK: usize = 512;
+    const OVERLAP: usize = 16; // > the longest trigger
+    let ac = &*FAST_AC;
+    let b = text.as_bytes();
+    let mut buf = [0u8; CHUNK];
+    let mut start = 0;
+    loop {
+        let end = (start + CHUNK).min(b.len());
+        let chunk = &mut buf[..end - start];
+        for (d, s) in chunk.iter_mut().zip(&b[start..end]) {
+            *d = s.to_ascii_lowercase();
+        }
+        if ac.is_match(&*chunk) {
+            return true;
+        }
+        if end == b.len() {
+            return false;
+        }
+        start = end - OVERLAP;
+    }
+}
+
 /// Longest key name looked at, in bytes.
 const MAX_IDENT: usize = 64;
 
@@ -118,6 +153,8 @@ const PRIO_CONTEXT: u8 = 1;
 struct Scanner<'a> {
     b: &'a [u8],
     spans: Vec<Span>,
+    /// Phase-1 runs, merged: key names do not reach into them.
+    hard: Vec<Range<usize>>,
     /// Per family: triggers before this offset are inside a run already
     /// scanned by that family.
     fam_done: [usize; FAMS],
@@ -130,34 +167,90 @@ struct Scanner<'a> {
     /// that value does not rescan it.
     value_memo: (usize, usize, bool),
     pem_done: usize,
+    /// The authority (`user:pass@host:port`) of the last URL seen: a value
+    /// that starts in it ends with it, so the URL keeps its shape.
+    authority: Range<usize>,
 }
 
 pub(super) fn scan(text: &str) -> Vec<Finding> {
-    let ac = &*TRIGGER_AC;
-    if !ac.is_match(text) {
+    if !has_trigger(text) {
         return Vec::new();
     }
+    let ac = &*TRIGGER_AC;
     let mut s = Scanner {
         b: text.as_bytes(),
         spans: Vec::new(),
+        hard: Vec::new(),
         fam_done: [0; FAMS],
         ident_done: 0,
         line_skip: 0..0,
         value_memo: (0, 0, false),
         pem_done: 0,
+        authority: 0..0,
     };
+    // Phase 1: secrets recognised by their own shape. Phase-2 triggers are
+    // kept on the stack for later (the automaton runs again only if there
+    // are more than fit).
+    let mut later = [(0usize, 0usize, false); 32];
+    let mut n_later = 0;
+    let mut overflow = false;
     for m in ac.find_overlapping_iter(text) {
         let (ms, me) = (m.start(), m.end());
         match TRIGGERS[m.pattern().as_usize()].1 {
             Trig::Token(fam) => s.token_trigger(fam, ms),
-            Trig::Url => s.url(ms),
             Trig::Bearer => s.bearer(ms, me),
             Trig::Pem => s.pem(ms),
             Trig::Arn => s.arn(ms),
-            Trig::Word => s.word(ms, me),
+            t @ (Trig::Url | Trig::Word) => {
+                if n_later < later.len() {
+                    later[n_later] = (ms, me, t == Trig::Url);
+                    n_later += 1;
+                } else {
+                    overflow = true;
+                }
+            }
+        }
+    }
+    // Key names and URL parts end where those secrets begin or end, exactly
+    // as they end at the brackets of a placeholder when the output is
+    // scrubbed again; and nothing that overlaps one is taken for a `$VAR`.
+    s.hard = hard_ranges(&s.spans);
+    // Phase 2: secrets recognised by their place (URL userinfo) or by the
+    // name before them. URL passwords join the hard ranges as found.
+    let mut phase2 = |ms: usize, me: usize, url: bool| {
+        if url { s.url(ms) } else { s.word(ms, me) }
+    };
+    if overflow {
+        for m in ac.find_overlapping_iter(text) {
+            match TRIGGERS[m.pattern().as_usize()].1 {
+                Trig::Url => phase2(m.start(), m.end(), true),
+                Trig::Word => phase2(m.start(), m.end(), false),
+                _ => {}
+            }
+        }
+    } else {
+        for &(ms, me, url) in &later[..n_later] {
+            phase2(ms, me, url);
         }
     }
     merge(text, s.spans)
+}
+
+/// The phase-1 runs as sorted, disjoint ranges.
+fn hard_ranges(spans: &[Span]) -> Vec<Range<usize>> {
+    if spans.is_empty() {
+        return Vec::new();
+    }
+    let mut r: Vec<Range<usize>> = spans.iter().map(|s| s.start..s.end).collect();
+    r.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(r.len());
+    for x in r {
+        match out.last_mut() {
+            Some(last) if x.start <= last.end => last.end = last.end.max(x.end),
+            _ => out.push(x),
+        }
+    }
+    out
 }
 
 /// Sort, merge overlapping runs (keeping the better kind), and make sure
@@ -305,7 +398,11 @@ fn placeholder_at(b: &[u8], i: usize) -> Option<usize> {
 /// End of something that stands for a secret rather than being one:
 /// a placeholder, `$VAR`, `${VAR}`, `%VAR%`, `{{ … }}` or `<…>`.
 fn reference_at(b: &[u8], i: usize) -> Option<usize> {
-    if let Some(e) = placeholder_at(b, i) {
+    if let Some(mut e) = placeholder_at(b, i) {
+        // Adjacent placeholders (a value that held two secrets) count as one.
+        while let Some(next) = placeholder_at(b, e) {
+            e = next;
+        }
         return Some(e);
     }
     let is_var = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
@@ -323,19 +420,15 @@ fn reference_at(b: &[u8], i: usize) -> Option<usize> {
             let k = scan_while(b, i + 1, is_var);
             (k > i + 1 && b.get(k) == Some(&b'%')).then_some(k + 1)
         }
+        // `{{ secrets.DB }}`, `<api-key>`: plain names only, so that
+        // nothing inside can itself be redacted and move the brackets.
         b'{' if b.get(i + 1) == Some(&b'{') => {
-            let lim = (i + 128).min(b.len());
-            (i + 2..lim.saturating_sub(1))
-                .take_while(|&k| b[k] != b'\n')
-                .find(|&k| b[k] == b'}' && b[k + 1] == b'}')
-                .map(|k| k + 2)
+            let k = scan_while(b, i + 2, |c| is_var(c) || c == b'.' || c == b' ');
+            (k < i + 128 && b[k..].starts_with(b"}}")).then_some(k + 2)
         }
         b'<' => {
-            let lim = (i + 64).min(b.len());
-            (i + 1..lim)
-                .take_while(|&k| b[k] != b'\n' && b[k] != b'<')
-                .find(|&k| b[k] == b'>')
-                .map(|k| k + 1)
+            let k = scan_while(b, i + 1, |c| is_var(c) || c == b'.' || c == b'-');
+            (k > i + 1 && k < i + 64 && b.get(k) == Some(&b'>')).then_some(k + 1)
         }
         _ => None,
     }
@@ -413,6 +506,7 @@ fn is_benign(v: &[u8]) -> bool {
 /// A prefix-token scan at one spot: how far the family's run goes (for
 /// skipping) and, when it is a secret, its end and kind.
 struct TokenScan {
+    prefix: usize,
     run_end: usize,
     hit: Option<(usize, Kind)>,
 }
@@ -539,6 +633,7 @@ fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
         return Some((
             Fam::Aws,
             TokenScan {
+                prefix: 4,
                 run_end: i + 4,
                 hit: hit.then_some((end, Kind::AwsAccessKeyId)),
             },
@@ -552,6 +647,7 @@ fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
     Some((
         s.fam,
         TokenScan {
+            prefix: s.prefix.len(),
             run_end: end,
             hit: hit.then_some((end, s.kind)),
         },
@@ -576,6 +672,7 @@ fn sk_key(b: &[u8], i: usize) -> TokenScan {
     let hit = body.len() >= 20
         && (contains(body, b"****") || (classes(body) >= 2 && longest_alnum_run(body) >= 12));
     TokenScan {
+        prefix: 3,
         run_end: end,
         hit: hit.then_some((end, kind)),
     }
@@ -585,6 +682,7 @@ fn sk_key(b: &[u8], i: usize) -> TokenScan {
 fn jwt(b: &[u8], i: usize) -> TokenScan {
     let p1 = scan_while(b, i, is_tok);
     let miss = TokenScan {
+        prefix: 3,
         run_end: p1,
         hit: None,
     };
@@ -597,6 +695,7 @@ fn jwt(b: &[u8], i: usize) -> TokenScan {
     }
     let p3 = scan_while(b, p2 + 1, is_tok);
     TokenScan {
+        prefix: 3,
         run_end: p1,
         hit: Some((p3, Kind::Jwt)),
     }
@@ -637,51 +736,84 @@ impl Scanner<'_> {
         let Some((found, scan)) = token_at(self.b, ms) else {
             return;
         };
-        self.fam_done[found as usize] = scan.run_end;
+        // A later trigger of the family inside this run could only find a
+        // part of it, unless its prefix reaches past the run's end.
+        self.fam_done[found as usize] = (scan.run_end + 1).saturating_sub(scan.prefix).max(ms + 1);
         if let Some((end, kind)) = scan.hit {
-            self.fam_done[found as usize] = end;
             self.emit(ms, end, kind, PRIO_TOKEN);
         }
     }
 
     /// `scheme://user:password@host`: redact the password; a long random
-    /// user name with no password (`https://<key>@sentry.io`) too.
+    /// user name with no password (`https://<key>@sentry.io`) too. The
+    /// scheme is not checked: what precedes `://` may be a placeholder.
     fn url(&mut self, ms: usize) {
         let b = self.b;
-        let mut s = ms;
-        while s > 0 && ms - s < 32 && (is_alnum(b[s - 1]) || matches!(b[s - 1], b'+' | b'.' | b'-'))
-        {
-            s -= 1;
+        let k = self.hard.partition_point(|r| r.end <= ms);
+        if self.hard.get(k).is_some_and(|r| r.start < ms + 3) {
+            return; // inside a secret
         }
-        if s == ms || !b[s].is_ascii_alphabetic() {
-            return;
-        }
+        // The authority, stepping over secrets as a rescan steps over their
+        // placeholders; `@` and `:` are looked for outside them only.
         let a = ms + 3;
-        let end = scan_while(b, a, |c| !ends_authority(c));
-        let Some(at) = b[a..end].iter().rposition(|&c| c == b'@').map(|p| a + p) else {
+        let (end, at, colon) = self.authority_at(a);
+        self.authority = a..end;
+        let Some(at) = at else {
             return;
         };
-        // A placeholder in the user part holds a `:` of its own.
-        let user_from = match placeholder_at(b, a) {
-            Some(pe) if pe <= at => pe,
-            _ => a,
-        };
-        match b[user_from..at].iter().position(|&c| c == b':') {
+        // The user part's first `:` (a later `@` moves the end of the
+        // user part, not its colon).
+        let colon = colon.filter(|&c| c < at);
+        match colon {
             Some(c) => {
-                let ps = user_from + c + 1;
-                if ps < at && reference_at(b, ps).is_none_or(|re| re < at) && !is_benign(&b[ps..at])
-                {
+                let ps = c + 1;
+                if ps < at && !self.stands_in(ps, at) {
                     self.emit_value(ps, at, Kind::Password);
+                    self.add_hard(ps..at);
                 }
             }
-            None if user_from == a => {
+            None => {
                 let user = &b[a..at];
                 if user.len() >= 20 && classes(user) >= 2 && user.iter().all(|&c| is_tok(c)) {
                     self.emit_value(a, at, Kind::Token);
+                    self.add_hard(a..at);
                 }
             }
-            None => {}
         }
+    }
+
+    /// Scan a URL authority from `a`, stepping over secrets as a rescan
+    /// steps over their placeholders: its end, its last `@` and its first
+    /// `:`, both outside those.
+    fn authority_at(&self, a: usize) -> (usize, Option<usize>, Option<usize>) {
+        let b = self.b;
+        let mut h = self.hard.partition_point(|r| r.end <= a);
+        let (mut i, mut at, mut colon) = (a, None, None);
+        while i < b.len() {
+            if let Some(r) = self.hard.get(h).filter(|r| r.start <= i) {
+                i = i.max(r.end);
+                h += 1;
+                continue;
+            }
+            if b[i] == b'[' {
+                if let Some(pe) = placeholder_at(b, i) {
+                    i = pe;
+                    continue;
+                }
+            }
+            match b[i] {
+                c if ends_authority(c) => break,
+                b'@' => at = Some(i),
+                b':' if colon.is_none() => colon = Some(i),
+                _ => {}
+            }
+            i += 1;
+        }
+        (i, at, colon)
+    }
+
+    fn authority_end(&self, a: usize) -> usize {
+        self.authority_at(a).0
     }
 
     /// `Bearer <credential>` outside a header we recognised.
@@ -721,7 +853,7 @@ impl Scanner<'_> {
                 let lim = (k + 80).min(b.len());
                 (k + 8..lim)
                     .find(|&e| b[e..].starts_with(b"-----"))
-                    .map_or(lim, |e| e + 5)
+                    .map_or_else(|| scan_while(b, k, |c| c != b'\n'), |e| e + 5)
             })
             .unwrap_or(b.len());
         self.pem_done = end;
@@ -757,20 +889,20 @@ impl Scanner<'_> {
         if ms < self.ident_done || self.line_skip.contains(&ms) {
             return;
         }
+        // Bounds from the phase-1 runs around the word.
+        let k = self.hard.partition_point(|r| r.end <= ms);
+        let lo = if k > 0 { self.hard[k - 1].end } else { 0 };
+        let hi = match self.hard.get(k) {
+            Some(r) if r.start < me => return, // the word is part of a secret
+            Some(r) => r.start,
+            None => n,
+        };
         let mut s = ms;
-        while s > 0 && is_ident(b[s - 1]) {
-            if ms - s >= MAX_IDENT {
-                self.ident_done = me;
-                return;
-            }
+        while s > lo && ms - s < MAX_IDENT && is_ident(b[s - 1]) {
             s -= 1;
         }
         let mut e = me;
-        while e < n && is_ident(b[e]) {
-            if e - me >= MAX_IDENT {
-                self.ident_done = e;
-                return;
-            }
+        while e < hi && e - me < MAX_IDENT && is_ident(b[e]) {
             e += 1;
         }
         self.ident_done = e;
@@ -786,7 +918,8 @@ impl Scanner<'_> {
         let Some(class) = keys::classify(ident) else {
             return;
         };
-        let flag = b[s] == b'-';
+        // `--token VALUE` on a command line.
+        let flag = b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace());
         let url = s > 0 && matches!(b[s - 1], b'?' | b'&' | b'#');
 
         // Separator: `=`, `:`, `:=`, `=>`, after an optional closing quote.
@@ -808,16 +941,22 @@ impl Scanner<'_> {
                 }
             }
             Some(b':') if b.get(j + 1) != Some(&b':') => {
-                if s >= 3 && &b[s - 3..s] == b"://" {
-                    return; // a URL's user name; `url` handles the password
+                if (s >= 3 && &b[s - 3..s] == b"://") || b[j + 1..].starts_with(b"//") {
+                    return; // a URL's user name or scheme: `url` handles those
                 }
                 j += 1;
                 if b.get(j) == Some(&b'=') {
                     j += 1;
                 }
             }
-            // `--token VALUE`
-            _ if flag && quotes == 0 && j > ws && j < n => {}
+            // `--token VALUE`, when VALUE looks like a credential (so that
+            // `--api-key flag missing` stays readable).
+            _ if flag && quotes == 0 && j > ws && j < n && {
+                let w = &b[j..self.word_end(j)];
+                classes(w) >= 2
+                    || w.len() >= 12
+                    || token_at(b, j).is_some_and(|(_, t)| t.hit.is_some())
+            } => {}
             _ => {
                 if class.near_secret {
                     self.near_secret(s, e, class.kind);
@@ -846,10 +985,68 @@ impl Scanner<'_> {
         }
     }
 
+    /// End of the word at `j`: whitespace, or the start of a phase-1 secret
+    /// or of a placeholder (which a rescan would find in its place).
+    fn word_end(&self, j: usize) -> usize {
+        let b = self.b;
+        let lim = self
+            .hard
+            .get(self.hard.partition_point(|r| r.end <= j))
+            .map_or(b.len(), |r| r.start.max(j));
+        let mut k = j;
+        while k < lim && !b[k].is_ascii_whitespace() && placeholder_at(b, k).is_none() {
+            k += 1;
+        }
+        k
+    }
+
+    /// Whether the value `v..end` only stands for a secret (`$VAR`, a
+    /// placeholder, `null`, …). Never when a phase-1 secret overlaps it.
+    fn stands_in(&self, v: usize, end: usize) -> bool {
+        if let Some(re) = reference_at(self.b, v).filter(|&re| re >= end) {
+            return !self.overlaps_hard(v, re);
+        }
+        is_benign(&self.b[v..end]) && !self.overlaps_hard(v, end)
+    }
+
+    /// A value that starts in a URL's authority ends with it, and at an
+    /// `@`: the URL must parse the same once the value is a placeholder.
+    fn clamp(&self, v: usize, end: usize) -> usize {
+        if self.authority.start <= v && v <= self.authority.end && !self.authority.is_empty() {
+            let mut end = end.min(self.authority.end);
+            if end > v && self.b[end - 1] == b':' && self.b[end..].starts_with(b"//") {
+                end -= 1; // leave the next URL's `://` whole
+            }
+            self.b[v..end]
+                .iter()
+                .position(|&c| c == b'@')
+                .map_or(end, |p| v + p)
+        } else {
+            end
+        }
+    }
+
+    fn overlaps_hard(&self, a: usize, z: usize) -> bool {
+        let k = self.hard.partition_point(|r| r.end <= a);
+        self.hard.get(k).is_some_and(|r| r.start < z)
+    }
+
+    /// Add a range to the sorted, disjoint hard ranges.
+    fn add_hard(&mut self, r: Range<usize>) {
+        let lo = self.hard.partition_point(|x| x.end < r.start);
+        let hi = self.hard.partition_point(|x| x.start <= r.end);
+        let mut merged = r;
+        if lo < hi {
+            merged.start = merged.start.min(self.hard[lo].start);
+            merged.end = merged.end.max(self.hard[hi - 1].end);
+        }
+        self.hard.splice(lo..hi, [merged]);
+    }
+
     /// Redact from `v` to the closing quote or the end of the line.
     fn rest_of_line(&mut self, v: usize, quote: Option<u8>, kind: Kind) {
-        let end = self.quoted_end(v, quote.unwrap_or(b'\n'));
-        if end <= v || reference_at(self.b, v).is_some_and(|re| re >= end) {
+        let end = self.clamp(v, self.quoted_end(v, quote.unwrap_or(b'\n')));
+        if end <= v || self.stands_in(v, end) {
             return;
         }
         self.skip_line(v, end);
@@ -865,7 +1062,8 @@ impl Scanner<'_> {
     }
 
     /// End of a quoted value: the closing quote, the end of the line or of
-    /// the text. `\\` stands for an escaped `\"` quote.
+    /// the text. `\\` stands for an escaped `\"` quote. Secrets found in
+    /// phase 1 are stepped over, as a rescan steps over their placeholders.
     fn quoted_end(&self, v: usize, q: u8) -> usize {
         let b = self.b;
         let stop = |c: u8| {
@@ -876,7 +1074,17 @@ impl Scanner<'_> {
                     c == q
                 }
         };
-        scan_while(b, v, |c| !stop(c))
+        let mut h = self.hard.partition_point(|r| r.end <= v);
+        let mut i = v;
+        loop {
+            let lim = self.hard.get(h).map_or(b.len(), |r| r.start.max(i));
+            i = scan_while(&b[..lim], i, |c| !stop(c));
+            if i < lim || i == b.len() {
+                return i;
+            }
+            i = self.hard[h].end;
+            h += 1;
+        }
     }
 
     fn unquoted_end(&mut self, v: usize, url: bool) -> usize {
@@ -894,12 +1102,25 @@ impl Scanner<'_> {
     fn value(&mut self, v: usize, quote: Option<u8>, url: bool, kind: Kind) {
         let end = match quote {
             Some(q) => self.quoted_end(v, q),
-            None => self.unquoted_end(v, url),
+            None => {
+                let end = self.unquoted_end(v, url);
+                // A value that takes a URL's `://` takes its (last one's)
+                // authority too, or a rescan would read what is left of it
+                // as a different URL.
+                match (v..end.saturating_sub(2))
+                    .rev()
+                    .find(|&k| self.b[k..].starts_with(b"://"))
+                {
+                    Some(p) => end.max(self.authority_end(p + 3)),
+                    None => end,
+                }
+            }
         };
-        if end <= v || reference_at(self.b, v).is_some_and(|re| re >= end) {
-            return;
+        let mut end = self.clamp(v, end);
+        if end > v && self.b[end - 1] == b':' && self.b[end..].starts_with(b"//") {
+            end -= 1; // leave a URL's `://` whole
         }
-        if is_benign(&self.b[v..end]) {
+        if end <= v || self.stands_in(v, end) {
             return;
         }
         self.skip_line(v, end);
@@ -950,27 +1171,31 @@ impl Scanner<'_> {
         }
     }
 
-    /// `AWS secret access key wJalr…`: a lone 40-character base64 run
-    /// within a few words after a secret's name.
+    /// `AWS secret access key wJalr…`: a lone 40-character base64 word
+    /// after a secret's name, with only plain words (`access`, `key`, `is`,
+    /// `=`) between them.
     fn near_secret(&mut self, s: usize, e: usize, kind: Kind) {
         let b = self.b;
         let n = b.len();
-        let lim = (e + 48).min(n);
         let mut i = e;
-        while i < lim {
-            if b[i] == b'\n' {
+        for _ in 0..5 {
+            i = scan_while(b, i, is_space);
+            let w_end = scan_while(&b[..n.min(i + 48)], i, |c| !c.is_ascii_whitespace());
+            let word = &b[i..w_end];
+            if word.is_empty() || word.len() >= 48 {
                 return;
             }
-            if !is_b64(b[i]) || (i > 0 && (is_b64(b[i - 1]) || b[i - 1] == b'=')) {
-                i += 1;
-                continue;
-            }
-            let k = scan_while(&b[..(i + 41).min(n)], i, is_b64);
-            if k - i == 40 && b.get(k).is_none_or(|&c| !is_b64(c)) && classes(&b[i..k]) >= 2 {
-                if reference_at(b, i).is_some() {
-                    return;
-                }
-                let before = &b[s.saturating_sub(12)..i];
+            let trim = |c: &u8| {
+                matches!(
+                    c,
+                    b'"' | b'\'' | b'`' | b':' | b'=' | b',' | b';' | b'(' | b')' | b'.'
+                )
+            };
+            let a = i + word.iter().position(|c| !trim(c)).unwrap_or(word.len());
+            let z = i + word.iter().rposition(|c| !trim(c)).map_or(0, |p| p + 1);
+            if a < z && z - a == 40 && b[a..z].iter().all(|&c| is_b64(c)) && classes(&b[a..z]) >= 2
+            {
+                let before = &b[s.saturating_sub(12)..a];
                 let kind = if kind == Kind::AwsSecretKey
                     || contains_ci(before, b"aws")
                     || contains_ci(before, b"access")
@@ -979,13 +1204,56 @@ impl Scanner<'_> {
                 } else {
                     kind
                 };
-                self.emit(i, k, kind, PRIO_CONTEXT);
+                self.emit(a, z, kind, PRIO_CONTEXT);
                 return;
             }
-            if k - i > 40 {
+            if !word
+                .iter()
+                .all(|&c| c.is_ascii_alphabetic() || trim(&c) || c == b'_' || c == b'-')
+            {
                 return;
             }
-            i = k;
+            i = w_end;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_path_agrees_with_the_full_automaton() {
+        assert!(TRIGGERS.iter().all(|t| t.0.len() < 16));
+        assert!(TRIGGERS.iter().all(|t| t.0 == t.0.to_ascii_lowercase()));
+        let filler = "x 12 .,;é ".repeat(200);
+        for (word, _) in TRIGGERS {
+            let upper = word.to_ascii_uppercase();
+            let mixed: String = word
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i % 2 == 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            for w in [word.to_string(), upper, mixed] {
+                // Around the first chunk boundary, and far out.
+                for at in (490..530).chain([0, 1500]) {
+                    let mut at = at.min(filler.len());
+                    while !filler.is_char_boundary(at) {
+                        at += 1;
+                    }
+                    let text = format!("{}{}{}", &filler[..at], w, &filler[at..]);
+                    assert!(has_trigger(&text), "{w:?} at {at}");
+                    assert!(TRIGGER_AC.is_match(&text));
+                }
+            }
+        }
+        assert!(!has_trigger(&filler));
+        assert!(!has_trigger(""));
     }
 }
