@@ -40,6 +40,7 @@ fn spawn_hub(dir: &std::path::Path) -> (Child, String) {
         }
     }
     let _ = child.kill();
+    let _ = child.wait();
     panic!("the hub did not say where it listens");
 }
 
