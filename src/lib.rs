@@ -3,4 +3,5 @@
 
 pub mod agents_doc;
 pub mod scrub;
+pub mod tui;
 pub mod wire;
