@@ -2,6 +2,10 @@
 //! workers. See `docs/architecture.md` for where things live and why.
 
 pub mod agents_doc;
+pub mod cli;
+pub mod client;
+pub mod hub;
 pub mod scrub;
+pub mod sim;
 pub mod tui;
 pub mod wire;

@@ -427,6 +427,12 @@ fn check_agent(field: &str, name: &str) -> Result<(), Invalid> {
 
 impl Cause {
     pub fn validate(&self, field: &str) -> Result<(), Invalid> {
+        if self.kind.takes_status() && self.status.is_none() {
+            return Err(invalid(
+                format!("{field}.status"),
+                format!("{} carries the HTTP status the router saw", self.kind),
+            ));
+        }
         if let Some(status) = self.status {
             if !(100..=599).contains(&status) {
                 return Err(invalid(
@@ -569,6 +575,14 @@ mod tests {
         assert_eq!(
             hb.validate().expect_err("too long").field,
             "failovers[0].cause.detail"
+        );
+        let mut hb = sample();
+        hb.failovers[0].cause.status = None;
+        assert_eq!(
+            hb.validate()
+                .expect_err("rate_limited needs its status")
+                .field,
+            "failovers[0].cause.status"
         );
         let mut hb = sample();
         hb.failovers[0].cause.status = Some(42);

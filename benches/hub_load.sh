@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Side-by-side load of the reference hub on this machine: GET /v1/health
+# against POST /v1/heartbeats over a 100,000-worker fleet, with wrk, in one
+# run. Loopback only; every wrk run is bounded in time.
+#
+#   apt-get install wrk && cargo build --release && benches/hub_load.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=target/release/macfleet
+DUR=${DUR:-15s}
+THREADS=${THREADS:-2}
+CONNS=${CONNS:-64}
+WORKERS=${WORKERS:-100000}
+PORT=${PORT:-17878}
+dir=$(mktemp -d)
+trap 'kill $hub 2>/dev/null || true; rm -rf "$dir"' EXIT
+cp assets/hub.toml "$dir/hub.toml"
+$BIN hub token --name load --role worker --tokens "$dir/tokens.toml" > "$dir/worker.tok" 2>/dev/null
+$BIN hub --config "$dir/hub.toml" --tokens "$dir/tokens.toml" --listen 127.0.0.1:$PORT > "$dir/hub.log" 2>&1 &
+hub=$!
+for _ in $(seq 50); do curl -sf http://127.0.0.1:$PORT/v1/health >/dev/null && break; sleep 0.1; done
+export MAC_HUB_TOKEN=$(cat "$dir/worker.tok") WORKERS
+echo "== warm-up: register $WORKERS workers"
+wrk -t$THREADS -c$CONNS -d10s -s benches/heartbeat.lua http://127.0.0.1:$PORT >/dev/null
+echo "== GET /v1/health"
+wrk -t$THREADS -c$CONNS -d$DUR http://127.0.0.1:$PORT/v1/health | tee "$dir/health.txt"
+echo "== POST /v1/heartbeats ($WORKERS workers)"
+wrk -t$THREADS -c$CONNS -d$DUR -s benches/heartbeat.lua http://127.0.0.1:$PORT | tee "$dir/hb.txt"
+h=$(awk '/Requests\/sec/ {print $2}' "$dir/health.txt")
+b=$(awk '/Requests\/sec/ {print $2}' "$dir/hb.txt")
+rss=$(ps -o rss= -p $hub)
+echo "health ${h} req/s, heartbeats ${b} req/s, ratio $(python3 -c "print(round($b/$h, 3))"), hub RSS $((rss/1024)) MiB"

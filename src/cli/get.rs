@@ -1,0 +1,366 @@
+//! `macfleet get workers|failovers|agents|history [-o table|json]`: one
+//! snapshot. JSON is the API's own shape; tables fit the terminal width by
+//! dropping the least important columns first. Hub text is scrubbed.
+
+use std::io::{IsTerminal, Write};
+
+use chrono::{DateTime, Utc};
+use color_eyre::eyre::Result;
+
+use super::{GetArgs, GetWhat, Global, Output, connect};
+use crate::client::FailoverQuery;
+use crate::scrub::scrub;
+use crate::wire::{Failover, WorkerState};
+
+/// A column: header, priority (0 is kept longest), cells.
+struct Column {
+    header: &'static str,
+    priority: u8,
+    cells: Vec<String>,
+}
+
+fn width() -> usize {
+    if std::io::stdout().is_terminal() {
+        crossterm::terminal::size().map_or(100, |(w, _)| w as usize)
+    } else {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(160)
+    }
+}
+
+/// Render columns into lines no wider than `max`.
+pub fn render_table(columns: Vec<(&'static str, u8, Vec<String>)>, max: usize) -> String {
+    let mut cols: Vec<Column> = columns
+        .into_iter()
+        .map(|(header, priority, cells)| Column {
+            header,
+            priority,
+            cells,
+        })
+        .collect();
+    let widths = |cols: &[Column]| -> Vec<usize> {
+        cols.iter()
+            .map(|c| {
+                c.cells
+                    .iter()
+                    .map(|s| s.chars().count())
+                    .chain([c.header.len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    };
+    loop {
+        let w = widths(&cols);
+        let total: usize = w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+        if total <= max || cols.len() <= 1 {
+            break;
+        }
+        // Drop the least important (highest number), rightmost first.
+        let Some((idx, _)) = cols
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, c)| (c.priority, *i))
+        else {
+            break;
+        };
+        cols.remove(idx);
+    }
+    let w = widths(&cols);
+    let rows = cols.first().map_or(0, |c| c.cells.len());
+    let mut out = String::new();
+    let line = |cells: Vec<&str>, out: &mut String| {
+        let mut l = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            l.push_str(c);
+            if i + 1 < cells.len() {
+                l.push_str(&" ".repeat(w[i].saturating_sub(c.chars().count())));
+            }
+        }
+        let l: String = l.chars().take(max).collect();
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(cols.iter().map(|c| c.header).collect(), &mut out);
+    for r in 0..rows {
+        line(cols.iter().map(|c| c.cells[r].as_str()).collect(), &mut out);
+    }
+    out
+}
+
+/// `3m`, `12s`, `2h`, `4d`.
+pub fn age(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
+    let s = (now - then).num_seconds().max(0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+fn failover_brief(f: &Failover, now: DateTime<Utc>) -> String {
+    format!(
+        "{} → {} {}{} {}",
+        f.from,
+        f.to.as_deref().unwrap_or("NO ROUTE"),
+        f.cause.kind,
+        f.cause.status.map(|s| format!(" {s}")).unwrap_or_default(),
+        age(now, f.at)
+    )
+}
+
+pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
+    let (client, _) = connect(global)?;
+    let mut out = std::io::stdout().lock();
+    let max = width();
+    match args.what {
+        GetWhat::Workers => {
+            let page = client.workers(None).await?;
+            if args.output == Output::Json {
+                serde_json::to_writer_pretty(&mut out, &page)?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            let mut ws = page.workers;
+            ws.sort_by_key(|w| {
+                (
+                    w.active_agent.is_some(),
+                    std::cmp::Reverse(w.state),
+                    w.worker.clone(),
+                )
+            });
+            let now = page.now;
+            let rank = |w: &crate::wire::WorkerView| match &w.active_agent {
+                Some(a) => {
+                    let r = w.agents.iter().position(|x| x == a);
+                    format!("{a}{}", r.map(|r| format!(" #{r}")).unwrap_or_default())
+                }
+                None => "NO ROUTE".into(),
+            };
+            let table = render_table(
+                vec![
+                    ("WORKER", 0, ws.iter().map(|w| w.worker.clone()).collect()),
+                    (
+                        "STATE",
+                        0,
+                        ws.iter().map(|w| w.state.as_str().into()).collect(),
+                    ),
+                    ("ACTIVE", 0, ws.iter().map(rank).collect()),
+                    (
+                        "AGE",
+                        1,
+                        ws.iter().map(|w| age(now, w.received_at)).collect(),
+                    ),
+                    (
+                        "SYNC",
+                        2,
+                        ws.iter()
+                            .map(|w| if w.in_sync { "yes" } else { "no" }.into())
+                            .collect(),
+                    ),
+                    ("HOST", 3, ws.iter().map(|w| w.host.clone()).collect()),
+                    (
+                        "LAST FAILOVER",
+                        4,
+                        ws.iter()
+                            .map(|w| {
+                                w.last_failover
+                                    .as_ref()
+                                    .map(|f| scrub(&failover_brief(f, now)).into_owned())
+                                    .unwrap_or_else(|| "-".into())
+                            })
+                            .collect(),
+                    ),
+                ],
+                max,
+            );
+            out.write_all(table.as_bytes())?;
+            let count = |s| ws.iter().filter(|w| w.state == s).count();
+            writeln!(
+                out,
+                "{} workers: {} healthy, {} stale, {} lost, {} with no route; revision {}",
+                ws.len(),
+                count(WorkerState::Healthy),
+                count(WorkerState::Stale),
+                count(WorkerState::Lost),
+                ws.iter().filter(|w| w.active_agent.is_none()).count(),
+                page.config_revision
+            )?;
+        }
+        GetWhat::Failovers => {
+            // The newest `limit` events: find the head, then read back.
+            let head = client
+                .failovers(&FailoverQuery {
+                    limit: Some(1),
+                    since: Some(u64::MAX / 2),
+                    ..FailoverQuery::default()
+                })
+                .await?;
+            let since = head.next.saturating_sub(u64::from(args.limit));
+            let page = client
+                .failovers(&FailoverQuery {
+                    since: Some(since.max(head.oldest.saturating_sub(1))),
+                    limit: Some(args.limit.clamp(1, 1000)),
+                    ..FailoverQuery::default()
+                })
+                .await?;
+            if args.output == Output::Json {
+                serde_json::to_writer_pretty(&mut out, &page)?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            let now = Utc::now();
+            let ev = &page.events;
+            let table = render_table(
+                vec![
+                    ("SEQ", 3, ev.iter().map(|e| e.seq.to_string()).collect()),
+                    (
+                        "AGE",
+                        0,
+                        ev.iter().map(|e| age(now, e.failover.at)).collect(),
+                    ),
+                    ("WORKER", 0, ev.iter().map(|e| e.worker.clone()).collect()),
+                    (
+                        "FROM → TO",
+                        0,
+                        ev.iter()
+                            .map(|e| {
+                                format!(
+                                    "{} → {}",
+                                    e.failover.from,
+                                    e.failover.to.as_deref().unwrap_or("NO ROUTE")
+                                )
+                            })
+                            .collect(),
+                    ),
+                    (
+                        "CAUSE",
+                        0,
+                        ev.iter()
+                            .map(|e| e.failover.cause.kind.to_string())
+                            .collect(),
+                    ),
+                    (
+                        "STATUS",
+                        1,
+                        ev.iter()
+                            .map(|e| {
+                                e.failover
+                                    .cause
+                                    .status
+                                    .map_or("-".into(), |s| s.to_string())
+                            })
+                            .collect(),
+                    ),
+                    (
+                        "SOURCE",
+                        2,
+                        ev.iter()
+                            .map(|e| e.failover.cause.source.as_str().into())
+                            .collect(),
+                    ),
+                    ("HOST", 4, ev.iter().map(|e| e.host.clone()).collect()),
+                    (
+                        "DETAIL",
+                        5,
+                        ev.iter()
+                            .map(|e| {
+                                scrub(e.failover.cause.detail.as_deref().unwrap_or("-"))
+                                    .into_owned()
+                            })
+                            .collect(),
+                    ),
+                ],
+                max,
+            );
+            out.write_all(table.as_bytes())?;
+        }
+        GetWhat::Agents => {
+            let doc = client.config().await?;
+            let located = crate::agents_doc::locate(&doc.text)?;
+            if args.output == Output::Json {
+                serde_json::to_writer_pretty(
+                    &mut out,
+                    &serde_json::json!({"revision": doc.revision, "agents": located.agents}),
+                )?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            for (i, a) in located.agents.iter().enumerate() {
+                writeln!(out, "{i}  {a}")?;
+            }
+            writeln!(out, "revision {}", doc.revision)?;
+        }
+        GetWhat::History => {
+            let h = client.history().await?;
+            if args.output == Output::Json {
+                serde_json::to_writer_pretty(&mut out, &h)?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            let r = &h.revisions;
+            let table = render_table(
+                vec![
+                    (
+                        "REVISION",
+                        0,
+                        r.iter().map(|e| e.revision.clone()).collect(),
+                    ),
+                    (
+                        "AT",
+                        1,
+                        r.iter().map(|e| crate::wire::fmt_time(e.at)).collect(),
+                    ),
+                    (
+                        "BY",
+                        0,
+                        r.iter().map(|e| scrub(&e.by).into_owned()).collect(),
+                    ),
+                    (
+                        "BEFORE → AFTER",
+                        0,
+                        r.iter()
+                            .map(|e| {
+                                format!("{} → {}", e.previous_agents.join(","), e.agents.join(","))
+                            })
+                            .collect(),
+                    ),
+                ],
+                max,
+            );
+            out.write_all(table.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_drops_low_priority_columns_to_fit() {
+        let cols = vec![
+            ("A", 0, vec!["aaaa".to_string()]),
+            ("B", 2, vec!["bbbbbbbbbb".to_string()]),
+            ("C", 1, vec!["cc".to_string()]),
+        ];
+        let wide = render_table(cols.clone(), 80);
+        assert!(wide.starts_with("A     B           C\n"), "{wide}");
+        let narrow = render_table(cols, 10);
+        assert_eq!(narrow, "A     C\naaaa  cc\n");
+    }
+
+    #[test]
+    fn ages() {
+        let now = Utc::now();
+        assert_eq!(age(now, now - chrono::Duration::seconds(75)), "1m");
+        assert_eq!(age(now, now + chrono::Duration::seconds(5)), "0s");
+    }
+}

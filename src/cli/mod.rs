@@ -1,0 +1,288 @@
+//! The command line: `product.md`'s commands, flags and exit codes.
+
+pub mod context;
+pub mod demo;
+pub mod get;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use color_eyre::eyre::{Result, eyre};
+
+use crate::client::{Client, ClientError, ClientOptions};
+
+/// Exit codes of `product.md`.
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const ERROR: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const CONFLICT: i32 = 3;
+    pub const VALIDATION: i32 = 4;
+    pub const UNREACHABLE: i32 = 5;
+    pub const NOT_ALLOWED: i32 = 6;
+}
+
+/// An error that knows its exit code.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Exit {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Exit {
+    pub fn new(code: i32, message: impl Into<String>) -> Exit {
+        Exit {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The exit code for an error: typed errors carry theirs, the rest are 1.
+pub fn exit_code(e: &color_eyre::Report) -> i32 {
+    if let Some(x) = e.downcast_ref::<Exit>() {
+        return x.code;
+    }
+    if let Some(c) = e.downcast_ref::<ClientError>() {
+        return c.exit_code();
+    }
+    if let Some(d) = e.downcast_ref::<crate::agents_doc::DocError>() {
+        return if d.is_syntax() {
+            exit::ERROR
+        } else {
+            exit::VALIDATION
+        };
+    }
+    exit::ERROR
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "macfleet",
+    version,
+    about = "The fleet of coding-agent workers at a glance, and the one list they follow",
+    long_about = None
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// Hub URL (overrides MAC_HUB_URL and the current context).
+    #[arg(long, global = true, value_name = "URL")]
+    pub hub: Option<String>,
+    /// Context name in $XDG_CONFIG_HOME/macfleet/config.toml.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// A dashboard: no key, path or request can write.
+    #[arg(long, global = true)]
+    pub read_only: bool,
+    /// Borders and marks without box-drawing glyphs.
+    #[arg(long, global = true)]
+    pub ascii: bool,
+    /// Capture the mouse (off by default: it costs SSH traffic).
+    #[arg(long, global = true)]
+    pub mouse: bool,
+    /// Log file (default under $XDG_STATE_HOME/macfleet/).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+    /// Allow sending a token over plain HTTP to a non-loopback host.
+    #[arg(long, global = true)]
+    pub allow_plaintext: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// An embedded hub on loopback, a simulated fleet on it, and the TUI.
+    Demo(DemoArgs),
+    /// The reference hub.
+    Hub(HubArgs),
+    /// A simulated fleet heartbeating to a hub.
+    Sim(SimArgs),
+    /// One snapshot, for scripts and for people without a TTY.
+    Get(GetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Simulated workers.
+    #[arg(long, default_value_t = 40)]
+    pub workers: usize,
+    /// Scenario name (steady, quota-cap, aug19) or a scenario file.
+    #[arg(long, default_value = "quota-cap")]
+    pub scenario: String,
+    /// Heartbeat interval of the embedded hub, in seconds.
+    #[arg(long, default_value_t = 5)]
+    pub interval: u64,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HubArgs {
+    #[command(subcommand)]
+    pub command: Option<HubCommand>,
+    /// The TOML config document (holds MAC_CODING_AGENTS).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The tokens file (names, roles, sha256 hashes).
+    #[arg(long, value_name = "FILE")]
+    pub tokens: Option<PathBuf>,
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
+    pub listen: SocketAddr,
+    /// The hub's name, shown to clients.
+    #[arg(long, default_value = "macfleet-hub")]
+    pub name: String,
+    /// The database for history and failovers (default: beside the config).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Heartbeat interval told to workers, in seconds.
+    #[arg(long, default_value_t = 10)]
+    pub heartbeat_interval: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HubCommand {
+    /// Make a random token, append its hash, print the token once.
+    Token {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        role: crate::wire::Role,
+        #[arg(long, value_name = "FILE")]
+        tokens: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    #[arg(long, default_value_t = 40)]
+    pub workers: usize,
+    #[arg(long, default_value = "steady")]
+    pub scenario: String,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "S")]
+    pub duration: Option<u64>,
+    /// Heartbeats in flight at once.
+    #[arg(long, default_value_t = 256)]
+    pub concurrency: usize,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Output {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum GetWhat {
+    Workers,
+    Failovers,
+    Agents,
+    History,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    pub what: GetWhat,
+    #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+    pub output: Output,
+    /// Failovers: how many, newest last.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+}
+
+/// A client for the resolved hub, or exit 2 with how to get one.
+pub fn connect(global: &Global) -> Result<(Client, context::Target)> {
+    let target = context::resolve(global.hub.as_deref(), global.context.as_deref())?
+        .ok_or_else(|| Exit::new(exit::USAGE, context::NO_HUB_HELP))?;
+    let opts = ClientOptions {
+        allow_plaintext: global.allow_plaintext,
+        ..ClientOptions::default()
+    };
+    let client = Client::new(&target.hub, target.token.clone(), opts)?;
+    Ok((client, target))
+}
+
+pub async fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        None => Err(eyre!(Exit::new(
+            exit::USAGE,
+            "the TUI arrives with the TUI issue; for now: macfleet demo, macfleet get ..., macfleet hub, macfleet sim"
+        ))),
+        Some(Command::Demo(args)) => demo::run(&cli.global, args).await.map(|()| exit::OK),
+        Some(Command::Hub(args)) => run_hub(args, cli.global.allow_plaintext)
+            .await
+            .map(|()| exit::OK),
+        Some(Command::Sim(args)) => run_sim(&cli.global, args).await.map(|()| exit::OK),
+        Some(Command::Get(args)) => get::run(&cli.global, args).await.map(|()| exit::OK),
+    }
+}
+
+async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
+    use crate::hub::{HubOptions, auth};
+    if let Some(HubCommand::Token { name, role, tokens }) = args.command {
+        let token = auth::append_token(&tokens, &name, role)?;
+        eprintln!(
+            "added {role} token {name:?} to {}; it is shown once, keep it safe:",
+            tokens.display()
+        );
+        println!("{token}");
+        return Ok(());
+    }
+    let (Some(config), Some(tokens)) = (args.config, args.tokens) else {
+        return Err(eyre!(Exit::new(
+            exit::USAGE,
+            "macfleet hub needs --config FILE and --tokens FILE (make a token with: macfleet hub token --name NAME --role owner --tokens FILE)"
+        )));
+    };
+    let tokens = auth::Tokens::load(&tokens)?;
+    if tokens.is_empty() {
+        return Err(eyre!(Exit::new(
+            exit::USAGE,
+            "the tokens file holds no tokens (make one with: macfleet hub token --name NAME --role owner --tokens FILE)"
+        )));
+    }
+    let mut opts = HubOptions::new(config, tokens);
+    opts.listen = args.listen;
+    opts.name = args.name;
+    opts.db = args.db;
+    opts.heartbeat_interval_s = args.heartbeat_interval.max(1);
+    opts.allow_plaintext = allow_plaintext;
+    crate::hub::serve(opts).await
+}
+
+async fn run_sim(global: &Global, args: SimArgs) -> Result<()> {
+    let (client, target) = connect(global)?;
+    let scenario = crate::sim::Scenario::load(&args.scenario)?;
+    let mut opts = crate::sim::SimOptions::new(args.workers, scenario);
+    opts.duration = args.duration.map(Duration::from_secs);
+    opts.concurrency = args.concurrency;
+    let stats = std::sync::Arc::new(crate::sim::SimStats::default());
+    eprintln!(
+        "simulating {} workers ({}) against {}",
+        args.workers, args.scenario, target.label
+    );
+    let s2 = stats.clone();
+    let report = tokio::spawn(async move {
+        let mut t = tokio::time::interval(Duration::from_secs(10));
+        t.tick().await;
+        loop {
+            t.tick().await;
+            eprintln!("{}", s2.summary());
+        }
+    });
+    let r = crate::sim::run(client, opts, stats.clone(), async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await;
+    report.abort();
+    eprintln!("{}", stats.summary());
+    r
+}

@@ -1,0 +1,585 @@
+//! The typed client of the hub API v1. The TUI, the scripted commands and the
+//! simulator all talk to a hub through this one module.
+//!
+//! Reading and writing are separate types: a [`Client`] can only read (and
+//! heartbeat, for workers); the single write path is a [`Writer`], which is
+//! only ever built for an owner. A read-only session never holds one.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use reqwest::{StatusCode, header};
+use serde::de::DeserializeOwned;
+
+use crate::wire::{
+    ConfigAccepted, ConfigEvent, ErrorBody, FailoverRecord, FailoversPage, Heartbeat, History,
+    Projection, Role, Whoami, WorkerView, WorkersPage,
+};
+
+/// A bearer token. Its `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    pub fn new(secret: impl Into<String>) -> Token {
+        Token(secret.into().trim().to_string())
+    }
+
+    /// The secret itself, for the `Authorization` header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token([redacted])")
+    }
+}
+
+/// What went wrong talking to a hub. `Display` is one clear line and never
+/// holds a token.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClientError {
+    #[error("the hub refused the token (401): {0}")]
+    Unauthorized(String),
+    #[error("not allowed (403): {0}")]
+    Forbidden(String),
+    #[error("revision conflict: the hub is at {current_revision:?} now ({message})")]
+    Conflict {
+        current_revision: Option<String>,
+        message: String,
+    },
+    #[error("rejected: {message}{}", fmt_pos(*line, *column))]
+    Validation {
+        code: String,
+        message: String,
+        line: Option<usize>,
+        column: Option<usize>,
+    },
+    #[error("hub unreachable: {0}")]
+    Unreachable(String),
+    #[error("refusing to send a token over plain HTTP to {0}: use https, or --allow-plaintext")]
+    Plaintext(String),
+    #[error("bad hub URL {url:?}: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("hub answered {status}: {code}: {message}")]
+    Hub {
+        status: u16,
+        code: String,
+        message: String,
+    },
+    #[error("could not read the hub's answer: {0}")]
+    Decode(String),
+}
+
+fn fmt_pos(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
+        (Some(l), None) => format!(" (line {l})"),
+        _ => String::new(),
+    }
+}
+
+impl ClientError {
+    /// The exit codes of `product.md`: 3 conflict, 4 validation,
+    /// 5 unreachable, 6 not allowed, 1 anything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ClientError::Conflict { .. } => 3,
+            ClientError::Validation { .. } => 4,
+            ClientError::Unreachable(_) => 5,
+            ClientError::Unauthorized(_)
+            | ClientError::Forbidden(_)
+            | ClientError::Plaintext(_) => 6,
+            ClientError::BadUrl { .. } => 2,
+            ClientError::Hub { .. } | ClientError::Decode(_) => 1,
+        }
+    }
+}
+
+/// Options for [`Client::new`].
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    pub allow_plaintext: bool,
+    pub connect_timeout: Duration,
+    pub request_timeout: Duration,
+    pub user_agent: String,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            allow_plaintext: false,
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            user_agent: format!("macfleet/{}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// `GET /v1/config`: the stored document and its revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigDoc {
+    pub text: String,
+    pub revision: String,
+}
+
+/// Filters of `GET /v1/failovers`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FailoverQuery {
+    pub since: Option<u64>,
+    pub limit: Option<u32>,
+    pub worker: Option<String>,
+    pub agent: Option<String>,
+    pub kind: Option<crate::wire::CauseKind>,
+}
+
+/// One event of `GET /v1/events`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HubEvent {
+    Heartbeat(Box<WorkerView>),
+    Failover(Box<FailoverRecord>),
+    Config(ConfigEvent),
+    /// The hub no longer holds the resume point: refetch everything.
+    Reset,
+}
+
+/// What the self-reconnecting event stream yields.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamItem {
+    Connected,
+    Event { id: Option<String>, event: HubEvent },
+    Disconnected { error: String, retry_in: Duration },
+}
+
+/// The read side of the hub API (and heartbeats, for workers).
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    /// A separate client without a total timeout, for the event stream.
+    stream_http: reqwest::Client,
+    base: reqwest::Url,
+    token: Option<Token>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base.as_str())
+            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
+            .finish()
+    }
+}
+
+fn is_loopback_host(url: &reqwest::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => {
+            d.eq_ignore_ascii_case("localhost")
+                || d.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        }
+        None => false,
+    }
+}
+
+impl Client {
+    pub fn new(
+        base_url: &str,
+        token: Option<Token>,
+        opts: ClientOptions,
+    ) -> Result<Client, ClientError> {
+        let bad = |reason: &str| ClientError::BadUrl {
+            url: crate::scrub::scrub(base_url).into_owned(),
+            reason: reason.to_string(),
+        };
+        let mut base = reqwest::Url::parse(base_url.trim()).map_err(|e| bad(&e.to_string()))?;
+        match base.scheme() {
+            "http" | "https" => {}
+            _ => return Err(bad("the scheme must be http or https")),
+        }
+        if !base.username().is_empty() || base.password().is_some() {
+            return Err(bad("credentials do not go in the URL; use MAC_HUB_TOKEN"));
+        }
+        if base.query().is_some() {
+            return Err(bad("the hub URL takes no query"));
+        }
+        if base.scheme() == "http"
+            && token.is_some()
+            && !opts.allow_plaintext
+            && !is_loopback_host(&base)
+        {
+            return Err(ClientError::Plaintext(
+                base.host_str().unwrap_or_default().to_string(),
+            ));
+        }
+        if !base.path().ends_with('/') {
+            let path = format!("{}/", base.path());
+            base.set_path(&path);
+        }
+        let build = |timeout: Option<Duration>| {
+            let mut b = reqwest::Client::builder()
+                .connect_timeout(opts.connect_timeout)
+                .user_agent(opts.user_agent.clone())
+                .redirect(reqwest::redirect::Policy::none());
+            if let Some(t) = timeout {
+                b = b.timeout(t);
+            } else {
+                // Longer than the hub's 15 s keep-alive comment.
+                b = b.read_timeout(Duration::from_secs(45));
+            }
+            b.build()
+                .map_err(|e| ClientError::Unreachable(format!("cannot build an HTTP client: {e}")))
+        };
+        Ok(Client {
+            http: build(Some(opts.request_timeout))?,
+            stream_http: build(None)?,
+            base,
+            token,
+        })
+    }
+
+    /// The hub's base URL (no credentials ever live in it).
+    pub fn base_url(&self) -> &str {
+        self.base.as_str()
+    }
+
+    fn url(&self, path: &str) -> reqwest::Url {
+        // `path` is one of our own constant relative paths.
+        self.base
+            .join(path.trim_start_matches('/'))
+            .unwrap_or_else(|_| self.base.clone())
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let mut rb = self.http.request(method, self.url(path));
+        if let Some(t) = &self.token {
+            rb = rb.bearer_auth(t.expose());
+        }
+        rb
+    }
+
+    async fn send(&self, rb: reqwest::RequestBuilder) -> Result<reqwest::Response, ClientError> {
+        let resp = rb.send().await.map_err(transport_error)?;
+        if resp.status().is_success() || resp.status() == StatusCode::NOT_MODIFIED {
+            Ok(resp)
+        } else {
+            Err(error_from(resp).await)
+        }
+    }
+
+    async fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<T, ClientError> {
+        let resp = self
+            .send(self.request(reqwest::Method::GET, path).query(query))
+            .await?;
+        decode_json(resp).await
+    }
+
+    /// `GET /v1/health` (no token needed).
+    pub async fn health(&self) -> Result<(), ClientError> {
+        let resp = self
+            .http
+            .get(self.url("v1/health"))
+            .send()
+            .await
+            .map_err(transport_error)?;
+        if resp.status().is_success() {
+            Ok(())
+        } else {
+            Err(error_from(resp).await)
+        }
+    }
+
+    pub async fn whoami(&self) -> Result<Whoami, ClientError> {
+        self.get_json("v1/whoami", &[]).await
+    }
+
+    pub async fn config(&self) -> Result<ConfigDoc, ClientError> {
+        let resp = self
+            .send(self.request(reqwest::Method::GET, "v1/config"))
+            .await?;
+        let revision = etag_of(&resp)
+            .ok_or_else(|| ClientError::Decode("GET /v1/config answered without an ETag".into()))?;
+        let text = resp.text().await.map_err(transport_error)?;
+        Ok(ConfigDoc { text, revision })
+    }
+
+    pub async fn history(&self) -> Result<History, ClientError> {
+        self.get_json("v1/config/history", &[]).await
+    }
+
+    pub async fn workers(&self, since: Option<&str>) -> Result<WorkersPage, ClientError> {
+        let query: Vec<(&str, String)> = since
+            .map(|s| ("since", s.to_string()))
+            .into_iter()
+            .collect();
+        self.get_json("v1/workers", &query).await
+    }
+
+    pub async fn failovers(&self, q: &FailoverQuery) -> Result<FailoversPage, ClientError> {
+        let mut query: Vec<(&str, String)> = Vec::new();
+        if let Some(s) = q.since {
+            query.push(("since", s.to_string()));
+        }
+        if let Some(l) = q.limit {
+            query.push(("limit", l.to_string()));
+        }
+        if let Some(w) = &q.worker {
+            query.push(("worker", w.clone()));
+        }
+        if let Some(a) = &q.agent {
+            query.push(("agent", a.clone()));
+        }
+        if let Some(k) = q.kind {
+            query.push(("kind", k.as_str().to_string()));
+        }
+        self.get_json("v1/failovers", &query).await
+    }
+
+    /// `POST /v1/heartbeats`: report, and receive the projection.
+    pub async fn heartbeat(&self, hb: &Heartbeat) -> Result<Projection, ClientError> {
+        let resp = self
+            .send(
+                self.request(reqwest::Method::POST, "v1/heartbeats")
+                    .json(hb),
+            )
+            .await?;
+        decode_json(resp).await
+    }
+
+    /// `GET /v1/events` as a stream that reconnects by itself with capped
+    /// exponential backoff (at most 10 s) and resumes with `Last-Event-ID`.
+    /// `types` filters event kinds (`heartbeat`, `failover`, `config`);
+    /// empty means all. The stream never ends on its own.
+    pub fn events(
+        &self,
+        last_event_id: Option<String>,
+        types: &[&str],
+    ) -> impl Stream<Item = StreamItem> + Send + 'static {
+        let client = self.clone();
+        let types = types.join(",");
+        let (tx, rx) = tokio::sync::mpsc::channel::<StreamItem>(256);
+        tokio::spawn(async move {
+            let mut last_id = last_event_id;
+            let mut backoff = Duration::from_millis(250);
+            loop {
+                let error = match client.stream_once(&types, &mut last_id, &tx).await {
+                    Ok(()) => "the hub closed the stream".to_string(),
+                    Err(StreamEnd::ReceiverGone) => return,
+                    Err(StreamEnd::Failed(e)) => e,
+                };
+                if tx
+                    .send(StreamItem::Disconnected {
+                        error,
+                        retry_in: backoff,
+                    })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+                if tx.is_closed() {
+                    return;
+                }
+            }
+        });
+        tokio_stream::wrappers::ReceiverStream::new(rx)
+    }
+
+    async fn stream_once(
+        &self,
+        types: &str,
+        last_id: &mut Option<String>,
+        tx: &tokio::sync::mpsc::Sender<StreamItem>,
+    ) -> Result<(), StreamEnd> {
+        use eventsource_stream::Eventsource;
+        let mut rb = self
+            .stream_http
+            .get(self.url("v1/events"))
+            .header(header::ACCEPT, "text/event-stream");
+        if !types.is_empty() {
+            rb = rb.query(&[("types", types)]);
+        }
+        if let Some(t) = &self.token {
+            rb = rb.bearer_auth(t.expose());
+        }
+        if let Some(id) = last_id.as_deref() {
+            rb = rb.header("Last-Event-ID", id);
+        }
+        let resp = rb
+            .send()
+            .await
+            .map_err(|e| StreamEnd::Failed(transport_error(e).to_string()))?;
+        if !resp.status().is_success() {
+            return Err(StreamEnd::Failed(error_from(resp).await.to_string()));
+        }
+        tx.send(StreamItem::Connected)
+            .await
+            .map_err(|_| StreamEnd::ReceiverGone)?;
+        let mut events = resp.bytes_stream().eventsource();
+        while let Some(item) = events.next().await {
+            let ev = item.map_err(|e| StreamEnd::Failed(format!("event stream broke: {e}")))?;
+            let id = (!ev.id.is_empty()).then(|| ev.id.clone());
+            let parsed = match ev.event.as_str() {
+                "heartbeat" => {
+                    serde_json::from_str(&ev.data).map(|v| HubEvent::Heartbeat(Box::new(v)))
+                }
+                "failover" => {
+                    serde_json::from_str(&ev.data).map(|v| HubEvent::Failover(Box::new(v)))
+                }
+                "config" => serde_json::from_str(&ev.data).map(HubEvent::Config),
+                "reset" => Ok(HubEvent::Reset),
+                // Unknown kinds are for newer clients.
+                _ => continue,
+            };
+            let event = match parsed {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::warn!(event = %ev.event, error = %e, "undecodable hub event skipped");
+                    continue;
+                }
+            };
+            if id.is_some() {
+                last_id.clone_from(&id);
+            }
+            if event == HubEvent::Reset {
+                // The resume point is gone: start from "now" next time.
+                *last_id = id.clone();
+            }
+            tx.send(StreamItem::Event { id, event })
+                .await
+                .map_err(|_| StreamEnd::ReceiverGone)?;
+        }
+        Ok(())
+    }
+}
+
+enum StreamEnd {
+    ReceiverGone,
+    Failed(String),
+}
+
+/// The one write path to the hub. Only an owner gets one.
+#[derive(Clone, Debug)]
+pub struct Writer {
+    client: Client,
+}
+
+impl Writer {
+    /// `Some` only when the hub says this token is an owner's.
+    pub fn new(client: Client, whoami: &Whoami) -> Option<Writer> {
+        (whoami.role == Role::Owner).then_some(Writer { client })
+    }
+
+    /// `PUT /v1/config` with `If-Match`.
+    pub async fn put_config(
+        &self,
+        text: &str,
+        if_match: &str,
+    ) -> Result<ConfigAccepted, ClientError> {
+        let rb = self
+            .client
+            .request(reqwest::Method::PUT, "v1/config")
+            .header(header::CONTENT_TYPE, "application/toml")
+            .header(header::IF_MATCH, format!("\"{if_match}\""))
+            .body(text.to_string());
+        let resp = self.client.send(rb).await?;
+        decode_json(resp).await
+    }
+}
+
+fn etag_of(resp: &reqwest::Response) -> Option<String> {
+    let v = resp.headers().get(header::ETAG)?.to_str().ok()?;
+    Some(
+        v.trim()
+            .trim_start_matches("W/")
+            .trim_matches('"')
+            .to_string(),
+    )
+}
+
+fn transport_error(e: reqwest::Error) -> ClientError {
+    // reqwest's Display may include the URL; ours never holds credentials.
+    let mut msg = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        source = s.source();
+    }
+    if e.is_decode() {
+        ClientError::Decode(msg)
+    } else {
+        ClientError::Unreachable(msg)
+    }
+}
+
+async fn decode_json<T: DeserializeOwned>(resp: reqwest::Response) -> Result<T, ClientError> {
+    let bytes = resp.bytes().await.map_err(transport_error)?;
+    serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()))
+}
+
+async fn error_from(resp: reqwest::Response) -> ClientError {
+    let status = resp.status();
+    let etag = etag_of(&resp);
+    let body: Option<ErrorBody> = resp
+        .bytes()
+        .await
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let (code, message, line, column, current) = match body {
+        Some(b) => (
+            b.error.code,
+            crate::scrub::scrub(&b.error.message).into_owned(),
+            b.error.line,
+            b.error.column,
+            b.error.current_revision,
+        ),
+        None => (
+            status.as_str().to_string(),
+            status.canonical_reason().unwrap_or("error").to_string(),
+            None,
+            None,
+            None,
+        ),
+    };
+    match status {
+        StatusCode::UNAUTHORIZED => ClientError::Unauthorized(message),
+        StatusCode::FORBIDDEN => ClientError::Forbidden(message),
+        StatusCode::PRECONDITION_FAILED => ClientError::Conflict {
+            current_revision: current.or(etag),
+            message,
+        },
+        StatusCode::BAD_REQUEST
+        | StatusCode::UNPROCESSABLE_ENTITY
+        | StatusCode::PAYLOAD_TOO_LARGE
+        | StatusCode::UNSUPPORTED_MEDIA_TYPE
+        | StatusCode::PRECONDITION_REQUIRED => ClientError::Validation {
+            code,
+            message,
+            line,
+            column,
+        },
+        s if s.is_server_error()
+            && (s == StatusCode::BAD_GATEWAY
+                || s == StatusCode::SERVICE_UNAVAILABLE
+                || s == StatusCode::GATEWAY_TIMEOUT) =>
+        {
+            ClientError::Unreachable(format!("{s}: {message}"))
+        }
+        s => ClientError::Hub {
+            status: s.as_u16(),
+            code,
+            message,
+        },
+    }
+}

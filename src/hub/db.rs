@@ -1,0 +1,464 @@
+//! The embedded database beside the config: the config history and the
+//! failover log, in SQLite (WAL, full sync). One writer thread takes
+//! failovers off the request path and commits them in batches; readers use
+//! their own connection.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, params};
+use tokio::sync::oneshot;
+
+use crate::wire::{Cause, Failover, FailoverRecord, HistoryEntry};
+
+/// Bounds of what the database keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub failovers: u64,
+    pub history: u64,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            failovers: 100_000,
+            history: 1_000,
+        }
+    }
+}
+
+/// A failover accepted at ingest, not yet committed.
+#[derive(Debug, Clone)]
+pub struct NewFailover {
+    pub worker: String,
+    pub host: String,
+    pub received_at: DateTime<Utc>,
+    pub failover: Failover,
+}
+
+enum Cmd {
+    Failovers(Vec<NewFailover>),
+    History(HistoryEntry, oneshot::Sender<Result<(), String>>),
+    Flush(oneshot::Sender<()>),
+}
+
+/// Errors of the database layer.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("database writer is gone")]
+    WriterGone,
+    #[error("database: {0}")]
+    Other(String),
+}
+
+/// What a failover query asks for.
+#[derive(Debug, Clone, Default)]
+pub struct FailoverFilter {
+    pub since: u64,
+    pub limit: u32,
+    pub worker: Option<String>,
+    pub agent: Option<String>,
+    pub kind: Option<String>,
+}
+
+pub struct Db {
+    read: Mutex<Connection>,
+    tx: SyncSender<Cmd>,
+    head: Arc<AtomicU64>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+const SCHEMA: &str = "
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = FULL;
+CREATE TABLE IF NOT EXISTS history (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  revision TEXT NOT NULL,
+  at TEXT NOT NULL,
+  by TEXT NOT NULL,
+  agents TEXT NOT NULL,
+  previous_agents TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS failovers (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  worker TEXT NOT NULL,
+  host TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  id TEXT NOT NULL,
+  at TEXT NOT NULL,
+  from_agent TEXT NOT NULL,
+  to_agent TEXT,
+  kind TEXT NOT NULL,
+  status INTEGER,
+  source TEXT NOT NULL,
+  detail TEXT,
+  UNIQUE (worker, id)
+);
+CREATE INDEX IF NOT EXISTS failovers_by_worker ON failovers (worker, seq);
+CREATE INDEX IF NOT EXISTS failovers_by_kind ON failovers (kind, seq);
+CREATE INDEX IF NOT EXISTS failovers_by_from ON failovers (from_agent, seq);
+CREATE INDEX IF NOT EXISTS failovers_by_to ON failovers (to_agent, seq);
+";
+
+fn open(path: &Path) -> Result<Connection, DbError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.execute_batch(SCHEMA)?;
+    Ok(conn)
+}
+
+/// Called with the failovers of each committed batch, in seq order.
+pub type OnCommit = Box<dyn Fn(Vec<FailoverRecord>) + Send + 'static>;
+
+impl Db {
+    /// Open (or create) the database and start its writer thread.
+    pub fn open(path: &Path, bounds: Bounds, on_commit: OnCommit) -> Result<Db, DbError> {
+        let writer_conn = open(path)?;
+        let read = open(path)?;
+        let head: u64 = read.query_row("SELECT COALESCE(MAX(seq), 0) FROM failovers", [], |r| {
+            r.get::<_, i64>(0)
+        })? as u64;
+        let head = Arc::new(AtomicU64::new(head));
+        let (tx, rx) = std::sync::mpsc::sync_channel(4096);
+        let head2 = head.clone();
+        let writer = std::thread::Builder::new()
+            .name("macfleet-db".into())
+            .spawn(move || writer_loop(writer_conn, rx, bounds, head2, on_commit))
+            .map_err(|e| DbError::Other(format!("cannot start the writer thread: {e}")))?;
+        Ok(Db {
+            read: Mutex::new(read),
+            tx,
+            head,
+            writer: Mutex::new(Some(writer)),
+        })
+    }
+
+    /// Queue failovers for the next batch. `false` when the queue is full
+    /// (the caller answers 503 and the worker retries; ids make it safe).
+    pub fn queue_failovers(&self, batch: Vec<NewFailover>) -> Result<bool, DbError> {
+        match self.tx.try_send(Cmd::Failovers(batch)) {
+            Ok(()) => Ok(true),
+            Err(TrySendError::Full(_)) => Ok(false),
+            Err(TrySendError::Disconnected(_)) => Err(DbError::WriterGone),
+        }
+    }
+
+    /// Record a config revision; returns once it is committed.
+    pub async fn record_history(&self, entry: HistoryEntry) -> Result<(), DbError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::History(entry, tx)).await?;
+        rx.await
+            .map_err(|_| DbError::WriterGone)?
+            .map_err(DbError::Other)
+    }
+
+    /// Wait until everything queued so far is committed.
+    pub async fn flush(&self) -> Result<(), DbError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::Flush(tx)).await?;
+        rx.await.map_err(|_| DbError::WriterGone)
+    }
+
+    async fn send(&self, cmd: Cmd) -> Result<(), DbError> {
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || tx.send(cmd).map_err(|_| DbError::WriterGone))
+            .await
+            .map_err(|_| DbError::WriterGone)?
+    }
+
+    /// The highest committed failover seq.
+    pub fn head(&self) -> u64 {
+        self.head.load(Ordering::Acquire)
+    }
+
+    fn with_read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        let conn = self
+            .read
+            .lock()
+            .map_err(|_| DbError::Other("read connection poisoned".into()))?;
+        f(&conn)
+    }
+
+    pub fn latest_history(&self) -> Result<Option<HistoryEntry>, DbError> {
+        Ok(self.history(1)?.into_iter().next())
+    }
+
+    /// Newest first.
+    pub fn history(&self, limit: u32) -> Result<Vec<HistoryEntry>, DbError> {
+        self.with_read(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT revision, at, by, agents, previous_agents FROM history ORDER BY id DESC LIMIT ?1",
+            )?;
+            let rows = st.query_map(params![limit], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (revision, at, by, agents, previous) = row?;
+                out.push(HistoryEntry {
+                    revision,
+                    at: parse_time(&at)?,
+                    by,
+                    agents: serde_json::from_str(&agents).map_err(|e| DbError::Other(e.to_string()))?,
+                    previous_agents: serde_json::from_str(&previous)
+                        .map_err(|e| DbError::Other(e.to_string()))?,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// The oldest seq still held (0 when the log is empty).
+    pub fn oldest(&self) -> Result<u64, DbError> {
+        self.with_read(|c| {
+            Ok(
+                c.query_row("SELECT COALESCE(MIN(seq), 0) FROM failovers", [], |r| {
+                    r.get::<_, i64>(0)
+                })? as u64,
+            )
+        })
+    }
+
+    /// Oldest first after `since`.
+    pub fn failovers(&self, f: &FailoverFilter) -> Result<Vec<FailoverRecord>, DbError> {
+        let mut sql = String::from(
+            "SELECT seq, worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail \
+             FROM failovers WHERE seq > ?1",
+        );
+        let mut args: Vec<rusqlite::types::Value> = vec![(f.since as i64).into()];
+        if let Some(w) = &f.worker {
+            args.push(w.clone().into());
+            sql.push_str(&format!(" AND worker = ?{}", args.len()));
+        }
+        if let Some(a) = &f.agent {
+            args.push(a.clone().into());
+            let n = args.len();
+            sql.push_str(&format!(" AND (from_agent = ?{n} OR to_agent = ?{n})"));
+        }
+        if let Some(k) = &f.kind {
+            args.push(k.clone().into());
+            sql.push_str(&format!(" AND kind = ?{}", args.len()));
+        }
+        args.push(i64::from(f.limit).into());
+        sql.push_str(&format!(" ORDER BY seq LIMIT ?{}", args.len()));
+        self.with_read(|c| {
+            let mut st = c.prepare_cached(&sql)?;
+            let rows = st.query_map(rusqlite::params_from_iter(args.iter()), row_to_record)?;
+            let mut out = Vec::new();
+            for r in rows {
+                out.push(r??);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Stop the writer after it has committed everything queued.
+    pub fn close(&self) {
+        let handle = self.writer.lock().ok().and_then(|mut h| h.take());
+        if let Some(h) = handle {
+            let (tx, _rx) = oneshot::channel();
+            let _ = self.tx.send(Cmd::Flush(tx));
+            // Dropping our sender is not enough (clones live in tasks); the
+            // writer exits when every sender is gone, so just detach here.
+            drop(h);
+        }
+    }
+}
+
+type RowResult = Result<FailoverRecord, DbError>;
+
+fn row_to_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<RowResult> {
+    let seq: i64 = r.get(0)?;
+    let worker: String = r.get(1)?;
+    let host: String = r.get(2)?;
+    let received_at: String = r.get(3)?;
+    let id: String = r.get(4)?;
+    let at: String = r.get(5)?;
+    let from: String = r.get(6)?;
+    let to: Option<String> = r.get(7)?;
+    let kind: String = r.get(8)?;
+    let status: Option<i64> = r.get(9)?;
+    let source: String = r.get(10)?;
+    let detail: Option<String> = r.get(11)?;
+    Ok((|| {
+        let kind = kind.parse().map_err(DbError::Other)?;
+        let source = serde_json::from_value(serde_json::Value::String(source))
+            .map_err(|e| DbError::Other(e.to_string()))?;
+        Ok(FailoverRecord {
+            seq: seq as u64,
+            worker,
+            host,
+            received_at: parse_time(&received_at)?,
+            failover: Failover {
+                id,
+                at: parse_time(&at)?,
+                from,
+                to,
+                cause: Cause {
+                    kind,
+                    status: status.and_then(|s| u16::try_from(s).ok()),
+                    source,
+                    detail,
+                },
+            },
+        })
+    })())
+}
+
+fn parse_time(s: &str) -> Result<DateTime<Utc>, DbError> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| DbError::Other(format!("bad time {s:?} in the database: {e}")))
+}
+
+fn time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
+const MAX_BATCH: usize = 2_000;
+
+fn writer_loop(
+    mut conn: Connection,
+    rx: Receiver<Cmd>,
+    bounds: Bounds,
+    head: Arc<AtomicU64>,
+    on_commit: OnCommit,
+) {
+    while let Ok(first) = rx.recv() {
+        let mut failovers: Vec<NewFailover> = Vec::new();
+        let mut history: Vec<(HistoryEntry, oneshot::Sender<Result<(), String>>)> = Vec::new();
+        let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
+        let mut take = |cmd: Cmd| match cmd {
+            Cmd::Failovers(v) => failovers.extend(v),
+            Cmd::History(e, tx) => history.push((e, tx)),
+            Cmd::Flush(tx) => flushes.push(tx),
+        };
+        take(first);
+        let mut n = 1;
+        while n < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(cmd) => {
+                    take(cmd);
+                    n += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        match commit(&mut conn, &failovers, &history, bounds) {
+            Ok(records) => {
+                if let Some(last) = records.last() {
+                    head.store(last.seq, Ordering::Release);
+                }
+                for (_, tx) in history {
+                    let _ = tx.send(Ok(()));
+                }
+                if !records.is_empty() {
+                    on_commit(records);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "database batch failed");
+                for (_, tx) in history {
+                    let _ = tx.send(Err(e.to_string()));
+                }
+            }
+        }
+        for tx in flushes {
+            let _ = tx.send(());
+        }
+    }
+}
+
+fn commit(
+    conn: &mut Connection,
+    failovers: &[NewFailover],
+    history: &[(HistoryEntry, oneshot::Sender<Result<(), String>>)],
+    bounds: Bounds,
+) -> Result<Vec<FailoverRecord>, DbError> {
+    let tx = conn.transaction()?;
+    let mut records = Vec::with_capacity(failovers.len());
+    {
+        let mut ins = tx.prepare_cached(
+            "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?;
+        for f in failovers {
+            let c = &f.failover.cause;
+            let changed = ins.execute(params![
+                f.worker,
+                f.host,
+                time(f.received_at),
+                f.failover.id,
+                time(f.failover.at),
+                f.failover.from,
+                f.failover.to,
+                c.kind.as_str(),
+                c.status,
+                c.source.as_str(),
+                c.detail,
+            ])?;
+            if changed == 1 {
+                records.push(FailoverRecord {
+                    seq: tx.last_insert_rowid() as u64,
+                    worker: f.worker.clone(),
+                    host: f.host.clone(),
+                    received_at: f.received_at,
+                    failover: f.failover.clone(),
+                });
+            }
+        }
+        let mut hist = tx.prepare_cached(
+            "INSERT INTO history (revision, at, by, agents, previous_agents) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for (h, _) in history {
+            hist.execute(params![
+                h.revision,
+                time(h.at),
+                h.by,
+                serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
+                serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
+            ])?;
+        }
+    }
+    if let Some(last) = records.last() {
+        let floor = last.seq.saturating_sub(bounds.failovers);
+        // Prune in steps of ~1% to keep each batch cheap.
+        let oldest: i64 = tx.query_row("SELECT COALESCE(MIN(seq), 0) FROM failovers", [], |r| {
+            r.get(0)
+        })?;
+        if (oldest as u64) + bounds.failovers / 100 < floor {
+            tx.execute(
+                "DELETE FROM failovers WHERE seq <= ?1",
+                params![floor as i64],
+            )?;
+        }
+    }
+    if !history.is_empty() {
+        let newest: Option<i64> = tx
+            .query_row("SELECT MAX(id) FROM history", [], |r| r.get(0))
+            .optional()?
+            .flatten();
+        if let Some(newest) = newest {
+            tx.execute(
+                "DELETE FROM history WHERE id <= ?1",
+                params![newest - bounds.history as i64],
+            )?;
+        }
+    }
+    tx.commit()?;
+    Ok(records)
+}

@@ -1,0 +1,138 @@
+//! The hub's event feed for `GET /v1/events`: one sequence for heartbeat,
+//! failover and config events, a bounded ring for `Last-Event-ID` resume,
+//! and a broadcast to live subscribers. Payloads are kept as values and
+//! serialised only when a subscriber sends them.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::broadcast;
+
+use crate::wire::{ConfigEvent, FailoverRecord, WorkerView};
+
+#[derive(Debug, Clone)]
+pub enum Payload {
+    Heartbeat(Arc<WorkerView>),
+    Failover(Arc<FailoverRecord>),
+    Config(Arc<ConfigEvent>),
+}
+
+impl Payload {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Payload::Heartbeat(_) => "heartbeat",
+            Payload::Failover(_) => "failover",
+            Payload::Config(_) => "config",
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        let r = match self {
+            Payload::Heartbeat(v) => serde_json::to_string(v.as_ref()),
+            Payload::Failover(v) => serde_json::to_string(v.as_ref()),
+            Payload::Config(v) => serde_json::to_string(v.as_ref()),
+        };
+        r.unwrap_or_else(|_| "{}".into())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub seq: u64,
+    pub payload: Payload,
+}
+
+struct Ring {
+    next: u64,
+    events: VecDeque<Arc<Event>>,
+}
+
+pub struct Events {
+    ring: Mutex<Ring>,
+    capacity: usize,
+    tx: broadcast::Sender<Arc<Event>>,
+}
+
+/// What a subscriber gets: what it missed (or that it missed too much), and
+/// the live feed.
+pub struct Subscription {
+    pub replay: Vec<Arc<Event>>,
+    /// The resume point is gone: the client must refetch.
+    pub reset: bool,
+    /// The seq the subscriber is up to after the replay.
+    pub at: u64,
+    pub live: broadcast::Receiver<Arc<Event>>,
+}
+
+impl Events {
+    /// Sequences start at the start time in milliseconds times 1,000, so an
+    /// id from an earlier run of the hub is always below the ring and gets a
+    /// `reset`, never a wrong replay.
+    pub fn new(capacity: usize) -> Events {
+        let start = (chrono::Utc::now().timestamp_millis().max(0) as u64).saturating_mul(1000);
+        let (tx, _) = broadcast::channel(capacity.clamp(16, 65_536));
+        Events {
+            ring: Mutex::new(Ring {
+                next: start + 1,
+                events: VecDeque::with_capacity(capacity.min(65_536)),
+            }),
+            capacity: capacity.max(1),
+            tx,
+        }
+    }
+
+    pub fn publish(&self, payload: Payload) {
+        let Ok(mut ring) = self.ring.lock() else {
+            return;
+        };
+        let ev = Arc::new(Event {
+            seq: ring.next,
+            payload,
+        });
+        ring.next += 1;
+        if ring.events.len() == self.capacity {
+            ring.events.pop_front();
+        }
+        ring.events.push_back(ev.clone());
+        // Sent under the ring lock so live order equals seq order.
+        let _ = self.tx.send(ev);
+    }
+
+    pub fn has_subscribers(&self) -> bool {
+        self.tx.receiver_count() > 0
+    }
+
+    /// Subscribe, resuming after `last_id` when the ring still holds it.
+    pub fn subscribe(&self, last_id: Option<u64>) -> Subscription {
+        let ring = match self.ring.lock() {
+            Ok(r) => r,
+            Err(p) => p.into_inner(),
+        };
+        let live = self.tx.subscribe();
+        let head = ring.next - 1;
+        let Some(last) = last_id else {
+            return Subscription {
+                replay: Vec::new(),
+                reset: false,
+                at: head,
+                live,
+            };
+        };
+        let oldest = ring.events.front().map_or(ring.next, |e| e.seq);
+        if last > head || last + 1 < oldest {
+            return Subscription {
+                replay: Vec::new(),
+                reset: true,
+                at: head,
+                live,
+            };
+        }
+        let skip = (last + 1 - oldest) as usize;
+        Subscription {
+            replay: ring.events.iter().skip(skip).cloned().collect(),
+            reset: false,
+            at: head,
+            live,
+        }
+    }
+}

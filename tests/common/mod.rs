@@ -1,0 +1,159 @@
+//! A real reference hub on an ephemeral loopback port, with a token of each
+//! role, over a temporary config directory.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use macfleet::client::{Client, ClientOptions, Token};
+use macfleet::hub::{HubOptions, RunningHub, auth};
+use macfleet::wire::Role;
+
+pub const CONFIG: &str = "# the fleet\r\n[fleet]\r\nMAC_CODING_AGENTS = [\r\n  \"opencode\", # first\r\n  \"claude\",\r\n]\r\n\r\n[other]\r\nMAC_CODING_AGENTS = \"x\"\r\n";
+
+pub struct TestHub {
+    pub hub: Option<RunningHub>,
+    pub dir: tempfile::TempDir,
+    pub owner: String,
+    pub owner2: String,
+    pub viewer: String,
+    pub worker: String,
+    pub tokens: auth::Tokens,
+}
+
+/// Fake tokens, made at run time: no literal secret lives in the repo.
+fn fake(name: &str) -> String {
+    format!("{}{}", "mft_test_", name.repeat(6))
+}
+
+pub fn options(dir: &std::path::Path, tokens: auth::Tokens) -> HubOptions {
+    let mut o = HubOptions::new(dir.join("hub.toml"), tokens);
+    o.listen = ([127, 0, 0, 1], 0).into();
+    o.name = "test-hub".into();
+    o.heartbeat_interval_s = 1;
+    o.keepalive = Duration::from_millis(300);
+    o
+}
+
+impl TestHub {
+    pub async fn start() -> TestHub {
+        Self::start_with(CONFIG, |_| {}).await
+    }
+
+    pub async fn start_with(config: &str, tweak: impl FnOnce(&mut HubOptions)) -> TestHub {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("hub.toml"), config).expect("write config");
+        let (owner, owner2, viewer, worker) =
+            (fake("own"), fake("bob"), fake("view"), fake("work"));
+        let line = |n: &str, r: Role, t: &str| {
+            format!(
+                "[[tokens]]\nname = \"{n}\"\nrole = \"{r}\"\nsha256 = \"{}\"\n",
+                hex::encode(auth::hash_token(t))
+            )
+        };
+        let text = [
+            line("alice", Role::Owner, &owner),
+            line("bob", Role::Owner, &owner2),
+            line("screen", Role::Viewer, &viewer),
+            line("fleet", Role::Worker, &worker),
+        ]
+        .join("\n");
+        let tokens = auth::Tokens::parse(&text, "test").expect("tokens");
+        let mut opts = options(dir.path(), tokens.clone());
+        tweak(&mut opts);
+        let hub = macfleet::hub::start(opts).await.expect("hub starts");
+        TestHub {
+            hub: Some(hub),
+            dir,
+            owner,
+            owner2,
+            viewer,
+            worker,
+            tokens,
+        }
+    }
+
+    pub fn running(&self) -> &RunningHub {
+        self.hub.as_ref().expect("running")
+    }
+
+    pub fn url(&self) -> String {
+        self.running().url()
+    }
+
+    pub fn path(&self, p: &str) -> String {
+        format!("{}{p}", self.url())
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("hub.toml")
+    }
+
+    pub fn client(&self, token: &str) -> Client {
+        Client::new(
+            &self.url(),
+            Some(Token::new(token)),
+            ClientOptions::default(),
+        )
+        .expect("client")
+    }
+
+    pub fn http(&self) -> reqwest::Client {
+        reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .expect("http")
+    }
+
+    pub async fn restart(&mut self, tweak: impl FnOnce(&mut HubOptions)) {
+        if let Some(h) = self.hub.take() {
+            h.stop().await;
+        }
+        let mut opts = options(self.dir.path(), self.tokens.clone());
+        tweak(&mut opts);
+        self.hub = Some(macfleet::hub::start(opts).await.expect("hub restarts"));
+    }
+}
+
+/// A valid heartbeat as JSON.
+pub fn heartbeat(
+    worker: &str,
+    revision: Option<&str>,
+    failovers: serde_json::Value,
+) -> serde_json::Value {
+    serde_json::json!({
+        "worker": worker,
+        "host": "gpu-node-17",
+        "sent_at": "2026-11-29T15:04:05Z",
+        "config_revision": revision,
+        "agents": ["opencode", "claude"],
+        "active_agent": "claude",
+        "capabilities": {
+            "opencode": {"binary": true, "token": true, "preflight": "ok"},
+            "claude": {"binary": true, "token": true, "preflight": "ok"}
+        },
+        "failovers": failovers
+    })
+}
+
+pub fn failover(id: &str, kind: &str, detail: &str) -> serde_json::Value {
+    serde_json::json!({
+        "id": id, "at": "2026-11-29T15:03:58Z", "from": "opencode", "to": "claude",
+        "cause": {"kind": kind, "status": 429, "source": "hub_router", "detail": detail}
+    })
+}
+
+/// Poll `f` until it returns `Some`, at most `tries` times, 50 ms apart.
+pub async fn eventually<T, F, Fut>(tries: usize, mut f: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    for _ in 0..tries {
+        if let Some(v) = f().await {
+            return Some(v);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
