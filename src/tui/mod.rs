@@ -4,6 +4,8 @@
 
 pub mod app;
 pub mod faillog;
+#[doc(hidden)]
+pub mod fixture;
 pub mod fleet;
 pub mod fmt;
 pub mod keys;

@@ -77,14 +77,23 @@ fn init_logging(path: Option<PathBuf>) {
 
 /// Run the TUI until the user quits. Never exits because the hub went away.
 /// `writer` is `None` for read-only sessions; the views never see it.
-pub async fn run(client: Client, writer: Option<Writer>, opts: TuiOptions) -> color_eyre::Result<()> {
+pub async fn run(
+    client: Client,
+    writer: Option<Writer>,
+    opts: TuiOptions,
+) -> color_eyre::Result<()> {
     let _ = color_eyre::install();
     init_logging(opts.log_file.clone());
     // Ladder editing arrives in a later version; until then the writer is
     // only held, and a read-only session holds none.
     let writer = if opts.read_only { None } else { writer };
     let theme = Theme::new(opts.no_color, opts.ascii);
-    let mut app = App::new(opts.hub_label.clone(), writer.is_some(), theme, Instant::now());
+    let mut app = App::new(
+        opts.hub_label.clone(),
+        writer.is_some(),
+        theme,
+        Instant::now(),
+    );
     tracing::info!(hub = %opts.hub_label, owner = writer.is_some(), "tui starting");
 
     let (mut term, _guard) = term::enter(opts.mouse)?;

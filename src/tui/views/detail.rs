@@ -4,9 +4,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Widget};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
-use super::{cell_style, hub, line};
+use super::{cell_style, hub};
 use crate::tui::app::{App, Detail};
 use crate::tui::fleet::Entry;
 use crate::tui::fmt;
@@ -420,22 +420,17 @@ pub fn draw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
         .title_bottom(Span::styled(" Esc close ", t.muted()));
     let inner = block.inner(area);
     block.render(area, buf);
+    // Detail texts are short (tens of lines), so wrapping them all is cheap.
     let h = inner.height as usize;
     let scroll = app.detail_scroll.min(lines.len().saturating_sub(h));
-    for (i, l) in lines.into_iter().skip(scroll).take(h).enumerate() {
-        let l = if app.is_stale() {
-            l.style(t.greyed())
-        } else {
-            l
-        };
-        line(
-            Rect {
-                y: inner.y + i as u16,
-                height: 1,
-                ..inner
-            },
-            buf,
-            l,
-        );
-    }
+    let style = if app.is_stale() {
+        t.greyed()
+    } else {
+        Style::new()
+    };
+    Paragraph::new(lines)
+        .style(style)
+        .wrap(Wrap { trim: false })
+        .scroll((scroll.min(u16::MAX as usize) as u16, 0))
+        .render(inner, buf);
 }

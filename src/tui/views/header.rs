@@ -172,26 +172,26 @@ pub fn draw_tabs(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let mut spans = Vec::new();
     for v in View::ALL {
-        let count = match v {
-            View::Ladder => app.ladder_rows.len(),
-            View::Workers => app.workers.slots.len(),
-            View::Failovers => app.failover_rows.len(),
-            View::History => app.history_rows.len(),
-        };
-        let text = format!("{} {} {}", v.index() + 1, v.title(), fmt::count(count));
         spans.push(Span::raw(" "));
         if v == app.view {
-            spans.push(Span::styled(text, t.tab_active()));
+            let (_, _, len) = app.cursor();
+            spans.push(Span::styled(
+                format!("{} {} {}", v.index() + 1, v.title(), fmt::count(len)),
+                t.tab_active(),
+            ));
         } else {
-            spans.push(Span::styled(text, t.muted()));
+            spans.push(Span::styled(
+                format!("{} {}", v.index() + 1, v.title()),
+                t.muted(),
+            ));
         }
         spans.push(Span::raw(" "));
     }
     let vs = &app.views[app.view.index()];
     let sorts = app.view.sorts();
-    let dir = if vs.reverse { "desc" } else { "asc" };
+    let dir = if vs.reverse { ", reversed" } else { "" };
     spans.push(Span::styled(
-        format!(" {} sort {} {}", t.sep(), sorts[vs.sort], dir),
+        format!("{} sort {}{}", t.sep(), sorts[vs.sort], dir),
         t.muted(),
     ));
     if !vs.filter.text.is_empty() && !vs.filter.editing {
@@ -217,7 +217,10 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
                 Span::styled("/", t.title()),
                 Span::raw(vs.filter.text.clone()),
                 Span::styled("_", t.title()),
-                Span::styled("   Enter keep · Esc clear · ↑ recall", t.muted()),
+                Span::styled(
+                    format!("   Enter keep {0} Esc clear {0} Up recall", t.sep()),
+                    t.muted(),
+                ),
             ]),
         );
         return;
@@ -244,12 +247,18 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
         )
     } else if app.detail.is_some() {
         Line::styled(
-            "Esc close · j/k next · PgUp/PgDn scroll · ? help",
+            format!(
+                "Esc close {0} j/k next {0} PgUp/PgDn scroll {0} ? help",
+                t.sep()
+            ),
             t.muted(),
         )
     } else {
         Line::styled(
-            "? help · / filter · s sort · Enter detail · r refetch · q quit",
+            format!(
+                "? help {0} / filter {0} s sort {0} Enter detail {0} r refetch {0} q quit",
+                t.sep()
+            ),
             t.muted(),
         )
     };

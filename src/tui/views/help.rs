@@ -21,13 +21,13 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
             let mut help = b.help.to_string();
             if b.action.is_edit() {
                 help.push_str(if app.can_write {
-                    " (later version)"
+                    " (later)"
                 } else {
                     " (read-only)"
                 });
             }
             Line::from(vec![
-                Span::styled(format!("{label:<8}"), t.title()),
+                Span::styled(format!("{label:<7}"), t.title()),
                 Span::raw(help),
             ])
         })
@@ -42,8 +42,20 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
 
 pub fn draw(app: &App, screen: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let lines = lines(app);
-    let w = 62.min(screen.width);
+    let mut lines = lines(app);
+    // Two columns when one does not fit the screen's height.
+    let two = lines.len() as u16 + 2 > screen.height && screen.width >= 60;
+    let w = if two {
+        100.min(screen.width)
+    } else {
+        62.min(screen.width)
+    };
+    let mut right: Vec<Line> = Vec::new();
+    if two {
+        let footer = lines.split_off(lines.len() - 2);
+        right = lines.split_off(lines.len().div_ceil(2));
+        lines.extend(footer);
+    }
     let h = (lines.len() as u16 + 2).min(screen.height);
     let area = Rect {
         x: screen.x + (screen.width - w) / 2,
@@ -62,15 +74,25 @@ pub fn draw(app: &App, screen: Rect, buf: &mut Buffer) {
         .title_bottom(Span::styled(" ? or Esc closes ", t.muted()));
     let inner = block.inner(area);
     block.render(area, buf);
+    let half = if two { inner.width / 2 } else { inner.width };
+    let right_len = right.len();
     for (i, l) in lines.into_iter().take(inner.height as usize).enumerate() {
-        line(
-            Rect {
-                y: inner.y + i as u16,
-                height: 1,
-                ..inner
-            },
-            buf,
-            l,
-        );
+        let width = if i < right_len { half } else { inner.width };
+        let r = Rect {
+            y: inner.y + i as u16,
+            height: 1,
+            width,
+            ..inner
+        };
+        line(r, buf, l);
+    }
+    for (i, l) in right.into_iter().take(inner.height as usize).enumerate() {
+        let r = Rect {
+            x: inner.x + half,
+            y: inner.y + i as u16,
+            height: 1,
+            width: inner.width - half,
+        };
+        line(r, buf, l);
     }
 }

@@ -13,7 +13,7 @@ pub const COLS: [Col; 5] = [
     col("AGE", 4, 0),
     col("WHEN", 17, 2),
     col("BY", 12, 1),
-    fill("BEFORE → AFTER", 20, 0),
+    fill("BEFORE → AFTER", 40, 0),
 ];
 
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {

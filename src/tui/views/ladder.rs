@@ -19,7 +19,7 @@ pub const COLS: [Col; 6] = [
     col("CAN", 7, 0),
     col("RUN", 7, 0),
     col("CANNOT (bin/tok/pf)", 19, 2),
-    fill("AWAY LAST HOUR", 16, 0),
+    fill("AWAY LAST HOUR", 30, 0),
 ];
 
 /// `8 rate_limited 5 · auth 3`

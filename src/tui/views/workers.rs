@@ -12,13 +12,13 @@ use crate::tui::fmt;
 use crate::wire::{Failover, WorkerState};
 
 pub const COLS: [Col; 7] = [
-    col("WORKER", 16, 0),
+    col("WORKER", 14, 0),
     col("HOST", 16, 4),
     col("AGE", 4, 2),
     col("STATE", 7, 1),
-    col("ACTIVE", 12, 0),
-    col("SYNC", 5, 3),
-    fill("LAST FAILOVER", 20, 0),
+    col("ACTIVE", 11, 0),
+    col("SYNC", 4, 3),
+    fill("LAST FAILOVER", 24, 0),
 ];
 
 /// `opencode→claude rate_limited 429 3m`
@@ -34,7 +34,7 @@ pub fn failover_text(app: &App, f: &Failover) -> String {
     s
 }
 
-pub fn cells(app: &App, e: &Entry) -> Vec<Span<'static>> {
+pub fn cells(app: &App, e: &Entry, id_width: usize) -> Vec<Span<'static>> {
     let t = &app.theme;
     let v = &e.view;
     let ell = t.ellipsis();
@@ -52,7 +52,7 @@ pub fn cells(app: &App, e: &Entry) -> Vec<Span<'static>> {
         Span::raw(t.yes())
     } else {
         Span::styled(
-            fit(&hub(v.config_revision.as_deref().unwrap_or("-")), 5, ell),
+            fit(&hub(v.config_revision.as_deref().unwrap_or("-")), 4, ell),
             cell_style(app, t.warn()),
         )
     };
@@ -66,7 +66,10 @@ pub fn cells(app: &App, e: &Entry) -> Vec<Span<'static>> {
         t.state(e.state)
     };
     vec![
-        Span::styled(fit(&hub(&v.worker), 16, ell), cell_style(app, worker_style)),
+        Span::styled(
+            fit(&hub(&v.worker), id_width, ell),
+            cell_style(app, worker_style),
+        ),
         Span::raw(fit(&hub(&v.host), 16, ell)),
         Span::raw(fmt::age_at(app.now(), v.received_at)),
         Span::styled(e.state.as_str(), cell_style(app, state_style)),
@@ -77,7 +80,14 @@ pub fn cells(app: &App, e: &Entry) -> Vec<Span<'static>> {
 }
 
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
-    let keep = fit_columns(&COLS, area.width);
+    let mut cols = COLS;
+    if area.width >= 110 {
+        // Room for longer ids (UUIDs are 36).
+        cols[0].width = Some(22);
+        cols[0].min = 22;
+    }
+    let id_width = cols[0].min as usize;
+    let keep = fit_columns(&cols, area.width);
     let rows_h = area.height.saturating_sub(1) as usize;
     let idx = &app.workers.slots;
     let sel = &app.workers_sel;
@@ -85,10 +95,10 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let rows: Vec<Vec<Span<'static>>> = idx[off..end]
         .iter()
         .filter_map(|&s| app.fleet.get(s))
-        .map(|e| cells(app, e))
+        .map(|e| cells(app, e, id_width))
         .collect();
     let selected = (!idx.is_empty()).then(|| sel.pos.saturating_sub(off));
-    table(app, area, buf, &COLS, &keep, rows, selected);
+    table(app, area, buf, &cols, &keep, rows, selected);
     if idx.is_empty() && area.height > 1 {
         let msg = if app.fleet.is_empty() {
             "no workers have reported yet"
