@@ -214,9 +214,7 @@ fn no_color_has_no_colour_and_reversed_bold_selection() {
 
 #[test]
 fn ascii_theme_draws_only_ascii() {
-    for setup in [
-        "1", "2", "3", "4", "2\n", "3\n", "1?", "4\n",
-    ] {
+    for setup in ["1", "2", "3", "4", "2\n", "3\n", "1?", "4\n"] {
         let (mut app, _) = fixture::app(60, true, Theme::new(true, true), 120, 40);
         for c in setup.chars() {
             if c == '\n' {
