@@ -188,11 +188,7 @@ fn filter_matches_agent_and_cause_and_is_case_insensitive() {
         );
     }
     // Narrowing in place and a fresh rebuild agree.
-    let mut fresh = WorkerIndex {
-        filter: "rate_limited".into(),
-        ..WorkerIndex::default()
-    };
-    fresh.rebuild(&a.fleet);
+    let fresh = WorkerIndex::build(&a.fleet, a.workers_sort(), false, "rate_limited");
     assert_eq!(fresh.slots, a.workers.slots);
     // Failovers view filters its own rows by worker, agent and cause.
     key(&mut a, '3');
@@ -590,4 +586,41 @@ fn resize_keeps_the_cursor_visible() {
     let rows = views::body_rows(&a);
     let s = &a.workers_sel;
     assert!(s.pos >= s.offset && s.pos < s.offset + rows);
+}
+
+#[test]
+fn incremental_index_matches_a_rebuild_for_every_sort_and_direction() {
+    use macfleet::tui::fleet::WorkerSort;
+    for sort in WorkerSort::ALL {
+        for reverse in [false, true] {
+            let (mut a, m0) = app(300, false);
+            a.workers.set_sort(&a.fleet, sort, reverse);
+            let mut now = t0();
+            for round in 0..6u64 {
+                now += TimeDelta::seconds(9);
+                let delta: Vec<_> = (0..12u64)
+                    .map(|k| {
+                        let mut w = fixture::worker(((round * 53 + k * 29) % 330) as usize, now);
+                        w.host = if k % 2 == 0 {
+                            format!("h{}", (round + k) % 5)
+                        } else {
+                            // Longer than the 24 bytes a sort key holds.
+                            format!("a-very-long-host-name-prefix-{}", (round + k) % 3)
+                        };
+                        w
+                    })
+                    .collect();
+                a.update(Msg::Workers {
+                    page: fixture::page(delta, now, true, round + 2),
+                    at: m0 + Duration::from_secs(9 * (round + 1)),
+                });
+                a.settle();
+                let fresh = WorkerIndex::build(&a.fleet, sort, reverse, "");
+                assert_eq!(
+                    fresh.slots, a.workers.slots,
+                    "{sort:?} reverse={reverse} round {round}"
+                );
+            }
+        }
+    }
 }

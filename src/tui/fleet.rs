@@ -454,10 +454,82 @@ impl Fleet {
     }
 }
 
+/// A row's position as three machine words, so that sorting and merging
+/// 100,000 rows runs over one contiguous array instead of chasing every
+/// entry. Each word before the last encodes its field exactly, and string
+/// prefixes are big-endian, so the key order never contradicts [`compare`];
+/// equal keys fall back to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SortKey(u64, u64, u64, u64);
+
+/// Bytes `from..from + 8` of `s`, big-endian, zero-padded (ids and hosts
+/// hold no NUL, so padding sorts like the end of the string).
+fn prefix(s: &str, from: usize) -> u64 {
+    let b = s.as_bytes();
+    let mut x = [0u8; 8];
+    for (i, slot) in x.iter_mut().enumerate() {
+        if let Some(c) = b.get(from + i) {
+            *slot = *c;
+        }
+    }
+    u64::from_be_bytes(x)
+}
+
+/// Order-preserving map of a time to `u64` (full precision).
+fn ts(t: DateTime<Utc>) -> u64 {
+    let n = t
+        .timestamp_nanos_opt()
+        .unwrap_or_else(|| t.timestamp().saturating_mul(1_000_000_000));
+    (n as u64) ^ (1 << 63)
+}
+
+pub fn sort_key(sort: WorkerSort, e: &Entry) -> SortKey {
+    let id = &e.view.worker;
+    // Newest failover first, none last.
+    let fo = e
+        .view
+        .last_failover
+        .as_ref()
+        .map(|f| !ts(f.at))
+        .unwrap_or(u64::MAX);
+    match sort {
+        WorkerSort::Urgency => SortKey(e.urgency() as u64, fo, prefix(id, 0), prefix(id, 8)),
+        WorkerSort::Worker => SortKey(prefix(id, 0), prefix(id, 8), prefix(id, 16), prefix(id, 24)),
+        WorkerSort::Host => {
+            let h = &e.view.host;
+            // Hosts of up to 24 bytes are encoded whole, so the last word
+            // may order equal hosts by id; a longer host sorts after every
+            // shorter one sharing its first 24 bytes, and ties among long
+            // hosts fall back to the full comparison.
+            let tail = if h.len() <= 24 {
+                prefix(id, 0) >> 1
+            } else {
+                u64::MAX
+            };
+            SortKey(prefix(h, 0), prefix(h, 8), prefix(h, 16), tail)
+        }
+        WorkerSort::Age => SortKey(
+            ts(e.view.received_at),
+            prefix(id, 0),
+            prefix(id, 8),
+            prefix(id, 16),
+        ),
+        WorkerSort::Rank => SortKey(
+            e.active_rank().map(|r| r as u64 + 1).unwrap_or(0),
+            prefix(id, 0),
+            prefix(id, 8),
+            prefix(id, 16),
+        ),
+        WorkerSort::Failover => SortKey(fo, prefix(id, 0), prefix(id, 8), prefix(id, 16)),
+    }
+}
+
 /// The Workers view's rows: slots in display order, after the filter.
 #[derive(Debug, Clone)]
 pub struct WorkerIndex {
     pub slots: Vec<Slot>,
+    /// `keys[i]` is the sort key of `slots[i]`.
+    keys: Vec<SortKey>,
     pub sort: WorkerSort,
     pub reverse: bool,
     /// Lower-cased filter the index was built with.
@@ -468,6 +540,7 @@ impl Default for WorkerIndex {
     fn default() -> Self {
         WorkerIndex {
             slots: Vec::new(),
+            keys: Vec::new(),
             sort: WorkerSort::Urgency,
             reverse: false,
             filter: String::new(),
@@ -476,24 +549,58 @@ impl Default for WorkerIndex {
 }
 
 impl WorkerIndex {
-    fn cmp(&self, fleet: &Fleet, a: Slot, b: Slot) -> Ordering {
-        let (Some(ea), Some(eb)) = (fleet.get(a), fleet.get(b)) else {
-            return a.cmp(&b);
-        };
-        let o = compare(self.sort, ea, eb);
+    fn cmp(&self, fleet: &Fleet, a: (SortKey, Slot), b: (SortKey, Slot)) -> Ordering {
+        let o =
+            a.0.cmp(&b.0)
+                .then_with(|| match (fleet.get(a.1), fleet.get(b.1)) {
+                    (Some(ea), Some(eb)) => compare(self.sort, ea, eb),
+                    _ => a.1.cmp(&b.1),
+                });
         if self.reverse { o.reverse() } else { o }
+    }
+
+    /// An index built from scratch.
+    pub fn build(fleet: &Fleet, sort: WorkerSort, reverse: bool, filter: &str) -> WorkerIndex {
+        let mut i = WorkerIndex {
+            sort,
+            reverse,
+            filter: filter.to_lowercase(),
+            ..WorkerIndex::default()
+        };
+        i.rebuild(fleet);
+        i
+    }
+
+    fn set_rows(&mut self, rows: Vec<(SortKey, Slot)>) {
+        self.keys = rows.iter().map(|r| r.0).collect();
+        self.slots = rows.into_iter().map(|r| r.1).collect();
     }
 
     /// Filter and sort the whole fleet.
     pub fn rebuild(&mut self, fleet: &Fleet) {
         let f = &self.filter;
-        let mut slots: Vec<Slot> = fleet
+        let sort = self.sort;
+        let mut rows: Vec<(SortKey, Slot)> = fleet
             .iter()
             .filter(|(_, e)| e.matches(f))
-            .map(|(s, _)| s)
+            .map(|(s, e)| (sort_key(sort, e), s))
             .collect();
-        slots.sort_unstable_by(|&a, &b| self.cmp(fleet, a, b));
-        self.slots = slots;
+        rows.sort_unstable_by(|a, b| self.cmp(fleet, *a, *b));
+        self.set_rows(rows);
+    }
+
+    /// Keep only rows whose slot passes `keep`.
+    fn retain(&mut self, mut keep: impl FnMut(Slot) -> bool) {
+        let mut w = 0;
+        for r in 0..self.slots.len() {
+            if keep(self.slots[r]) {
+                self.slots[w] = self.slots[r];
+                self.keys[w] = self.keys[r];
+                w += 1;
+            }
+        }
+        self.slots.truncate(w);
+        self.keys.truncate(w);
     }
 
     /// A new filter. A filter that contains the old one can only narrow the
@@ -506,16 +613,21 @@ impl WorkerIndex {
         let narrows = filter.contains(self.filter.as_str());
         self.filter = filter;
         if narrows {
-            let f = &self.filter;
-            self.slots
-                .retain(|&s| fleet.get(s).is_some_and(|e| e.matches(f)));
+            let f = self.filter.clone();
+            self.retain(|s| fleet.get(s).is_some_and(|e| e.matches(&f)));
         } else {
             self.rebuild(fleet);
         }
     }
 
     pub fn set_sort(&mut self, fleet: &Fleet, sort: WorkerSort, reverse: bool) {
-        if (sort, reverse) != (self.sort, self.reverse) {
+        if sort == self.sort && reverse != self.reverse {
+            // Keys are unchanged and ties are broken by id: reversing the
+            // order is reversing the rows.
+            self.reverse = reverse;
+            self.slots.reverse();
+            self.keys.reverse();
+        } else if (sort, reverse) != (self.sort, self.reverse) {
             self.sort = sort;
             self.reverse = reverse;
             self.rebuild(fleet);
@@ -524,8 +636,9 @@ impl WorkerIndex {
 
     /// Re-place the `changed` slots (updated, added, removed, or whose
     /// derived state moved) without sorting the rest: drop them, sort them
-    /// alone, merge. Unchanged rows keep their relative order because the
-    /// comparison is a pure function of each row's data.
+    /// alone, and insert each by binary search over the kept keys. Unchanged
+    /// rows keep their relative order because keys are a pure function of
+    /// each row's data.
     pub fn apply_changes(&mut self, fleet: &Fleet, changed: &[Slot]) {
         if changed.is_empty() {
             return;
@@ -540,10 +653,9 @@ impl WorkerIndex {
                 *m = true;
             }
         }
-        self.slots
-            .retain(|&s| !mark.get(s as usize).copied().unwrap_or(false));
+        self.retain(|s| !mark.get(s as usize).copied().unwrap_or(false));
         let f = &self.filter;
-        let mut fresh: Vec<Slot> = Vec::with_capacity(changed.len());
+        let mut fresh: Vec<(SortKey, Slot)> = Vec::with_capacity(changed.len());
         for &s in changed {
             let m = &mut mark[s as usize];
             // A slot listed twice is placed once.
@@ -551,25 +663,38 @@ impl WorkerIndex {
                 continue;
             }
             *m = false;
-            if fleet.get(s).is_some_and(|e| e.matches(f)) {
-                fresh.push(s);
+            if let Some(e) = fleet.get(s).filter(|e| e.matches(f)) {
+                fresh.push((sort_key(self.sort, e), s));
             }
         }
-        fresh.sort_unstable_by(|&a, &b| self.cmp(fleet, a, b));
-        let old = std::mem::take(&mut self.slots);
-        let mut out = Vec::with_capacity(old.len() + fresh.len());
-        let (mut i, mut j) = (0, 0);
-        while i < old.len() && j < fresh.len() {
-            if self.cmp(fleet, old[i], fresh[j]) != Ordering::Greater {
-                out.push(old[i]);
-                i += 1;
-            } else {
-                out.push(fresh[j]);
-                j += 1;
+        fresh.sort_unstable_by(|a, b| self.cmp(fleet, *a, *b));
+        let old_slots = std::mem::take(&mut self.slots);
+        let old_keys = std::mem::take(&mut self.keys);
+        let n = old_slots.len() + fresh.len();
+        let (mut slots, mut keys) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut from = 0;
+        for row in fresh {
+            // First kept row that sorts after `row`, searching only past
+            // where the previous fresh row went.
+            let (mut lo, mut hi) = (from, old_slots.len());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if self.cmp(fleet, (old_keys[mid], old_slots[mid]), row) == Ordering::Greater {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
             }
+            let at = lo;
+            slots.extend_from_slice(&old_slots[from..at]);
+            keys.extend_from_slice(&old_keys[from..at]);
+            slots.push(row.1);
+            keys.push(row.0);
+            from = at;
         }
-        out.extend_from_slice(&old[i..]);
-        out.extend_from_slice(&fresh[j..]);
-        self.slots = out;
+        slots.extend_from_slice(&old_slots[from..]);
+        keys.extend_from_slice(&old_keys[from..]);
+        self.slots = slots;
+        self.keys = keys;
     }
 }
