@@ -71,7 +71,7 @@ fn tui_child() {
                 hub_label: url,
                 read_only,
                 ascii: flag("CHILD_ASCII"),
-                mouse: false,
+                mouse: flag("CHILD_MOUSE"),
                 no_color: flag("NO_COLOR"),
                 log_file,
             },
@@ -292,4 +292,23 @@ fn no_color_and_ascii_draw_plain_cells() {
     }
     t.send("q");
     assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn mouse_is_opt_in_button_events_only_and_undone() {
+    let mut t = Pty::spawn(&[("CHILD_MOUSE", "1")]);
+    t.wait_for("1/20", START);
+    // SGR wheel down at column 10, row 10.
+    t.send("\x1b[<65;10;10M");
+    t.wait_for("2/20", SOON);
+    // A left click on the 5th data row (rows are 1-based; data starts on row 6).
+    t.send("\x1b[<0;5;10M\x1b[<0;5;10m");
+    t.wait_for("5/20", SOON);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+    let bytes = t.bytes.lock().unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains("\x1b[?1000h"));
+    assert!(!text.contains("\x1b[?1003h"), "no any-motion tracking");
+    assert!(text.contains("\x1b[?1000l"), "mouse capture undone");
 }

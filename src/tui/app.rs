@@ -657,10 +657,10 @@ impl App {
                 self.advance_mono(at);
                 // Only the worker poll decides "disconnected": it is the
                 // request that runs all the time.
-                if matches!(what, Fetch::Workers | Fetch::Whoami) {
-                    if self.conn.failing_since.is_none() {
-                        self.conn.failing_since = Some(at);
-                    }
+                if matches!(what, Fetch::Workers | Fetch::Whoami)
+                    && self.conn.failing_since.is_none()
+                {
+                    self.conn.failing_since = Some(at);
                 }
                 self.conn.last_error = Some(error);
                 self.dirty = true;
@@ -712,13 +712,7 @@ impl App {
             | Action::Bottom
             | Action::PageDown
             | Action::PageUp => {
-                if self.detail.is_some()
-                    && matches!(
-                        self.detail,
-                        Some(Detail::Worker(_)) | Some(Detail::Failover(_))
-                    )
-                    && !matches!(action, Action::Down | Action::Up)
-                {
+                if self.detail.is_some() && !matches!(action, Action::Down | Action::Up) {
                     // PgUp/PgDn/g/G scroll the detail text.
                     self.scroll_detail(action);
                 } else {
@@ -742,11 +736,9 @@ impl App {
                 self.views[vi].reverse = !self.views[vi].reverse;
                 self.resort();
             }
-            Action::Detail => {
-                if self.detail.is_none() {
-                    self.detail = self.selected_detail();
-                    self.detail_scroll = 0;
-                }
+            Action::Detail if self.detail.is_none() => {
+                self.detail = self.selected_detail();
+                self.detail_scroll = 0;
             }
             Action::Back => {
                 if self.detail.is_some() {

@@ -78,7 +78,7 @@ pub fn worker(i: usize, now: DateTime<Utc>) -> WorkerView {
     for (k, a) in LADDER.iter().enumerate() {
         let cap = Capability {
             binary: !(a == &"pi" && i % 3 == 0),
-            token: !(no_route && k < 3) && !(a == &"codex" && i % 4 == 0),
+            token: !(no_route && k < 3 || a == &"codex" && i % 4 == 0),
             preflight: if no_route {
                 Preflight::Failed
             } else {

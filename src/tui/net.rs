@@ -124,10 +124,8 @@ async fn pull_failovers(
                 if let Some(last) = page.events.last() {
                     sh.max_seq.fetch_max(last.seq, Ordering::SeqCst);
                 }
-                if n > 0 || fresh {
-                    if !send(tx, Msg::Failovers { page, fresh }).await {
-                        return true;
-                    }
+                if (n > 0 || fresh) && !send(tx, Msg::Failovers { page, fresh }).await {
+                    return true;
                 }
                 fresh = false;
                 if n < PAGE as usize || since == Some(next) {

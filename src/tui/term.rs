@@ -5,7 +5,7 @@
 use std::io::{self, BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::event::DisableMouseCapture;
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
     disable_raw_mode, enable_raw_mode,
@@ -83,8 +83,12 @@ pub fn enter(mouse: bool) -> io::Result<(Term, Guard)> {
     let mut out = io::stdout();
     execute!(out, EnterAlternateScreen, cursor::Hide)?;
     if mouse {
-        execute!(out, EnableMouseCapture)?;
+        // Button events only (1000) in SGR encoding (1006). crossterm's
+        // EnableMouseCapture also turns on any-motion tracking (1003), which
+        // makes every mouse move SSH traffic.
         MOUSE.store(true, Ordering::SeqCst);
+        out.write_all(b"\x1b[?1000h\x1b[?1006h")?;
+        out.flush()?;
     }
     let backend = CrosstermBackend::new(Out {
         inner: BufWriter::with_capacity(64 * 1024, io::stdout()),
