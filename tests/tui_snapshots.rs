@@ -267,3 +267,45 @@ fn disconnected_data_stays_greyed_with_its_age() {
     assert!(find(&buf, "live").is_some());
     assert_ne!(buf[(0, y)].fg, Color::DarkGray);
 }
+
+#[test]
+fn tiny_and_odd_sizes_never_panic() {
+    for (w, h) in [
+        (1, 1),
+        (2, 2),
+        (10, 3),
+        (20, 5),
+        (40, 10),
+        (60, 12),
+        (300, 8),
+        (81, 25),
+    ] {
+        for setup in ["1", "2", "3", "4", "2\n", "3\n", "1\n", "4\n", "?", "2/x"] {
+            let (mut app, _) = fixture::app(30, true, color(), w, h);
+            for c in setup.chars() {
+                if c == '\n' {
+                    code(&mut app, KeyCode::Enter);
+                } else {
+                    key(&mut app, c);
+                }
+            }
+            for _ in 0..5 {
+                key(&mut app, 'j');
+            }
+            let _ = buffer(&mut app);
+        }
+    }
+}
+
+#[test]
+fn a_row_per_visible_line_and_nothing_past_the_edge_at_80x24() {
+    // Every data row of the Workers view is one line: worker ids at column 0.
+    let (mut app, _) = fixture::app(60, false, color(), 80, 24);
+    let buf = buffer(&mut app);
+    let t = views::table_area(&app);
+    for y in t.y..t.bottom() {
+        assert_eq!(buf[(0, y)].symbol(), "w", "row {y}");
+    }
+    // The status line's counter ends at the last column.
+    assert_eq!(buf[(79, 23)].symbol(), "0");
+}
