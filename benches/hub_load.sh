@@ -16,12 +16,14 @@ dir=$(mktemp -d)
 trap 'kill $hub 2>/dev/null || true; rm -rf "$dir"' EXIT
 cp assets/hub.toml "$dir/hub.toml"
 $BIN hub token --name load --role worker --tokens "$dir/tokens.toml" > "$dir/worker.tok" 2>/dev/null
+$BIN hub token --name look --role viewer --tokens "$dir/tokens.toml" > "$dir/viewer.tok" 2>/dev/null
 $BIN hub --config "$dir/hub.toml" --tokens "$dir/tokens.toml" --listen 127.0.0.1:$PORT > "$dir/hub.log" 2>&1 &
 hub=$!
 for _ in $(seq 50); do curl -sf http://127.0.0.1:$PORT/v1/health >/dev/null && break; sleep 0.1; done
 export MAC_HUB_TOKEN=$(cat "$dir/worker.tok") WORKERS
 echo "== warm-up: register $WORKERS workers"
-wrk -t$THREADS -c$CONNS -d10s -s benches/heartbeat.lua http://127.0.0.1:$PORT >/dev/null
+WARM=1 wrk -t2 -c$CONNS -d15s -s benches/heartbeat.lua http://127.0.0.1:$PORT >/dev/null
+curl -s -H "Authorization: Bearer $(cat $dir/viewer.tok)" http://127.0.0.1:$PORT/v1/workers | python3 -c "import json,sys; print(len(json.load(sys.stdin)[\"workers\"]), \"workers registered\")"
 echo "== GET /v1/health"
 wrk -t$THREADS -c$CONNS -d$DUR http://127.0.0.1:$PORT/v1/health | tee "$dir/health.txt"
 echo "== POST /v1/heartbeats ($WORKERS workers)"

@@ -107,6 +107,8 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     pub request_timeout: Duration,
     pub user_agent: String,
+    /// An extra CA certificate (PEM) to trust, for a hub with a private CA.
+    pub ca_pem: Option<Vec<u8>>,
 }
 
 impl Default for ClientOptions {
@@ -116,6 +118,7 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),
             user_agent: format!("macfleet/{}", env!("CARGO_PKG_VERSION")),
+            ca_pem: None,
         }
     }
 }
@@ -220,11 +223,25 @@ impl Client {
             let path = format!("{}/", base.path());
             base.set_path(&path);
         }
+        let ca = match &opts.ca_pem {
+            Some(pem) => {
+                Some(
+                    reqwest::Certificate::from_pem(pem).map_err(|e| ClientError::BadUrl {
+                        url: base.to_string(),
+                        reason: format!("the CA certificate is not PEM: {e}"),
+                    })?,
+                )
+            }
+            None => None,
+        };
         let build = |timeout: Option<Duration>| {
             let mut b = reqwest::Client::builder()
                 .connect_timeout(opts.connect_timeout)
                 .user_agent(opts.user_agent.clone())
                 .redirect(reqwest::redirect::Policy::none());
+            if let Some(ca) = &ca {
+                b = b.add_root_certificate(ca.clone());
+            }
             if let Some(t) = timeout {
                 b = b.timeout(t);
             } else {

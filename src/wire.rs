@@ -414,12 +414,14 @@ fn is_revision(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
-fn check_agent(field: &str, name: &str) -> Result<(), Invalid> {
+/// The field name is built only on failure: validation runs on every
+/// heartbeat and must not allocate when all is well.
+fn check_agent(field: impl FnOnce() -> String, name: &str) -> Result<(), Invalid> {
     if is_agent_name(name) {
         Ok(())
     } else {
         Err(invalid(
-            field,
+            field(),
             "agent names match ^[a-z][a-z0-9_-]{0,31}$".to_string(),
         ))
     }
@@ -473,9 +475,9 @@ impl Failover {
                 "1 to 128 of [A-Za-z0-9._:-]",
             ));
         }
-        check_agent(&format!("{field}.from"), &self.from)?;
+        check_agent(|| format!("{field}.from"), &self.from)?;
         if let Some(to) = &self.to {
-            check_agent(&format!("{field}.to"), to)?;
+            check_agent(|| format!("{field}.to"), to)?;
             if to == &self.from {
                 return Err(invalid(format!("{field}.to"), "equals from"));
             }
@@ -502,16 +504,16 @@ impl Heartbeat {
             return Err(invalid("agents", format!("at most {MAX_AGENTS}")));
         }
         for (i, a) in self.agents.iter().enumerate() {
-            check_agent(&format!("agents[{i}]"), a)?;
+            check_agent(|| format!("agents[{i}]"), a)?;
         }
         if let Some(active) = &self.active_agent {
-            check_agent("active_agent", active)?;
+            check_agent(|| "active_agent".into(), active)?;
         }
         if self.capabilities.len() > MAX_AGENTS {
             return Err(invalid("capabilities", format!("at most {MAX_AGENTS}")));
         }
         for name in self.capabilities.keys() {
-            check_agent("capabilities", name)?;
+            check_agent(|| "capabilities".into(), name)?;
         }
         if self.failovers.len() > MAX_FAILOVERS_PER_HEARTBEAT {
             return Err(invalid(

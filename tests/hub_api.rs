@@ -777,3 +777,85 @@ async fn refuses_plaintext_beyond_loopback() {
     );
     assert!(matches!(c, Err(ClientError::Plaintext(_))));
 }
+
+#[tokio::test]
+async fn serves_https_with_tls_cert_and_key() {
+    let ck =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .expect("self-signed cert");
+    let certs = tempfile::tempdir().expect("tempdir");
+    let (cert, key) = (certs.path().join("hub.crt"), certs.path().join("hub.key"));
+    std::fs::write(&cert, ck.cert.pem()).expect("cert");
+    std::fs::write(&key, ck.signing_key.serialize_pem()).expect("key");
+    let h = TestHub::start_with(CONFIG, |o| o.tls = Some((cert.clone(), key.clone()))).await;
+    assert!(h.url().starts_with("https://127.0.0.1:"), "{}", h.url());
+    let opts = macfleet::client::ClientOptions {
+        ca_pem: Some(ck.cert.pem().into_bytes()),
+        ..Default::default()
+    };
+    let c = macfleet::client::Client::new(
+        &h.url(),
+        Some(macfleet::client::Token::new(&h.viewer)),
+        opts,
+    )
+    .expect("client");
+    assert_eq!(c.whoami().await.expect("whoami over TLS").name, "screen");
+    // Without trusting the certificate, the client refuses the hub.
+    let untrusting = h.client(&h.viewer);
+    assert!(matches!(
+        untrusting.whoami().await,
+        Err(ClientError::Unreachable(_))
+    ));
+    // Plain HTTP to the TLS port gets nowhere.
+    let plain = h.url().replace("https://", "http://");
+    let r = h.http().get(format!("{plain}/v1/health")).send().await;
+    assert!(r.is_err() || !r.expect("resp").status().is_success());
+}
+
+#[tokio::test]
+async fn failover_detail_is_scrubbed_at_ingest() {
+    let h = TestHub::start().await;
+    // Fake secrets, assembled at run time.
+    let key = format!("{}{}", "sk-ant-api03-", "Zq7".repeat(31));
+    let gh = format!("{}{}", "ghp_", "a1B2c3D4e5".repeat(4));
+    let detail = format!("opencode route: 401 from upstream, key {key} rejected; {gh}");
+    let detail: String = detail.chars().take(200).collect();
+    let hb: macfleet::wire::Heartbeat = serde_json::from_value(heartbeat(
+        "w-5",
+        None,
+        serde_json::json!([failover("s-1", "auth", &detail)]),
+    ))
+    .expect("hb");
+    h.client(&h.worker).heartbeat(&hb).await.expect("heartbeat");
+    h.running().hub.db.flush().await.expect("flush");
+    let viewer = h.client(&h.viewer);
+    let log = viewer
+        .failovers(&FailoverQuery::default())
+        .await
+        .expect("log");
+    let stored = log.events[0].failover.cause.detail.clone().expect("detail");
+    assert!(stored.contains("[redacted:anthropic-key]"), "{stored}");
+    assert!(
+        stored.starts_with("opencode route: 401 from upstream"),
+        "on-call keeps the status text"
+    );
+    assert!(
+        !stored.contains(&key[..20]) && !stored.contains("Zq7Zq7"),
+        "{stored}"
+    );
+    let page = viewer.workers(None).await.expect("workers");
+    let last = page.workers[0]
+        .last_failover
+        .as_ref()
+        .expect("last failover");
+    assert_eq!(last.cause.detail.as_deref(), Some(stored.as_str()));
+    // Nothing on the wire or on disk holds it.
+    let raw = h
+        .http()
+        .get(h.path("/v1/failovers"))
+        .bearer_auth(&h.viewer)
+        .send()
+        .await
+        .expect("req");
+    assert!(!raw.text().await.expect("body").contains("Zq7Zq7"));
+}

@@ -5,6 +5,16 @@ use std::ops::Range;
 
 use crate::wire::{KNOWN_AGENTS, is_agent_name};
 
+mod commas;
+mod diff;
+mod edit;
+mod layout;
+mod rebase;
+
+pub use diff::unified_diff;
+pub use edit::{Edited, Op, apply, set_order, target_of};
+pub use rebase::{RebaseError, rebase};
+
 /// Where the list stands in the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -76,6 +86,10 @@ pub enum DocError {
     NoSuchAgent(String),
     #[error("index {index} is out of range (the list has {len} agents)")]
     IndexOutOfRange { index: usize, len: usize },
+    #[error(
+        "cannot rewrite MAC_CODING_AGENTS at line {line}, column {column} without disturbing its layout; edit it by hand"
+    )]
+    Unsupported { line: usize, column: usize },
 }
 
 impl DocError {
@@ -132,54 +146,86 @@ pub fn locate(text: &str) -> Result<Located, DocError> {
 
 /// The same, on an already parsed document.
 pub fn locate_in(doc: &toml_edit::Document<&str>) -> Result<Located, DocError> {
+    let raw = read_raw(doc)?;
+    validate_list(&raw.agents)?;
+    Ok(Located {
+        agents: raw.agents,
+        form: raw.form,
+        place: raw.place,
+        span: raw.span,
+    })
+}
+
+/// The list as written, before validation: what the editor works from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RawList {
+    pub agents: Vec<String>,
+    pub form: Form,
+    pub place: Place,
+    /// The value's span in the document text.
+    pub span: Range<usize>,
+    /// For the array form, each element's value span (quotes included).
+    pub elements: Vec<Range<usize>>,
+}
+
+/// The value of `MAC_CODING_AGENTS` and where it stands. Never creates keys.
+fn find<'d>(doc: &'d toml_edit::Document<&str>) -> Result<(Place, &'d toml_edit::Item), DocError> {
     let root = doc.as_table();
     let mut found: Vec<(Place, &toml_edit::Item)> = Vec::new();
     if let Some(item) = root.get(KEY) {
         found.push((Place::TopLevel, item));
     }
     if let Some(fleet) = root.get("fleet") {
-        let (place, item) = match fleet {
+        let hit = match fleet {
             toml_edit::Item::Table(t) => {
                 let place = if t.is_dotted() {
                     Place::FleetDotted
                 } else {
                     Place::FleetTable
                 };
-                (place, t.get(KEY))
+                t.get(KEY).map(|item| (place, item))
             }
-            toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) => {
-                (Place::FleetTable, t.get(KEY).map(|_| &fleet[KEY]))
+            // `Item::get` reads an inline table's keys without creating any.
+            toml_edit::Item::Value(toml_edit::Value::InlineTable(_)) => {
+                fleet.get(KEY).map(|item| (Place::FleetTable, item))
             }
-            _ => (Place::FleetTable, None),
+            _ => None,
         };
-        if let Some(item) = item {
-            found.push((place, item));
+        if let Some(hit) = hit {
+            found.push(hit);
         }
     }
-    let (place, item) = match found.as_slice() {
-        [] => return Err(DocError::Missing),
-        [one] => *one,
-        [a, b, ..] => return Err(DocError::Ambiguous(a.0, b.0)),
-    };
+    match found.as_slice() {
+        [] => Err(DocError::Missing),
+        [one] => Ok(*one),
+        [a, b, ..] => Err(DocError::Ambiguous(a.0, b.0)),
+    }
+}
+
+/// Find and read the list without validating its names.
+pub(crate) fn read_raw(doc: &toml_edit::Document<&str>) -> Result<RawList, DocError> {
+    let (place, item) = find(doc)?;
     let value = item.as_value().ok_or(DocError::WrongType)?;
     let span = value.span().ok_or(DocError::WrongType)?;
-    let (agents, form) = match value {
+    let (agents, form, elements) = match value {
         toml_edit::Value::Array(arr) => {
             let mut agents = Vec::with_capacity(arr.len());
+            let mut elements = Vec::with_capacity(arr.len());
             for v in arr.iter() {
                 agents.push(v.as_str().ok_or(DocError::WrongType)?.to_string());
+                elements.push(v.span().ok_or(DocError::WrongType)?);
             }
-            (agents, Form::Array)
+            (agents, Form::Array, elements)
         }
-        toml_edit::Value::String(s) => (split_comma(s.value()), Form::CommaString),
+        toml_edit::Value::String(s) => (split_comma(s.value()), Form::CommaString, Vec::new()),
         _ => return Err(DocError::WrongType),
     };
-    validate_list(&agents)?;
-    Ok(Located {
+    Ok(RawList {
         agents,
         form,
         place,
         span,
+        elements,
     })
 }
 

@@ -1,5 +1,6 @@
 //! The command line: `product.md`'s commands, flags and exit codes.
 
+pub mod agents;
 pub mod context;
 pub mod demo;
 pub mod get;
@@ -49,12 +50,8 @@ pub fn exit_code(e: &color_eyre::Report) -> i32 {
     if let Some(c) = e.downcast_ref::<ClientError>() {
         return c.exit_code();
     }
-    if let Some(d) = e.downcast_ref::<crate::agents_doc::DocError>() {
-        return if d.is_syntax() {
-            exit::ERROR
-        } else {
-            exit::VALIDATION
-        };
+    if e.downcast_ref::<crate::agents_doc::DocError>().is_some() {
+        return exit::VALIDATION;
     }
     exit::ERROR
 }
@@ -96,6 +93,9 @@ pub struct Global {
     /// Allow sending a token over plain HTTP to a non-loopback host.
     #[arg(long, global = true)]
     pub allow_plaintext: bool,
+    /// Extra CA certificate (PEM) to trust for the hub's HTTPS.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -108,6 +108,8 @@ pub enum Command {
     Sim(SimArgs),
     /// One snapshot, for scripts and for people without a TTY.
     Get(GetArgs),
+    /// Scripted, format-preserving edits of MAC_CODING_AGENTS.
+    Agents(agents::AgentsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -145,6 +147,12 @@ pub struct HubArgs {
     /// Heartbeat interval told to workers, in seconds.
     #[arg(long, default_value_t = 10)]
     pub heartbeat_interval: u64,
+    /// PEM certificate chain: serve HTTPS (needed beyond loopback).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,7 +178,7 @@ pub struct SimArgs {
     #[arg(long, value_name = "S")]
     pub duration: Option<u64>,
     /// Heartbeats in flight at once.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 512)]
     pub concurrency: usize,
 }
 
@@ -202,8 +210,13 @@ pub struct GetArgs {
 pub fn connect(global: &Global) -> Result<(Client, context::Target)> {
     let target = context::resolve(global.hub.as_deref(), global.context.as_deref())?
         .ok_or_else(|| Exit::new(exit::USAGE, context::NO_HUB_HELP))?;
+    let ca_pem = match &global.ca_cert {
+        Some(p) => Some(std::fs::read(p).map_err(|e| eyre!("cannot read {}: {e}", p.display()))?),
+        None => None,
+    };
     let opts = ClientOptions {
         allow_plaintext: global.allow_plaintext,
+        ca_pem,
         ..ClientOptions::default()
     };
     let client = Client::new(&target.hub, target.token.clone(), opts)?;
@@ -222,6 +235,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
             .map(|()| exit::OK),
         Some(Command::Sim(args)) => run_sim(&cli.global, args).await.map(|()| exit::OK),
         Some(Command::Get(args)) => get::run(&cli.global, args).await.map(|()| exit::OK),
+        Some(Command::Agents(args)) => agents::run(&cli.global, args).await.map(|()| exit::OK),
     }
 }
 
@@ -255,6 +269,7 @@ async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
     opts.db = args.db;
     opts.heartbeat_interval_s = args.heartbeat_interval.max(1);
     opts.allow_plaintext = allow_plaintext;
+    opts.tls = args.tls_cert.zip(args.tls_key);
     crate::hub::serve(opts).await
 }
 

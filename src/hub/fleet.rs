@@ -3,7 +3,7 @@
 //! changed; a sweeper moves workers to `stale` and `lost` by the hub's own
 //! clock and counts that as a change too.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -36,15 +36,22 @@ impl std::fmt::Display for Cursor {
 }
 
 struct Entry {
+    /// The map's own key, shared with the change log.
+    key: Arc<str>,
     view: Arc<WorkerView>,
     seq: u64,
 }
 
+/// Every worker's last view, and a log of changes in seq order. The log is
+/// append-only with lazy deletion: an entry counts only if it is still its
+/// worker's latest change. It is compacted when it grows past twice the
+/// fleet, so a change costs amortised O(1) and a delta is a binary search
+/// plus a scan of what changed.
 pub struct Fleet {
     epoch: u64,
     seq: u64,
-    workers: HashMap<String, Entry>,
-    by_seq: BTreeMap<u64, String>,
+    workers: HashMap<Arc<str>, Entry, foldhash::fast::RandomState>,
+    log: std::collections::VecDeque<(u64, Arc<str>)>,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -60,8 +67,8 @@ impl Fleet {
         Fleet {
             epoch,
             seq: 0,
-            workers: HashMap::new(),
-            by_seq: BTreeMap::new(),
+            workers: HashMap::default(),
+            log: std::collections::VecDeque::new(),
         }
     }
 
@@ -76,14 +83,34 @@ impl Fleet {
     fn bump(&mut self, id: &str, view: Arc<WorkerView>) {
         self.seq += 1;
         let seq = self.seq;
-        if let Some(old) = self.workers.get_mut(id) {
-            self.by_seq.remove(&old.seq);
-            old.seq = seq;
-            old.view = view;
-            self.by_seq.insert(seq, id.to_string());
-        } else {
-            self.by_seq.insert(seq, id.to_string());
-            self.workers.insert(id.to_string(), Entry { view, seq });
+        let key = match self.workers.get_mut(id) {
+            Some(e) => {
+                e.view = view;
+                e.seq = seq;
+                e.key.clone()
+            }
+            None => {
+                let key: Arc<str> = Arc::from(id);
+                self.workers.insert(
+                    key.clone(),
+                    Entry {
+                        key: key.clone(),
+                        view,
+                        seq,
+                    },
+                );
+                key
+            }
+        };
+        self.log.push_back((seq, key));
+        self.compact();
+    }
+
+    fn compact(&mut self) {
+        if self.log.len() > 2 * self.workers.len() + 1024 {
+            let workers = &self.workers;
+            self.log
+                .retain(|(seq, id)| workers.get(id).is_some_and(|e| e.seq == *seq));
         }
     }
 
@@ -94,36 +121,54 @@ impl Fleet {
         received_at: DateTime<Utc>,
         current_revision: &str,
     ) -> Arc<WorkerView> {
-        let last_failover = match hb.failovers.last() {
-            Some(f) => Some(f.clone()),
-            None => self
-                .workers
-                .get(&hb.worker)
-                .and_then(|e| e.view.last_failover.clone()),
-        };
         let in_sync = hb.config_revision.as_deref() == Some(current_revision);
-        let view = Arc::new(WorkerView {
-            worker: hb.worker,
-            host: hb.host,
-            received_at,
-            sent_at: hb.sent_at,
-            state: WorkerState::Healthy,
-            config_revision: hb.config_revision,
-            in_sync,
-            agents: hb.agents,
-            active_agent: hb.active_agent,
-            capabilities: hb.capabilities,
-            last_failover,
-        });
-        let id = view.worker.clone();
-        self.bump(&id, view.clone());
+        let last = hb.failovers.last().cloned();
+        let make = |hb: Heartbeat, last_failover| {
+            Arc::new(WorkerView {
+                worker: hb.worker,
+                host: hb.host,
+                received_at,
+                sent_at: hb.sent_at,
+                state: WorkerState::Healthy,
+                config_revision: hb.config_revision,
+                in_sync,
+                agents: hb.agents,
+                active_agent: hb.active_agent,
+                capabilities: hb.capabilities,
+                last_failover,
+            })
+        };
+        self.seq += 1;
+        let seq = self.seq;
+        // One hash lookup for a worker the hub knows already.
+        if let Some(e) = self.workers.get_mut(hb.worker.as_str()) {
+            let last = last.or_else(|| e.view.last_failover.clone());
+            let view = make(hb, last);
+            e.view = view.clone();
+            e.seq = seq;
+            self.log.push_back((seq, e.key.clone()));
+            self.compact();
+            return view;
+        }
+        let view = make(hb, last);
+        let key: Arc<str> = Arc::from(view.worker.as_str());
+        self.workers.insert(
+            key.clone(),
+            Entry {
+                key: key.clone(),
+                view: view.clone(),
+                seq,
+            },
+        );
+        self.log.push_back((seq, key));
+        self.compact();
         view
     }
 
     /// Recompute every worker's state from the hub's clock; workers whose
     /// state moved count as changed.
     pub fn sweep(&mut self, now: DateTime<Utc>, interval_s: u64) -> usize {
-        let moved: Vec<(String, Arc<WorkerView>)> = self
+        let moved: Vec<(Arc<str>, Arc<WorkerView>)> = self
             .workers
             .iter()
             .filter_map(|(id, e)| {
@@ -145,7 +190,7 @@ impl Fleet {
 
     /// A new config revision changes every worker's `in_sync`.
     pub fn resync(&mut self, revision: &str) {
-        let changed: Vec<(String, Arc<WorkerView>)> = self
+        let changed: Vec<(Arc<str>, Arc<WorkerView>)> = self
             .workers
             .iter()
             .filter_map(|(id, e)| {
@@ -170,23 +215,97 @@ impl Fleet {
     }
 
     /// Everyone, or only what changed after `since` (when it is a cursor of
-    /// this run). Sorted by worker id for a full answer.
+    /// this run), in the order of change.
     pub fn snapshot(&self, since: Option<Cursor>) -> Snapshot {
         match since {
-            Some(c) if c.epoch == self.epoch && c.seq <= self.seq => Snapshot {
-                cursor: self.cursor(),
-                delta: true,
-                workers: self
-                    .by_seq
-                    .range(c.seq + 1..)
-                    .filter_map(|(_, id)| self.workers.get(id).map(|e| e.view.clone()))
-                    .collect(),
-            },
+            Some(c) if c.epoch == self.epoch && c.seq <= self.seq => {
+                let start = self.log.partition_point(|(seq, _)| *seq <= c.seq);
+                Snapshot {
+                    cursor: self.cursor(),
+                    delta: true,
+                    workers: self
+                        .log
+                        .range(start..)
+                        .filter_map(|(seq, id)| {
+                            self.workers
+                                .get(id)
+                                .filter(|e| e.seq == *seq)
+                                .map(|e| e.view.clone())
+                        })
+                        .collect(),
+                }
+            }
             _ => Snapshot {
                 cursor: self.cursor(),
                 delta: false,
                 workers: self.workers.values().map(|e| e.view.clone()).collect(),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn hb(id: &str) -> Heartbeat {
+        Heartbeat {
+            worker: id.into(),
+            host: "h".into(),
+            sent_at: Utc::now(),
+            config_revision: Some("r1".into()),
+            agents: vec!["pi".into()],
+            active_agent: Some("pi".into()),
+            capabilities: Default::default(),
+            failovers: vec![],
+        }
+    }
+
+    #[test]
+    fn deltas_hold_each_changed_worker_once_and_survive_compaction() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
+            .single()
+            .expect("time");
+        let mut f = Fleet::new(7);
+        for i in 0..10 {
+            f.record(hb(&format!("w-{i}")), t0, "r1");
+        }
+        let c = f.cursor();
+        // Many changes to a few workers, enough to force compactions.
+        for round in 0..2000 {
+            f.record(hb(&format!("w-{}", round % 3)), t0, "r1");
+        }
+        let d = f.snapshot(Some(c));
+        assert!(d.delta);
+        let mut ids: Vec<&str> = d.workers.iter().map(|w| w.worker.as_str()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, ["w-0", "w-1", "w-2"]);
+        assert!(f.log.len() <= 2 * f.workers.len() + 1024 + 1);
+        assert!(f.snapshot(Some(f.cursor())).workers.is_empty());
+        assert_eq!(f.snapshot(None).workers.len(), 10);
+        // Another run's cursor is a full answer.
+        let other = f.snapshot(Some(Cursor { epoch: 8, seq: 1 }));
+        assert!(!other.delta);
+    }
+
+    #[test]
+    fn sweep_moves_by_the_hubs_clock() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
+            .single()
+            .expect("time");
+        let mut f = Fleet::new(1);
+        f.record(hb("w-1"), t0, "r1");
+        let c = f.cursor();
+        assert_eq!(f.sweep(t0 + chrono::Duration::seconds(29), 10), 0);
+        assert_eq!(f.sweep(t0 + chrono::Duration::seconds(31), 10), 1);
+        assert_eq!(f.sweep(t0 + chrono::Duration::seconds(101), 10), 1);
+        let d = f.snapshot(Some(c));
+        assert_eq!(d.workers.len(), 1);
+        assert_eq!(d.workers[0].state, WorkerState::Lost);
+        f.resync("r2");
+        assert!(!f.snapshot(None).workers[0].in_sync);
     }
 }

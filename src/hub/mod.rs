@@ -13,6 +13,7 @@ pub mod db;
 pub mod events;
 pub mod fleet;
 pub mod store;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -41,6 +42,8 @@ pub struct HubOptions {
     /// Events kept for `Last-Event-ID` resume.
     pub event_ring: usize,
     pub allow_plaintext: bool,
+    /// PEM certificate chain and key: serve HTTPS.
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 impl HubOptions {
@@ -56,6 +59,7 @@ impl HubOptions {
             bounds: db::Bounds::default(),
             event_ring: 100_000,
             allow_plaintext: false,
+            tls: None,
         }
     }
 
@@ -124,7 +128,12 @@ pub struct RunningHub {
 
 impl RunningHub {
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.hub.opts.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Stop accepting, close open streams, and wait for the server task.
@@ -140,9 +149,9 @@ impl RunningHub {
 
 /// Open the config and the database, and build the shared state.
 pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
-    if !opts.listen.ip().is_loopback() && !opts.allow_plaintext {
+    if !opts.listen.ip().is_loopback() && !opts.allow_plaintext && opts.tls.is_none() {
         bail!(
-            "refusing to listen on {} without TLS: this hub serves plain HTTP, so put a TLS proxy in front and pass --allow-plaintext, or listen on loopback",
+            "refusing to listen on {} in plain HTTP: give --tls-cert and --tls-key, or --allow-plaintext (behind a TLS proxy), or listen on loopback",
             opts.listen
         );
     }
@@ -224,6 +233,10 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
 /// Bind and serve in the background.
 pub async fn start(opts: HubOptions) -> Result<RunningHub> {
     let listen = opts.listen;
+    let tls = match &opts.tls {
+        Some((cert, key)) => Some(tls::server_config(cert, key)?),
+        None => None,
+    };
     let hub = open(opts).await?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -232,12 +245,24 @@ pub async fn start(opts: HubOptions) -> Result<RunningHub> {
     let app = api::router(hub.clone());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let sweeper = spawn_sweeper(&hub);
+    let shutdown = async move {
+        let _ = rx.await;
+    };
     let task = tokio::spawn(async move {
-        let r = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
-            })
-            .await;
+        let r = match tls {
+            Some(cfg) => {
+                let listener = tls::TlsListener::new(listener, cfg);
+                match listener {
+                    Ok(l) => axum::serve(l, app).with_graceful_shutdown(shutdown).await,
+                    Err(e) => Err(e),
+                }
+            }
+            None => {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(shutdown)
+                    .await
+            }
+        };
         if let Err(e) = r {
             tracing::error!(error = %e, "hub server stopped");
         }

@@ -1,0 +1,49 @@
+//! Cost of `scrub` on one failover detail (≤ 200 characters): clean text
+//! without a trigger word (the common case), clean text with trigger words
+//! (a URL, `tokens`, `key`), and a detail holding two secrets.
+//!
+//! `cargo bench --bench scrub`
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use macfleet::scrub::scrub;
+
+/// Deterministic base62, so no secret-shaped literal sits in the source.
+fn b62(n: usize) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ABC[(x % 62) as usize] as char
+        })
+        .collect()
+}
+
+fn details(c: &mut Criterion) {
+    let clean = "opencode route: 429 Too Many Requests from upstream anthropic; retry after 30s, \
+                 failing over to pi (claude-sonnet-4-5-20250929), worker 3f2a9c1e-7b4d-4e8a-9f0c-1d2e3f4a5b6c";
+    let triggers = "opencode: POST https://api.anthropic.com/v1/messages returned 529 overloaded; \
+                    tokens: 1200 of max_tokens=4096, key rotation not needed, worker 3f2a9c1e-7b4d";
+    let dirty: String = format!(
+        "opencode route: 401 from upstream, key sk-ant-api03-{} rejected; token={}",
+        b62(93),
+        b62(24)
+    )
+    .chars()
+    .take(200)
+    .collect();
+    let mut g = c.benchmark_group("scrub_detail");
+    g.bench_function("clean", |b| b.iter(|| scrub(black_box(clean))));
+    g.bench_function("clean_with_triggers", |b| {
+        b.iter(|| scrub(black_box(triggers)))
+    });
+    g.bench_function("dirty", |b| b.iter(|| scrub(black_box(&dirty))));
+    g.finish();
+}
+
+criterion_group!(benches, details);
+criterion_main!(benches);

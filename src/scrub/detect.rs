@@ -1,0 +1,1259 @@
+//! The detectors. One case-insensitive Aho-Corasick pass finds trigger
+//! words; each trigger runs a small hand-written matcher at that spot.
+//!
+//! Every matcher works on bytes and only ends a run at an ASCII byte or at
+//! the end of the text, so ranges always fall on `char` boundaries. Work per
+//! trigger is bounded, or remembered so that the same stretch is not
+//! scanned again: the whole scan is linear in the input.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+use super::keys::{self, Mode};
+use super::{Finding, Kind, PLACEHOLDER_PREFIX};
+
+/// What a trigger word asks to be checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trig {
+    /// A token with a known prefix (`sk-`, `ghp_`, `mft_`, `eyJ`, `AKIA`, …).
+    Token(Fam),
+    /// `://`: a URL's userinfo.
+    Url,
+    /// `Bearer <token>` anywhere.
+    Bearer,
+    /// `-----BEGIN … PRIVATE KEY-----`.
+    Pem,
+    /// `arn:aws:…:<account>:`.
+    Arn,
+    /// A word that may be part of a secret key name (`token`, `key`, …).
+    Word,
+}
+
+/// Token families: a trigger of one family inside a run that the same
+/// family already scanned is skipped (its result could only be a part of
+/// the earlier one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fam {
+    Sk,
+    Github,
+    Mft,
+    Aws,
+    Google,
+    Xai,
+    Groq,
+    Hf,
+    Org,
+    Jwt,
+}
+const FAMS: usize = 10;
+
+const TRIGGERS: &[(&str, Trig)] = &[
+    ("sk-", Trig::Token(Fam::Sk)),
+    ("ghp_", Trig::Token(Fam::Github)),
+    ("gho_", Trig::Token(Fam::Github)),
+    ("ghu_", Trig::Token(Fam::Github)),
+    ("ghs_", Trig::Token(Fam::Github)),
+    ("ghr_", Trig::Token(Fam::Github)),
+    ("github_pat_", Trig::Token(Fam::Github)),
+    ("mft_", Trig::Token(Fam::Mft)),
+    ("akia", Trig::Token(Fam::Aws)),
+    ("asia", Trig::Token(Fam::Aws)),
+    ("abia", Trig::Token(Fam::Aws)),
+    ("acca", Trig::Token(Fam::Aws)),
+    ("aiza", Trig::Token(Fam::Google)),
+    ("xai-", Trig::Token(Fam::Xai)),
+    ("gsk_", Trig::Token(Fam::Groq)),
+    ("hf_", Trig::Token(Fam::Hf)),
+    ("org-", Trig::Token(Fam::Org)),
+    ("eyj", Trig::Token(Fam::Jwt)),
+    ("://", Trig::Url),
+    ("bearer", Trig::Bearer),
+    ("-----begin", Trig::Pem),
+    ("arn:", Trig::Arn),
+    ("token", Trig::Word),
+    ("secret", Trig::Word),
+    ("passw", Trig::Word),
+    ("passphrase", Trig::Word),
+    ("pwd", Trig::Word),
+    ("key", Trig::Word),
+    ("account", Trig::Word),
+    ("organization", Trig::Word),
+    ("org_id", Trig::Word),
+    ("org-id", Trig::Word),
+    ("orgid", Trig::Word),
+    ("balance", Trig::Word),
+    ("credential", Trig::Word),
+    ("sig", Trig::Word),
+    ("auth", Trig::Word),
+    ("cookie", Trig::Word),
+];
+
+static TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(TRIGGERS.iter().map(|t| t.0))
+        .expect("the trigger patterns are valid")
+});
+
+/// The fast path's automaton: the same (lower-case) triggers, matched
+/// case-sensitively against lower-cased text, which lets it use a SIMD
+/// prefilter that a case-insensitive automaton cannot.
+static FAST_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .build(TRIGGERS.iter().map(|t| t.0))
+        .expect("the trigger patterns are valid")
+});
+
+/// Whether `text` holds any trigger, in any case. Lower-cases through a
+/// stack buffer, chunk by chunk: no allocation.
+fn has_trigger(text: &str) -> bool {
+    const CHUNK: usize = 512;
+    const OVERLAP: usize = 16; // > the longest trigger
+    let ac = &*FAST_AC;
+    let b = text.as_bytes();
+    let mut buf = [0u8; CHUNK];
+    let mut start = 0;
+    loop {
+        let end = (start + CHUNK).min(b.len());
+        let chunk = &mut buf[..end - start];
+        for (d, s) in chunk.iter_mut().zip(&b[start..end]) {
+            *d = s.to_ascii_lowercase();
+        }
+        if ac.is_match(&*chunk) {
+            return true;
+        }
+        if end == b.len() {
+            return false;
+        }
+        start = end - OVERLAP;
+    }
+}
+
+/// Longest key name looked at, in bytes.
+const MAX_IDENT: usize = 64;
+
+/// A run found before merging; `prio` picks the kind when runs overlap.
+#[derive(Debug, Clone)]
+struct Span {
+    start: usize,
+    end: usize,
+    kind: Kind,
+    prio: u8,
+}
+
+/// Token-shaped runs name their kind better than the key they sit under.
+const PRIO_TOKEN: u8 = 2;
+const PRIO_CONTEXT: u8 = 1;
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    spans: Vec<Span>,
+    /// Phase-1 runs, merged: key names do not reach into them.
+    hard: Vec<Range<usize>>,
+    /// Per family: triggers before this offset are inside a run already
+    /// scanned by that family.
+    fam_done: [usize; FAMS],
+    /// Word triggers before this offset belong to a key name already seen.
+    ident_done: usize,
+    /// Word triggers in here sit inside a value redacted to the end of its
+    /// line; anything they could find lies inside it too.
+    line_skip: Range<usize>,
+    /// The last unquoted value scanned: `(from, end, url)`, so a key inside
+    /// that value does not rescan it.
+    value_memo: (usize, usize, bool),
+    pem_done: usize,
+    /// The authority (`user:pass@host:port`) of the last URL seen: a value
+    /// that starts in it ends with it, so the URL keeps its shape.
+    authority: Range<usize>,
+}
+
+pub(super) fn scan(text: &str) -> Vec<Finding> {
+    if !has_trigger(text) {
+        return Vec::new();
+    }
+    let ac = &*TRIGGER_AC;
+    let mut s = Scanner {
+        b: text.as_bytes(),
+        spans: Vec::new(),
+        hard: Vec::new(),
+        fam_done: [0; FAMS],
+        ident_done: 0,
+        line_skip: 0..0,
+        value_memo: (0, 0, false),
+        pem_done: 0,
+        authority: 0..0,
+    };
+    // Phase 1: secrets recognised by their own shape. Phase-2 triggers are
+    // kept on the stack for later (the automaton runs again only if there
+    // are more than fit).
+    let mut later = [(0usize, 0usize, false); 32];
+    let mut n_later = 0;
+    let mut overflow = false;
+    for m in ac.find_overlapping_iter(text) {
+        let (ms, me) = (m.start(), m.end());
+        match TRIGGERS[m.pattern().as_usize()].1 {
+            Trig::Token(fam) => s.token_trigger(fam, ms),
+            Trig::Bearer => s.bearer(ms, me),
+            Trig::Pem => s.pem(ms),
+            Trig::Arn => s.arn(ms),
+            t @ (Trig::Url | Trig::Word) => {
+                if n_later < later.len() {
+                    later[n_later] = (ms, me, t == Trig::Url);
+                    n_later += 1;
+                } else {
+                    overflow = true;
+                }
+            }
+        }
+    }
+    // Key names and URL parts end where those secrets begin or end, exactly
+    // as they end at the brackets of a placeholder when the output is
+    // scrubbed again; and nothing that overlaps one is taken for a `$VAR`.
+    s.hard = hard_ranges(&s.spans);
+    // Phase 2: secrets recognised by their place (URL userinfo) or by the
+    // name before them. URL passwords join the hard ranges as found.
+    let mut phase2 = |ms: usize, me: usize, url: bool| {
+        if url { s.url(ms) } else { s.word(ms, me) }
+    };
+    if overflow {
+        for m in ac.find_overlapping_iter(text) {
+            match TRIGGERS[m.pattern().as_usize()].1 {
+                Trig::Url => phase2(m.start(), m.end(), true),
+                Trig::Word => phase2(m.start(), m.end(), false),
+                _ => {}
+            }
+        }
+    } else {
+        for &(ms, me, url) in &later[..n_later] {
+            phase2(ms, me, url);
+        }
+    }
+    merge(text, s.spans)
+}
+
+/// The phase-1 runs as sorted, disjoint ranges.
+fn hard_ranges(spans: &[Span]) -> Vec<Range<usize>> {
+    if spans.is_empty() {
+        return Vec::new();
+    }
+    let mut r: Vec<Range<usize>> = spans.iter().map(|s| s.start..s.end).collect();
+    r.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(r.len());
+    for x in r {
+        match out.last_mut() {
+            Some(last) if x.start <= last.end => last.end = last.end.max(x.end),
+            _ => out.push(x),
+        }
+    }
+    out
+}
+
+/// Sort, merge overlapping runs (keeping the better kind), and make sure
+/// every range is on `char` boundaries.
+fn merge(text: &str, mut spans: Vec<Span>) -> Vec<Finding> {
+    if spans.is_empty() {
+        return Vec::new();
+    }
+    spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        if let Some(last) = out.last_mut()
+            && s.start < last.end
+        {
+            last.end = last.end.max(s.end);
+            if s.prio > last.prio {
+                last.kind = s.kind;
+                last.prio = s.prio;
+            }
+            continue;
+        }
+        out.push(s);
+    }
+    out.into_iter()
+        .map(|s| {
+            let mut start = s.start.min(text.len());
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = s.end.min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            Finding {
+                range: start..end,
+                kind: s.kind,
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- bytes
+
+fn is_alnum(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
+}
+
+/// base64url and friends: what most tokens are made of.
+fn is_tok(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'-'
+}
+
+fn is_b62u(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Characters of a key name.
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')
+}
+
+/// Standard base64 without padding (AWS secret keys).
+fn is_b64(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'/' || c == b'+'
+}
+
+/// Characters of a `Bearer` credential (RFC 6750 `b64token`).
+fn is_b64token(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
+}
+
+fn is_space(c: u8) -> bool {
+    c == b' ' || c == b'\t'
+}
+
+/// Where an unquoted value ends.
+fn ends_value(c: u8, url: bool) -> bool {
+    c.is_ascii_whitespace()
+        || matches!(
+            c,
+            b'"' | b'\'' | b'`' | b',' | b';' | b'&' | b')' | b']' | b'}' | b'>' | b'<' | b'\\'
+        )
+        || (url && c == b'#')
+}
+
+/// Where a URL's authority ends.
+fn ends_authority(c: u8) -> bool {
+    c.is_ascii_whitespace()
+        || matches!(
+            c,
+            b'/' | b'?' | b'#' | b'"' | b'\'' | b'`' | b'<' | b'>' | b'\\'
+        )
+}
+
+fn scan_while(b: &[u8], mut i: usize, f: impl Fn(u8) -> bool) -> usize {
+    while i < b.len() && f(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// How many of lower case, upper case and digits occur.
+fn classes(s: &[u8]) -> u8 {
+    let (mut lo, mut up, mut dg) = (false, false, false);
+    for &c in s {
+        lo |= c.is_ascii_lowercase();
+        up |= c.is_ascii_uppercase();
+        dg |= c.is_ascii_digit();
+    }
+    lo as u8 + up as u8 + dg as u8
+}
+
+fn longest_alnum_run(s: &[u8]) -> usize {
+    let (mut best, mut cur) = (0, 0);
+    for &c in s {
+        if is_alnum(c) {
+            cur += 1;
+            best = best.max(cur);
+        } else {
+            cur = 0;
+        }
+    }
+    best
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// End of a `[redacted:<kind>]` placeholder starting at `i`.
+fn placeholder_at(b: &[u8], i: usize) -> Option<usize> {
+    let p = PLACEHOLDER_PREFIX.as_bytes();
+    if !b.get(i..)?.starts_with(p) {
+        return None;
+    }
+    let k = scan_while(b, i + p.len(), |c| c.is_ascii_lowercase() || c == b'-');
+    (k > i + p.len() && b.get(k) == Some(&b']')).then_some(k + 1)
+}
+
+/// End of something that stands for a secret rather than being one:
+/// a placeholder, `$VAR`, `${VAR}`, `%VAR%`, `{{ … }}` or `<…>`.
+fn reference_at(b: &[u8], i: usize) -> Option<usize> {
+    if let Some(mut e) = placeholder_at(b, i) {
+        // Adjacent placeholders (a value that held two secrets) count as one.
+        while let Some(next) = placeholder_at(b, e) {
+            e = next;
+        }
+        return Some(e);
+    }
+    let is_var = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let var_start = |c: u8| c.is_ascii_alphabetic() || c == b'_';
+    match *b.get(i)? {
+        b'$' => match *b.get(i + 1)? {
+            b'{' => {
+                let k = scan_while(b, i + 2, is_var);
+                (k > i + 2 && b.get(k) == Some(&b'}')).then_some(k + 1)
+            }
+            c if var_start(c) => Some(scan_while(b, i + 1, is_var)),
+            _ => None,
+        },
+        b'%' => {
+            let k = scan_while(b, i + 1, is_var);
+            (k > i + 1 && b.get(k) == Some(&b'%')).then_some(k + 1)
+        }
+        // `{{ secrets.DB }}`, `<api-key>`: plain names only, so that
+        // nothing inside can itself be redacted and move the brackets.
+        b'{' if b.get(i + 1) == Some(&b'{') => {
+            let k = scan_while(b, i + 2, |c| is_var(c) || c == b'.' || c == b' ');
+            (k < i + 128 && b[k..].starts_with(b"}}")).then_some(k + 2)
+        }
+        b'<' => {
+            let k = scan_while(b, i + 1, |c| is_var(c) || c == b'.' || c == b'-');
+            (k > i + 1 && k < i + 64 && b.get(k) == Some(&b'>')).then_some(k + 1)
+        }
+        _ => None,
+    }
+}
+
+/// Values that say something about a secret without being one.
+const BENIGN: &[&str] = &[
+    "null",
+    "none",
+    "nil",
+    "true",
+    "false",
+    "undefined",
+    "unset",
+    "missing",
+    "empty",
+    "required",
+    "invalid",
+    "expired",
+    "revoked",
+    "incorrect",
+    "denied",
+    "rejected",
+    "unauthorized",
+    "forbidden",
+    "not",
+    "n/a",
+    "redacted",
+    "hidden",
+    "masked",
+    "omitted",
+    "present",
+    "absent",
+    "set",
+    "ok",
+    "yes",
+    "no",
+    "unknown",
+    "default",
+    "provided",
+    "bearer",
+    "basic",
+];
+
+/// Environment-variable suffixes: `api_key: OPENAI_API_KEY` names where the
+/// secret lives, it does not hold it.
+const ENV_SUFFIXES: &[&str] = &[
+    "_KEY",
+    "_TOKEN",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASS",
+    "_PWD",
+    "_PAT",
+    "_CREDENTIALS",
+];
+
+fn is_benign(v: &[u8]) -> bool {
+    if BENIGN.iter().any(|w| v.eq_ignore_ascii_case(w.as_bytes())) {
+        return true;
+    }
+    if v.iter()
+        .all(|&c| matches!(c, b'*' | b'x' | b'X' | b'.' | b'-' | b'#'))
+    {
+        return true;
+    }
+    v.first().is_some_and(|c| c.is_ascii_uppercase())
+        && v.iter()
+            .all(|&c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+        && ENV_SUFFIXES.iter().any(|s| v.ends_with(s.as_bytes()))
+}
+
+// ---------------------------------------------------------------- tokens
+
+/// A prefix-token scan at one spot: how far the family's run goes (for
+/// skipping) and, when it is a secret, its end and kind.
+struct TokenScan {
+    prefix: usize,
+    run_end: usize,
+    hit: Option<(usize, Kind)>,
+}
+
+/// Prefixes with one simple rule: at least `min` characters of `class`
+/// after the prefix, with at least two of lower/upper/digit.
+struct Simple {
+    prefix: &'static [u8],
+    fam: Fam,
+    kind: Kind,
+    min: usize,
+    class: fn(u8) -> bool,
+}
+
+const SIMPLE: &[Simple] = &[
+    Simple {
+        prefix: b"github_pat_",
+        fam: Fam::Github,
+        kind: Kind::GithubToken,
+        min: 20,
+        class: is_b62u,
+    },
+    Simple {
+        prefix: b"ghp_",
+        fam: Fam::Github,
+        kind: Kind::GithubToken,
+        min: 20,
+        class: is_b62u,
+    },
+    Simple {
+        prefix: b"gho_",
+        fam: Fam::Github,
+        kind: Kind::GithubToken,
+        min: 20,
+        class: is_b62u,
+    },
+    Simple {
+        prefix: b"ghu_",
+        fam: Fam::Github,
+        kind: Kind::GithubToken,
+        min: 20,
+        class: is_b62u,
+    },
+    Simple {
+        prefix: b"ghs_",
+        fam: Fam::Github,
+        kind: Kind::GithubToken,
+        min: 20,
+        class: is_b62u,
+    },
+    Simple {
+        prefix: b"ghr_",
+        fam: Fam::Github,
+        kind: Kind::GithubToken,
+        min: 20,
+        class: is_b62u,
+    },
+    Simple {
+        prefix: b"mft_",
+        fam: Fam::Mft,
+        kind: Kind::MacfleetToken,
+        min: 40,
+        class: is_tok,
+    },
+    Simple {
+        prefix: b"AIza",
+        fam: Fam::Google,
+        kind: Kind::GoogleApiKey,
+        min: 30,
+        class: is_tok,
+    },
+    Simple {
+        prefix: b"xai-",
+        fam: Fam::Xai,
+        kind: Kind::XaiKey,
+        min: 40,
+        class: is_alnum,
+    },
+    Simple {
+        prefix: b"gsk_",
+        fam: Fam::Groq,
+        kind: Kind::GroqKey,
+        min: 40,
+        class: is_alnum,
+    },
+    Simple {
+        prefix: b"hf_",
+        fam: Fam::Hf,
+        kind: Kind::HuggingfaceToken,
+        min: 30,
+        class: is_alnum,
+    },
+    Simple {
+        prefix: b"org-",
+        fam: Fam::Org,
+        kind: Kind::AccountId,
+        min: 20,
+        class: is_alnum,
+    },
+];
+
+const AWS_ID_PREFIXES: [&[u8]; 4] = [b"AKIA", b"ASIA", b"ABIA", b"ACCA"];
+
+/// The token starting exactly at `i` (case-sensitive), if any family's
+/// prefix is there and `i` starts a word.
+fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
+    if i > 0 && is_alnum(b[i - 1]) {
+        return None;
+    }
+    let rest = b.get(i..)?;
+    if rest.starts_with(b"sk-") {
+        return Some((Fam::Sk, sk_key(b, i)));
+    }
+    if rest.starts_with(b"eyJ") {
+        return Some((Fam::Jwt, jwt(b, i)));
+    }
+    if AWS_ID_PREFIXES.iter().any(|p| rest.starts_with(p)) {
+        let end = i + 20;
+        let hit = end <= b.len()
+            && b[i + 4..end]
+                .iter()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+            && b.get(end).is_none_or(|&c| !is_alnum(c));
+        return Some((
+            Fam::Aws,
+            TokenScan {
+                prefix: 4,
+                run_end: i + 4,
+                hit: hit.then_some((end, Kind::AwsAccessKeyId)),
+            },
+        ));
+    }
+    let s = SIMPLE.iter().find(|s| rest.starts_with(s.prefix))?;
+    let from = i + s.prefix.len();
+    let end = scan_while(b, from, s.class);
+    let body = &b[from..end];
+    let hit = body.len() >= s.min && classes(body) >= 2;
+    Some((
+        s.fam,
+        TokenScan {
+            prefix: s.prefix.len(),
+            run_end: end,
+            hit: hit.then_some((end, s.kind)),
+        },
+    ))
+}
+
+/// `sk-…`: Anthropic (`sk-ant-`), OpenRouter (`sk-or-`) or OpenAI. A key has
+/// at least 20 characters after `sk-`, mixes letter cases or digits and has
+/// a long unbroken alphanumeric stretch (so `sk-learn` and hyphenated slugs
+/// stay); a provider's masked echo (`sk-proj-****…abcd`) counts too.
+fn sk_key(b: &[u8], i: usize) -> TokenScan {
+    let from = i + 3;
+    let end = scan_while(b, from, |c| is_tok(c) || c == b'*');
+    let body = &b[from..end];
+    let kind = if body.starts_with(b"ant-") {
+        Kind::AnthropicKey
+    } else if body.starts_with(b"or-") {
+        Kind::OpenrouterKey
+    } else {
+        Kind::OpenaiKey
+    };
+    let hit = body.len() >= 20
+        && (contains(body, b"****") || (classes(body) >= 2 && longest_alnum_run(body) >= 12));
+    TokenScan {
+        prefix: 3,
+        run_end: end,
+        hit: hit.then_some((end, kind)),
+    }
+}
+
+/// `eyJ<header>.eyJ<payload>.<signature>`.
+fn jwt(b: &[u8], i: usize) -> TokenScan {
+    let p1 = scan_while(b, i, is_tok);
+    let miss = TokenScan {
+        prefix: 3,
+        run_end: p1,
+        hit: None,
+    };
+    if p1 - i < 10 || b.get(p1) != Some(&b'.') || !b[p1 + 1..].starts_with(b"eyJ") {
+        return miss;
+    }
+    let p2 = scan_while(b, p1 + 1, is_tok);
+    if p2 - (p1 + 1) < 10 || b.get(p2) != Some(&b'.') {
+        return miss;
+    }
+    let p3 = scan_while(b, p2 + 1, is_tok);
+    TokenScan {
+        prefix: 3,
+        run_end: p1,
+        hit: Some((p3, Kind::Jwt)),
+    }
+}
+
+// ---------------------------------------------------------------- scanner
+
+impl Scanner<'_> {
+    fn emit(&mut self, start: usize, end: usize, kind: Kind, prio: u8) {
+        if start < end {
+            self.spans.push(Span {
+                start,
+                end,
+                kind,
+                prio,
+            });
+        }
+    }
+
+    /// Emit `start..end`, named after the token at `start` if one is there.
+    fn emit_value(&mut self, start: usize, end: usize, kind: Kind) {
+        match token_at(self.b, start) {
+            Some((
+                _,
+                TokenScan {
+                    hit: Some((tend, tkind)),
+                    ..
+                },
+            )) => self.emit(start, end.max(tend), tkind, PRIO_TOKEN),
+            _ => self.emit(start, end, kind, PRIO_CONTEXT),
+        }
+    }
+
+    fn token_trigger(&mut self, fam: Fam, ms: usize) {
+        if ms < self.fam_done[fam as usize] {
+            return;
+        }
+        let Some((found, scan)) = token_at(self.b, ms) else {
+            return;
+        };
+        // A later trigger of the family inside this run could only find a
+        // part of it, unless its prefix reaches past the run's end.
+        self.fam_done[found as usize] = (scan.run_end + 1).saturating_sub(scan.prefix).max(ms + 1);
+        if let Some((end, kind)) = scan.hit {
+            self.emit(ms, end, kind, PRIO_TOKEN);
+        }
+    }
+
+    /// `scheme://user:password@host`: redact the password; a long random
+    /// user name with no password (`https://<key>@sentry.io`) too. The
+    /// scheme is not checked: what precedes `://` may be a placeholder.
+    fn url(&mut self, ms: usize) {
+        let b = self.b;
+        let k = self.hard.partition_point(|r| r.end <= ms);
+        if self.hard.get(k).is_some_and(|r| r.start < ms + 3) {
+            return; // inside a secret
+        }
+        // The authority, stepping over secrets as a rescan steps over their
+        // placeholders; `@` and `:` are looked for outside them only.
+        let a = ms + 3;
+        let (end, at, colon) = self.authority_at(a);
+        self.authority = a..end;
+        let Some(at) = at else {
+            return;
+        };
+        // The user part's first `:` (a later `@` moves the end of the
+        // user part, not its colon).
+        let colon = colon.filter(|&c| c < at);
+        match colon {
+            Some(c) => {
+                let ps = c + 1;
+                if ps < at && !self.stands_in(ps, at) {
+                    self.emit_value(ps, at, Kind::Password);
+                    self.add_hard(ps..at);
+                }
+            }
+            None => {
+                let user = &b[a..at];
+                if user.len() >= 20 && classes(user) >= 2 && user.iter().all(|&c| is_tok(c)) {
+                    self.emit_value(a, at, Kind::Token);
+                    self.add_hard(a..at);
+                }
+            }
+        }
+    }
+
+    /// Scan a URL authority from `a`, stepping over secrets as a rescan
+    /// steps over their placeholders: its end, its last `@` and its first
+    /// `:`, both outside those.
+    fn authority_at(&self, a: usize) -> (usize, Option<usize>, Option<usize>) {
+        let b = self.b;
+        let mut h = self.hard.partition_point(|r| r.end <= a);
+        let (mut i, mut at, mut colon) = (a, None, None);
+        while i < b.len() {
+            if let Some(r) = self.hard.get(h).filter(|r| r.start <= i) {
+                i = i.max(r.end);
+                h += 1;
+                continue;
+            }
+            if b[i] == b'[' {
+                if let Some(pe) = placeholder_at(b, i) {
+                    i = pe;
+                    continue;
+                }
+            }
+            match b[i] {
+                c if ends_authority(c) => break,
+                b'@' => at = Some(i),
+                b':' if colon.is_none() => colon = Some(i),
+                _ => {}
+            }
+            i += 1;
+        }
+        (i, at, colon)
+    }
+
+    fn authority_end(&self, a: usize) -> usize {
+        self.authority_at(a).0
+    }
+
+    /// `Bearer <credential>` outside a header we recognised.
+    fn bearer(&mut self, ms: usize, me: usize) {
+        let b = self.b;
+        if ms > 0 && is_alnum(b[ms - 1]) {
+            return;
+        }
+        let j = scan_while(b, me, is_space);
+        if j == me {
+            return;
+        }
+        let k = scan_while(b, j, is_b64token);
+        let cred = &b[j..k];
+        if cred.len() >= 8 && classes(cred) >= 2 {
+            self.emit_value(j, k, Kind::Authorization);
+        }
+    }
+
+    /// A PEM private-key block, to its END line or the end of the text.
+    fn pem(&mut self, ms: usize) {
+        let b = self.b;
+        if ms < self.pem_done || !b[ms..].starts_with(b"-----BEGIN ") {
+            return;
+        }
+        let lim = (ms + 80).min(b.len());
+        let Some(h) = (ms + 11..lim).find(|&k| b[k..].starts_with(b"-----")) else {
+            return;
+        };
+        if !contains(&b[ms..h], b"PRIVATE KEY") {
+            return;
+        }
+        let body = h + 5;
+        let end = (body..b.len())
+            .find(|&k| b[k..].starts_with(b"-----END"))
+            .map(|k| {
+                let lim = (k + 80).min(b.len());
+                (k + 8..lim)
+                    .find(|&e| b[e..].starts_with(b"-----"))
+                    .map_or_else(|| scan_while(b, k, |c| c != b'\n'), |e| e + 5)
+            })
+            .unwrap_or(b.len());
+        self.pem_done = end;
+        self.emit(ms, end, Kind::PrivateKey, PRIO_TOKEN);
+    }
+
+    /// `arn:<partition>:<service>:<region>:<account>:…`: the account field.
+    fn arn(&mut self, ms: usize) {
+        let b = self.b;
+        if (ms > 0 && is_alnum(b[ms - 1])) || !b[ms..].starts_with(b"arn:") {
+            return;
+        }
+        let field = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-';
+        let mut k = ms + 4;
+        for _ in 0..3 {
+            let e = scan_while(b, k, field);
+            if e - k > 40 || b.get(e) != Some(&b':') {
+                return;
+            }
+            k = e + 1;
+        }
+        let e = scan_while(b, k, |c| c.is_ascii_digit());
+        if e - k == 12 && b.get(e).is_none_or(|&c| !is_alnum(c)) {
+            self.emit(k, e, Kind::AccountId, PRIO_TOKEN);
+        }
+    }
+
+    /// A word that may be part of a key name: find the whole name, and if
+    /// it names a secret and a separator follows, redact the value.
+    fn word(&mut self, ms: usize, me: usize) {
+        let b = self.b;
+        let n = b.len();
+        if ms < self.ident_done || self.line_skip.contains(&ms) {
+            return;
+        }
+        // Bounds from the phase-1 runs around the word.
+        let k = self.hard.partition_point(|r| r.end <= ms);
+        let lo = if k > 0 { self.hard[k - 1].end } else { 0 };
+        let hi = match self.hard.get(k) {
+            Some(r) if r.start < me => return, // the word is part of a secret
+            Some(r) => r.start,
+            None => n,
+        };
+        let mut s = ms;
+        while s > lo && ms - s < MAX_IDENT && is_ident(b[s - 1]) {
+            s -= 1;
+        }
+        let mut e = me;
+        while e < hi && e - me < MAX_IDENT && is_ident(b[e]) {
+            e += 1;
+        }
+        self.ident_done = e;
+        // The kind inside one of our own placeholders.
+        let p = PLACEHOLDER_PREFIX.as_bytes();
+        if s >= p.len() && &b[s - p.len()..s] == p {
+            return;
+        }
+        // Only ASCII bytes here, so this is a valid str.
+        let Ok(ident) = std::str::from_utf8(&b[s..e]) else {
+            return;
+        };
+        let Some(class) = keys::classify(ident) else {
+            return;
+        };
+        // `--token VALUE` on a command line.
+        let flag = b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace());
+        let url = s > 0 && matches!(b[s - 1], b'?' | b'&' | b'#');
+
+        // Separator: `=`, `:`, `:=`, `=>`, after an optional closing quote.
+        let mut j = e;
+        let mut quotes = 0;
+        while j < n && quotes < 2 && matches!(b[j], b'"' | b'\'' | b'\\') {
+            j += 1;
+            quotes += 1;
+        }
+        let ws = j;
+        while j < n && j - ws < 8 && is_space(b[j]) {
+            j += 1;
+        }
+        match b.get(j) {
+            Some(b'=') if b.get(j + 1) != Some(&b'=') => {
+                j += 1;
+                if b.get(j) == Some(&b'>') {
+                    j += 1;
+                }
+            }
+            Some(b':') if b.get(j + 1) != Some(&b':') => {
+                if (s >= 3 && &b[s - 3..s] == b"://") || b[j + 1..].starts_with(b"//") {
+                    return; // a URL's user name or scheme: `url` handles those
+                }
+                j += 1;
+                if b.get(j) == Some(&b'=') {
+                    j += 1;
+                }
+            }
+            // `--token VALUE`, when VALUE looks like a credential (so that
+            // `--api-key flag missing` stays readable).
+            _ if flag && quotes == 0 && j > ws && j < n && {
+                let w = &b[j..self.word_end(j)];
+                classes(w) >= 2
+                    || w.len() >= 12
+                    || token_at(b, j).is_some_and(|(_, t)| t.hit.is_some())
+            } => {}
+            _ => {
+                if class.near_secret {
+                    self.near_secret(s, e, class.kind);
+                }
+                return;
+            }
+        }
+        let ws = j;
+        while j < n && j - ws < 8 && is_space(b[j]) {
+            j += 1;
+        }
+        // Opening quote.
+        let (quote, v) = match b.get(j) {
+            Some(b'"') => (Some(b'"'), j + 1),
+            Some(b'\'') => (Some(b'\''), j + 1),
+            Some(b'\\') if b.get(j + 1) == Some(&b'"') => (Some(b'\\'), j + 2),
+            _ => (None, j),
+        };
+        if url {
+            return self.value(v, quote, true, Kind::UrlQuery);
+        }
+        match class.mode {
+            Mode::Cookie => self.rest_of_line(v, quote, class.kind),
+            Mode::Authorization => self.authorization(v, quote, class.kind),
+            Mode::Value => self.value(v, quote, false, class.kind),
+        }
+    }
+
+    /// End of the word at `j`: whitespace, or the start of a phase-1 secret
+    /// or of a placeholder (which a rescan would find in its place).
+    fn word_end(&self, j: usize) -> usize {
+        let b = self.b;
+        let lim = self
+            .hard
+            .get(self.hard.partition_point(|r| r.end <= j))
+            .map_or(b.len(), |r| r.start.max(j));
+        let mut k = j;
+        while k < lim && !b[k].is_ascii_whitespace() && placeholder_at(b, k).is_none() {
+            k += 1;
+        }
+        k
+    }
+
+    /// Whether the value `v..end` only stands for a secret (`$VAR`, a
+    /// placeholder, `null`, …). Never when a phase-1 secret overlaps it.
+    fn stands_in(&self, v: usize, end: usize) -> bool {
+        if let Some(re) = reference_at(self.b, v).filter(|&re| re >= end) {
+            return !self.overlaps_hard(v, re);
+        }
+        is_benign(&self.b[v..end]) && !self.overlaps_hard(v, end)
+    }
+
+    /// A value that starts in a URL's authority ends with it, and at an
+    /// `@`: the URL must parse the same once the value is a placeholder.
+    fn clamp(&self, v: usize, end: usize) -> usize {
+        if self.authority.start <= v && v <= self.authority.end && !self.authority.is_empty() {
+            let mut end = end.min(self.authority.end);
+            if end > v && self.b[end - 1] == b':' && self.b[end..].starts_with(b"//") {
+                end -= 1; // leave the next URL's `://` whole
+            }
+            self.b[v..end]
+                .iter()
+                .position(|&c| c == b'@')
+                .map_or(end, |p| v + p)
+        } else {
+            end
+        }
+    }
+
+    fn overlaps_hard(&self, a: usize, z: usize) -> bool {
+        let k = self.hard.partition_point(|r| r.end <= a);
+        self.hard.get(k).is_some_and(|r| r.start < z)
+    }
+
+    /// Add a range to the sorted, disjoint hard ranges.
+    fn add_hard(&mut self, r: Range<usize>) {
+        let lo = self.hard.partition_point(|x| x.end < r.start);
+        let hi = self.hard.partition_point(|x| x.start <= r.end);
+        let mut merged = r;
+        if lo < hi {
+            merged.start = merged.start.min(self.hard[lo].start);
+            merged.end = merged.end.max(self.hard[hi - 1].end);
+        }
+        self.hard.splice(lo..hi, [merged]);
+    }
+
+    /// Redact from `v` to the closing quote or the end of the line.
+    fn rest_of_line(&mut self, v: usize, quote: Option<u8>, kind: Kind) {
+        let end = self.clamp(v, self.quoted_end(v, quote.unwrap_or(b'\n')));
+        if end <= v || self.stands_in(v, end) {
+            return;
+        }
+        self.skip_line(v, end);
+        self.emit(v, end, kind, PRIO_CONTEXT);
+    }
+
+    /// Words inside `v..end` need no look when that value runs to the end
+    /// of its line: whatever they would find ends there too.
+    fn skip_line(&mut self, v: usize, end: usize) {
+        if end == self.b.len() || self.b[end] == b'\n' {
+            self.line_skip = v..end;
+        }
+    }
+
+    /// End of a quoted value: the closing quote, the end of the line or of
+    /// the text. `\\` stands for an escaped `\"` quote. Secrets found in
+    /// phase 1 are stepped over, as a rescan steps over their placeholders.
+    fn quoted_end(&self, v: usize, q: u8) -> usize {
+        let b = self.b;
+        let stop = |c: u8| {
+            c == b'\n'
+                || if q == b'\\' {
+                    c == b'\\' || c == b'"'
+                } else {
+                    c == q
+                }
+        };
+        let mut h = self.hard.partition_point(|r| r.end <= v);
+        let mut i = v;
+        loop {
+            let lim = self.hard.get(h).map_or(b.len(), |r| r.start.max(i));
+            i = scan_while(&b[..lim], i, |c| !stop(c));
+            if i < lim || i == b.len() {
+                return i;
+            }
+            i = self.hard[h].end;
+            h += 1;
+        }
+    }
+
+    fn unquoted_end(&mut self, v: usize, url: bool) -> usize {
+        let (from, end, memo_url) = self.value_memo;
+        if memo_url == url && from <= v && v < end {
+            return end;
+        }
+        let end = scan_while(self.b, v, |c| !ends_value(c, url));
+        self.value_memo = (v, end, url);
+        end
+    }
+
+    /// A plain value at `v`: redact it unless it is empty, a reference to
+    /// a secret (`$VAR`, a placeholder, …) or a benign word.
+    fn value(&mut self, v: usize, quote: Option<u8>, url: bool, kind: Kind) {
+        let end = match quote {
+            Some(q) => self.quoted_end(v, q),
+            None => {
+                let end = self.unquoted_end(v, url);
+                // A value that takes a URL's `://` takes its (last one's)
+                // authority too, or a rescan would read what is left of it
+                // as a different URL.
+                match (v..end.saturating_sub(2))
+                    .rev()
+                    .find(|&k| self.b[k..].starts_with(b"://"))
+                {
+                    Some(p) => end.max(self.authority_end(p + 3)),
+                    None => end,
+                }
+            }
+        };
+        let mut end = self.clamp(v, end);
+        if end > v && self.b[end - 1] == b':' && self.b[end..].starts_with(b"//") {
+            end -= 1; // leave a URL's `://` whole
+        }
+        if end <= v || self.stands_in(v, end) {
+            return;
+        }
+        self.skip_line(v, end);
+        self.emit_value(v, end, kind);
+    }
+
+    /// An `Authorization` header value: keep a scheme word (`Bearer`,
+    /// `Basic`, …), redact the credentials.
+    fn authorization(&mut self, v: usize, quote: Option<u8>, kind: Kind) {
+        const SINGLE: &[&str] = &[
+            "bearer",
+            "basic",
+            "token",
+            "apikey",
+            "api-key",
+            "key",
+            "negotiate",
+            "ntlm",
+            "dpop",
+            "sso-key",
+        ];
+        const MULTI: &[&str] = &[
+            "digest",
+            "aws4-hmac-sha256",
+            "hoba",
+            "mutual",
+            "signature",
+            "hmac",
+            "hmac-sha256",
+            "oauth",
+        ];
+        let b = self.b;
+        let w = scan_while(b, v, |c| is_alnum(c) || c == b'-');
+        let scheme = &b[v..w];
+        let is_scheme = |set: &[&str]| {
+            set.iter()
+                .any(|s| scheme.eq_ignore_ascii_case(s.as_bytes()))
+        };
+        let followed = w < b.len() && is_space(b[w]);
+        if followed && is_scheme(SINGLE) {
+            let c = scan_while(b, w, is_space);
+            self.value(c, quote, false, kind);
+        } else if followed && is_scheme(MULTI) {
+            let c = scan_while(b, w, is_space);
+            self.rest_of_line(c, quote, kind);
+        } else {
+            self.value(v, quote, false, kind);
+        }
+    }
+
+    /// `AWS secret access key wJalr…`: a lone 40-character base64 word
+    /// after a secret's name, with only plain words (`access`, `key`, `is`,
+    /// `=`) between them.
+    fn near_secret(&mut self, s: usize, e: usize, kind: Kind) {
+        let b = self.b;
+        let n = b.len();
+        let mut i = e;
+        for _ in 0..5 {
+            i = scan_while(b, i, is_space);
+            let w_end = scan_while(&b[..n.min(i + 48)], i, |c| !c.is_ascii_whitespace());
+            let word = &b[i..w_end];
+            if word.is_empty() || word.len() >= 48 {
+                return;
+            }
+            let trim = |c: &u8| {
+                matches!(
+                    c,
+                    b'"' | b'\'' | b'`' | b':' | b'=' | b',' | b';' | b'(' | b')' | b'.'
+                )
+            };
+            let a = i + word.iter().position(|c| !trim(c)).unwrap_or(word.len());
+            let z = i + word.iter().rposition(|c| !trim(c)).map_or(0, |p| p + 1);
+            if a < z && z - a == 40 && b[a..z].iter().all(|&c| is_b64(c)) && classes(&b[a..z]) >= 2
+            {
+                let before = &b[s.saturating_sub(12)..a];
+                let kind = if kind == Kind::AwsSecretKey
+                    || contains_ci(before, b"aws")
+                    || contains_ci(before, b"access")
+                {
+                    Kind::AwsSecretKey
+                } else {
+                    kind
+                };
+                self.emit(a, z, kind, PRIO_CONTEXT);
+                return;
+            }
+            if !word
+                .iter()
+                .all(|&c| c.is_ascii_alphabetic() || trim(&c) || c == b'_' || c == b'-')
+            {
+                return;
+            }
+            i = w_end;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_path_agrees_with_the_full_automaton() {
+        assert!(TRIGGERS.iter().all(|t| t.0.len() < 16));
+        assert!(TRIGGERS.iter().all(|t| t.0 == t.0.to_ascii_lowercase()));
+        let filler = "x 12 .,;é ".repeat(200);
+        for (word, _) in TRIGGERS {
+            let upper = word.to_ascii_uppercase();
+            let mixed: String = word
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i % 2 == 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            for w in [word.to_string(), upper, mixed] {
+                // Around the first chunk boundary, and far out.
+                for at in (490..530).chain([0, 1500]) {
+                    let mut at = at.min(filler.len());
+                    while !filler.is_char_boundary(at) {
+                        at += 1;
+                    }
+                    let text = format!("{}{}{}", &filler[..at], w, &filler[at..]);
+                    assert!(has_trigger(&text), "{w:?} at {at}");
+                    assert!(TRIGGER_AC.is_match(&text));
+                }
+            }
+        }
+        assert!(!has_trigger(&filler));
+        assert!(!has_trigger(""));
+    }
+}

@@ -1,0 +1,320 @@
+//! Which key names hold secrets: `api_key`, `X-Api-Key`, `accessToken`,
+//! `AWS_SECRET_ACCESS_KEY`, `account_id`, `Password`, …
+//!
+//! A name is split into words at `_`, `-`, `.` and camel-case humps, and
+//! judged on its last words, so `max_tokens`, `token_count`, `cache_key` and
+//! `task-key` are not secret names while `next_page_token` and
+//! `client_secret` are. Nothing here allocates.
+
+use super::Kind;
+
+/// How the value after a secret name is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// One value: up to a quote, whitespace, `,`, `;`, `&`, ….
+    Value,
+    /// An `Authorization` header: an optional scheme word is kept.
+    Authorization,
+    /// A `Cookie`/`Set-Cookie` header: everything to the end of the line.
+    Cookie,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct KeyClass {
+    pub kind: Kind,
+    pub mode: Mode,
+    /// The name says "secret": a bare 40-char base64 run shortly after it
+    /// is taken as a secret even without `=`/`:` (AWS's console wording).
+    pub near_secret: bool,
+}
+
+/// The last three words of a name, and a few flags over all of them.
+struct Words<'a> {
+    last: [&'a str; 3],
+    n: usize,
+    aws: bool,
+    secret: bool,
+    access: bool,
+}
+
+impl<'a> Words<'a> {
+    fn push(&mut self, w: &'a str) {
+        self.last = [self.last[1], self.last[2], w];
+        self.n += 1;
+        self.aws |= w.eq_ignore_ascii_case("aws");
+        self.secret |= ends(w, "secret");
+        self.access |= w.eq_ignore_ascii_case("access");
+    }
+}
+
+fn split(ident: &str) -> Words<'_> {
+    let b = ident.as_bytes();
+    let mut words = Words {
+        last: [""; 3],
+        n: 0,
+        aws: false,
+        secret: false,
+        access: false,
+    };
+    let mut start: Option<usize> = None;
+    for i in 0..=b.len() {
+        let sep = i == b.len() || !b[i].is_ascii_alphanumeric();
+        let hump = !sep && i > 0 && start.is_some() && camel_hump(b, i);
+        if sep || hump {
+            if let Some(s) = start.take() {
+                words.push(&ident[s..i]);
+            }
+        }
+        if !sep && start.is_none() {
+            start = Some(i);
+        }
+    }
+    words
+}
+
+/// A word boundary inside `accessToken`, `XApiKey`, `APIKey`.
+fn camel_hump(b: &[u8], i: usize) -> bool {
+    let (p, c) = (b[i - 1], b[i]);
+    if !c.is_ascii_uppercase() {
+        return false;
+    }
+    if p.is_ascii_lowercase() || p.is_ascii_digit() {
+        return true;
+    }
+    p.is_ascii_uppercase() && b.get(i + 1).is_some_and(|n| n.is_ascii_lowercase())
+}
+
+fn ends(w: &str, suffix: &str) -> bool {
+    w.len() >= suffix.len()
+        && w.as_bytes()[w.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+}
+
+fn is(w: &str, s: &str) -> bool {
+    w.eq_ignore_ascii_case(s)
+}
+
+fn any(w: &str, set: &[&str]) -> bool {
+    set.iter().any(|s| is(w, s))
+}
+
+/// Qualifiers that make `…_key` a secret key (`private_key`, `client-key`).
+const SECRET_KEY_QUALIFIERS: &[&str] = &[
+    "secret",
+    "private",
+    "signing",
+    "encryption",
+    "master",
+    "client",
+    "access",
+    "session",
+    "license",
+    "app",
+    "auth",
+    "service",
+    "account",
+    "admin",
+    "webhook",
+    "ssh",
+    "deploy",
+];
+
+/// Words that turn a secret's name into the name of its absence.
+const NEGATIONS: &[&str] = &[
+    "no", "missing", "invalid", "expired", "bad", "wrong", "revoked", "unknown", "empty", "without",
+];
+
+/// Classify a key name, or `None` when its value is not a secret.
+pub(super) fn classify(ident: &str) -> Option<KeyClass> {
+    let w = split(ident);
+    if w.n == 0 {
+        return None;
+    }
+    let l = w.last[2];
+    let p = if w.n >= 2 { w.last[1] } else { "" };
+    let pp = if w.n >= 3 { w.last[0] } else { "" };
+    // `no_token`, `missing_api_key`, `invalid_password`: the name of a
+    // problem (a cause kind, an error code), not of a secret.
+    if any(p, NEGATIONS) || any(pp, NEGATIONS) {
+        return None;
+    }
+    let value = |kind| {
+        Some(KeyClass {
+            kind,
+            mode: Mode::Value,
+            near_secret: false,
+        })
+    };
+    let aws_secret = w.aws || (w.secret && w.access);
+    if ends(l, "token") {
+        return value(Kind::Token);
+    }
+    if is(l, "authorization") {
+        return Some(KeyClass {
+            kind: Kind::Authorization,
+            mode: Mode::Authorization,
+            near_secret: false,
+        });
+    }
+    if is(l, "cookie") {
+        return Some(KeyClass {
+            kind: Kind::Cookie,
+            mode: Mode::Cookie,
+            near_secret: false,
+        });
+    }
+    if ends(l, "secret") || ends(l, "secretkey") || ends(l, "secretaccesskey") {
+        let kind = if aws_secret || ends(l, "secretaccesskey") {
+            Kind::AwsSecretKey
+        } else {
+            Kind::Secret
+        };
+        return Some(KeyClass {
+            kind,
+            mode: Mode::Value,
+            near_secret: true,
+        });
+    }
+    if ends(l, "password") || any(l, &["passwd", "pwd", "passphrase"]) {
+        return value(Kind::Password);
+    }
+    if is(l, "key") {
+        if w.n == 1 || is(p, "api") {
+            return value(Kind::ApiKey);
+        }
+        if w.secret && (w.aws || w.access) {
+            return Some(KeyClass {
+                kind: Kind::AwsSecretKey,
+                mode: Mode::Value,
+                near_secret: true,
+            });
+        }
+        if any(p, SECRET_KEY_QUALIFIERS) {
+            return value(Kind::Secret);
+        }
+        return None;
+    }
+    if ends(l, "apikey") {
+        return value(Kind::ApiKey);
+    }
+    if ends(l, "accesskey") || ends(l, "privatekey") {
+        return value(Kind::Secret);
+    }
+    if is(l, "id") && (ends(p, "account") || any(p, &["organization", "org"])) {
+        return value(Kind::AccountId);
+    }
+    if ends(l, "accountid") || any(l, &["orgid", "organizationid", "organization"]) {
+        return value(Kind::AccountId);
+    }
+    if ends(l, "account") {
+        return value(Kind::AccountId);
+    }
+    if any(l, &["number", "no", "num"]) && ends(p, "account") {
+        return value(Kind::AccountId);
+    }
+    if ends(l, "balance") {
+        return value(Kind::Balance);
+    }
+    if is(l, "credential") || is(l, "credentials") {
+        return value(Kind::Secret);
+    }
+    if ends(l, "signature") || is(l, "sig") {
+        return value(Kind::Signature);
+    }
+    if is(l, "auth") {
+        return value(Kind::Authorization);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(ident: &str) -> Option<Kind> {
+        classify(ident).map(|c| c.kind)
+    }
+
+    #[test]
+    fn secret_names() {
+        let cases = [
+            ("token", Kind::Token),
+            ("access_token", Kind::Token),
+            ("accessToken", Kind::Token),
+            ("X-Auth-Token", Kind::Token),
+            ("MAC_HUB_TOKEN", Kind::Token),
+            ("client_secret", Kind::Secret),
+            ("clientSecret", Kind::Secret),
+            ("password", Kind::Password),
+            ("Password", Kind::Password),
+            ("db.password", Kind::Password),
+            ("passwd", Kind::Password),
+            ("Pwd", Kind::Password),
+            ("api_key", Kind::ApiKey),
+            ("apikey", Kind::ApiKey),
+            ("apiKey", Kind::ApiKey),
+            ("XApiKey", Kind::ApiKey),
+            ("x-api-key", Kind::ApiKey),
+            ("OPENAI_API_KEY", Kind::ApiKey),
+            ("key", Kind::ApiKey),
+            ("access_key", Kind::Secret),
+            ("private_key", Kind::Secret),
+            ("aws_secret_access_key", Kind::AwsSecretKey),
+            ("AWS_SECRET_ACCESS_KEY", Kind::AwsSecretKey),
+            ("SecretAccessKey", Kind::AwsSecretKey),
+            ("secret_key", Kind::Secret),
+            ("account_id", Kind::AccountId),
+            ("accountId", Kind::AccountId),
+            ("account", Kind::AccountId),
+            ("anthropic-organization-id", Kind::AccountId),
+            ("balance", Kind::Balance),
+            ("credit_balance", Kind::Balance),
+            ("credentials", Kind::Secret),
+            ("X-Amz-Signature", Kind::Signature),
+            ("sig", Kind::Signature),
+            ("Authorization", Kind::Authorization),
+            ("Proxy-Authorization", Kind::Authorization),
+            ("auth", Kind::Authorization),
+            ("Set-Cookie", Kind::Cookie),
+        ];
+        for (ident, want) in cases {
+            assert_eq!(kind(ident), Some(want), "{ident}");
+        }
+    }
+
+    #[test]
+    fn plain_names() {
+        for ident in [
+            "tokens",
+            "max_tokens",
+            "input_tokens",
+            "token_count",
+            "cache_key",
+            "task-key",
+            "sort_key",
+            "secrets",
+            "accounts",
+            "signal",
+            "author",
+            "oauth2",
+            "keyboard",
+            "monkey",
+            "model",
+            "redacted",
+            "no_token",
+            "invalid_api_key",
+            "missing-password",
+            "",
+            "---",
+        ] {
+            assert_eq!(kind(ident), None, "{ident}");
+        }
+    }
+
+    #[test]
+    fn modes() {
+        assert_eq!(classify("authorization").unwrap().mode, Mode::Authorization);
+        assert_eq!(classify("cookie").unwrap().mode, Mode::Cookie);
+        assert!(classify("aws_secret_access_key").unwrap().near_secret);
+        assert!(!classify("token").unwrap().near_secret);
+    }
+}

@@ -1,0 +1,740 @@
+//! The scrubber's contract, from the outside.
+//!
+//! No secret-shaped string is written out in this file: every fake secret
+//! is a prefix glued to characters from a small deterministic generator at
+//! run time, so the repository never holds one.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use macfleet::scrub::{Kind, PLACEHOLDER_PREFIX, find_secrets, scrub};
+use proptest::prelude::*;
+
+// ------------------------------------------------------------- allocations
+
+/// Counts this thread's allocations, to check that clean text costs none.
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCS.with(|c| c.get());
+    f();
+    ALLOCS.with(|c| c.get()) - before
+}
+
+// ------------------------------------------------------------- generators
+
+const B62: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const UPPER_DIGITS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const HEX: &[u8] = b"0123456789abcdef";
+
+/// xorshift64: a tiny deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick(&mut self, alphabet: &[u8], n: usize) -> String {
+        (0..n)
+            .map(|_| alphabet[(self.next() % alphabet.len() as u64) as usize] as char)
+            .collect()
+    }
+    /// Random base62 that mixes letter cases and digits, as real keys do.
+    fn b62(&mut self, n: usize) -> String {
+        let mut s = self.pick(B62, n);
+        let mix = ["aQ3", "Zk8", "m7P"][(self.next() % 3) as usize];
+        let at = (self.next() as usize) % (n - 2);
+        s.replace_range(at..at + 3, mix);
+        s
+    }
+}
+
+/// The secret's random part must not survive, not even a piece of it.
+fn assert_no_fragment(out: &str, secret: &str, ctx: &str) {
+    const W: usize = 8;
+    assert!(
+        !out.contains(secret),
+        "secret survived in {out:?} (from {ctx:?})"
+    );
+    if secret.len() >= W {
+        for i in 0..=secret.len() - W {
+            let frag = &secret[i..i + W];
+            assert!(
+                !out.contains(frag),
+                "fragment {frag:?} survived in {out:?} (from {ctx:?})"
+            );
+        }
+    }
+}
+
+/// A PEM private-key header, never written out whole in the source.
+fn pem_begin() -> String {
+    format!("-----BEGIN {} KEY-----", "PRIVATE")
+}
+
+fn placeholder(kind: &str) -> String {
+    format!("{PLACEHOLDER_PREFIX}{kind}]")
+}
+
+// ------------------------------------------------------------- positives
+
+struct Case {
+    /// The text as a worker would send it.
+    text: String,
+    /// The placeholder kind expected.
+    kind: &'static str,
+    /// The part that must be gone.
+    secret: String,
+    /// Text that must still be there (kept non-secret parts).
+    keep: &'static [&'static str],
+}
+
+fn case(text: String, kind: &'static str, secret: String, keep: &'static [&'static str]) -> Case {
+    Case {
+        text,
+        kind,
+        secret,
+        keep,
+    }
+}
+
+fn positive_cases() -> Vec<Case> {
+    let mut r = Rng::new(7);
+    let mut v = Vec::new();
+    let route = |s: &str| format!("opencode route: 401 from upstream, key {s} rejected");
+
+    // Prefixed keys.
+    for (prefix, body_len, kind) in [
+        ("sk-ant-api03-", 93, "anthropic-key"),
+        ("sk-ant-admin01-", 93, "anthropic-key"),
+        ("sk-ant-oat01-", 93, "anthropic-key"),
+        ("sk-ant-ort01-", 93, "anthropic-key"),
+        ("sk-", 48, "openai-key"),
+        ("sk-proj-", 120, "openai-key"),
+        ("sk-svcacct-", 120, "openai-key"),
+        ("sk-admin-", 60, "openai-key"),
+        ("sk-or-v1-", 64, "openrouter-key"),
+        ("ghp_", 36, "github-token"),
+        ("gho_", 36, "github-token"),
+        ("ghu_", 36, "github-token"),
+        ("ghs_", 36, "github-token"),
+        ("ghr_", 36, "github-token"),
+        ("mft_", 43, "macfleet-token"),
+        ("AIza", 35, "google-api-key"),
+        ("xai-", 80, "xai-key"),
+        ("gsk_", 52, "groq-key"),
+        ("hf_", 34, "huggingface-token"),
+        ("org-", 24, "account-id"),
+    ] {
+        let body = r.b62(body_len);
+        let key = format!("{prefix}{body}");
+        v.push(case(
+            route(&key),
+            kind,
+            body,
+            &["opencode route: 401", "rejected"],
+        ));
+    }
+    // OpenAI legacy key with the usual marker in the middle.
+    let body = format!("{}{}{}", r.b62(20), "T3BlbkFJ", r.b62(20));
+    v.push(case(route(&format!("sk-{body}")), "openai-key", body, &[]));
+    // OpenRouter keys are hex.
+    let body = r.pick(HEX, 64);
+    v.push(case(
+        route(&format!("sk-or-v1-{body}")),
+        "openrouter-key",
+        body,
+        &[],
+    ));
+    // Fine-grained GitHub PAT.
+    let body = format!("{}_{}", r.b62(22), r.b62(59));
+    v.push(case(
+        format!("git push failed: github_pat_{body} lacks scope"),
+        "github-token",
+        body,
+        &["git push failed:", "lacks scope"],
+    ));
+    // AWS access key ids.
+    for prefix in ["AKIA", "ASIA"] {
+        let body = r.pick(UPPER_DIGITS, 16);
+        v.push(case(
+            format!("bedrock: InvalidClientTokenId {prefix}{body}, region us-east-1"),
+            "aws-access-key-id",
+            format!("{prefix}{body}"),
+            &["bedrock: InvalidClientTokenId", "region us-east-1"],
+        ));
+    }
+    // AWS secret keys in context.
+    let aws = || {
+        format!(
+            "{}/{}+{}",
+            Rng::new(99).b62(18),
+            Rng::new(98).b62(10),
+            "Q9x"
+        )
+    };
+    let s40 = {
+        let mut s = aws();
+        s.push_str(&Rng::new(97).b62(40 - s.len()));
+        s
+    };
+    assert_eq!(s40.len(), 40);
+    for text in [
+        format!("aws_secret_access_key = {s40}"),
+        format!("AWS_SECRET_ACCESS_KEY={s40} bedrock 403"),
+        format!("{{\"SecretAccessKey\": \"{s40}\"}}"),
+        format!("AWS secret access key {s40} is invalid"),
+    ] {
+        v.push(case(text, "aws-secret-key", s40.clone(), &[]));
+    }
+    // JWT.
+    let (h, p, s) = (r.b62(30), r.b62(60), r.b62(43));
+    v.push(case(
+        format!("claude: session eyJ{h}.eyJ{p}.{s} expired"),
+        "jwt",
+        format!("{h}.eyJ{p}.{s}"),
+        &["claude: session", "expired"],
+    ));
+    // Headers.
+    let t = r.b62(40);
+    v.push(case(
+        format!("request headers: Authorization: Bearer {t}, 401"),
+        "authorization",
+        t.clone(),
+        &["Authorization: Bearer ", ", 401"],
+    ));
+    let t = r.b62(24);
+    v.push(case(
+        format!("curl -H 'authorization: Basic {t}' failed"),
+        "authorization",
+        t,
+        &["authorization: Basic ", "' failed"],
+    ));
+    let t = r.b62(30);
+    v.push(case(
+        format!("Authorization: token {t}"),
+        "authorization",
+        t,
+        &["Authorization: token "],
+    ));
+    let t = r.b62(32);
+    v.push(case(
+        format!("proxy said Authorization: {t}"),
+        "authorization",
+        t,
+        &["proxy said Authorization: "],
+    ));
+    let t = r.b62(32);
+    v.push(case(
+        format!("x-api-key: {t} -> 401"),
+        "api-key",
+        t,
+        &["x-api-key: ", " -> 401"],
+    ));
+    let t = r.b62(32);
+    v.push(case(
+        format!("sent Bearer {t} to upstream"),
+        "authorization",
+        t,
+        &["sent Bearer ", " to upstream"],
+    ));
+    let t = r.b62(32);
+    v.push(case(
+        format!("Cookie: session={t}; theme=dark"),
+        "cookie",
+        t,
+        &["Cookie: "],
+    ));
+    // URL passwords and query values.
+    let pw = r.b62(18);
+    v.push(case(
+        format!("git fetch https://worker:{pw}@git.example.com/fleet.git: 403"),
+        "password",
+        pw,
+        &["https://worker:", "@git.example.com/fleet.git: 403"],
+    ));
+    for name in [
+        "token",
+        "key",
+        "secret",
+        "password",
+        "signature",
+        "sig",
+        "access_token",
+        "api_key",
+        "auth",
+        "X-Amz-Signature",
+    ] {
+        let t = r.b62(28);
+        v.push(case(
+            format!("GET https://api.example.com/v1/run?{name}={t}&x=1 -> 500"),
+            "url-query",
+            t,
+            &["GET https://api.example.com/v1/run?", "&x=1 -> 500"],
+        ));
+    }
+    // Connection strings.
+    let pw = r.b62(16);
+    v.push(case(
+        format!("db: postgres://fleet:{pw}@db.internal:5432/hub unreachable"),
+        "password",
+        pw,
+        &["postgres://fleet:", "@db.internal:5432/hub unreachable"],
+    ));
+    let pw = r.b62(16);
+    v.push(case(
+        format!("Server=tcp:db,1433;User ID=hub;Password={pw};Encrypt=true"),
+        "password",
+        pw,
+        &["Server=tcp:db,1433;User ID=hub;Password=", ";Encrypt=true"],
+    ));
+    // key=value, key: value, "key": "value".
+    for (key, kind) in [
+        ("token", "token"),
+        ("secret", "secret"),
+        ("password", "password"),
+        ("passwd", "password"),
+        ("api_key", "api-key"),
+        ("apikey", "api-key"),
+        ("apiKey", "api-key"),
+        ("access_key", "secret"),
+        ("account_id", "account-id"),
+        ("accountId", "account-id"),
+        ("account", "account-id"),
+        ("client_secret", "secret"),
+        ("refresh_token", "token"),
+        ("MAC_HUB_TOKEN", "token"),
+        ("credentials", "secret"),
+    ] {
+        let t = r.b62(20);
+        v.push(case(
+            format!("config {key}={t} bad"),
+            kind,
+            t,
+            &["config ", " bad"],
+        ));
+        let t = r.b62(20);
+        v.push(case(format!("{key}: {t}"), kind, t, &[]));
+        let t = r.b62(20);
+        v.push(case(
+            format!("body {{\"{key}\": \"{t}\", \"model\": \"gpt-4o-mini\"}}"),
+            kind,
+            t,
+            &["\"model\": \"gpt-4o-mini\""],
+        ));
+    }
+    v.push(case(
+        "credit balance: 13.37 USD".to_string(),
+        "balance",
+        "13.37".to_string(),
+        &["credit balance: ", " USD"],
+    ));
+    v.push(case(
+        format!("arn:aws:sts::{}:assumed-role/worker", "2109".repeat(3)),
+        "account-id",
+        "2109".repeat(3),
+        &["arn:aws:sts::", ":assumed-role/worker"],
+    ));
+    // A token that is a git-hash-shaped value under a secret name.
+    let h = r.pick(HEX, 40);
+    v.push(case(format!("token={h}"), "token", h, &[]));
+    // Private key block.
+    let body = r.b62(64);
+    v.push(case(
+        format!(
+            "ssh: -----BEGIN OPENSSH {}-----\n{body}\n-----END OPENSSH {}-----",
+            "PRIVATE KEY", "PRIVATE KEY"
+        ),
+        "private-key",
+        body,
+        &["ssh: "],
+    ));
+    v
+}
+
+#[test]
+fn positives_are_redacted() {
+    let cases = positive_cases();
+    assert!(cases.len() >= 80, "{} cases", cases.len());
+    for c in &cases {
+        let out = scrub(&c.text);
+        let out = out.as_ref();
+        assert!(
+            out.contains(&placeholder(c.kind)),
+            "{:?} -> {out:?}, want kind {}",
+            c.text,
+            c.kind
+        );
+        assert_no_fragment(out, &c.secret, &c.text);
+        for k in c.keep {
+            assert!(out.contains(k), "{k:?} lost: {:?} -> {out:?}", c.text);
+        }
+        assert!(
+            find_secrets(&c.text)
+                .iter()
+                .any(|f| f.kind.as_str() == c.kind),
+            "{:?}",
+            c.text
+        );
+        assert_eq!(scrub(out), out, "not idempotent on {:?}", c.text);
+    }
+}
+
+// ------------------------------------------------------------- negatives
+
+fn negative_cases() -> Vec<String> {
+    let mut r = Rng::new(11);
+    let uuid = format!(
+        "{}-{}-4{}-a{}-{}",
+        r.pick(HEX, 8),
+        r.pick(HEX, 4),
+        r.pick(HEX, 3),
+        r.pick(HEX, 3),
+        r.pick(HEX, 12)
+    );
+    let sha1 = r.pick(HEX, 40);
+    let sha256 = r.pick(HEX, 64);
+    let mut v: Vec<String> = [
+        "claude-sonnet-4-5-20250929 overloaded, retrying",
+        "model gpt-4o-mini not available for this route",
+        "locale sk-SK, fallback sk_SK",
+        "OPENAI_API_KEY is not set",
+        "ANTHROPIC_API_KEY is not set",
+        "export OPENAI_API_KEY before starting opencode",
+        "token=$MAC_HUB_TOKEN",
+        "token=${MAC_HUB_TOKEN}",
+        "Authorization: Bearer $MAC_HUB_TOKEN",
+        "api_key: OPENAI_API_KEY",
+        "429 Too Many Requests",
+        "upstream 502 from route opencode",
+        "503 Service Unavailable: upstream connect error",
+        "pip install sk-learn failed; task-key collision",
+        "rate limit: 80000 input tokens per minute, max_tokens=4096",
+        "usage: input_tokens: 1200, output_tokens: 800",
+        "token: expired",
+        "token: missing",
+        "password: incorrect",
+        "\"token\": true, \"binary\": true",
+        "no_token: worker has no credentials configured",
+        "Your credit balance is too low to access the Anthropic API",
+        "invalid x-api-key",
+        "Authorization header missing",
+        "GET https://api.anthropic.com/v1/messages returned 529",
+        "clone https://git@github.com/macfleet/macfleet.git: exit 128",
+        "npm: https://registry.npmjs.org/@scope/pkg 404",
+        "see https://docs.example.com/auth?lang=en#token-types",
+        "sort_key=updated_at, cache_key=model",
+        "signal: killed (SIGKILL)",
+        "author: fleet bot",
+        "ssh: connect to host git port 22: Connection refused",
+        "opencode exited 1: ENOENT",
+        "TASK-1234 queued",
+        "region ASIA-PACIFIC unavailable",
+        "arn:aws:s3:::fleet-artifacts",
+        "password=\"\"",
+        "token=",
+        "[redacted:anthropic-key] rejected",
+        "token=[redacted:token]&x=1",
+        "https://bob:[redacted:password]@git.example.com/x.git",
+        "résumé — ünïcödé 🙂 status ok",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.push(format!("worker {uuid} heartbeat late"));
+    v.push(format!("commit {sha1} pushed"));
+    v.push(format!("artifact sha256:{sha256} verified"));
+    v.push(format!("worker_id={uuid} failover to pi"));
+    v
+}
+
+#[test]
+fn negatives_come_back_borrowed_and_identical() {
+    let cases = negative_cases();
+    assert!(cases.len() >= 40);
+    for t in &cases {
+        match scrub(t) {
+            Cow::Borrowed(b) => assert_eq!(b, t),
+            Cow::Owned(o) => panic!("{t:?} was changed to {o:?}"),
+        }
+        assert!(find_secrets(t).is_empty(), "{t:?}");
+    }
+}
+
+#[test]
+fn clean_text_does_not_allocate() {
+    // The automata are built on first use.
+    let _ = scrub(&format!("token={}", Rng::new(1).b62(20)));
+    let mut texts = negative_cases();
+    texts.push("x".repeat(5000));
+    texts.push("opencode: POST https://api.anthropic.com/v1/messages 529; tokens: 1200".into());
+    for t in &texts {
+        let n = allocations(|| {
+            let out = scrub(t);
+            assert!(matches!(out, Cow::Borrowed(_)));
+        });
+        assert_eq!(n, 0, "{t:?} allocated {n} times");
+    }
+    // The counter does count.
+    let dirty = format!("token={}", Rng::new(2).b62(20));
+    assert!(allocations(|| drop(scrub(&dirty))) > 0);
+}
+
+// ------------------------------------------------------------- robustness
+
+#[test]
+fn huge_and_pathological_inputs_are_fast() {
+    let n = 1 << 20;
+    let mut r = Rng::new(5);
+    let inputs = [
+        "token=".repeat(n / 6),
+        "sk--".repeat(n / 4),
+        "eyJ-".repeat(n / 4),
+        "://".repeat(n / 3),
+        "Cookie: ".repeat(n / 8),
+        "password: \"".repeat(n / 11),
+        "key key key ".repeat(n / 12),
+        "secret ".repeat(n / 7),
+        pem_begin().repeat(n / 27),
+        "Bearer ".repeat(n / 7),
+        "https://a:b@".repeat(n / 12),
+        "tokentoken".repeat(n / 10),
+        format!("token={}", "a".repeat(n)),
+        r.pick(B62, n),
+        r.pick(b"sk-_=:/@?&\"' $[]{}tokenkey", n),
+    ];
+    for input in &inputs {
+        let t = Instant::now();
+        let out = scrub(input);
+        let took = t.elapsed();
+        assert!(
+            took < Duration::from_secs(10),
+            "{took:?} on {:?}…",
+            &input[..40]
+        );
+        assert_eq!(scrub(&out), out);
+    }
+}
+
+#[test]
+fn multibyte_text_around_secrets() {
+    let mut r = Rng::new(3);
+    let k = format!("sk-ant-api03-{}", r.b62(93));
+    for t in [
+        format!("ключ {k} отклонён"),
+        format!("秘密:{k}。"),
+        format!("token=é{}", r.b62(20)),
+        format!("password=\"🙂{}", r.b62(20)),
+    ] {
+        let out = scrub(&t);
+        assert!(out.contains(PLACEHOLDER_PREFIX), "{t}");
+        assert_eq!(scrub(&out), out);
+    }
+}
+
+// ------------------------------------------------------------- properties
+
+/// A generated secret and the random part of it that must vanish.
+fn secret() -> impl Strategy<Value = (String, String)> {
+    let body = |n: usize| {
+        proptest::collection::vec(proptest::sample::select(B62.to_vec()), n..n + 40).prop_map(|v| {
+            let mut s = String::from_utf8(v).unwrap();
+            s.replace_range(0..3, "aQ3");
+            s
+        })
+    };
+    let upper = proptest::collection::vec(proptest::sample::select(UPPER_DIGITS.to_vec()), 16)
+        .prop_map(|v| String::from_utf8(v).unwrap());
+    prop_oneof![
+        body(93).prop_map(|b| (format!("sk-ant-api03-{b}"), b)),
+        body(48).prop_map(|b| (format!("sk-{b}"), b)),
+        body(60).prop_map(|b| (format!("sk-proj-{b}"), b)),
+        body(64).prop_map(|b| (format!("sk-or-v1-{b}"), b)),
+        body(36).prop_map(|b| (format!("ghp_{b}"), b)),
+        body(43).prop_map(|b| (format!("mft_{b}"), b)),
+        upper.prop_map(|b| (format!("AKIA{b}"), b)),
+        (body(20), body(30), body(20))
+            .prop_map(|(a, b, c)| (format!("eyJ{a}.eyJ{b}.{c}"), format!("{a}.eyJ{b}.{c}"))),
+        body(20).prop_map(|b| (format!("token={b}"), b)),
+        body(20).prop_map(|b| (format!("\"password\": \"{b}\""), b)),
+        body(20).prop_map(|b| (format!("https://u:{b}@host/x"), b)),
+        body(20).prop_map(|b| (format!("/v1?sig={b}&y=2"), b)),
+        body(20).prop_map(|b| (format!("Authorization: Bearer {b}"), b)),
+    ]
+}
+
+/// Text rich in the scrubber's trigger words, quotes and separators.
+fn tricky_text() -> impl Strategy<Value = String> {
+    let words: Vec<String> = [
+        "token",
+        "key",
+        "Authorization",
+        "Proxy-Authorization",
+        "Bearer ",
+        "Basic ",
+        "Digest ",
+        "Cookie",
+        "Set-Cookie",
+        "password",
+        "Password=",
+        "secret",
+        "SecretAccessKey",
+        "AWS_SECRET_ACCESS_KEY",
+        "aws secret access key ",
+        "account_id",
+        "org_id",
+        "balance",
+        "sig",
+        "auth",
+        "--api-key",
+        "--token",
+        "x-api-key",
+        "sk-",
+        "sk-ant-",
+        "sk-proj-",
+        "sk-or-v1-",
+        "ghp_",
+        "github_pat_",
+        "mft_",
+        "AKIA",
+        "AIza",
+        "xai-",
+        "gsk_",
+        "hf_",
+        "org-",
+        "eyJ",
+        "https://",
+        "postgres://",
+        "://",
+        "#access_token=",
+        "?",
+        "&",
+        "[redacted:token]",
+        "[redacted:",
+        "$VAR",
+        "${",
+        "{{ secrets.X }}",
+        "%VAR%",
+        "<api-key>",
+        "-----END",
+        "arn:aws:iam::",
+        "null",
+        "not",
+        "no_",
+        "OPENAI_API_KEY",
+        "=>",
+        ":=",
+        "\\\"",
+        "é",
+        "🙂",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([pem_begin()])
+    .collect();
+    let piece = prop_oneof![
+        3 => proptest::sample::select(words),
+        2 => "[=:@?&\"'\\ \t\n{}\\[\\].,;/#%$<>*+~-]{1,3}",
+        2 => "[a-zA-Z0-9_]{1,12}",
+        1 => "[A-Za-z0-9/+]{40}",
+        1 => "\\PC{1,4}",
+    ];
+    proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn never_panics_and_is_idempotent(text in "\\PC{0,300}") {
+        let once = scrub(&text).into_owned();
+        let twice = scrub(&once).into_owned();
+        prop_assert_eq!(twice, once);
+    }
+
+    #[test]
+    fn embedded_secret_never_survives(
+        before in prop_oneof![tricky_text(), "\\PC{0,80}"],
+        after in prop_oneof![tricky_text(), "\\PC{0,80}"],
+        (secret, body) in secret(),
+    ) {
+        let text = format!("{before} {secret} {after}");
+        let out = scrub(&text);
+        prop_assert!(!out.contains(&secret), "{:?}", out);
+        prop_assert!(!out.contains(&body), "{:?}", out);
+        prop_assert!(out.contains(PLACEHOLDER_PREFIX));
+        let again = scrub(&out).into_owned();
+        prop_assert_eq!(again.as_str(), out.as_ref());
+    }
+
+    #[test]
+    fn clean_vocabulary_is_borrowed(
+        words in proptest::collection::vec(prop_oneof![
+            Just("429 Too Many Requests".to_string()),
+            Just("upstream 502 from route opencode".to_string()),
+            Just("claude-sonnet-4-5-20250929".to_string()),
+            Just("gpt-4o-mini".to_string()),
+            Just("sk-SK".to_string()),
+            Just("ANTHROPIC_API_KEY is not set".to_string()),
+            Just("token=$MAC_HUB_TOKEN".to_string()),
+            Just("failover".to_string()),
+            "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}",
+            "commit [0-9a-f]{40}",
+            "[0-9]{1,5}",
+        ], 0..12)
+    ) {
+        let text = words.join(" ");
+        prop_assert!(matches!(scrub(&text), Cow::Borrowed(_)), "{:?}", text);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    #[test]
+    fn idempotent_on_tricky_text(text in tricky_text()) {
+        let once = scrub(&text).into_owned();
+        let twice = scrub(&once).into_owned();
+        prop_assert_eq!(twice, once);
+        for f in find_secrets(&text) {
+            prop_assert!(text.is_char_boundary(f.range.start));
+            prop_assert!(text.is_char_boundary(f.range.end));
+        }
+    }
+}
+
+#[test]
+fn every_kind_has_a_placeholder_that_survives_rescrubbing() {
+    for k in Kind::ALL {
+        let p = k.placeholder();
+        assert_eq!(p, placeholder(k.as_str()));
+        assert!(matches!(scrub(&p), Cow::Borrowed(_)));
+        assert!(matches!(scrub(&format!("token={p}")), Cow::Borrowed(_)));
+    }
+}
