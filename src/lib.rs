@@ -7,4 +7,5 @@ pub mod client;
 pub mod hub;
 pub mod scrub;
 pub mod sim;
+pub mod tui;
 pub mod wire;

@@ -1,0 +1,354 @@
+//! The key table. Key handling and the `?` help are both generated from
+//! [`BINDINGS`], so they cannot disagree.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::app::View;
+
+/// What a key asks for. `update` decides what it means in the current state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    ViewLadder,
+    ViewWorkers,
+    ViewFailovers,
+    ViewHistory,
+    NextView,
+    PrevView,
+    Down,
+    Up,
+    Top,
+    Bottom,
+    PageDown,
+    PageUp,
+    Filter,
+    Sort,
+    SortReverse,
+    Detail,
+    Back,
+    Help,
+    Refetch,
+    Quit,
+    // Ladder edits: arrive in a later version; a read-only session refuses them.
+    MoveAgentDown,
+    MoveAgentUp,
+    AddAgent,
+    RemoveAgent,
+    Undo,
+    Redo,
+    Write,
+}
+
+impl Action {
+    /// Keys that would change the hub's document.
+    pub fn is_edit(self) -> bool {
+        matches!(
+            self,
+            Action::MoveAgentDown
+                | Action::MoveAgentUp
+                | Action::AddAgent
+                | Action::RemoveAgent
+                | Action::Undo
+                | Action::Redo
+                | Action::Write
+        )
+    }
+}
+
+/// Where a binding is listed in the help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every view.
+    Global,
+    /// Only the named view.
+    Only(View),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+const fn k(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::CONTROL,
+    }
+}
+
+const fn code(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::NONE,
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub keys: &'static [Key],
+    /// How the keys are written in the help.
+    pub label: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+    pub scope: Scope,
+}
+
+const fn b(
+    keys: &'static [Key],
+    label: &'static str,
+    action: Action,
+    help: &'static str,
+    scope: Scope,
+) -> Binding {
+    Binding {
+        keys,
+        label,
+        action,
+        help,
+        scope,
+    }
+}
+
+use Scope::{Global, Only};
+
+pub const BINDINGS: &[Binding] = &[
+    b(&[k('1')], "1", Action::ViewLadder, "Ladder view", Global),
+    b(&[k('2')], "2", Action::ViewWorkers, "Workers view", Global),
+    b(
+        &[k('3')],
+        "3",
+        Action::ViewFailovers,
+        "Failovers view",
+        Global,
+    ),
+    b(&[k('4')], "4", Action::ViewHistory, "History view", Global),
+    b(
+        &[code(KeyCode::Tab)],
+        "Tab",
+        Action::NextView,
+        "next view",
+        Global,
+    ),
+    b(
+        &[code(KeyCode::BackTab)],
+        "S-Tab",
+        Action::PrevView,
+        "previous view",
+        Global,
+    ),
+    b(
+        &[k('j'), code(KeyCode::Down)],
+        "j ↓",
+        Action::Down,
+        "cursor down",
+        Global,
+    ),
+    b(
+        &[k('k'), code(KeyCode::Up)],
+        "k ↑",
+        Action::Up,
+        "cursor up",
+        Global,
+    ),
+    b(
+        &[k('g'), code(KeyCode::Home)],
+        "g Home",
+        Action::Top,
+        "first row",
+        Global,
+    ),
+    b(
+        &[k('G'), code(KeyCode::End)],
+        "G End",
+        Action::Bottom,
+        "last row",
+        Global,
+    ),
+    b(
+        &[code(KeyCode::PageDown), ctrl('f')],
+        "PgDn",
+        Action::PageDown,
+        "page down",
+        Global,
+    ),
+    b(
+        &[code(KeyCode::PageUp), ctrl('b')],
+        "PgUp",
+        Action::PageUp,
+        "page up",
+        Global,
+    ),
+    b(
+        &[k('/')],
+        "/",
+        Action::Filter,
+        "filter this view (Esc clears)",
+        Global,
+    ),
+    b(
+        &[k('s')],
+        "s",
+        Action::Sort,
+        "cycle the sort column",
+        Global,
+    ),
+    b(
+        &[k('S')],
+        "S",
+        Action::SortReverse,
+        "reverse the sort",
+        Global,
+    ),
+    b(
+        &[code(KeyCode::Enter)],
+        "Enter",
+        Action::Detail,
+        "detail of the selected row",
+        Global,
+    ),
+    b(
+        &[code(KeyCode::Esc)],
+        "Esc",
+        Action::Back,
+        "close / clear the filter",
+        Global,
+    ),
+    b(&[k('?')], "?", Action::Help, "this help", Global),
+    b(
+        &[k('r')],
+        "r",
+        Action::Refetch,
+        "refetch everything now",
+        Global,
+    ),
+    b(&[k('q'), ctrl('c')], "q C-c", Action::Quit, "quit", Global),
+    b(
+        &[k('J')],
+        "J",
+        Action::MoveAgentDown,
+        "move the selected agent down",
+        Only(View::Ladder),
+    ),
+    b(
+        &[k('K')],
+        "K",
+        Action::MoveAgentUp,
+        "move the selected agent up",
+        Only(View::Ladder),
+    ),
+    b(
+        &[k('a')],
+        "a",
+        Action::AddAgent,
+        "add an agent",
+        Only(View::Ladder),
+    ),
+    b(
+        &[k('d')],
+        "d",
+        Action::RemoveAgent,
+        "remove the selected agent",
+        Only(View::Ladder),
+    ),
+    b(
+        &[k('u')],
+        "u",
+        Action::Undo,
+        "undo a pending edit",
+        Only(View::Ladder),
+    ),
+    b(
+        &[ctrl('r')],
+        "C-r",
+        Action::Redo,
+        "redo a pending edit",
+        Only(View::Ladder),
+    ),
+    b(
+        &[k('w')],
+        "w",
+        Action::Write,
+        "write: diff, then y sends",
+        Only(View::Ladder),
+    ),
+];
+
+/// The action bound to a key press, whatever the view: edit keys are
+/// recognised everywhere so that a read-only session can always say no.
+pub fn action_for(ev: &KeyEvent) -> Option<Action> {
+    if ev.kind == KeyEventKind::Release {
+        return None;
+    }
+    let mods = match ev.code {
+        // Shift is already in the character ('J'); terminals disagree on
+        // whether they also report it.
+        KeyCode::Char(_) => ev.modifiers - KeyModifiers::SHIFT,
+        _ => ev.modifiers,
+    };
+    BINDINGS
+        .iter()
+        .find(|b| b.keys.iter().any(|k| k.code == ev.code && k.mods == mods))
+        .map(|b| b.action)
+}
+
+/// Bindings listed in the help of `view`, in table order.
+pub fn help_for(view: View) -> impl Iterator<Item = &'static Binding> {
+    BINDINGS.iter().filter(move |b| match b.scope {
+        Global => true,
+        Only(v) => v == view,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[test]
+    fn every_key_is_bound_once() {
+        let mut seen = Vec::new();
+        for b in BINDINGS {
+            for k in b.keys {
+                assert!(!seen.contains(k), "{k:?} bound twice");
+                seen.push(*k);
+            }
+        }
+    }
+
+    #[test]
+    fn shifted_letters_match_with_or_without_shift_reported() {
+        assert_eq!(
+            action_for(&press(KeyCode::Char('J'), KeyModifiers::SHIFT)),
+            Some(Action::MoveAgentDown)
+        );
+        assert_eq!(
+            action_for(&press(KeyCode::Char('J'), KeyModifiers::NONE)),
+            Some(Action::MoveAgentDown)
+        );
+        assert_eq!(
+            action_for(&press(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            action_for(&press(KeyCode::Char('c'), KeyModifiers::NONE)),
+            None
+        );
+    }
+
+    #[test]
+    fn help_lists_edit_keys_only_on_the_ladder() {
+        assert!(help_for(View::Ladder).any(|b| b.action == Action::Write));
+        assert!(!help_for(View::Workers).any(|b| b.action == Action::Write));
+        assert!(help_for(View::Workers).any(|b| b.action == Action::Filter));
+    }
+}

@@ -1,0 +1,76 @@
+//! Everything that can happen to the TUI, as data: keys, ticks, hub answers.
+//! The hub I/O tasks translate client results into these, so `app` never
+//! touches the network and every state is reachable from a test.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use crossterm::event::{KeyEvent, MouseEvent};
+
+use crate::wire::{ConfigEvent, FailoverRecord, FailoversPage, History, Whoami, WorkersPage};
+
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    /// Time passed. `wall` anchors the clock only until the hub's `now` is known.
+    Tick {
+        mono: Instant,
+        wall: DateTime<Utc>,
+    },
+    Whoami(Whoami),
+    /// `GET /v1/workers`; `at` is when the answer arrived (monotonic), which
+    /// pins the hub's `now` to the local clock.
+    Workers {
+        page: WorkersPage,
+        at: Instant,
+    },
+    /// `GET /v1/failovers`. `fresh`: the first page of a full refetch, which
+    /// replaces what we held.
+    Failovers {
+        page: FailoversPage,
+        fresh: bool,
+    },
+    /// A failover from the event stream.
+    Failover(FailoverRecord),
+    /// A new revision from the event stream.
+    Config(ConfigEvent),
+    /// The list as `GET /v1/config` holds it.
+    Agents {
+        revision: String,
+        agents: Vec<String>,
+    },
+    History(History),
+    StreamUp,
+    StreamDown {
+        error: String,
+        retry_in: Duration,
+    },
+    /// The hub no longer holds our resume point: refetch everything.
+    Reset,
+    FetchFailed {
+        what: Fetch,
+        error: String,
+        at: Instant,
+    },
+}
+
+/// Which request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    Whoami,
+    Workers,
+    Failovers,
+    Config,
+    History,
+}
+
+/// Work `update` asks the runner to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Refetch workers (full), failovers (from scratch), config and history.
+    Refetch,
+    FetchConfig,
+    FetchHistory,
+}

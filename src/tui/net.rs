@@ -1,0 +1,271 @@
+//! Hub I/O: tokio tasks that call the client and answer with [`Msg`]s.
+//! They never touch the state; `app` never touches the network.
+//!
+//! - the event stream (`failover`, `config` only: heartbeats of a large fleet
+//!   are too many for SSE) reconnects by itself with capped backoff;
+//! - the poller fetches `GET /v1/workers?since=<cursor>` every 2 s, and
+//!   failovers with `?since=<seq>` while the stream is down;
+//! - effects (refetch, config, history) are served as they come.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinHandle;
+
+use super::msg::{Effect, Fetch, Msg};
+use crate::client::{Client, FailoverQuery, HubEvent, StreamItem};
+
+/// Worker poll period while the hub answers.
+pub const POLL_EVERY: Duration = Duration::from_secs(2);
+/// Longest wait between retries while it does not.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
+const PAGE: u32 = 1000;
+
+struct Shared {
+    stream_live: AtomicBool,
+    /// Highest failover seq delivered (stream or poll).
+    max_seq: AtomicU64,
+    refetch: Notify,
+    refetch_wanted: AtomicBool,
+}
+
+/// The running tasks; dropping this aborts them.
+pub struct Net {
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+pub fn spawn(client: Client, tx: mpsc::Sender<Msg>, fx: mpsc::UnboundedReceiver<Effect>) -> Net {
+    let shared = Arc::new(Shared {
+        stream_live: AtomicBool::new(false),
+        max_seq: AtomicU64::new(0),
+        refetch: Notify::new(),
+        refetch_wanted: AtomicBool::new(false),
+    });
+    let tasks = vec![
+        tokio::spawn(stream_task(client.clone(), tx.clone(), shared.clone())),
+        tokio::spawn(poll_task(client.clone(), tx.clone(), shared.clone())),
+        tokio::spawn(effect_task(client, tx, fx, shared)),
+    ];
+    Net { tasks }
+}
+
+async fn send(tx: &mpsc::Sender<Msg>, m: Msg) -> bool {
+    tx.send(m).await.is_ok()
+}
+
+async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
+    let mut events = Box::pin(client.events(None, &["failover", "config"]));
+    while let Some(item) = events.next().await {
+        let msg = match item {
+            StreamItem::Connected => {
+                sh.stream_live.store(true, Ordering::SeqCst);
+                Msg::StreamUp
+            }
+            StreamItem::Disconnected { error, retry_in } => {
+                sh.stream_live.store(false, Ordering::SeqCst);
+                tracing::info!(%error, ?retry_in, "event stream down");
+                Msg::StreamDown { error, retry_in }
+            }
+            StreamItem::Event { event, .. } => match event {
+                HubEvent::Failover(r) => {
+                    sh.max_seq.fetch_max(r.seq, Ordering::SeqCst);
+                    Msg::Failover(*r)
+                }
+                HubEvent::Config(c) => Msg::Config(c),
+                HubEvent::Reset => Msg::Reset,
+                HubEvent::Heartbeat(_) => continue,
+            },
+        };
+        if !send(&tx, msg).await {
+            return;
+        }
+    }
+}
+
+fn failed(what: Fetch, e: impl std::fmt::Display) -> Msg {
+    Msg::FetchFailed {
+        what,
+        error: e.to_string(),
+        at: Instant::now(),
+    }
+}
+
+/// Page through the failover log from `since`; `fresh` marks the first page
+/// of a full refetch. Returns false when a request failed.
+async fn pull_failovers(
+    client: &Client,
+    tx: &mpsc::Sender<Msg>,
+    sh: &Shared,
+    since: Option<u64>,
+    mut fresh: bool,
+) -> bool {
+    let mut since = since;
+    loop {
+        let q = FailoverQuery {
+            since,
+            limit: Some(PAGE),
+            ..FailoverQuery::default()
+        };
+        match client.failovers(&q).await {
+            Ok(page) => {
+                let n = page.events.len();
+                let next = page.next;
+                if let Some(last) = page.events.last() {
+                    sh.max_seq.fetch_max(last.seq, Ordering::SeqCst);
+                }
+                if (n > 0 || fresh) && !send(tx, Msg::Failovers { page, fresh }).await {
+                    return true;
+                }
+                fresh = false;
+                if n < PAGE as usize || since == Some(next) {
+                    return true;
+                }
+                since = Some(next);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "failovers fetch failed");
+                let _ = send(tx, failed(Fetch::Failovers, e)).await;
+                return false;
+            }
+        }
+    }
+}
+
+async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
+    let mut cursor: Option<String> = None;
+    let mut need_whoami = true;
+    let mut need_failovers = true;
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        if sh.refetch_wanted.swap(false, Ordering::SeqCst) {
+            cursor = None;
+            need_failovers = true;
+        }
+        let mut ok = true;
+        if need_whoami {
+            match client.whoami().await {
+                Ok(w) => {
+                    need_whoami = false;
+                    if !send(&tx, Msg::Whoami(w)).await {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    ok = false;
+                    if !send(&tx, failed(Fetch::Whoami, e)).await {
+                        return;
+                    }
+                }
+            }
+        }
+        if ok {
+            match client.workers(cursor.as_deref()).await {
+                Ok(page) => {
+                    cursor = Some(page.cursor.clone());
+                    let at = Instant::now();
+                    if !send(&tx, Msg::Workers { page, at }).await {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "workers poll failed");
+                    ok = false;
+                    if !send(&tx, failed(Fetch::Workers, e)).await {
+                        return;
+                    }
+                }
+            }
+        }
+        if ok && need_failovers {
+            ok = pull_failovers(&client, &tx, &sh, None, true).await;
+            need_failovers = !ok;
+        } else if ok && !sh.stream_live.load(Ordering::SeqCst) {
+            // The stream is down: poll the log from where we are.
+            let since = sh.max_seq.load(Ordering::SeqCst);
+            ok = pull_failovers(&client, &tx, &sh, Some(since), false).await;
+        }
+        let wait = if ok {
+            backoff = Duration::from_secs(1);
+            POLL_EVERY
+        } else {
+            let w = backoff;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            w
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = sh.refetch.notified() => {}
+        }
+        if tx.is_closed() {
+            return;
+        }
+    }
+}
+
+async fn fetch_config(client: &Client, tx: &mpsc::Sender<Msg>) {
+    match client.config().await {
+        Ok(doc) => match crate::agents_doc::locate(&doc.text) {
+            Ok(found) => {
+                let _ = send(
+                    tx,
+                    Msg::Agents {
+                        revision: doc.revision,
+                        agents: found.agents,
+                    },
+                )
+                .await;
+            }
+            Err(e) => {
+                let _ = send(tx, failed(Fetch::Config, e)).await;
+            }
+        },
+        Err(e) => {
+            let _ = send(tx, failed(Fetch::Config, e)).await;
+        }
+    }
+}
+
+async fn fetch_history(client: &Client, tx: &mpsc::Sender<Msg>) {
+    match client.history().await {
+        Ok(h) => {
+            let _ = send(tx, Msg::History(h)).await;
+        }
+        Err(e) => {
+            let _ = send(tx, failed(Fetch::History, e)).await;
+        }
+    }
+}
+
+async fn effect_task(
+    client: Client,
+    tx: mpsc::Sender<Msg>,
+    mut fx: mpsc::UnboundedReceiver<Effect>,
+    sh: Arc<Shared>,
+) {
+    while let Some(e) = fx.recv().await {
+        match e {
+            Effect::Refetch => {
+                sh.refetch_wanted.store(true, Ordering::SeqCst);
+                sh.refetch.notify_one();
+                fetch_config(&client, &tx).await;
+                fetch_history(&client, &tx).await;
+            }
+            Effect::FetchConfig => fetch_config(&client, &tx).await,
+            Effect::FetchHistory => fetch_history(&client, &tx).await,
+        }
+        if tx.is_closed() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! The terminal: raw mode, alternate screen, optional mouse capture, a
+//! 64 KiB buffered writer whose flushes we decide, and a restore that runs on
+//! every exit, a panic included.
+
+use std::io::{self, BufWriter, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::DisableMouseCapture;
+use crossterm::terminal::{
+    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
+    disable_raw_mode, enable_raw_mode,
+};
+use crossterm::{cursor, execute, queue};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::buffer::Buffer;
+
+/// Whether the terminal is in our modes (so restore runs once).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Mouse capture was turned on and must be turned off.
+static MOUSE: AtomicBool = AtomicBool::new(false);
+
+/// Stdout behind a 64 KiB buffer. `flush` is deferred while `hold` is set,
+/// so that a whole frame (sync begin, diff, cursor, sync end) leaves in one
+/// `write()`.
+pub struct Out {
+    inner: BufWriter<Stdout>,
+}
+
+/// Set while a frame is being written: `Out::flush` waits for the frame's end.
+static HOLD: AtomicBool = AtomicBool::new(false);
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        if HOLD.load(Ordering::Relaxed) {
+            Ok(())
+        } else {
+            self.inner.flush()
+        }
+    }
+}
+
+pub type Term = Terminal<CrosstermBackend<Out>>;
+
+/// Leave our terminal modes. Safe to call more than once, from a panic hook too.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    // A panic in the middle of a frame must not leave the screen frozen.
+    let _ = queue!(out, EndSynchronizedUpdate);
+    if MOUSE.swap(false, Ordering::SeqCst) {
+        let _ = queue!(out, DisableMouseCapture);
+    }
+    let _ = execute!(out, LeaveAlternateScreen, cursor::Show);
+    let _ = disable_raw_mode();
+}
+
+/// Restores the terminal when dropped.
+pub struct Guard;
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Enter raw mode and the alternate screen; install the panic hook (after
+/// whatever hook is there, e.g. color-eyre's, which it then calls).
+pub fn enter(mouse: bool) -> io::Result<(Term, Guard)> {
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        prev(info);
+    }));
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let guard = Guard;
+    let mut out = io::stdout();
+    execute!(out, EnterAlternateScreen, cursor::Hide)?;
+    if mouse {
+        // Button events only (1000) in SGR encoding (1006). crossterm's
+        // EnableMouseCapture also turns on any-motion tracking (1003), which
+        // makes every mouse move SSH traffic.
+        MOUSE.store(true, Ordering::SeqCst);
+        out.write_all(b"\x1b[?1000h\x1b[?1006h")?;
+        out.flush()?;
+    }
+    let backend = CrosstermBackend::new(Out {
+        inner: BufWriter::with_capacity(64 * 1024, io::stdout()),
+    });
+    let term = Terminal::new(backend)?;
+    Ok((term, guard))
+}
+
+/// Draw `frame` (already rendered) inside synchronized output, in one write.
+pub fn present(term: &mut Term, frame: &Buffer) -> io::Result<()> {
+    HOLD.store(true, Ordering::Relaxed);
+    let res = (|| {
+        queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
+        term.draw(|f| {
+            let buf = f.buffer_mut();
+            if buf.area == frame.area {
+                buf.content.clone_from(&frame.content);
+            } else {
+                // The terminal changed size under us: the next resize event
+                // redraws at the right size; draw what fits now.
+                buf.merge(frame);
+            }
+        })?;
+        queue!(term.backend_mut(), EndSynchronizedUpdate)
+    })();
+    HOLD.store(false, Ordering::Relaxed);
+    ratatui::backend::Backend::flush(term.backend_mut())?;
+    res
+}

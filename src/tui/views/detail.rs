@@ -1,0 +1,436 @@
+//! `Enter`: the detail of a worker, a failover, an agent or a revision.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
+
+use super::{cell_style, hub};
+use crate::tui::app::{App, Detail};
+use crate::tui::fleet::Entry;
+use crate::tui::fmt;
+use crate::wire::{Failover, Preflight};
+
+/// Why a worker stands on its rung, e.g.
+/// `on claude (#2): opencode rate_limited 429 (hub_router) 3m ago; pi no binary`.
+/// Ranks are the worker's own list, rank 0 first. Each agent above the
+/// active one is explained by what its capability lacks, else by the newest
+/// failover away from it that we hold.
+pub fn why(app: &App, e: &Entry) -> String {
+    let v = &e.view;
+    let now = app.now();
+    let head = match (&v.active_agent, e.active_rank()) {
+        (Some(a), Some(r)) => format!("on {} (#{r})", hub(a)),
+        (Some(a), None) => format!("on {} (not in its list)", hub(a)),
+        (None, _) => "NO ROUTE".to_string(),
+    };
+    let above: &[String] = match e.active_rank() {
+        Some(r) => &v.agents[..r],
+        None => &v.agents,
+    };
+    let mut reasons = Vec::new();
+    for a in above {
+        let cap = v.capabilities.get(a);
+        let lack = match cap {
+            None => Some("not reported".to_string()),
+            Some(c) if !c.binary => Some("missing binary".to_string()),
+            Some(c) if !c.token => Some("no token".to_string()),
+            Some(c) if c.preflight == Preflight::Failed => Some("preflight failed".to_string()),
+            Some(c) if c.preflight == Preflight::Unknown => Some("preflight unknown".to_string()),
+            _ => None,
+        };
+        let failover = newest_away(app, e, a);
+        let reason = match (failover, lack) {
+            (Some(f), _) => cause_text(now, &f),
+            (None, Some(l)) => l,
+            (None, None) => "no failover recorded".to_string(),
+        };
+        reasons.push(format!("{} {}", hub(a), reason));
+    }
+    if reasons.is_empty() {
+        if v.active_agent.is_some() {
+            format!("{head}: the top of its list")
+        } else {
+            format!("{head}: its list is empty")
+        }
+    } else {
+        format!("{head}: {}", reasons.join("; "))
+    }
+}
+
+/// `rate_limited 429 (hub_router) 3m ago`
+pub fn cause_text(now: chrono::DateTime<chrono::Utc>, f: &Failover) -> String {
+    let c = &f.cause;
+    let mut s = c.kind.as_str().to_string();
+    if let Some(st) = c.status {
+        s.push_str(&format!(" {st}"));
+    }
+    s.push_str(&format!(
+        " ({}) {} ago",
+        c.source.as_str(),
+        fmt::age_at(now, f.at)
+    ));
+    s
+}
+
+fn newest_away(app: &App, e: &Entry, agent: &str) -> Option<Failover> {
+    let from_log = app
+        .log
+        .of_worker(&e.view.worker)
+        .find(|r| r.failover.from == agent)
+        .map(|r| r.failover.clone());
+    let last = e
+        .view
+        .last_failover
+        .as_ref()
+        .filter(|f| f.from == agent)
+        .cloned();
+    match (from_log, last) {
+        (Some(a), Some(b)) => Some(if b.at > a.at { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+fn kv(app: &App, k: &str, v: impl Into<String>) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{k:<12}"), app.theme.muted()),
+        Span::raw(v.into()),
+    ])
+}
+
+fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let Some(e) = app.fleet.by_id(id) else {
+        return vec![Line::raw(format!(
+            "worker {} is no longer reported",
+            hub(id)
+        ))];
+    };
+    let v = &e.view;
+    let now = app.now();
+    let mut out = vec![
+        kv(app, "worker", hub(&v.worker).into_owned()),
+        kv(app, "host", hub(&v.host).into_owned()),
+        Line::from(vec![
+            Span::styled(format!("{:<12}", "state"), t.muted()),
+            Span::styled(e.state.as_str(), cell_style(app, t.state(e.state))),
+            Span::raw(format!(
+                ", heartbeat {} ago (hub clock), sent {}",
+                fmt::age_at(now, v.received_at),
+                fmt::clock(v.sent_at)
+            )),
+        ]),
+        kv(
+            app,
+            "revision",
+            format!(
+                "{} ({})",
+                hub(v.config_revision.as_deref().unwrap_or("-")),
+                if e.in_sync {
+                    "in sync".to_string()
+                } else {
+                    format!("fleet is on {}", hub(&app.fleet.revision))
+                }
+            ),
+        ),
+        kv(app, "its list", hub(&fmt::list(&v.agents)).into_owned()),
+        Line::from(vec![
+            Span::styled(format!("{:<12}", "why"), t.muted()),
+            Span::styled(
+                why(app, e),
+                if e.no_route() {
+                    cell_style(app, t.no_route())
+                } else {
+                    Style::new()
+                },
+            ),
+        ]),
+        Line::raw(""),
+        Line::styled("capabilities", t.title()),
+        Line::styled(
+            format!(
+                "  {:<3} {:<14} {:<7} {:<6} {:<10} {:<8} {}",
+                "#", "agent", "binary", "token", "preflight", "capable", "active"
+            ),
+            t.column_header(),
+        ),
+    ];
+    let mut names: Vec<&String> = v.agents.iter().collect();
+    for a in v.capabilities.keys() {
+        if !names.contains(&a) {
+            names.push(a);
+        }
+    }
+    let mark = |b: bool| if b { t.yes() } else { t.no() };
+    for (i, a) in names.iter().enumerate() {
+        let rank = if i < v.agents.len() {
+            i.to_string()
+        } else {
+            "-".into()
+        };
+        let active = v.active_agent.as_deref() == Some(a.as_str());
+        let (bin, tok, pf, cap) = match v.capabilities.get(*a) {
+            Some(c) => (
+                mark(c.binary),
+                mark(c.token),
+                match c.preflight {
+                    Preflight::Ok => "ok",
+                    Preflight::Failed => "failed",
+                    Preflight::Unknown => "unknown",
+                },
+                c.capable(),
+            ),
+            None => ("?", "?", "?", false),
+        };
+        let style = if cap {
+            Style::new()
+        } else {
+            cell_style(app, t.bad())
+        };
+        out.push(Line::styled(
+            format!(
+                "  {:<3} {:<14} {:<7} {:<6} {:<10} {:<8} {}",
+                rank,
+                hub(a),
+                bin,
+                tok,
+                pf,
+                mark(cap),
+                if active { "<- active" } else { "" }
+            ),
+            style,
+        ));
+    }
+    out.push(Line::raw(""));
+    out.push(Line::styled("recent failovers", t.title()));
+    let mut any = false;
+    let mut shown = std::collections::HashSet::new();
+    for r in app.log.of_worker(&v.worker).take(10) {
+        any = true;
+        shown.insert(r.failover.id.clone());
+        out.push(Line::raw(format!("  {}", failover_line(app, &r.failover))));
+    }
+    if let Some(f) = &v.last_failover {
+        if !shown.contains(&f.id) {
+            any = true;
+            out.push(Line::raw(format!("  {}", failover_line(app, f))));
+        }
+    }
+    if !any {
+        out.push(Line::styled("  none", t.muted()));
+    }
+    out
+}
+
+fn failover_line(app: &App, f: &Failover) -> String {
+    let mut s = format!(
+        "{:>4} {}{}{} {}",
+        fmt::age_at(app.now(), f.at),
+        hub(&f.from),
+        app.theme.arrow(),
+        f.to.as_deref().map(hub).unwrap_or("(none)".into()),
+        f.cause.kind
+    );
+    if let Some(st) = f.cause.status {
+        s.push_str(&format!(" {st}"));
+    }
+    s.push_str(&format!(" ({})", f.cause.source.as_str()));
+    if let Some(d) = &f.cause.detail {
+        s.push_str(&format!(" \"{}\"", hub(d)));
+    }
+    s
+}
+
+fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
+    let Some(r) = app.log.get(seq) else {
+        return vec![Line::raw(format!("failover {seq} is no longer held"))];
+    };
+    let f = &r.failover;
+    let c = &f.cause;
+    let t = &app.theme;
+    let now = app.now();
+    vec![
+        kv(app, "seq", r.seq.to_string()),
+        kv(app, "id", hub(&f.id).into_owned()),
+        kv(
+            app,
+            "worker",
+            format!("{} on {}", hub(&r.worker), hub(&r.host)),
+        ),
+        kv(
+            app,
+            "at",
+            format!(
+                "{} ({} ago, worker clock)",
+                fmt::stamp(f.at),
+                fmt::age_at(now, f.at)
+            ),
+        ),
+        kv(
+            app,
+            "received",
+            format!(
+                "{} ({} ago, hub clock)",
+                fmt::stamp(r.received_at),
+                fmt::age_at(now, r.received_at)
+            ),
+        ),
+        kv(app, "from", hub(&f.from).into_owned()),
+        Line::from(vec![
+            Span::styled(format!("{:<12}", "to"), t.muted()),
+            match &f.to {
+                Some(to) => Span::raw(hub(to).into_owned()),
+                None => Span::styled(
+                    "(none): no route, the worker failed closed",
+                    cell_style(app, t.no_route()),
+                ),
+            },
+        ]),
+        Line::raw(""),
+        Line::styled("cause", t.title()),
+        kv(app, "  kind", c.kind.as_str()),
+        kv(
+            app,
+            "  status",
+            c.status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "-".into()),
+        ),
+        kv(app, "  source", c.source.as_str()),
+        kv(
+            app,
+            "  detail",
+            hub(c.detail.as_deref().unwrap_or("-")).into_owned(),
+        ),
+    ]
+}
+
+fn agent_lines(app: &App, agent: &str) -> Vec<Line<'static>> {
+    let c = app.fleet.agg.agent(agent);
+    let rank = app
+        .ladder
+        .iter()
+        .position(|a| a == agent)
+        .map(|r| format!("#{r}"))
+        .unwrap_or_else(|| "not in the list".into());
+    let away = app.log.away_last_hour(app.now());
+    let k = away.get(agent).copied().unwrap_or_default();
+    vec![
+        kv(app, "agent", hub(agent).into_owned()),
+        kv(app, "rank", rank),
+        kv(
+            app,
+            "can run",
+            format!("{} live workers", fmt::count(c.capable)),
+        ),
+        kv(
+            app,
+            "runs now",
+            format!("{} live workers", fmt::count(c.active)),
+        ),
+        kv(app, "no binary", fmt::count(c.no_binary)),
+        kv(app, "no token", fmt::count(c.no_token)),
+        kv(
+            app,
+            "preflight",
+            format!("{} failed", fmt::count(c.preflight_failed)),
+        ),
+        kv(app, "away (1h)", super::ladder::away_text(app, &k)),
+    ]
+}
+
+fn revision_lines(app: &App, rev: &str) -> Vec<Line<'static>> {
+    let Some(h) = app.history.iter().find(|h| h.revision == rev) else {
+        return vec![Line::raw(format!(
+            "revision {} is no longer held",
+            hub(rev)
+        ))];
+    };
+    let added: Vec<&String> = h
+        .agents
+        .iter()
+        .filter(|a| !h.previous_agents.contains(a))
+        .collect();
+    let removed: Vec<&String> = h
+        .previous_agents
+        .iter()
+        .filter(|a| !h.agents.contains(a))
+        .collect();
+    let mut out = vec![
+        kv(app, "revision", hub(&h.revision).into_owned()),
+        kv(
+            app,
+            "at",
+            format!(
+                "{} ({} ago)",
+                fmt::stamp(h.at),
+                fmt::age_at(app.now(), h.at)
+            ),
+        ),
+        kv(app, "by", hub(&h.by).into_owned()),
+        kv(
+            app,
+            "before",
+            hub(&fmt::list(&h.previous_agents)).into_owned(),
+        ),
+        kv(app, "after", hub(&fmt::list(&h.agents)).into_owned()),
+    ];
+    if !added.is_empty() {
+        out.push(kv(
+            app,
+            "added",
+            added
+                .iter()
+                .map(|a| hub(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(","),
+        ));
+    }
+    if !removed.is_empty() {
+        out.push(kv(
+            app,
+            "removed",
+            removed
+                .iter()
+                .map(|a| hub(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(","),
+        ));
+    }
+    out
+}
+
+pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
+    match d {
+        Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(app, id)),
+        Detail::Failover(seq) => (format!("failover {seq}"), failover_lines(app, *seq)),
+        Detail::Agent(a) => (format!("agent {}", hub(a)), agent_lines(app, a)),
+        Detail::Revision(r) => (format!("revision {}", hub(r)), revision_lines(app, r)),
+    }
+}
+
+pub fn draw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let (title, lines) = lines(app, d);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_set(t.border())
+        .title(Span::styled(format!(" {title} "), t.title()))
+        .title_bottom(Span::styled(" Esc close ", t.muted()));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    // Detail texts are short (tens of lines), so wrapping them all is cheap.
+    let h = inner.height as usize;
+    let scroll = app.detail_scroll.min(lines.len().saturating_sub(h));
+    let style = if app.is_stale() {
+        t.greyed()
+    } else {
+        Style::new()
+    };
+    Paragraph::new(lines)
+        .style(style)
+        .wrap(Wrap { trim: false })
+        .scroll((scroll.min(u16::MAX as usize) as u16, 0))
+        .render(inner, buf);
+}

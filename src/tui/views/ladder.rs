@@ -1,0 +1,95 @@
+//! `1` Ladder: the list in rank order; who can run each agent, who runs it,
+//! and failovers away from it in the last hour by cause.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Span;
+
+use super::{Col, cell_style, col, empty, fill, fit, fit_columns, hub, table, window};
+use crate::agents_doc::unknown_agents;
+use crate::tui::app::App;
+use crate::tui::faillog::ByKind;
+use crate::tui::fmt;
+use crate::wire::CauseKind;
+
+pub const COLS: [Col; 6] = [
+    col("#", 3, 0),
+    col("AGENT", 14, 0),
+    col("CAN", 7, 0),
+    col("RUN", 7, 0),
+    col("CANNOT (bin/tok/pf)", 19, 2),
+    fill("AWAY LAST HOUR", 30, 0),
+];
+
+/// `8 rate_limited 5 · auth 3`
+pub fn away_text(app: &App, k: &ByKind) -> String {
+    let total: u32 = k.iter().sum();
+    if total == 0 {
+        return "0".into();
+    }
+    let mut parts: Vec<(u32, CauseKind)> = CauseKind::ALL
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| k[*i] > 0)
+        .map(|(i, c)| (k[i], *c))
+        .collect();
+    parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let sep = format!(" {} ", app.theme.sep());
+    let detail: Vec<String> = parts.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    format!("{total}: {}", detail.join(&sep))
+}
+
+pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let keep = fit_columns(&COLS, area.width);
+    let rows_h = area.height.saturating_sub(1) as usize;
+    let idx = &app.ladder_rows;
+    let sel = &app.ladder_sel;
+    let (off, end) = window(sel.pos, sel.offset, idx.len(), rows_h);
+    let away = app.log.away_last_hour(app.now());
+    let unknown = unknown_agents(&app.ladder_agents());
+    let rows = idx[off..end]
+        .iter()
+        .map(|a| {
+            let c = app.fleet.agg.agent(a);
+            let rank = match app.ladder.iter().position(|x| x == a) {
+                Some(r) => format!("{r}"),
+                None => "-".into(),
+            };
+            let mut name = fit(&hub(a), 13, t.ellipsis());
+            if unknown.contains(a) {
+                name.push('?');
+            }
+            let can_style = if c.capable == 0 && app.fleet.agg.total > 0 {
+                t.bad()
+            } else {
+                Style::new()
+            };
+            let k = away.get(a.as_str()).copied().unwrap_or_default();
+            let away_style = if k.iter().sum::<u32>() > 0 {
+                t.warn()
+            } else {
+                t.muted()
+            };
+            vec![
+                Span::raw(rank),
+                Span::raw(name),
+                Span::styled(fmt::count(c.capable), cell_style(app, can_style)),
+                Span::raw(fmt::count(c.active)),
+                Span::raw(format!(
+                    "{}/{}/{}",
+                    fmt::count(c.no_binary),
+                    fmt::count(c.no_token),
+                    fmt::count(c.preflight_failed)
+                )),
+                Span::styled(away_text(app, &k), cell_style(app, away_style)),
+            ]
+        })
+        .collect();
+    let selected = (!idx.is_empty()).then(|| sel.pos.saturating_sub(off));
+    table(app, area, buf, &COLS, &keep, rows, selected);
+    if idx.is_empty() {
+        empty(app, area, buf, "no agents list yet");
+    }
+}

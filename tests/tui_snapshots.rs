@@ -1,0 +1,311 @@
+//! Every view at 80x24 and 120x40, with a fixed clock and a fixture fleet,
+//! as insta snapshots of a ratatui TestBackend; plus style assertions where
+//! styles carry meaning.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use macfleet::tui::app::App;
+use macfleet::tui::fixture;
+use macfleet::tui::msg::Msg;
+use macfleet::tui::theme::Theme;
+use macfleet::tui::views;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+fn color() -> Theme {
+    Theme::new(false, false)
+}
+
+fn key(app: &mut App, c: char) {
+    app.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    )));
+}
+
+fn code(app: &mut App, c: KeyCode) {
+    app.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+}
+
+fn render(app: &mut App) -> Terminal<TestBackend> {
+    app.settle();
+    let mut t = Terminal::new(TestBackend::new(app.size.0, app.size.1)).expect("test terminal");
+    t.draw(|f| views::draw(app, f.buffer_mut())).expect("draw");
+    t
+}
+
+fn buffer(app: &mut App) -> Buffer {
+    render(app).backend().buffer().clone()
+}
+
+fn snap(name: &str, setup: impl Fn(&mut App), theme: Theme, can_write: bool) {
+    for (w, h) in SIZES {
+        let (mut app, _) = fixture::app(60, can_write, theme, w, h);
+        setup(&mut app);
+        let t = render(&mut app);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), t.backend());
+    }
+}
+
+#[test]
+fn ladder_view() {
+    snap("ladder", |a| key(a, '1'), color(), true);
+}
+
+#[test]
+fn workers_view() {
+    snap("workers", |a| key(a, '2'), color(), false);
+}
+
+#[test]
+fn failovers_view() {
+    snap("failovers", |a| key(a, '3'), color(), false);
+}
+
+#[test]
+fn history_view() {
+    snap("history", |a| key(a, '4'), color(), true);
+}
+
+#[test]
+fn worker_detail() {
+    snap(
+        "worker_detail",
+        |a| {
+            key(a, '2');
+            code(a, KeyCode::Enter);
+        },
+        color(),
+        false,
+    );
+}
+
+#[test]
+fn failover_detail() {
+    snap(
+        "failover_detail",
+        |a| {
+            key(a, '3');
+            code(a, KeyCode::Enter);
+        },
+        color(),
+        false,
+    );
+}
+
+#[test]
+fn help_overlay() {
+    snap(
+        "help_ladder",
+        |a| {
+            key(a, '1');
+            key(a, '?');
+        },
+        color(),
+        true,
+    );
+}
+
+#[test]
+fn ascii_no_color_workers() {
+    snap(
+        "ascii_workers_detail",
+        |a| {
+            key(a, '2');
+            key(a, 'j');
+            code(a, KeyCode::Enter);
+        },
+        Theme::new(true, true),
+        false,
+    );
+}
+
+#[test]
+fn filter_prompt_and_disconnected() {
+    snap(
+        "disconnected_filtered",
+        |a| {
+            key(a, '2');
+            key(a, '/');
+            for c in "claude".chars() {
+                key(a, c);
+            }
+            code(a, KeyCode::Enter);
+            let at = a.mono_now + std::time::Duration::from_secs(3);
+            a.update(Msg::FetchFailed {
+                what: macfleet::tui::msg::Fetch::Workers,
+                error: "hub unreachable: connection refused".into(),
+                at,
+            });
+            a.update(Msg::Tick {
+                mono: at + std::time::Duration::from_secs(12),
+                wall: fixture::t0(),
+            });
+        },
+        color(),
+        false,
+    );
+}
+
+// ---- styles that carry meaning ----
+
+fn find(buf: &Buffer, text: &str) -> Option<(u16, u16)> {
+    let a = buf.area;
+    for y in 0..a.height {
+        let row: String = (0..a.width).map(|x| buf[(x, y)].symbol()).collect();
+        if let Some(i) = row.find(text) {
+            // Columns are cells; the rows here are ASCII up to the match.
+            let x = row[..i].chars().count() as u16;
+            return Some((x, y));
+        }
+    }
+    None
+}
+
+#[test]
+fn no_route_is_red() {
+    let (mut app, _) = fixture::app(60, false, color(), 80, 24);
+    key(&mut app, '2');
+    let buf = buffer(&mut app);
+    // Header count and the row's ACTIVE cell.
+    let (x, y) = find(&buf, "NO ROUTE 5").expect("header count");
+    assert_eq!(buf[(x, y)].fg, Color::Red);
+    assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
+    // Second row (first is selected): a no-route worker, its cells red.
+    let y2 = 6;
+    let row: String = (0..80).map(|x| buf[(x, y2)].symbol()).collect();
+    assert!(row.contains("NO ROUTE"), "{row}");
+    let x2 = row.find("NO ROUTE").unwrap() as u16;
+    assert_eq!(buf[(x2, y2)].fg, Color::Red);
+    assert_eq!(buf[(0, y2)].fg, Color::Red, "the worker id is red too");
+}
+
+#[test]
+fn no_color_has_no_colour_and_reversed_bold_selection() {
+    for view in ['1', '2', '3', '4'] {
+        let (mut app, _) = fixture::app(60, true, Theme::new(true, false), 120, 40);
+        key(&mut app, view);
+        key(&mut app, 'j');
+        let buf = buffer(&mut app);
+        for c in &buf.content {
+            assert_eq!(c.fg, Color::Reset, "view {view}: fg colour under NO_COLOR");
+            assert_eq!(c.bg, Color::Reset, "view {view}: bg colour under NO_COLOR");
+        }
+        // The selected row (second data row) is REVERSED|BOLD across its width.
+        let y = if view == '3' {
+            let body = views::areas(buf.area).body;
+            body.y + views::failovers::spark_height(&app, body) + 2
+        } else {
+            views::HEADER_ROWS + 2
+        };
+        for x in [0u16, 10, 60] {
+            let m = buf[(x, y)].modifier;
+            assert!(
+                m.contains(Modifier::REVERSED | Modifier::BOLD),
+                "view {view}: cell ({x},{y}) is {m:?}"
+            );
+        }
+        assert!(!buf[(0, y + 1)].modifier.contains(Modifier::REVERSED));
+    }
+}
+
+#[test]
+fn ascii_theme_draws_only_ascii() {
+    for setup in ["1", "2", "3", "4", "2\n", "3\n", "1?", "4\n"] {
+        let (mut app, _) = fixture::app(60, true, Theme::new(true, true), 120, 40);
+        for c in setup.chars() {
+            if c == '\n' {
+                code(&mut app, KeyCode::Enter);
+            } else {
+                key(&mut app, c);
+            }
+        }
+        let buf = buffer(&mut app);
+        for (i, c) in buf.content.iter().enumerate() {
+            assert!(
+                c.symbol().is_ascii(),
+                "{setup:?}: non-ASCII {:?} at {i}",
+                c.symbol()
+            );
+        }
+    }
+}
+
+#[test]
+fn disconnected_data_stays_greyed_with_its_age() {
+    let (mut app, m0) = fixture::app(60, false, color(), 80, 24);
+    key(&mut app, '2');
+    let at = m0 + std::time::Duration::from_secs(2);
+    app.update(Msg::FetchFailed {
+        what: macfleet::tui::msg::Fetch::Workers,
+        error: "hub unreachable: connection refused".into(),
+        at,
+    });
+    app.update(Msg::Tick {
+        mono: at + std::time::Duration::from_secs(12),
+        wall: fixture::t0(),
+    });
+    let buf = buffer(&mut app);
+    assert!(find(&buf, "disconnected 12s").is_some());
+    assert!(find(&buf, "data 14s old").is_some());
+    assert_eq!(app.workers.slots.len(), 60, "last data kept");
+    // A data row (not the selected one) is grey, no-route red included.
+    let y = views::HEADER_ROWS + 2;
+    for x in [0u16, 30, 40] {
+        assert_eq!(buf[(x, y)].fg, Color::DarkGray, "({x},{y})");
+    }
+    // The hub comes back: colour returns.
+    let now = fixture::t0() + chrono::TimeDelta::seconds(16);
+    app.update(Msg::Workers {
+        page: fixture::page(Vec::new(), now, true, 2),
+        at: at + std::time::Duration::from_secs(14),
+    });
+    let buf = buffer(&mut app);
+    assert!(find(&buf, "live").is_some());
+    assert_ne!(buf[(0, y)].fg, Color::DarkGray);
+}
+
+#[test]
+fn tiny_and_odd_sizes_never_panic() {
+    for (w, h) in [
+        (1, 1),
+        (2, 2),
+        (10, 3),
+        (20, 5),
+        (40, 10),
+        (60, 12),
+        (300, 8),
+        (81, 25),
+    ] {
+        for setup in ["1", "2", "3", "4", "2\n", "3\n", "1\n", "4\n", "?", "2/x"] {
+            let (mut app, _) = fixture::app(30, true, color(), w, h);
+            for c in setup.chars() {
+                if c == '\n' {
+                    code(&mut app, KeyCode::Enter);
+                } else {
+                    key(&mut app, c);
+                }
+            }
+            for _ in 0..5 {
+                key(&mut app, 'j');
+            }
+            let _ = buffer(&mut app);
+        }
+    }
+}
+
+#[test]
+fn a_row_per_visible_line_and_nothing_past_the_edge_at_80x24() {
+    // Every data row of the Workers view is one line: worker ids at column 0.
+    let (mut app, _) = fixture::app(60, false, color(), 80, 24);
+    let buf = buffer(&mut app);
+    let t = views::table_area(&app);
+    for y in t.y..t.bottom() {
+        assert_eq!(buf[(0, y)].symbol(), "w", "row {y}");
+    }
+    // The status line's counter ends at the last column.
+    assert_eq!(buf[(79, 23)].symbol(), "0");
+}

@@ -1,0 +1,626 @@
+//! Behaviour of `update`: keys, filter, sort, selection kept by id across
+//! updates, delta application, time-driven liveness, connection states.
+
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use macfleet::tui::app::{App, ConnLabel, Detail, View};
+use macfleet::tui::fixture::{self, t0};
+use macfleet::tui::fleet::WorkerIndex;
+use macfleet::tui::msg::{Effect, Fetch, Msg};
+use macfleet::tui::theme::Theme;
+use macfleet::tui::{keys, views};
+use macfleet::wire::{ConfigEvent, WorkerState};
+
+fn app(n: usize, can_write: bool) -> (App, std::time::Instant) {
+    fixture::app(n, can_write, Theme::new(false, false), 120, 40)
+}
+
+fn key(app: &mut App, c: char) -> Vec<Effect> {
+    app.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    )))
+}
+
+fn code(app: &mut App, c: KeyCode) -> Vec<Effect> {
+    app.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+fn typed(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, c);
+    }
+}
+
+fn ids(app: &App) -> Vec<String> {
+    app.workers
+        .slots
+        .iter()
+        .map(|s| app.fleet.get(*s).unwrap().view.worker.clone())
+        .collect()
+}
+
+fn selected_id(app: &App) -> String {
+    let s = app.workers_sel.key.expect("a selection");
+    app.fleet.get(s).unwrap().view.worker.clone()
+}
+
+#[test]
+fn view_keys_tab_and_quit() {
+    let (mut a, _) = app(10, false);
+    assert_eq!(a.view, View::Workers);
+    key(&mut a, '1');
+    assert_eq!(a.view, View::Ladder);
+    code(&mut a, KeyCode::Tab);
+    assert_eq!(a.view, View::Workers);
+    code(&mut a, KeyCode::Tab);
+    code(&mut a, KeyCode::Tab);
+    assert_eq!(a.view, View::History);
+    code(&mut a, KeyCode::Tab);
+    assert_eq!(a.view, View::Ladder);
+    code(&mut a, KeyCode::BackTab);
+    assert_eq!(a.view, View::History);
+    key(&mut a, '?');
+    assert!(a.help);
+    key(&mut a, 'j'); // ignored under help
+    code(&mut a, KeyCode::Esc);
+    assert!(!a.help);
+    assert!(!a.quit);
+    key(&mut a, 'q');
+    assert!(a.quit);
+    let (mut a, _) = app(10, false);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(a.quit);
+}
+
+#[test]
+fn edit_keys_in_a_read_only_session_say_read_only_and_do_nothing() {
+    for c in ['J', 'K', 'a', 'd', 'u', 'w'] {
+        let (mut a, _) = app(10, false);
+        key(&mut a, '1');
+        let before = (a.ladder.clone(), a.ladder_sel.pos);
+        let fx = key(&mut a, c);
+        assert!(fx.is_empty());
+        assert_eq!(a.status.as_ref().unwrap().text, "read-only", "key {c}");
+        assert_eq!((a.ladder.clone(), a.ladder_sel.pos), before);
+    }
+    let (mut a, _) = app(10, false);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('r'),
+        KeyModifiers::CONTROL,
+    )));
+    assert_eq!(a.status.as_ref().unwrap().text, "read-only");
+    let (mut a, _) = app(10, true);
+    key(&mut a, 'w');
+    assert_eq!(
+        a.status.as_ref().unwrap().text,
+        "editing arrives in a later version"
+    );
+    assert!(!a.quit);
+}
+
+#[test]
+fn default_order_is_most_urgent_first() {
+    let (a, _) = app(60, false);
+    let rows: Vec<(u8, String)> = a
+        .workers
+        .slots
+        .iter()
+        .map(|s| {
+            let e = a.fleet.get(*s).unwrap();
+            (e.urgency(), e.view.worker.clone())
+        })
+        .collect();
+    let classes: Vec<u8> = rows.iter().map(|r| r.0).collect();
+    let mut sorted = classes.clone();
+    sorted.sort();
+    assert_eq!(classes, sorted, "no route, lost, stale, then healthy");
+    assert_eq!(classes[0], 0);
+    assert!(a.fleet.get(a.workers.slots[0]).unwrap().no_route());
+    // Within healthy: workers with a failover (newest first) before the rest, then by id.
+    let healthy: Vec<&(u8, String)> = rows.iter().filter(|r| r.0 == 3).collect();
+    let first_plain = healthy
+        .iter()
+        .position(|r| a.fleet.by_id(&r.1).unwrap().view.last_failover.is_none())
+        .unwrap();
+    let plain: Vec<&String> = healthy[first_plain..].iter().map(|r| &r.1).collect();
+    let mut p2 = plain.clone();
+    p2.sort();
+    assert_eq!(plain, p2);
+}
+
+#[test]
+fn filter_narrows_keeps_text_across_views_and_esc_clears_with_recall() {
+    let (mut a, _) = app(60, false);
+    key(&mut a, '/');
+    assert!(a.filter(View::Workers).editing);
+    typed(&mut a, "gpu-node-01");
+    // Typing applies at once; every row matches.
+    assert!(!ids(&a).is_empty());
+    assert!(ids(&a).iter().all(|id| id.starts_with("w-0001")));
+    assert_eq!(ids(&a).len(), 10);
+    code(&mut a, KeyCode::Enter);
+    assert!(!a.filter(View::Workers).editing);
+    // j is navigation again, not text.
+    key(&mut a, 'j');
+    assert_eq!(a.filter(View::Workers).text, "gpu-node-01");
+    // Switching views keeps what was typed.
+    key(&mut a, '3');
+    key(&mut a, '2');
+    assert_eq!(a.filter(View::Workers).text, "gpu-node-01");
+    assert_eq!(ids(&a).len(), 10);
+    // Esc clears; ↑ in the prompt recalls.
+    code(&mut a, KeyCode::Esc);
+    assert_eq!(a.filter(View::Workers).text, "");
+    assert_eq!(ids(&a).len(), 60);
+    key(&mut a, '/');
+    code(&mut a, KeyCode::Up);
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(ids(&a).len(), 10);
+}
+
+#[test]
+fn filter_matches_agent_and_cause_and_is_case_insensitive() {
+    let (mut a, _) = app(60, false);
+    key(&mut a, '/');
+    typed(&mut a, "NO ROUTE");
+    assert_eq!(
+        ids(&a).len(),
+        a.fleet
+            .iter()
+            .filter(|(_, e)| e.view.active_agent.is_none())
+            .count()
+    );
+    code(&mut a, KeyCode::Esc);
+    key(&mut a, '/');
+    typed(&mut a, "rate_limited");
+    code(&mut a, KeyCode::Enter);
+    for id in ids(&a) {
+        let e = a.fleet.by_id(&id).unwrap();
+        assert_eq!(
+            e.view.last_failover.as_ref().unwrap().cause.kind.as_str(),
+            "rate_limited"
+        );
+    }
+    // Narrowing in place and a fresh rebuild agree.
+    let fresh = WorkerIndex::build(&a.fleet, a.workers_sort(), false, "rate_limited");
+    assert_eq!(fresh.slots, a.workers.slots);
+    // Failovers view filters its own rows by worker, agent and cause.
+    key(&mut a, '3');
+    key(&mut a, '/');
+    typed(&mut a, "auth");
+    code(&mut a, KeyCode::Enter);
+    assert!(!a.failover_rows.is_empty());
+    for s in &a.failover_rows {
+        assert_eq!(a.log.get(*s).unwrap().failover.cause.kind.as_str(), "auth");
+    }
+}
+
+#[test]
+fn sort_cycles_and_reverses() {
+    let (mut a, _) = app(60, false);
+    key(&mut a, 's');
+    assert_eq!(a.workers_sort().name(), "worker");
+    let v = ids(&a);
+    let mut sorted = v.clone();
+    sorted.sort();
+    assert_eq!(v, sorted);
+    key(&mut a, 'S');
+    let mut rev = sorted.clone();
+    rev.reverse();
+    assert_eq!(ids(&a), rev);
+    for _ in 0..5 {
+        key(&mut a, 's');
+    }
+    assert_eq!(a.workers_sort().name(), "urgency");
+    // Failovers: newest first by default.
+    key(&mut a, '3');
+    let seqs = a.failover_rows.clone();
+    assert!(seqs.windows(2).all(|w| w[0] > w[1]));
+}
+
+#[test]
+fn navigation_keys_move_and_scroll() {
+    let (mut a, _) = app(200, false);
+    let rows = views::body_rows(&a);
+    key(&mut a, 'G');
+    assert_eq!(a.workers_sel.pos, 199);
+    assert_eq!(a.workers_sel.offset, 200 - rows);
+    key(&mut a, 'g');
+    assert_eq!((a.workers_sel.pos, a.workers_sel.offset), (0, 0));
+    code(&mut a, KeyCode::PageDown);
+    assert_eq!(a.workers_sel.pos, rows);
+    code(&mut a, KeyCode::Down);
+    code(&mut a, KeyCode::Up);
+    key(&mut a, 'k');
+    assert_eq!(a.workers_sel.pos, rows - 1);
+    code(&mut a, KeyCode::PageUp);
+    assert_eq!(a.workers_sel.pos, 0);
+    key(&mut a, 'k');
+    assert_eq!(a.workers_sel.pos, 0);
+}
+
+#[test]
+fn selection_is_kept_by_id_when_rows_arrive_and_move() {
+    let (mut a, m0) = app(60, false);
+    for _ in 0..20 {
+        key(&mut a, 'j');
+    }
+    let chosen = selected_id(&a);
+    let pos = a.workers_sel.pos;
+    // Three new no-route workers arrive: they sort above the selection.
+    let now = t0();
+    let mut delta = Vec::new();
+    for i in 1000..1003 {
+        let mut w = fixture::worker(i, now);
+        w.active_agent = None;
+        delta.push(w);
+    }
+    a.update(Msg::Workers {
+        page: fixture::page(delta, now, true, 2),
+        at: m0,
+    });
+    a.settle();
+    assert_eq!(selected_id(&a), chosen);
+    assert_eq!(a.workers_sel.pos, pos + 3);
+    // The selected worker itself changes class: the cursor follows it.
+    let mut w = a.fleet.by_id(&chosen).unwrap().view.clone();
+    w.active_agent = None;
+    a.update(Msg::Workers {
+        page: fixture::page(vec![w], now, true, 3),
+        at: m0,
+    });
+    a.settle();
+    assert_eq!(selected_id(&a), chosen);
+    assert!(a.workers_sel.pos < 10);
+    // The selected worker disappears (full page without it): the cursor stays at its place.
+    let pos = a.workers_sel.pos;
+    let rest: Vec<_> = a
+        .fleet
+        .iter()
+        .filter(|(_, e)| e.view.worker != chosen)
+        .map(|(_, e)| e.view.clone())
+        .collect();
+    a.update(Msg::Workers {
+        page: fixture::page(rest, now, false, 4),
+        at: m0,
+    });
+    a.settle();
+    assert_eq!(a.workers_sel.pos, pos);
+    assert_ne!(selected_id(&a), chosen);
+}
+
+#[test]
+fn delta_updates_map_aggregates_and_index_like_a_full_rebuild() {
+    let (mut a, m0) = app(500, false);
+    let before = a.fleet.agg.clone();
+    let now = t0();
+    let mut delta = Vec::new();
+    // 1: a healthy worker loses its route; 2: a new worker; 3: a worker moves to a new revision.
+    let mut w1 = a.fleet.by_id("w-00001").unwrap().view.clone();
+    w1.active_agent = None;
+    delta.push(w1);
+    delta.push(fixture::worker(9999, now));
+    let mut w4 = a.fleet.by_id("w-00004").unwrap().view.clone();
+    assert_eq!(w4.config_revision.as_deref(), Some("r41"));
+    w4.config_revision = Some("r42".into());
+    delta.push(w4);
+    a.update(Msg::Workers {
+        page: fixture::page(delta, now, true, 2),
+        at: m0,
+    });
+    a.settle();
+    assert_eq!(a.fleet.agg.total, before.total + 1);
+    assert_eq!(a.fleet.agg.no_route, before.no_route + 1);
+    assert_eq!(a.fleet.agg.out_of_sync, before.out_of_sync - 1);
+    assert_eq!(
+        a.fleet.agg.agent("opencode").active,
+        before.agent("opencode").active
+    );
+    assert_eq!(ids(&a).len(), 501);
+    let mut fresh = WorkerIndex::default();
+    fresh.rebuild(&a.fleet);
+    assert_eq!(fresh.slots, a.workers.slots);
+}
+
+#[test]
+fn many_random_deltas_keep_index_and_aggregates_exact() {
+    let (mut a, m0) = app(400, false);
+    let mut now = t0();
+    let mut mono = m0;
+    for round in 0..30u64 {
+        now += TimeDelta::seconds(7);
+        mono += Duration::from_secs(7);
+        let mut delta = Vec::new();
+        for k in 0..15u64 {
+            let i = ((round * 131 + k * 37) % 450) as usize;
+            let mut w = fixture::worker(i, now);
+            if (round + k) % 4 == 0 {
+                w.active_agent = None;
+            }
+            delta.push(w);
+        }
+        a.update(Msg::Workers {
+            page: fixture::page(delta, now, true, round + 2),
+            at: mono,
+        });
+        a.settle();
+        let mut fresh = WorkerIndex::default();
+        fresh.rebuild(&a.fleet);
+        assert_eq!(fresh.slots, a.workers.slots, "round {round}");
+        // Aggregates equal a recount.
+        let (mut h, mut s, mut l, mut nr) = (0, 0, 0, 0);
+        for (_, e) in a.fleet.iter() {
+            match e.state {
+                WorkerState::Healthy => h += 1,
+                WorkerState::Stale => s += 1,
+                WorkerState::Lost => l += 1,
+            }
+            if e.no_route() {
+                nr += 1;
+            }
+        }
+        let g = &a.fleet.agg;
+        assert_eq!(
+            (g.healthy, g.stale, g.lost, g.no_route),
+            (h, s, l, nr),
+            "round {round}"
+        );
+    }
+}
+
+#[test]
+fn liveness_follows_the_hub_clock_without_new_data() {
+    let (mut a, m0) = app(60, false);
+    let healthy = a.fleet.agg.healthy;
+    assert!(healthy > 40);
+    // 40 s later with no heartbeat: everyone healthy has gone stale (3 intervals = 30 s).
+    a.update(Msg::Tick {
+        mono: m0 + Duration::from_secs(40),
+        wall: t0(),
+    });
+    a.settle();
+    assert_eq!(a.fleet.agg.healthy, 0);
+    assert_eq!(a.fleet.agg.stale + a.fleet.agg.lost, 60);
+    let mut fresh = WorkerIndex::default();
+    fresh.rebuild(&a.fleet);
+    assert_eq!(fresh.slots, a.workers.slots);
+    // 200 s: all lost.
+    a.update(Msg::Tick {
+        mono: m0 + Duration::from_secs(200),
+        wall: t0(),
+    });
+    a.settle();
+    assert_eq!(a.fleet.agg.lost, 60);
+    assert_eq!(
+        a.fleet.agg.no_route, 0,
+        "lost workers count as lost, not no-route"
+    );
+}
+
+#[test]
+fn connection_states() {
+    let (mut a, m0) = app(5, false);
+    assert_eq!(a.conn_label(), ConnLabel::Live);
+    a.update(Msg::StreamDown {
+        error: "event stream broke".into(),
+        retry_in: Duration::from_secs(1),
+    });
+    assert_eq!(a.conn_label(), ConnLabel::Polling);
+    let t1 = m0 + Duration::from_secs(3);
+    a.update(Msg::FetchFailed {
+        what: Fetch::Workers,
+        error: "hub unreachable".into(),
+        at: t1,
+    });
+    a.update(Msg::Tick {
+        mono: t1 + Duration::from_secs(12),
+        wall: t0(),
+    });
+    assert_eq!(
+        a.conn_label(),
+        ConnLabel::Disconnected(Duration::from_secs(12))
+    );
+    assert!(a.is_stale());
+    // A failed config fetch alone does not mark the hub gone.
+    let (mut b, m0) = app(5, false);
+    b.update(Msg::FetchFailed {
+        what: Fetch::History,
+        error: "x".into(),
+        at: m0,
+    });
+    assert_eq!(b.conn_label(), ConnLabel::Live);
+    // The hub answers again.
+    a.update(Msg::StreamUp);
+    a.update(Msg::Workers {
+        page: fixture::page(Vec::new(), t0(), true, 9),
+        at: t1 + Duration::from_secs(13),
+    });
+    assert_eq!(a.conn_label(), ConnLabel::Live);
+}
+
+#[test]
+fn stream_events_effects_and_dedupe() {
+    let (mut a, m0) = app(5, false);
+    let n = a.log.len();
+    let rec = fixture::failovers(41, t0()).events.pop().unwrap();
+    assert_eq!(rec.seq, 41);
+    a.update(Msg::Failover(rec.clone()));
+    a.update(Msg::Failover(rec));
+    a.settle();
+    assert_eq!(a.log.len(), n + 1);
+    assert_eq!(a.failover_rows[0], 41);
+    assert_eq!(a.update(Msg::Reset), vec![Effect::Refetch]);
+    assert_eq!(key(&mut a, 'r'), vec![Effect::Refetch]);
+    let fx = a.update(Msg::Config(ConfigEvent {
+        revision: "r43".into(),
+        at: t0(),
+        by: "alice".into(),
+        agents: vec!["claude".into(), "opencode".into()],
+    }));
+    assert_eq!(fx, vec![Effect::FetchHistory]);
+    a.settle();
+    assert_eq!(a.ladder, vec!["claude".to_string(), "opencode".to_string()]);
+    assert_eq!(
+        a.fleet.agg.out_of_sync,
+        a.fleet.agg.total - a.fleet.agg.lost
+    );
+    // A workers page on a revision we have no list for asks for the config once.
+    let mut p = fixture::page(Vec::new(), t0(), true, 5);
+    p.config_revision = "r44".into();
+    let fx = a.update(Msg::Workers {
+        page: p.clone(),
+        at: m0,
+    });
+    assert_eq!(fx, vec![Effect::FetchConfig, Effect::FetchHistory]);
+    assert!(a.update(Msg::Workers { page: p, at: m0 }).is_empty());
+}
+
+#[test]
+fn enter_opens_detail_esc_closes_and_j_follows() {
+    let (mut a, _) = app(60, false);
+    code(&mut a, KeyCode::Enter);
+    let first = selected_id(&a);
+    assert_eq!(a.detail, Some(Detail::Worker(first.clone())));
+    key(&mut a, 'j');
+    let second = selected_id(&a);
+    assert_ne!(first, second);
+    assert_eq!(a.detail, Some(Detail::Worker(second)));
+    code(&mut a, KeyCode::Esc);
+    assert_eq!(a.detail, None);
+    key(&mut a, '3');
+    code(&mut a, KeyCode::Enter);
+    assert!(matches!(a.detail, Some(Detail::Failover(40))));
+}
+
+#[test]
+fn why_a_worker_stands_on_its_rung() {
+    let (mut a, m0) = app(1, false);
+    let now = t0();
+    let mut w = fixture::worker(0, now);
+    w.active_agent = Some("claude".into());
+    let mut f = fixture::failover(0, now - TimeDelta::minutes(3), false);
+    f.cause.kind = macfleet::wire::CauseKind::RateLimited;
+    f.cause.status = Some(429);
+    f.cause.source = macfleet::wire::CauseSource::HubRouter;
+    w.last_failover = Some(f);
+    w.capabilities.get_mut("pi").unwrap().binary = false;
+    a.update(Msg::Workers {
+        page: fixture::page(vec![w], now, false, 2),
+        at: m0,
+    });
+    a.settle();
+    let e = a.fleet.by_id("w-00000").unwrap();
+    assert_eq!(
+        views::detail::why(&a, e),
+        "on claude (#2): opencode rate_limited 429 (hub_router) 3m ago; pi missing binary"
+    );
+}
+
+#[test]
+fn help_is_generated_from_the_key_table() {
+    let (mut a, _) = app(5, true);
+    for v in ['1', '2', '3', '4'] {
+        key(&mut a, v);
+        let text: String = views::help::lines(&a)
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect();
+        for b in keys::help_for(a.view) {
+            assert!(
+                text.contains(b.help),
+                "{:?} help lacks {:?}",
+                a.view,
+                b.help
+            );
+        }
+        for b in keys::BINDINGS {
+            for k in b.keys {
+                let ev = KeyEvent::new(k.code, k.mods);
+                assert_eq!(keys::action_for(&ev), Some(b.action));
+            }
+        }
+    }
+}
+
+#[test]
+fn an_idle_tick_changes_no_cell_unless_an_age_does() {
+    let (mut a, m0) = app(60, false);
+    key(&mut a, '4'); // History: ages in minutes and hours
+    let draw = |a: &App| {
+        let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
+        views::draw(a, &mut buf);
+        buf
+    };
+    let before = draw(&a);
+    a.update(Msg::Tick {
+        mono: m0 + Duration::from_secs(1),
+        wall: t0(),
+    });
+    a.settle();
+    assert_eq!(
+        draw(&a),
+        before,
+        "nothing visible changed: the runner writes nothing"
+    );
+    a.update(Msg::Tick {
+        mono: m0 + Duration::from_secs(61),
+        wall: t0(),
+    });
+    a.settle();
+    assert_ne!(draw(&a), before, "20m became 21m");
+}
+
+#[test]
+fn resize_keeps_the_cursor_visible() {
+    let (mut a, _) = app(200, false);
+    for _ in 0..30 {
+        key(&mut a, 'j');
+    }
+    a.update(Msg::Resize(80, 24));
+    let rows = views::body_rows(&a);
+    let s = &a.workers_sel;
+    assert!(s.pos >= s.offset && s.pos < s.offset + rows);
+}
+
+#[test]
+fn incremental_index_matches_a_rebuild_for_every_sort_and_direction() {
+    use macfleet::tui::fleet::WorkerSort;
+    for sort in WorkerSort::ALL {
+        for reverse in [false, true] {
+            let (mut a, m0) = app(300, false);
+            a.workers.set_sort(&a.fleet, sort, reverse);
+            let mut now = t0();
+            for round in 0..6u64 {
+                now += TimeDelta::seconds(9);
+                let delta: Vec<_> = (0..12u64)
+                    .map(|k| {
+                        let mut w = fixture::worker(((round * 53 + k * 29) % 330) as usize, now);
+                        w.host = if k % 2 == 0 {
+                            format!("h{}", (round + k) % 5)
+                        } else {
+                            // Longer than the 24 bytes a sort key holds.
+                            format!("a-very-long-host-name-prefix-{}", (round + k) % 3)
+                        };
+                        w
+                    })
+                    .collect();
+                a.update(Msg::Workers {
+                    page: fixture::page(delta, now, true, round + 2),
+                    at: m0 + Duration::from_secs(9 * (round + 1)),
+                });
+                a.settle();
+                let fresh = WorkerIndex::build(&a.fleet, sort, reverse, "");
+                assert_eq!(
+                    fresh.slots, a.workers.slots,
+                    "{sort:?} reverse={reverse} round {round}"
+                );
+            }
+        }
+    }
+}
