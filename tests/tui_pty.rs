@@ -1,10 +1,7 @@
-//! End to end: the real runner in a pseudo-terminal (portable-pty + vt100),
-//! against the reference hub with a simulated fleet.
-//!
-//! The child is this test binary itself, re-run with `MACFLEET_TUI_CHILD`
-//! set: `tui_child` then starts an in-process demo hub and simulator (the
-//! same ones `macfleet demo` uses) and calls `macfleet::tui::run` exactly as
-//! `main` does, with a real terminal on a pty.
+//! End to end: the real `macfleet` binary in a pseudo-terminal
+//! (portable-pty + vt100), against the reference hub: `macfleet demo` (its
+//! embedded hub and simulated fleet), and `macfleet --hub URL` against a
+//! `macfleet hub` process that the test kills and restarts.
 
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -14,72 +11,6 @@ use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
 
 const COLS: u16 = 100;
 const ROWS: u16 = 30;
-
-// ---------------------------------------------------------------- child --
-
-#[test]
-fn tui_child() {
-    if std::env::var_os("MACFLEET_TUI_CHILD").is_none() {
-        return;
-    }
-    let flag = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    rt.block_on(async {
-        use macfleet::client::{Client, ClientOptions, Writer};
-        let demo = macfleet::cli::demo::start_hub(2).await.expect("demo hub");
-        let url = demo.hub.url();
-        let sim_client =
-            Client::new(&url, Some(demo.worker.clone()), ClientOptions::default()).expect("client");
-        let scenario = macfleet::sim::Scenario::load("quota-cap").expect("scenario");
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(macfleet::sim::run(
-            sim_client,
-            macfleet::sim::SimOptions::new(20, scenario),
-            Arc::new(macfleet::sim::SimStats::default()),
-            async {
-                let _ = stop_rx.await;
-            },
-        ));
-        let read_only = flag("CHILD_READ_ONLY");
-        let token = if read_only {
-            demo.viewer.clone()
-        } else {
-            demo.owner.clone()
-        };
-        let client = Client::new(&url, Some(token), ClientOptions::default()).expect("client");
-        let who = client.whoami().await.expect("whoami");
-        let writer = Writer::new(client.clone(), &who);
-        let log_file = std::env::var_os("CHILD_LOG").map(Into::into);
-        let macfleet::cli::demo::DemoHub { hub, dir, .. } = demo;
-        let _dir = dir;
-        if let Some(secs) = std::env::var("CHILD_STOP_HUB_AFTER")
-            .ok()
-            .and_then(|s| s.parse::<u64>().ok())
-        {
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_secs(secs)).await;
-                let _ = stop_tx.send(());
-                hub.stop().await;
-            });
-        } else {
-            std::mem::forget(hub);
-        }
-        macfleet::tui::run(
-            client,
-            writer,
-            macfleet::tui::TuiOptions {
-                hub_label: url,
-                read_only,
-                ascii: flag("CHILD_ASCII"),
-                mouse: flag("CHILD_MOUSE"),
-                no_color: flag("NO_COLOR"),
-                log_file,
-            },
-        )
-        .await
-        .expect("tui ran");
-    });
-}
 
 // --------------------------------------------------------------- parent --
 
@@ -98,7 +29,7 @@ impl Drop for Pty {
 }
 
 impl Pty {
-    fn spawn(env: &[(&str, &str)]) -> Pty {
+    fn spawn(args: &[&str], env: &[(&str, &str)]) -> Pty {
         let dir = tempfile::tempdir().expect("tempdir");
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -108,13 +39,14 @@ impl Pty {
                 pixel_height: 0,
             })
             .expect("pty");
-        let mut cmd = CommandBuilder::new(std::env::current_exe().expect("test binary"));
-        cmd.args(["--exact", "tui_child", "--nocapture", "--test-threads=1"]);
-        cmd.env("MACFLEET_TUI_CHILD", "1");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_macfleet"));
+        cmd.args(args);
         cmd.env("TERM", "xterm-256color");
         cmd.env("XDG_STATE_HOME", dir.path());
-        cmd.env("CHILD_LOG", dir.path().join("tui.log"));
+        cmd.env("XDG_CONFIG_HOME", dir.path());
         cmd.env_remove("NO_COLOR");
+        cmd.env_remove("MAC_HUB_URL");
+        cmd.env_remove("MAC_HUB_TOKEN");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -194,11 +126,12 @@ impl Pty {
 }
 
 const START: Duration = Duration::from_secs(30);
+const DEMO: [&str; 5] = ["demo", "--workers", "20", "--interval", "2"];
 const SOON: Duration = Duration::from_secs(10);
 
 #[test]
 fn owner_session_shows_the_fleet_live_and_quits_cleanly() {
-    let mut t = Pty::spawn(&[]);
+    let mut t = Pty::spawn(&DEMO, &[]);
     t.wait_for("OWNER", START);
     t.wait_for("live", START);
     let s = t.wait_for("20 workers", START);
@@ -238,34 +171,8 @@ fn owner_session_shows_the_fleet_live_and_quits_cleanly() {
 }
 
 #[test]
-fn read_only_session_refuses_edit_keys() {
-    let mut t = Pty::spawn(&[("CHILD_READ_ONLY", "1")]);
-    t.wait_for("READ-ONLY", START);
-    t.wait_for("20 workers", START);
-    t.send("1");
-    t.send("J");
-    t.wait_for("read-only", SOON);
-    // Ctrl-c quits too.
-    t.send("\x03");
-    assert!(t.wait_exit(SOON).success());
-}
-
-#[test]
-fn a_lost_hub_is_shown_not_fatal() {
-    let mut t = Pty::spawn(&[("CHILD_STOP_HUB_AFTER", "3")]);
-    t.wait_for("20 workers", START);
-    let s = t.wait_for("disconnected", Duration::from_secs(20));
-    assert!(s.contains("20 workers"), "last data kept:\n{s}");
-    assert!(s.contains("old)"), "data age shown:\n{s}");
-    std::thread::sleep(Duration::from_secs(3));
-    assert!(t.child.try_wait().unwrap().is_none(), "still running");
-    t.send("q");
-    assert!(t.wait_exit(SOON).success());
-}
-
-#[test]
 fn no_color_and_ascii_draw_plain_cells() {
-    let mut t = Pty::spawn(&[("NO_COLOR", "1"), ("CHILD_ASCII", "1")]);
+    let mut t = Pty::spawn(&[&DEMO[..], &["--ascii"]].concat(), &[("NO_COLOR", "1")]);
     t.wait_for("20 workers", START);
     t.send("j");
     std::thread::sleep(Duration::from_millis(500));
@@ -296,8 +203,21 @@ fn no_color_and_ascii_draw_plain_cells() {
 
 #[test]
 fn mouse_is_opt_in_button_events_only_and_undone() {
-    let mut t = Pty::spawn(&[("CHILD_MOUSE", "1")]);
-    t.wait_for("1/20", START);
+    // A calm fleet (no failovers), so no row jumps to the top mid-test.
+    let calm = tempfile::Builder::new()
+        .suffix(".toml")
+        .tempfile()
+        .expect("scenario file");
+    std::fs::write(calm.path(), "name = \"calm\"\n").expect("write");
+    let calm_path = calm.path().to_str().expect("utf-8").to_string();
+    let mut t = Pty::spawn(
+        &[&DEMO[..], &["--mouse", "--scenario", &calm_path]].concat(),
+        &[],
+    );
+    // The selection follows its worker as the fleet arrives: go to the top.
+    t.wait_for("20 workers", START);
+    t.send("g");
+    t.wait_for("1/20", SOON);
     // SGR wheel down at column 10, row 10.
     t.send("\x1b[<65;10;10M");
     t.wait_for("2/20", SOON);
@@ -311,4 +231,223 @@ fn mouse_is_opt_in_button_events_only_and_undone() {
     assert!(text.contains("\x1b[?1000h"));
     assert!(!text.contains("\x1b[?1003h"), "no any-motion tracking");
     assert!(text.contains("\x1b[?1000l"), "mouse capture undone");
+}
+
+// ------------------------------------------------ against a hub process --
+
+/// A `macfleet hub` process on a fixed loopback port (so it can come back
+/// on the same address), with an owner and a worker token.
+struct HubProc {
+    dir: tempfile::TempDir,
+    port: u16,
+    owner: String,
+    worker: String,
+    child: Option<std::process::Child>,
+}
+
+impl HubProc {
+    fn new() -> HubProc {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("hub.toml"),
+            "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"claude\"]\n",
+        )
+        .expect("config");
+        let owner = format!("{}{}", "mft_pty_", "o".repeat(30));
+        let worker = format!("{}{}", "mft_pty_", "w".repeat(30));
+        let line = |n: &str, r: &str, t: &str| {
+            format!(
+                "[[tokens]]\nname = \"{n}\"\nrole = \"{r}\"\nsha256 = \"{}\"\n",
+                hex::encode(macfleet::hub::auth::hash_token(t))
+            )
+        };
+        std::fs::write(
+            dir.path().join("tokens.toml"),
+            [
+                line("alice", "owner", &owner),
+                line("fleet", "worker", &worker),
+            ]
+            .join("\n"),
+        )
+        .expect("tokens");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("a free port")
+            .local_addr()
+            .expect("addr")
+            .port();
+        let mut h = HubProc {
+            dir,
+            port,
+            owner,
+            worker,
+            child: None,
+        };
+        h.start();
+        h
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn start(&mut self) {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .args([
+                "hub",
+                "--heartbeat-interval",
+                "1",
+                "--name",
+                "pty-hub",
+                "--config",
+            ])
+            .arg(self.dir.path().join("hub.toml"))
+            .arg("--tokens")
+            .arg(self.dir.path().join("tokens.toml"))
+            .args(["--listen", &format!("127.0.0.1:{}", self.port)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("hub starts");
+        self.child = Some(child);
+        let end = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < end, "the hub did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    fn client(&self, token: &str) -> macfleet::client::Client {
+        macfleet::client::Client::new(
+            &self.url(),
+            Some(macfleet::client::Token::new(token)),
+            Default::default(),
+        )
+        .expect("client")
+    }
+
+    /// A heartbeat with one failover, as a worker would send it.
+    fn post_failover(&self, worker: &str, id: &str) {
+        let hb: macfleet::wire::Heartbeat = serde_json::from_value(serde_json::json!({
+            "worker": worker, "host": "gpu-node-7", "sent_at": "2026-11-29T15:04:05Z",
+            "config_revision": null, "agents": ["opencode", "claude"], "active_agent": "claude",
+            "capabilities": {"opencode": {"binary": true, "token": true, "preflight": "ok"},
+                             "claude": {"binary": true, "token": true, "preflight": "ok"}},
+            "failovers": [{"id": id, "at": "2026-11-29T15:03:58Z", "from": "opencode", "to": "claude",
+                "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router",
+                          "detail": "opencode route: 429 from upstream"}}]
+        }))
+        .expect("heartbeat");
+        let c = self.client(&self.worker);
+        Self::rt()
+            .block_on(c.heartbeat(&hb))
+            .expect("heartbeat accepted");
+    }
+
+    fn history_len(&self) -> usize {
+        let c = self.client(&self.owner);
+        Self::rt()
+            .block_on(c.history())
+            .expect("history")
+            .revisions
+            .len()
+    }
+}
+
+impl Drop for HubProc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[test]
+fn a_failover_appears_unasked_and_a_lost_hub_is_shown_not_fatal() {
+    let mut hub = HubProc::new();
+    let url = hub.url();
+    let mut t = Pty::spawn(&["--hub", &url], &[("MAC_HUB_TOKEN", &hub.owner)]);
+    t.wait_for("OWNER", START);
+    t.wait_for("live", START);
+    t.send("3");
+    t.wait_for("failovers per minute", SOON);
+    // Posted to the hub, shown without a key press.
+    hub.post_failover("w-pty-1", "pty-1");
+    let s = t.wait_for("w-pty-1", SOON);
+    assert!(s.contains("rate_limited"), "{s}");
+    t.send("2");
+    t.wait_for("1 workers", SOON);
+    // The hub goes away: a banner, the data kept, the TUI still running.
+    hub.kill();
+    let s = t.wait_for("disconnected", Duration::from_secs(20));
+    assert!(s.contains("w-pty-1"), "last data kept:\n{s}");
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        t.child.try_wait().expect("try_wait").is_none(),
+        "still running"
+    );
+    // It comes back on the same address: the TUI reconnects by itself
+    // (backoff capped at 10 s) and shows new events again.
+    hub.start();
+    t.wait_for("live", Duration::from_secs(25));
+    hub.post_failover("w-pty-2", "pty-2");
+    t.wait_for("w-pty-2", Duration::from_secs(15));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+    let p = t.parser.lock().expect("parser");
+    assert!(!p.screen().alternate_screen(), "alternate screen left");
+}
+
+#[test]
+fn read_only_session_sends_no_write_whatever_keys_it_gets() {
+    let hub = HubProc::new();
+    let url = hub.url();
+    // An owner's token, but --read-only: the session holds no writer.
+    let mut t = Pty::spawn(
+        &["--read-only", "--hub", &url],
+        &[("MAC_HUB_TOKEN", &hub.owner)],
+    );
+    t.wait_for("READ-ONLY", START);
+    t.send("1");
+    for keys in [
+        "J", "K", "a", "d", "u", "\x12", "w", "y", "\r", "j", "J", "w", "y",
+    ] {
+        t.send(keys);
+        std::thread::sleep(Duration::from_millis(40));
+    }
+    t.wait_for("read-only", SOON);
+    // Ctrl-c quits too.
+    t.send("\x03");
+    assert!(t.wait_exit(SOON).success());
+    assert_eq!(hub.history_len(), 1, "the hub saw no write");
+    let doc = HubProc::rt()
+        .block_on(hub.client(&hub.owner).config())
+        .expect("config");
+    assert_eq!(
+        doc.text,
+        "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"claude\"]\n"
+    );
+}
+
+#[test]
+fn no_hub_configured_says_how_to_get_one() {
+    let mut t = Pty::spawn(&[], &[]);
+    let st = t.wait_exit(SOON);
+    assert_eq!(st.exit_code(), 2);
+    let s = t.screen();
+    assert!(
+        s.contains("macfleet demo") && s.contains("--hub URL"),
+        "{s}"
+    );
 }

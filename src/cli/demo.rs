@@ -82,28 +82,44 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         },
     ));
     let session_token = if global.read_only {
-        &demo.viewer
+        demo.viewer.clone()
     } else {
-        &demo.owner
+        demo.owner.clone()
     };
-    eprintln!(
-        "macfleet demo: hub at {url}, {} simulated workers ({})",
-        args.workers, args.scenario
-    );
-    eprintln!("try, in another terminal:");
-    eprintln!("  export MAC_HUB_URL={url}");
-    eprintln!("  export MAC_HUB_TOKEN={}", session_token.expose());
-    eprintln!(
-        "  macfleet get workers    # or: curl -H \"Authorization: Bearer $MAC_HUB_TOKEN\" $MAC_HUB_URL/v1/workers"
-    );
-    eprintln!(
-        "Ctrl-C stops the hub and the fleet and removes {}",
-        demo.dir.path().display()
-    );
-    let _ = tokio::signal::ctrl_c().await;
+    let result = if args.headless {
+        eprintln!(
+            "macfleet demo: hub at {url}, {} simulated workers ({})",
+            args.workers, args.scenario
+        );
+        eprintln!("try, in another terminal:");
+        eprintln!("  export MAC_HUB_URL={url}");
+        eprintln!("  export MAC_HUB_TOKEN={}", session_token.expose());
+        eprintln!(
+            "  macfleet get workers    # or: curl -H \"Authorization: Bearer $MAC_HUB_TOKEN\" $MAC_HUB_URL/v1/workers"
+        );
+        eprintln!(
+            "Ctrl-C stops the hub and the fleet and removes {}",
+            demo.dir.path().display()
+        );
+        let _ = tokio::signal::ctrl_c().await;
+        Ok(())
+    } else {
+        let client = Client::new(&url, Some(session_token), ClientOptions::default())?;
+        let writer = if global.read_only {
+            None
+        } else {
+            let who = client.whoami().await?;
+            crate::client::Writer::new(client.clone(), &who)
+        };
+        let opts = super::tui_options(global, format!("demo {url}"), global.read_only);
+        crate::tui::run(client, writer, opts).await
+    };
     let _ = stop_tx.send(());
     let _ = sim.await;
-    eprintln!("{}", stats.summary());
     demo.hub.stop().await;
-    Ok(())
+    drop(demo.dir);
+    if args.headless {
+        eprintln!("{}", stats.summary());
+    }
+    result
 }

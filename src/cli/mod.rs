@@ -123,6 +123,9 @@ pub struct DemoArgs {
     /// Heartbeat interval of the embedded hub, in seconds.
     #[arg(long, default_value_t = 5)]
     pub interval: u64,
+    /// No TUI: print the hub's URL and a token, run until Ctrl-C.
+    #[arg(long)]
+    pub headless: bool,
 }
 
 #[derive(Debug, Args)]
@@ -225,10 +228,7 @@ pub fn connect(global: &Global) -> Result<(Client, context::Target)> {
 
 pub async fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        None => Err(eyre!(Exit::new(
-            exit::USAGE,
-            "the TUI arrives with the TUI issue; for now: macfleet demo, macfleet get ..., macfleet hub, macfleet sim"
-        ))),
+        None => run_tui(&cli.global).await.map(|()| exit::OK),
         Some(Command::Demo(args)) => demo::run(&cli.global, args).await.map(|()| exit::OK),
         Some(Command::Hub(args)) => run_hub(args, cli.global.allow_plaintext)
             .await
@@ -237,6 +237,37 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Some(Command::Get(args)) => get::run(&cli.global, args).await.map(|()| exit::OK),
         Some(Command::Agents(args)) => agents::run(&cli.global, args).await.map(|()| exit::OK),
     }
+}
+
+/// The TUI's look, from the flags and `NO_COLOR`.
+pub fn tui_options(global: &Global, label: String, read_only: bool) -> crate::tui::TuiOptions {
+    crate::tui::TuiOptions {
+        hub_label: label,
+        read_only,
+        ascii: global.ascii,
+        mouse: global.mouse,
+        // no-color.org: any non-empty value.
+        no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        log_file: global.log_file.clone(),
+    }
+}
+
+/// `macfleet`: the TUI against the resolved hub.
+async fn run_tui(global: &Global) -> Result<()> {
+    let (client, target) = connect(global)?;
+    let read_only = global.read_only || target.read_only;
+    // Only an owner's session is handed the one write path; a read-only
+    // session never holds it. If the hub cannot say who we are at start,
+    // the session starts without it (and the screen says why).
+    let writer = if read_only {
+        None
+    } else {
+        match client.whoami().await {
+            Ok(who) => crate::client::Writer::new(client.clone(), &who),
+            Err(_) => None,
+        }
+    };
+    crate::tui::run(client, writer, tui_options(global, target.label, read_only)).await
 }
 
 async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {

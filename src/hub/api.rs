@@ -627,7 +627,7 @@ async fn events(
         Payload::Failover(_) => want[1],
         Payload::Config(_) => want[2],
     };
-    let stream = async_stream(sub, wanted);
+    let stream = async_stream(sub, wanted, hub.closing.subscribe());
     Ok(Sse::new(stream).keep_alive(
         KeepAlive::new()
             .interval(hub.opts.keepalive.max(Duration::from_millis(100)))
@@ -652,6 +652,7 @@ fn reset_event(at: u64) -> SseEvent {
 fn async_stream(
     sub: super::events::Subscription,
     wanted: impl Fn(&Event) -> bool + Send + 'static,
+    mut closing: tokio::sync::watch::Receiver<bool>,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     use tokio::sync::broadcast::error::RecvError;
     let (tx, rx) = tokio::sync::mpsc::channel::<SseEvent>(1024);
@@ -669,6 +670,12 @@ fn async_stream(
         loop {
             tokio::select! {
                 () = tx.closed() => return,
+                r = closing.changed() => {
+                    if r.is_err() || *closing.borrow() {
+                        return;
+                    }
+                    continue;
+                }
                 r = live.recv() => match r {
                     Ok(e) => {
                         if e.seq <= at {

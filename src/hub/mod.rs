@@ -107,6 +107,9 @@ pub struct Hub {
     pub fleet: Mutex<fleet::Fleet>,
     pub db: db::Db,
     pub events: Arc<events::Events>,
+    /// Flips to true when the hub stops, so open event streams end and a
+    /// graceful shutdown does not wait on them.
+    pub closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl Hub {
@@ -138,6 +141,7 @@ impl RunningHub {
 
     /// Stop accepting, close open streams, and wait for the server task.
     pub async fn stop(mut self) {
+        self.hub.closing.send_replace(true);
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -199,6 +203,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         fleet: Mutex::new(fleet::Fleet::new(epoch)),
         db,
         events,
+        closing: tokio::sync::watch::Sender::new(false),
         opts,
     }))
 }

@@ -320,7 +320,12 @@ pub async fn run(
     });
     let interval = Arc::new(AtomicU64::new(10_000));
     let workers: Vec<Arc<Mutex<Worker>>> = (0..opts.workers)
-        .map(|i| Arc::new(Mutex::new(Worker::new(i, &opts.prefix, &shared, &agents))))
+        .map(|i| {
+            let mut w = Worker::new(i, &opts.prefix, &shared, &agents);
+            // A worker starts from the document it read, like a real one.
+            w.revision = Some(config.revision.clone());
+            Arc::new(Mutex::new(w))
+        })
         .collect();
     let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
     // Each worker's next due time, spread over the first interval.
