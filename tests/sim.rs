@@ -28,7 +28,7 @@ async fn fleet_heartbeats_and_follows_a_reorder() {
             let _ = stop_rx.await;
         },
     ));
-    let page = eventually(200, || async {
+    let page = eventually(600, || async {
         let p = viewer.workers(None).await.ok()?;
         (p.workers.len() == 30 && p.workers.iter().all(|w| w.in_sync)).then_some(p)
     })
@@ -52,7 +52,7 @@ async fn fleet_heartbeats_and_follows_a_reorder() {
         .put_config(reordered, &doc.revision)
         .await
         .expect("put");
-    let moved = eventually(200, || async {
+    let moved = eventually(600, || async {
         let p = viewer.workers(None).await.ok()?;
         p.workers
             .iter()
