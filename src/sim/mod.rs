@@ -327,6 +327,30 @@ pub async fn run(
             Arc::new(Mutex::new(w))
         })
         .collect();
+    // The first worker reports at once, and its answer tells the fleet the
+    // hub's interval before the rest are scheduled.
+    if let Some(w0) = workers.first() {
+        let hb = match w0.lock() {
+            Ok(mut w) => {
+                w.step(&shared, Instant::now());
+                Some(w.heartbeat())
+            }
+            Err(_) => None,
+        };
+        if let Some(hb) = hb {
+            stats.sent.fetch_add(1, Ordering::Relaxed);
+            match client.heartbeat(&hb).await {
+                Ok(p) => {
+                    stats.ok.fetch_add(1, Ordering::Relaxed);
+                    interval.store(p.heartbeat_interval_s.max(1) * 1000, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    stats.failed.fetch_add(1, Ordering::Relaxed);
+                    log_error(&e);
+                }
+            }
+        }
+    }
     let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
     // Each worker's next due time, spread over the first interval.
     let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
