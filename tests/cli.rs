@@ -2,27 +2,7 @@
 
 mod common;
 
-use std::process::Output;
-
-use common::TestHub;
-
-fn macfleet(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let cfg = tempfile::tempdir().expect("tempdir");
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"));
-    cmd.args(args)
-        .env_remove("MAC_HUB_URL")
-        .env_remove("MAC_HUB_TOKEN")
-        .env("XDG_CONFIG_HOME", cfg.path())
-        .env("COLUMNS", "200");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("macfleet runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use common::{TestHub, macfleet, text};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn get_snapshots_and_exit_codes() {

@@ -3,29 +3,10 @@
 
 mod common;
 
+use common::{TestHub, macfleet, text};
 use std::os::unix::fs::PermissionsExt;
-use std::process::Output;
-
-use common::TestHub;
 
 const DOC: &str = "# owner's notes\r\n[fleet]\r\nMAC_CODING_AGENTS = [\r\n  \"opencode\", # cheap\r\n  \"pi\",\r\n  \"claude\",   # strong\r\n]\r\n[fleet.staging]\r\nMAC_CODING_AGENTS = [\"pi\"]";
-
-fn macfleet(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let cfg = tempfile::tempdir().expect("tempdir");
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"));
-    cmd.args(args)
-        .env_remove("MAC_HUB_URL")
-        .env_remove("MAC_HUB_TOKEN")
-        .env("XDG_CONFIG_HOME", cfg.path());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("macfleet runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 #[test]
 fn file_edits_preserve_everything_else() {

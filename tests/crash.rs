@@ -8,13 +8,6 @@ use std::time::{Duration, Instant};
 
 use macfleet::client::{Client, ClientError, ClientOptions, Token, Writer};
 
-fn token_line(name: &str, role: &str, token: &str) -> String {
-    format!(
-        "[[tokens]]\nname = \"{name}\"\nrole = \"{role}\"\nsha256 = \"{}\"\n",
-        hex::encode(macfleet::hub::auth::hash_token(token))
-    )
-}
-
 /// Start `macfleet hub` on an ephemeral loopback port; read the URL it prints.
 fn spawn_hub(dir: &std::path::Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
@@ -59,7 +52,7 @@ async fn killed_mid_write_leaves_one_whole_document() {
     let owner = format!("{}{}", "mft_crash_", "o".repeat(30));
     std::fs::write(
         dir.path().join("tokens.toml"),
-        token_line("alice", "owner", &owner),
+        macfleet::hub::auth::token_entry("alice", macfleet::wire::Role::Owner, &owner),
     )
     .expect("tokens");
 

@@ -255,17 +255,13 @@ impl HubProc {
         .expect("config");
         let owner = format!("{}{}", "mft_pty_", "o".repeat(30));
         let worker = format!("{}{}", "mft_pty_", "w".repeat(30));
-        let line = |n: &str, r: &str, t: &str| {
-            format!(
-                "[[tokens]]\nname = \"{n}\"\nrole = \"{r}\"\nsha256 = \"{}\"\n",
-                hex::encode(macfleet::hub::auth::hash_token(t))
-            )
-        };
+        use macfleet::wire::Role;
+        let line = macfleet::hub::auth::token_entry;
         std::fs::write(
             dir.path().join("tokens.toml"),
             [
-                line("alice", "owner", &owner),
-                line("fleet", "worker", &worker),
+                line("alice", Role::Owner, &owner),
+                line("fleet", Role::Worker, &worker),
             ]
             .join("\n"),
         )

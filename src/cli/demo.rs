@@ -25,13 +25,6 @@ pub struct DemoHub {
     pub dir: tempfile::TempDir,
 }
 
-fn token_line(name: &str, role: Role, token: &str) -> String {
-    format!(
-        "[[tokens]]\nname = \"{name}\"\nrole = \"{role}\"\nsha256 = \"{}\"\n",
-        hex::encode(auth::hash_token(token))
-    )
-}
-
 /// Start an embedded hub on an ephemeral loopback port.
 pub async fn start_hub(interval_s: u64) -> Result<DemoHub> {
     let dir = tempfile::Builder::new()
@@ -46,9 +39,9 @@ pub async fn start_hub(interval_s: u64) -> Result<DemoHub> {
         auth::generate_token(),
     );
     let tokens_text = [
-        token_line("demo-owner", Role::Owner, &owner),
-        token_line("demo-viewer", Role::Viewer, &viewer),
-        token_line("demo-fleet", Role::Worker, &worker),
+        auth::token_entry("demo-owner", Role::Owner, &owner),
+        auth::token_entry("demo-viewer", Role::Viewer, &viewer),
+        auth::token_entry("demo-fleet", Role::Worker, &worker),
     ]
     .join("\n");
     let tokens = auth::Tokens::parse(&tokens_text, "demo tokens")?;

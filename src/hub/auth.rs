@@ -140,6 +140,15 @@ impl Tokens {
     }
 }
 
+/// One `[[tokens]]` entry of a tokens file: the name, the role and the
+/// hash of `token` (never the token itself).
+pub fn token_entry(name: &str, role: Role, token: &str) -> String {
+    format!(
+        "[[tokens]]\nname = \"{name}\"\nrole = \"{role}\"\nsha256 = \"{}\"\n",
+        hex::encode(hash_token(token))
+    )
+}
+
 /// Append a new token line to a tokens file (created if missing), keeping
 /// every byte already there. Returns the token, to be printed once.
 pub fn append_token(path: &Path, name: &str, role: Role) -> Result<String, TokensError> {
@@ -179,10 +188,7 @@ pub fn append_token(path: &Path, name: &str, role: Role) -> Result<String, Token
     if !text.is_empty() {
         text.push('\n');
     }
-    text.push_str(&format!(
-        "[[tokens]]\nname = \"{name}\"\nrole = \"{role}\"\nsha256 = \"{}\"\n",
-        hex::encode(hash_token(&token))
-    ));
+    text.push_str(&token_entry(name, role, &token));
     crate::hub::store::write_atomic(path, text.as_bytes()).map_err(io)?;
     Ok(token)
 }
@@ -194,10 +200,7 @@ mod tests {
     #[test]
     fn lookup_by_hash() {
         let secret = ["fake", "-token-", "for-tests"].concat();
-        let text = format!(
-            "[[tokens]]\nname = \"alice\"\nrole = \"owner\"\nsha256 = \"{}\"\n",
-            hex::encode(hash_token(&secret))
-        );
+        let text = token_entry("alice", Role::Owner, &secret);
         let t = Tokens::parse(&text, "t.toml").expect("parses");
         assert_eq!(t.lookup(&secret).map(|p| p.name.as_str()), Some("alice"));
         assert_eq!(t.lookup("other"), None);

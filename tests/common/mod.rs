@@ -45,12 +45,7 @@ impl TestHub {
         std::fs::write(dir.path().join("hub.toml"), config).expect("write config");
         let (owner, owner2, viewer, worker) =
             (fake("own"), fake("bob"), fake("view"), fake("work"));
-        let line = |n: &str, r: Role, t: &str| {
-            format!(
-                "[[tokens]]\nname = \"{n}\"\nrole = \"{r}\"\nsha256 = \"{}\"\n",
-                hex::encode(auth::hash_token(t))
-            )
-        };
+        let line = auth::token_entry;
         let text = [
             line("alice", Role::Owner, &owner),
             line("bob", Role::Owner, &owner2),
@@ -156,4 +151,24 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     None
+}
+
+/// Run the real `macfleet` binary with a clean environment (no hub, no
+/// token, an empty config home) plus `env`.
+pub fn macfleet(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let cfg = tempfile::tempdir().expect("tempdir");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"));
+    cmd.args(args)
+        .env_remove("MAC_HUB_URL")
+        .env_remove("MAC_HUB_TOKEN")
+        .env("XDG_CONFIG_HOME", cfg.path())
+        .env("COLUMNS", "200");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("macfleet runs")
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
 }
