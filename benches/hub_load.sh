@@ -17,7 +17,11 @@ trap 'kill $hub 2>/dev/null || true; rm -rf "$dir"' EXIT
 cp assets/hub.toml "$dir/hub.toml"
 $BIN hub token --name load --role worker --tokens "$dir/tokens.toml" > "$dir/worker.tok" 2>/dev/null
 $BIN hub token --name look --role viewer --tokens "$dir/tokens.toml" > "$dir/viewer.tok" 2>/dev/null
-$BIN hub --config "$dir/hub.toml" --tokens "$dir/tokens.toml" --listen 127.0.0.1:$PORT > "$dir/hub.log" 2>&1 &
+# PIN=1 puts the hub on CPU 1 and wrk on CPU 0, so the load generator's own
+# work (larger for heartbeats) does not take the hub's CPU.
+HUB_CPU=(); WRK_CPU=()
+if [ "${PIN:-0}" = 1 ]; then HUB_CPU=(taskset -c 1); WRK_CPU=(taskset -c 0); THREADS=1; fi
+"${HUB_CPU[@]}" $BIN hub --config "$dir/hub.toml" --tokens "$dir/tokens.toml" --listen 127.0.0.1:$PORT > "$dir/hub.log" 2>&1 &
 hub=$!
 for _ in $(seq 50); do curl -sf http://127.0.0.1:$PORT/v1/health >/dev/null && break; sleep 0.1; done
 export MAC_HUB_TOKEN=$(cat "$dir/worker.tok") WORKERS
@@ -25,9 +29,9 @@ echo "== warm-up: register $WORKERS workers"
 WARM=1 wrk -t2 -c$CONNS -d15s -s benches/heartbeat.lua http://127.0.0.1:$PORT >/dev/null
 curl -s -H "Authorization: Bearer $(cat $dir/viewer.tok)" http://127.0.0.1:$PORT/v1/workers | python3 -c "import json,sys; print(len(json.load(sys.stdin)[\"workers\"]), \"workers registered\")"
 echo "== GET /v1/health"
-wrk -t$THREADS -c$CONNS -d$DUR http://127.0.0.1:$PORT/v1/health | tee "$dir/health.txt"
+${WRK_CPU[@]} wrk -t$THREADS -c$CONNS -d$DUR http://127.0.0.1:$PORT/v1/health | tee "$dir/health.txt"
 echo "== POST /v1/heartbeats ($WORKERS workers)"
-wrk -t$THREADS -c$CONNS -d$DUR -s benches/heartbeat.lua http://127.0.0.1:$PORT | tee "$dir/hb.txt"
+${WRK_CPU[@]} wrk -t$THREADS -c$CONNS -d$DUR -s benches/heartbeat.lua http://127.0.0.1:$PORT | tee "$dir/hb.txt"
 h=$(awk '/Requests\/sec/ {print $2}' "$dir/health.txt")
 b=$(awk '/Requests\/sec/ {print $2}' "$dir/hb.txt")
 rss=$(ps -o rss= -p $hub)

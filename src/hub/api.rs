@@ -326,10 +326,7 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
             .map_err(ApiError::internal)?
             .map_err(ApiError::internal)?;
         let new = Arc::new(new);
-        match hub.current.write() {
-            Ok(mut c) => *c = new.clone(),
-            Err(p) => *p.into_inner() = new.clone(),
-        }
+        hub.current.store(new.clone());
         if let Err(e) = hub
             .db
             .record_history(HistoryEntry {
@@ -417,7 +414,8 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
         }
     }
     let received_at = Utc::now();
-    let current = hub.current();
+    // A guard, not a clone: no await follows, and no reference count moves.
+    let current = hub.current.load();
     if !hb.failovers.is_empty() {
         let batch: Vec<NewFailover> = hb
             .failovers

@@ -44,24 +44,24 @@ pub struct Event {
 
 struct Ring {
     next: u64,
-    events: VecDeque<Arc<Event>>,
+    events: VecDeque<Event>,
 }
 
 pub struct Events {
     ring: Mutex<Ring>,
     capacity: usize,
-    tx: broadcast::Sender<Arc<Event>>,
+    tx: broadcast::Sender<Event>,
 }
 
 /// What a subscriber gets: what it missed (or that it missed too much), and
 /// the live feed.
 pub struct Subscription {
-    pub replay: Vec<Arc<Event>>,
+    pub replay: Vec<Event>,
     /// The resume point is gone: the client must refetch.
     pub reset: bool,
     /// The seq the subscriber is up to after the replay.
     pub at: u64,
-    pub live: broadcast::Receiver<Arc<Event>>,
+    pub live: broadcast::Receiver<Event>,
 }
 
 impl Events {
@@ -85,17 +85,17 @@ impl Events {
         let Ok(mut ring) = self.ring.lock() else {
             return;
         };
-        let ev = Arc::new(Event {
+        let ev = Event {
             seq: ring.next,
             payload,
-        });
+        };
         ring.next += 1;
         if ring.events.len() == self.capacity {
             ring.events.pop_front();
         }
-        ring.events.push_back(ev.clone());
         // Sent under the ring lock so live order equals seq order.
-        let _ = self.tx.send(ev);
+        let _ = self.tx.send(ev.clone());
+        ring.events.push_back(ev);
     }
 
     pub fn has_subscribers(&self) -> bool {

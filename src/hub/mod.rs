@@ -17,7 +17,7 @@ pub mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::Utc;
@@ -101,7 +101,8 @@ impl Current {
 /// Everything the routes share.
 pub struct Hub {
     pub opts: HubOptions,
-    pub current: RwLock<Arc<Current>>,
+    /// Read on every heartbeat without taking a lock or a reference count.
+    pub current: arc_swap::ArcSwap<Current>,
     /// Serialises config writes: compare-and-replace happens under it.
     pub write_lock: tokio::sync::Mutex<()>,
     pub fleet: Mutex<fleet::Fleet>,
@@ -114,10 +115,7 @@ pub struct Hub {
 
 impl Hub {
     pub fn current(&self) -> Arc<Current> {
-        match self.current.read() {
-            Ok(c) => c.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        self.current.load_full()
     }
 }
 
@@ -198,7 +196,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     }
     let epoch = Utc::now().timestamp_millis().max(0) as u64;
     Ok(Arc::new(Hub {
-        current: RwLock::new(Arc::new(current)),
+        current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
         fleet: Mutex::new(fleet::Fleet::new(epoch)),
         db,
