@@ -44,7 +44,7 @@ struct Entry {
 
 /// Every worker's last view, and a log of changes in seq order. The log is
 /// append-only with lazy deletion: an entry counts only if it is still its
-/// worker's latest change. It is compacted when it grows past twice the
+/// worker's latest change. It is compacted when it grows past four times the
 /// fleet, so a change costs amortised O(1) and a delta is a binary search
 /// plus a scan of what changed.
 pub struct Fleet {
@@ -107,7 +107,7 @@ impl Fleet {
     }
 
     fn compact(&mut self) {
-        if self.log.len() > 2 * self.workers.len() + 1024 {
+        if self.log.len() > 4 * self.workers.len() + 1024 {
             let workers = &self.workers;
             self.log
                 .retain(|(seq, id)| workers.get(id).is_some_and(|e| e.seq == *seq));
@@ -282,7 +282,7 @@ mod tests {
         let mut ids: Vec<&str> = d.workers.iter().map(|w| w.worker.as_str()).collect();
         ids.sort_unstable();
         assert_eq!(ids, ["w-0", "w-1", "w-2"]);
-        assert!(f.log.len() <= 2 * f.workers.len() + 1024 + 1);
+        assert!(f.log.len() <= 4 * f.workers.len() + 1024 + 1);
         assert!(f.snapshot(Some(f.cursor())).workers.is_empty());
         assert_eq!(f.snapshot(None).workers.len(), 10);
         // Another run's cursor is a full answer.
