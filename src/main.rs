@@ -5,6 +5,23 @@ use clap::Parser;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+unsafe extern "C" {
+    /// mimalloc's option setter (the bundled v3 library, pinned by Cargo.lock).
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+/// `mi_option_purge_delay` in mimalloc v3's `mi_option_t` (include/mimalloc.h).
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
+/// Return freed memory to the OS at once. mimalloc delays the purge by 10 ms
+/// and runs it on a later allocator call of the same thread; the TUI's
+/// threads go idle after the initial 100,000-worker fetch, so the pages
+/// that held the parsed page stayed resident (docs/tui.md, "Memory").
+fn purge_at_once() {
+    // SAFETY: stores an option value; mimalloc reads it on its next purge.
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+}
+
 fn main() {
     let cli = match macfleet::cli::Cli::try_parse() {
         Ok(c) => c,
@@ -17,6 +34,9 @@ fn main() {
     let _ = color_eyre::install();
     let is_tui =
         cli.command.is_none() || matches!(cli.command, Some(macfleet::cli::Command::Demo(_)));
+    if is_tui {
+        purge_at_once();
+    }
     if !is_tui {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(

@@ -188,7 +188,7 @@ pub enum Preflight {
 }
 
 /// What a worker can run for one agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Capability {
     pub binary: bool,

@@ -38,13 +38,13 @@ fn ids(app: &App) -> Vec<String> {
     app.workers
         .slots
         .iter()
-        .map(|s| app.fleet.get(*s).unwrap().view.worker.clone())
+        .map(|s| app.fleet.get(*s).unwrap().view.worker.to_string())
         .collect()
 }
 
 fn selected_id(app: &App) -> String {
     let s = app.workers_sel.key.expect("a selection");
-    app.fleet.get(s).unwrap().view.worker.clone()
+    app.fleet.get(s).unwrap().view.worker.to_string()
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn default_order_is_most_urgent_first() {
         .iter()
         .map(|s| {
             let e = a.fleet.get(*s).unwrap();
-            (e.urgency(), e.view.worker.clone())
+            (e.urgency(), e.view.worker.to_string())
         })
         .collect();
     let classes: Vec<u8> = rows.iter().map(|r| r.0).collect();
@@ -269,7 +269,7 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
     assert_eq!(selected_id(&a), chosen);
     assert_eq!(a.workers_sel.pos, pos + 3);
     // The selected worker itself changes class: the cursor follows it.
-    let mut w = a.fleet.by_id(&chosen).unwrap().view.clone();
+    let mut w = a.fleet.by_id(&chosen).unwrap().to_wire();
     w.active_agent = None;
     a.update(Msg::Workers {
         page: fixture::page(vec![w], now, true, 3),
@@ -283,8 +283,8 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
     let rest: Vec<_> = a
         .fleet
         .iter()
-        .filter(|(_, e)| e.view.worker != chosen)
-        .map(|(_, e)| e.view.clone())
+        .filter(|(_, e)| *e.view.worker != *chosen)
+        .map(|(_, e)| e.to_wire())
         .collect();
     a.update(Msg::Workers {
         page: fixture::page(rest, now, false, 4),
@@ -302,11 +302,11 @@ fn delta_updates_map_aggregates_and_index_like_a_full_rebuild() {
     let now = t0();
     let mut delta = Vec::new();
     // 1: a healthy worker loses its route; 2: a new worker; 3: a worker moves to a new revision.
-    let mut w1 = a.fleet.by_id("w-00001").unwrap().view.clone();
+    let mut w1 = a.fleet.by_id("w-00001").unwrap().to_wire();
     w1.active_agent = None;
     delta.push(w1);
     delta.push(fixture::worker(9999, now));
-    let mut w4 = a.fleet.by_id("w-00004").unwrap().view.clone();
+    let mut w4 = a.fleet.by_id("w-00004").unwrap().to_wire();
     assert_eq!(w4.config_revision.as_deref(), Some("r41"));
     w4.config_revision = Some("r42".into());
     delta.push(w4);

@@ -828,7 +828,7 @@ impl App {
                 .workers_sel
                 .key
                 .and_then(|s| self.fleet.get(s))
-                .map(|e| Detail::Worker(e.view.worker.clone())),
+                .map(|e| Detail::Worker(e.view.worker.to_string())),
             View::Failovers => self.failover_sel.key.map(Detail::Failover),
             View::History => self.history_sel.key.clone().map(Detail::Revision),
         }

@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::compact::{Interner, Worker};
 use crate::scrub::scrub;
 use crate::wire::{Preflight, WorkerState, WorkerView};
 
@@ -20,18 +21,19 @@ pub type Slot = u32;
 /// One worker and what the TUI derives from it.
 #[derive(Debug, Clone)]
 pub struct Entry {
-    pub view: WorkerView,
+    /// The worker as last reported, in compact form.
+    pub view: Worker,
     /// Liveness by the hub's clock as the TUI estimates it now (the hub's own
     /// rule; recomputed as time passes, not only when the worker reports).
     pub state: WorkerState,
     /// On the fleet's current revision.
     pub in_sync: bool,
     /// Lower-cased, scrubbed text the filter matches: worker, host, agents, cause.
-    hay: String,
+    hay: Box<str>,
 }
 
 impl Entry {
-    fn new(view: WorkerView, state: WorkerState, revision: &str) -> Entry {
+    fn new(view: Worker, state: WorkerState, revision: &str) -> Entry {
         let in_sync = view.config_revision.as_deref() == Some(revision);
         let hay = haystack(&view);
         Entry {
@@ -40,6 +42,11 @@ impl Entry {
             in_sync,
             hay,
         }
+    }
+
+    /// The worker in wire form, as the TUI sees it now.
+    pub fn to_wire(&self) -> WorkerView {
+        self.view.to_wire(self.state, self.in_sync)
     }
 
     pub fn matches(&self, needle_lower: &str) -> bool {
@@ -67,11 +74,11 @@ impl Entry {
     /// Rank of the active agent in the worker's own list, rank 0 first.
     pub fn active_rank(&self) -> Option<usize> {
         let active = self.view.active_agent.as_deref()?;
-        self.view.agents.iter().position(|a| a == active)
+        self.view.agents.iter().position(|a| &**a == active)
     }
 }
 
-fn haystack(v: &WorkerView) -> String {
+fn haystack(v: &Worker) -> Box<str> {
     let mut s = String::with_capacity(v.worker.len() + v.host.len() + 48);
     s.push_str(&v.worker);
     s.push('\u{1f}');
@@ -97,7 +104,7 @@ fn haystack(v: &WorkerView) -> String {
         }
     }
     s.make_ascii_lowercase();
-    s
+    s.into_boxed_str()
 }
 
 /// Per-agent counts over live (not lost) workers.
@@ -145,7 +152,7 @@ impl Aggregates {
         if !e.in_sync {
             d(&mut self.out_of_sync);
         }
-        for (agent, cap) in &e.view.capabilities {
+        for (agent, cap) in e.view.capabilities.iter() {
             let c = self.counts_mut(agent);
             if cap.capable() {
                 d(&mut c.capable);
@@ -260,6 +267,7 @@ pub struct Fleet {
     free: Vec<Slot>,
     ids: HashMap<String, Slot>,
     by_received: BTreeSet<(DateTime<Utc>, Slot)>,
+    intern: Interner,
     cutoffs: Option<Cutoffs>,
     pub revision: String,
     pub interval_s: u64,
@@ -315,8 +323,9 @@ impl Fleet {
             Some(now) => self.state_at(view.received_at, now),
             None => view.state,
         };
+        let view = self.intern.worker(view);
         let entry = Entry::new(view, state, &self.revision);
-        if let Some(&slot) = self.ids.get(&entry.view.worker) {
+        if let Some(&slot) = self.ids.get(&*entry.view.worker) {
             let old = self.entries[slot as usize]
                 .take()
                 .expect("ids point at live entries");
@@ -334,7 +343,7 @@ impl Fleet {
                     (self.entries.len() - 1) as Slot
                 }
             };
-            self.ids.insert(entry.view.worker.clone(), slot);
+            self.ids.insert(entry.view.worker.to_string(), slot);
             self.by_received.insert((entry.view.received_at, slot));
             self.agg.apply(&entry, true);
             self.entries[slot as usize] = Some(entry);

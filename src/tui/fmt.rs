@@ -35,8 +35,15 @@ pub fn count(n: usize) -> String {
 }
 
 /// `opencode,claude`.
-pub fn list(agents: &[String]) -> String {
-    agents.join(",")
+pub fn list<S: AsRef<str>>(agents: &[S]) -> String {
+    let mut s = String::new();
+    for (i, a) in agents.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(a.as_ref());
+    }
+    s
 }
 
 /// Clock time `15:04:05` for a UTC instant.

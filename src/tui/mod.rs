@@ -3,6 +3,7 @@
 //! (`net`) and the runner (`run`). See `docs/tui.md`.
 
 pub mod app;
+pub mod compact;
 pub mod faillog;
 #[doc(hidden)]
 pub mod fixture;

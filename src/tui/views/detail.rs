@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
 use super::{cell_style, hub};
 use crate::tui::app::{App, Detail};
+use crate::tui::compact::Sym;
 use crate::tui::fleet::Entry;
 use crate::tui::fmt;
 use crate::wire::{Failover, Preflight};
@@ -25,7 +26,7 @@ pub fn why(app: &App, e: &Entry) -> String {
         (Some(a), None) => format!("on {} (not in its list)", hub(a)),
         (None, _) => "NO ROUTE".to_string(),
     };
-    let above: &[String] = match e.active_rank() {
+    let above: &[Sym] = match e.active_rank() {
         Some(r) => &v.agents[..r],
         None => &v.agents,
     };
@@ -85,7 +86,7 @@ fn newest_away(app: &App, e: &Entry, agent: &str) -> Option<Failover> {
         .last_failover
         .as_ref()
         .filter(|f| f.from == agent)
-        .cloned();
+        .map(|f| (**f).clone());
     match (from_log, last) {
         (Some(a), Some(b)) => Some(if b.at > a.at { b } else { a }),
         (a, b) => a.or(b),
@@ -156,7 +157,7 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
             t.column_header(),
         ),
     ];
-    let mut names: Vec<&String> = v.agents.iter().collect();
+    let mut names: Vec<&Sym> = v.agents.iter().collect();
     for a in v.capabilities.keys() {
         if !names.contains(&a) {
             names.push(a);
@@ -169,8 +170,8 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
         } else {
             "-".into()
         };
-        let active = v.active_agent.as_deref() == Some(a.as_str());
-        let (bin, tok, pf, cap) = match v.capabilities.get(*a) {
+        let active = v.active_agent.as_deref() == Some(&***a);
+        let (bin, tok, pf, cap) = match v.capabilities.get(a) {
             Some(c) => (
                 mark(c.binary),
                 mark(c.token),

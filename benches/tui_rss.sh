@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Resident memory and first-screen time of `macfleet --read-only` against a
+# local hub holding 100,000 workers. Loopback only; every step is bounded in
+# time; everything started here is stopped on exit.
+#
+#   apt-get install wrk tmux && cargo build --release && benches/tui_rss.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-target/release/macfleet}
+WORKERS=${WORKERS:-100000}
+PORT=${PORT:-17879}
+SETTLE=${SETTLE:-20}
+SESSION=tui_rss_$$
+dir=$(mktemp -d)
+hub=
+cleanup() {
+  tmux kill-session -t "$SESSION" 2>/dev/null || true
+  [ -n "$hub" ] && kill "$hub" 2>/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+cp assets/hub.toml "$dir/hub.toml"
+$BIN hub token --name load --role worker --tokens "$dir/tokens.toml" > "$dir/worker.tok" 2>/dev/null
+$BIN hub token --name look --role viewer --tokens "$dir/tokens.toml" > "$dir/viewer.tok" 2>/dev/null
+$BIN hub --config "$dir/hub.toml" --tokens "$dir/tokens.toml" --listen 127.0.0.1:$PORT \
+  --heartbeat-interval 60 > "$dir/hub.log" 2>&1 &
+hub=$!
+for _ in $(seq 50); do curl -sf http://127.0.0.1:$PORT/v1/health >/dev/null && break; sleep 0.1; done
+echo "== register $WORKERS workers"
+MAC_HUB_TOKEN=$(cat "$dir/worker.tok") WORKERS=$WORKERS WARM=1 \
+  wrk -t2 -c64 -d12s -s benches/heartbeat.lua http://127.0.0.1:$PORT > /dev/null
+want=$(printf "%'d" "$WORKERS" 2>/dev/null || echo "$WORKERS")
+case $want in *,*) ;; *) want=$(python3 -c "print(f'{$WORKERS:,}')") ;; esac
+echo "== TUI"
+start=$(date +%s%N)
+tmux new -d -s "$SESSION" -x 120 -y 40 \
+  "${TUI_ENV:-} MAC_HUB_URL=http://127.0.0.1:$PORT MAC_HUB_TOKEN=$(cat "$dir/viewer.tok") $BIN --read-only"
+first=
+for _ in $(seq 300); do
+  if tmux capture-pane -p -t "$SESSION" 2>/dev/null | grep -q "$want"; then
+    first=$(( ($(date +%s%N) - start) / 1000000 ))
+    break
+  fi
+  sleep 0.1
+done
+pid=$(tmux list-panes -t "$SESSION" -F '#{pane_pid}')
+samples=
+for _ in $(seq "$SETTLE"); do
+  sleep 1
+  samples="$samples $(( $(ps -o rss= -p "$pid") / 1024 ))"
+done
+echo "RSS MiB each second:$samples"
+rss=$(ps -o rss= -p "$pid")
+hwm=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
+echo "first screen showing $want: ${first:-never} ms"
+echo "TUI RSS after ${SETTLE}s: $((rss / 1024)) MiB (peak $((hwm / 1024)) MiB)"

@@ -1,0 +1,153 @@
+//! A worker as the TUI keeps it: the wire's [`WorkerView`] in a compact
+//! form. Agent names, hosts, revisions, agent lists and capability sets
+//! repeat across a fleet, so they are interned ([`Interner`]) and shared by
+//! reference count; a 100,000-worker fleet then costs a few hundred bytes a
+//! worker instead of kilobytes (docs/tui.md, "Memory").
+
+use std::collections::HashSet;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use crate::wire::{Capability, Failover, WorkerState, WorkerView};
+
+/// An interned string.
+pub type Sym = Arc<str>;
+
+/// A worker's capability set, sorted by agent name (the wire's map order).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Caps(Arc<[(Sym, Capability)]>);
+
+impl Caps {
+    pub fn get(&self, agent: &str) -> Option<&Capability> {
+        self.0
+            .binary_search_by(|(a, _)| (**a).cmp(agent))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Sym> {
+        self.0.iter().map(|(a, _)| a)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Sym, &Capability)> {
+        self.0.iter().map(|(a, c)| (a, c))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// One worker, compact. Field names follow [`WorkerView`]; `state` and
+/// `in_sync` are not kept (the TUI derives both itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worker {
+    pub worker: Box<str>,
+    pub host: Sym,
+    pub received_at: DateTime<Utc>,
+    pub sent_at: DateTime<Utc>,
+    pub config_revision: Option<Sym>,
+    pub agents: Arc<[Sym]>,
+    pub active_agent: Option<Sym>,
+    pub capabilities: Caps,
+    pub last_failover: Option<Box<Failover>>,
+}
+
+impl Worker {
+    /// Back to the wire form (`state` and `in_sync` as given).
+    pub fn to_wire(&self, state: WorkerState, in_sync: bool) -> WorkerView {
+        WorkerView {
+            worker: self.worker.to_string(),
+            host: self.host.to_string(),
+            received_at: self.received_at,
+            sent_at: self.sent_at,
+            state,
+            config_revision: self.config_revision.as_deref().map(str::to_string),
+            in_sync,
+            agents: self.agents.iter().map(|a| a.to_string()).collect(),
+            active_agent: self.active_agent.as_deref().map(str::to_string),
+            capabilities: self
+                .capabilities
+                .iter()
+                .map(|(a, c)| (a.to_string(), *c))
+                .collect(),
+            last_failover: self.last_failover.as_deref().cloned(),
+        }
+    }
+}
+
+/// One table of shared values; entries nobody else holds are dropped now
+/// and then, so the table stays about as large as what the fleet uses.
+#[derive(Debug)]
+struct Table<T: ?Sized> {
+    set: HashSet<Arc<T>>,
+    /// Size after the last sweep.
+    swept: usize,
+}
+
+impl<T: ?Sized> Default for Table<T> {
+    fn default() -> Self {
+        Table {
+            set: HashSet::new(),
+            swept: 0,
+        }
+    }
+}
+
+impl<T: ?Sized + Hash + Eq> Table<T> {
+    fn get(&mut self, v: &T, make: impl FnOnce() -> Arc<T>) -> Arc<T> {
+        if let Some(a) = self.set.get(v) {
+            return a.clone();
+        }
+        if self.set.len() >= 2 * self.swept + 1024 {
+            self.set.retain(|a| Arc::strong_count(a) > 1);
+            self.swept = self.set.len();
+        }
+        let a = make();
+        self.set.insert(a.clone());
+        a
+    }
+}
+
+/// Interning tables for [`Worker`]s.
+#[derive(Debug, Default)]
+pub struct Interner {
+    strs: Table<str>,
+    lists: Table<[Sym]>,
+    caps: Table<[(Sym, Capability)]>,
+}
+
+impl Interner {
+    pub fn sym(&mut self, s: &str) -> Sym {
+        self.strs.get(s, || Arc::from(s))
+    }
+
+    /// The compact form of `v`, sharing what repeats.
+    pub fn worker(&mut self, v: WorkerView) -> Worker {
+        let agents: Vec<Sym> = v.agents.iter().map(|a| self.sym(a)).collect();
+        let agents = self.lists.get(&agents, || Arc::from(agents.as_slice()));
+        let caps: Vec<(Sym, Capability)> = v
+            .capabilities
+            .iter()
+            .map(|(a, c)| (self.sym(a), *c))
+            .collect();
+        let caps = Caps(self.caps.get(&caps, || Arc::from(caps.as_slice())));
+        Worker {
+            worker: v.worker.into_boxed_str(),
+            host: self.sym(&v.host),
+            received_at: v.received_at,
+            sent_at: v.sent_at,
+            config_revision: v.config_revision.as_deref().map(|r| self.sym(r)),
+            agents,
+            active_agent: v.active_agent.as_deref().map(|a| self.sym(a)),
+            capabilities: caps,
+            last_failover: v.last_failover.map(Box::new),
+        }
+    }
+}
