@@ -866,3 +866,28 @@ async fn failover_detail_is_scrubbed_at_ingest() {
         .expect("req");
     assert!(!raw.text().await.expect("body").contains("Zq7Zq7"));
 }
+
+#[tokio::test]
+async fn an_acknowledged_failover_is_already_committed() {
+    let h = TestHub::start().await;
+    let viewer = h.client(&h.viewer);
+    for i in 0..5 {
+        let hb: macfleet::wire::Heartbeat = serde_json::from_value(heartbeat(
+            &format!("w-{i}"),
+            None,
+            serde_json::json!([failover(&format!("a-{i}"), "auth", "401")]),
+        ))
+        .expect("hb");
+        h.client(&h.worker).heartbeat(&hb).await.expect("heartbeat");
+        // No flush, no polling: the 200 came after the commit.
+        let log = viewer
+            .failovers(&FailoverQuery::default())
+            .await
+            .expect("log");
+        assert_eq!(
+            log.events.len(),
+            i + 1,
+            "failover {i} is in the log when acknowledged"
+        );
+    }
+}

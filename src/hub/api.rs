@@ -414,8 +414,6 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
         }
     }
     let received_at = Utc::now();
-    // A guard, not a clone: no await follows, and no reference count moves.
-    let current = hub.current.load();
     if !hb.failovers.is_empty() {
         let batch: Vec<NewFailover> = hb
             .failovers
@@ -427,8 +425,7 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
                 failover: f.clone(),
             })
             .collect();
-        let queued = hub.db.queue_failovers(batch).map_err(ApiError::internal)?;
-        if !queued {
+        let overloaded = || {
             let mut resp = ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "overloaded",
@@ -437,9 +434,23 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             .into_response();
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return Ok(resp);
+            resp
+        };
+        let Some(committed) = hub.db.queue_failovers(batch).map_err(ApiError::internal)? else {
+            return Ok(overloaded());
+        };
+        // A heartbeat that carries failovers is answered once they are on
+        // disk: an acknowledged failover survives a crash. (Batched with
+        // every other heartbeat's, so a storm costs one commit per batch.)
+        match tokio::time::timeout(std::time::Duration::from_secs(10), committed).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => return Err(ApiError::internal(e)),
+            Ok(Err(_)) => return Err(ApiError::internal("database writer is gone")),
+            Err(_) => return Ok(overloaded()),
         }
     }
+    // A guard, not a clone: no await follows, and no reference count moves.
+    let current = hub.current.load();
     let view = match hub.fleet.lock() {
         Ok(mut f) => f.record(hb, received_at, &current.revision),
         Err(_) => return Err(ApiError::internal("fleet lock poisoned")),

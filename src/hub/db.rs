@@ -40,7 +40,7 @@ pub struct NewFailover {
 }
 
 enum Cmd {
-    Failovers(Vec<NewFailover>),
+    Failovers(Vec<NewFailover>, oneshot::Sender<Result<(), String>>),
     History(HistoryEntry, oneshot::Sender<Result<(), String>>),
     Flush(oneshot::Sender<()>),
 }
@@ -138,12 +138,17 @@ impl Db {
         })
     }
 
-    /// Queue failovers for the next batch. `false` when the queue is full
-    /// (the caller answers 503 and the worker retries; ids make it safe).
-    pub fn queue_failovers(&self, batch: Vec<NewFailover>) -> Result<bool, DbError> {
-        match self.tx.try_send(Cmd::Failovers(batch)) {
-            Ok(()) => Ok(true),
-            Err(TrySendError::Full(_)) => Ok(false),
+    /// Queue failovers for the next batch. `None` when the queue is full
+    /// (the caller answers 503 and the worker retries; ids make it safe);
+    /// otherwise a receiver that answers once the batch is committed.
+    pub fn queue_failovers(
+        &self,
+        batch: Vec<NewFailover>,
+    ) -> Result<Option<oneshot::Receiver<Result<(), String>>>, DbError> {
+        let (tx, rx) = oneshot::channel();
+        match self.tx.try_send(Cmd::Failovers(batch, tx)) {
+            Ok(()) => Ok(Some(rx)),
+            Err(TrySendError::Full(_)) => Ok(None),
             Err(TrySendError::Disconnected(_)) => Err(DbError::WriterGone),
         }
     }
@@ -340,10 +345,14 @@ fn writer_loop(
 ) {
     while let Ok(first) = rx.recv() {
         let mut failovers: Vec<NewFailover> = Vec::new();
+        let mut acks: Vec<oneshot::Sender<Result<(), String>>> = Vec::new();
         let mut history: Vec<(HistoryEntry, oneshot::Sender<Result<(), String>>)> = Vec::new();
         let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
         let mut take = |cmd: Cmd| match cmd {
-            Cmd::Failovers(v) => failovers.extend(v),
+            Cmd::Failovers(v, ack) => {
+                failovers.extend(v);
+                acks.push(ack);
+            }
             Cmd::History(e, tx) => history.push((e, tx)),
             Cmd::Flush(tx) => flushes.push(tx),
         };
@@ -366,6 +375,9 @@ fn writer_loop(
                 for (_, tx) in history {
                     let _ = tx.send(Ok(()));
                 }
+                for tx in acks {
+                    let _ = tx.send(Ok(()));
+                }
                 if !records.is_empty() {
                     on_commit(records);
                 }
@@ -373,6 +385,9 @@ fn writer_loop(
             Err(e) => {
                 tracing::error!(error = %e, "database batch failed");
                 for (_, tx) in history {
+                    let _ = tx.send(Err(e.to_string()));
+                }
+                for tx in acks {
                     let _ = tx.send(Err(e.to_string()));
                 }
             }
