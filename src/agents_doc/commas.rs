@@ -116,14 +116,7 @@ impl CommaLayout {
     }
 
     pub fn permute(&mut self, order: &[usize]) {
-        let mut old: Vec<Option<String>> = std::mem::take(&mut self.tokens)
-            .into_iter()
-            .map(Some)
-            .collect();
-        self.tokens = order
-            .iter()
-            .filter_map(|&i| old.get_mut(i).and_then(Option::take))
-            .collect();
+        self.tokens = super::permuted(std::mem::take(&mut self.tokens), order);
     }
 
     pub fn render(&self) -> String {

@@ -596,14 +596,7 @@ impl ArrayLayout {
 
     /// Put the elements in the order of `order` (indices into `elems`).
     pub fn permute(&mut self, order: &[usize]) {
-        let mut old: Vec<Option<Elem>> = std::mem::take(&mut self.elems)
-            .into_iter()
-            .map(Some)
-            .collect();
-        self.elems = order
-            .iter()
-            .filter_map(|&i| old.get_mut(i).and_then(Option::take))
-            .collect();
+        self.elems = super::permuted(std::mem::take(&mut self.elems), order);
     }
 
     /// Anchor each detached comment block to the nearest element before it

@@ -99,6 +99,16 @@ impl DocError {
     }
 }
 
+/// `items` in the order of `order` (indices into `items`); an index out of
+/// range or repeated is skipped. Shared by the array and comma layouts.
+pub(crate) fn permuted<T>(items: Vec<T>, order: &[usize]) -> Vec<T> {
+    let mut old: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|&i| old.get_mut(i).and_then(Option::take))
+        .collect()
+}
+
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
