@@ -489,43 +489,76 @@ impl Failover {
 impl Heartbeat {
     /// Everything the hub checks before it stores anything.
     pub fn validate(&self) -> Result<(), Invalid> {
-        if !is_worker_id(&self.worker) {
-            return Err(invalid("worker", "1 to 128 of [A-Za-z0-9._:-]"));
-        }
-        if !is_host(&self.host) {
-            return Err(invalid("host", "1 to 253 of [A-Za-z0-9._-]"));
-        }
-        if let Some(rev) = &self.config_revision {
-            if !is_revision(rev) {
-                return Err(invalid("config_revision", "not a revision"));
-            }
-        }
-        if self.agents.len() > MAX_AGENTS {
-            return Err(invalid("agents", format!("at most {MAX_AGENTS}")));
-        }
-        for (i, a) in self.agents.iter().enumerate() {
-            check_agent(|| format!("agents[{i}]"), a)?;
-        }
-        if let Some(active) = &self.active_agent {
-            check_agent(|| "active_agent".into(), active)?;
-        }
-        if self.capabilities.len() > MAX_AGENTS {
-            return Err(invalid("capabilities", format!("at most {MAX_AGENTS}")));
-        }
-        for name in self.capabilities.keys() {
-            check_agent(|| "capabilities".into(), name)?;
-        }
-        if self.failovers.len() > MAX_FAILOVERS_PER_HEARTBEAT {
-            return Err(invalid(
-                "failovers",
-                format!("at most {MAX_FAILOVERS_PER_HEARTBEAT} per heartbeat"),
-            ));
-        }
-        for (i, f) in self.failovers.iter().enumerate() {
-            f.validate(&format!("failovers[{i}]"))?;
-        }
-        Ok(())
+        validate_heartbeat(HeartbeatFields {
+            worker: &self.worker,
+            host: &self.host,
+            config_revision: self.config_revision.as_deref(),
+            agents: self.agents.iter().map(String::as_str),
+            active_agent: self.active_agent.as_deref(),
+            capabilities: self.capabilities.keys().map(String::as_str),
+            failovers: &self.failovers,
+        })
     }
+}
+
+/// A heartbeat's fields as borrowed text, whatever holds them: the wire type
+/// above, or the hub's allocation-free parse of a request body. Both are
+/// checked by [`validate_heartbeat`], so the two cannot accept different
+/// heartbeats.
+pub struct HeartbeatFields<'a, A, C> {
+    pub worker: &'a str,
+    pub host: &'a str,
+    pub config_revision: Option<&'a str>,
+    /// The listed agents, in order.
+    pub agents: A,
+    pub active_agent: Option<&'a str>,
+    /// The capability map's keys (distinct).
+    pub capabilities: C,
+    pub failovers: &'a [Failover],
+}
+
+/// Everything the hub checks before it stores a heartbeat.
+pub fn validate_heartbeat<'a, A, C>(h: HeartbeatFields<'a, A, C>) -> Result<(), Invalid>
+where
+    A: ExactSizeIterator<Item = &'a str>,
+    C: ExactSizeIterator<Item = &'a str>,
+{
+    if !is_worker_id(h.worker) {
+        return Err(invalid("worker", "1 to 128 of [A-Za-z0-9._:-]"));
+    }
+    if !is_host(h.host) {
+        return Err(invalid("host", "1 to 253 of [A-Za-z0-9._-]"));
+    }
+    if let Some(rev) = h.config_revision {
+        if !is_revision(rev) {
+            return Err(invalid("config_revision", "not a revision"));
+        }
+    }
+    if h.agents.len() > MAX_AGENTS {
+        return Err(invalid("agents", format!("at most {MAX_AGENTS}")));
+    }
+    for (i, a) in h.agents.enumerate() {
+        check_agent(|| format!("agents[{i}]"), a)?;
+    }
+    if let Some(active) = h.active_agent {
+        check_agent(|| "active_agent".into(), active)?;
+    }
+    if h.capabilities.len() > MAX_AGENTS {
+        return Err(invalid("capabilities", format!("at most {MAX_AGENTS}")));
+    }
+    for name in h.capabilities {
+        check_agent(|| "capabilities".into(), name)?;
+    }
+    if h.failovers.len() > MAX_FAILOVERS_PER_HEARTBEAT {
+        return Err(invalid(
+            "failovers",
+            format!("at most {MAX_FAILOVERS_PER_HEARTBEAT} per heartbeat"),
+        ));
+    }
+    for (i, f) in h.failovers.iter().enumerate() {
+        f.validate(&format!("failovers[{i}]"))?;
+    }
+    Ok(())
 }
 
 /// RFC 3339 with whole seconds and `Z`, as the contract writes times.

@@ -19,12 +19,13 @@ use serde::{Deserialize, Serialize};
 use super::auth::Principal;
 use super::db::{FailoverFilter, NewFailover};
 use super::events::{Event, Payload};
-use super::fleet::Cursor;
+use super::fleet::{Cursor, Stored};
+use super::ingest::HeartbeatIn;
 use super::{Current, Hub, publish_config, store};
 use crate::agents_doc::{self, DocError};
 use crate::wire::{
-    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, FailoversPage, Heartbeat, History,
-    HistoryEntry, Role, Whoami, WorkerView,
+    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, FailoversPage, History, HistoryEntry,
+    Role, Whoami,
 };
 
 /// Largest config document.
@@ -394,7 +395,7 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
         ));
     }
     let bytes = read_body(body, MAX_HEARTBEAT_BYTES).await?;
-    let mut hb: Heartbeat = serde_json::from_slice(&bytes).map_err(|e| {
+    let mut hb = HeartbeatIn::parse(&bytes).map_err(|e| {
         let status = match e.classify() {
             serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
             _ => StatusCode::BAD_REQUEST,
@@ -419,8 +420,8 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             .failovers
             .iter()
             .map(|f| NewFailover {
-                worker: hb.worker.clone(),
-                host: hb.host.clone(),
+                worker: hb.worker.as_str().to_owned(),
+                host: hb.host.as_str().to_owned(),
                 received_at,
                 failover: f.clone(),
             })
@@ -452,7 +453,7 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
     // A guard, not a clone: no await follows, and no reference count moves.
     let current = hub.current.load();
     let view = match hub.fleet.lock() {
-        Ok(mut f) => f.record(hb, received_at, &current.revision),
+        Ok(mut f) => f.record(&hb, received_at, &current.revision),
         Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
     };
     hub.events.publish(Payload::Heartbeat(view));
@@ -478,7 +479,7 @@ struct WorkersPageRef<'a> {
     heartbeat_interval_s: u64,
     cursor: String,
     delta: bool,
-    workers: Vec<&'a WorkerView>,
+    workers: Vec<&'a Stored>,
 }
 
 fn bad_query(message: impl Into<String>) -> ApiError {
@@ -504,9 +505,9 @@ async fn workers(
         Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
     };
     let current = hub.current();
-    let mut workers: Vec<&WorkerView> = snap.workers.iter().map(|w| w.as_ref()).collect();
+    let mut workers: Vec<&Stored> = snap.workers.iter().map(|w| w.as_ref()).collect();
     if !snap.delta {
-        workers.sort_unstable_by(|a, b| a.worker.cmp(&b.worker));
+        workers.sort_unstable_by(|a, b| a.worker().cmp(b.worker()));
     }
     let page = WorkersPageRef {
         now: Utc::now(),

@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
-use crate::wire::{ConfigEvent, FailoverRecord, WorkerView};
+use super::fleet::Stored;
+use crate::wire::{ConfigEvent, FailoverRecord};
 
 #[derive(Debug, Clone)]
 pub enum Payload {
-    Heartbeat(Arc<WorkerView>),
+    Heartbeat(Arc<Stored>),
     Failover(Arc<FailoverRecord>),
     Config(Arc<ConfigEvent>),
 }
@@ -93,8 +94,11 @@ impl Events {
         if ring.events.len() == self.capacity {
             ring.events.pop_front();
         }
-        // Sent under the ring lock so live order equals seq order.
-        let _ = self.tx.send(ev.clone());
+        // Sent under the ring lock so live order equals seq order; with no
+        // subscriber there is nothing to send (and no lock to take).
+        if self.tx.receiver_count() > 0 {
+            let _ = self.tx.send(ev.clone());
+        }
         ring.events.push_back(ev);
     }
 

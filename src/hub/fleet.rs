@@ -8,7 +8,12 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::wire::{Heartbeat, WorkerState, WorkerView};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::ingest::HeartbeatIn;
+use crate::wire::{Capability, Failover, Preflight, WorkerState, WorkerView};
 
 /// The opaque cursor clients pass back: `c<epoch>-<seq>`. The epoch (the
 /// hub's start time) makes a cursor from an earlier run a full refetch.
@@ -35,10 +40,155 @@ impl std::fmt::Display for Cursor {
     }
 }
 
+/// What a worker says about itself that rarely changes between two of its
+/// heartbeats. Shared by every view that repeats it, so a heartbeat that
+/// changes none of it allocates only its new [`Stored`] view.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The worker's id, the fleet map's own key (one allocation per worker).
+    pub worker: Arc<str>,
+    pub host: String,
+    pub config_revision: Option<String>,
+    pub agents: Vec<String>,
+    pub active_agent: Option<String>,
+    pub capabilities: BTreeMap<String, Capability>,
+    /// All of the above as one length-prefixed string (see [`encode`]): a
+    /// 100,000-worker fleet is cold in cache, and comparing one contiguous
+    /// key costs a miss or two where walking the fields costs a dozen.
+    key: Box<[u8]>,
+}
+
+/// The profile part of a heartbeat, as a byte string that two heartbeats
+/// share exactly when they say the same (in the same order). Every piece is
+/// length-prefixed, so no two different profiles encode alike.
+fn encode(hb: &HeartbeatIn<'_>, out: &mut Vec<u8>) {
+    fn text(out: &mut Vec<u8>, s: &str) {
+        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    }
+    fn opt(out: &mut Vec<u8>, s: Option<&str>) {
+        match s {
+            None => out.push(0),
+            Some(s) => {
+                out.push(1);
+                text(out, s);
+            }
+        }
+    }
+    out.clear();
+    text(out, hb.host.as_str());
+    opt(out, hb.config_revision.as_ref().map(|t| t.as_str()));
+    opt(out, hb.active_agent.as_ref().map(|t| t.as_str()));
+    out.extend_from_slice(&(hb.agents.len() as u32).to_le_bytes());
+    for a in &hb.agents {
+        text(out, a.as_str());
+    }
+    out.extend_from_slice(&(hb.capabilities.0.len() as u32).to_le_bytes());
+    for (name, c) in &hb.capabilities.0 {
+        text(out, name.as_str());
+        let preflight = match c.preflight {
+            Preflight::Ok => 0,
+            Preflight::Failed => 1,
+            Preflight::Unknown => 2,
+        };
+        out.push(u8::from(c.binary) | u8::from(c.token) << 1 | preflight << 2);
+    }
+}
+
+impl Profile {
+    fn of(hb: &HeartbeatIn<'_>, key: &[u8], worker: Arc<str>) -> Profile {
+        Profile {
+            worker,
+            host: hb.host.as_str().to_owned(),
+            config_revision: hb.config_revision.as_ref().map(|t| t.as_str().to_owned()),
+            agents: hb.agents.iter().map(|t| t.as_str().to_owned()).collect(),
+            active_agent: hb.active_agent.as_ref().map(|t| t.as_str().to_owned()),
+            capabilities: hb
+                .capabilities
+                .0
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), *v))
+                .collect(),
+            key: key.into(),
+        }
+    }
+}
+
+/// One worker as the hub holds it: serialises to exactly a
+/// [`WorkerView`]'s JSON (tested below), with the parts that rarely change
+/// shared between successive views.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub profile: Arc<Profile>,
+    pub received_at: DateTime<Utc>,
+    pub sent_at: DateTime<Utc>,
+    pub state: WorkerState,
+    pub in_sync: bool,
+    pub last_failover: Option<Arc<Failover>>,
+}
+
+/// [`WorkerView`]'s fields, in its order, borrowed.
+#[derive(Serialize)]
+struct ViewRef<'a> {
+    worker: &'a str,
+    host: &'a str,
+    received_at: DateTime<Utc>,
+    sent_at: DateTime<Utc>,
+    state: WorkerState,
+    config_revision: Option<&'a str>,
+    in_sync: bool,
+    agents: &'a [String],
+    active_agent: Option<&'a str>,
+    capabilities: &'a BTreeMap<String, Capability>,
+    last_failover: Option<&'a Failover>,
+}
+
+impl Serialize for Stored {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = &*self.profile;
+        ViewRef {
+            worker: &p.worker,
+            host: &p.host,
+            received_at: self.received_at,
+            sent_at: self.sent_at,
+            state: self.state,
+            config_revision: p.config_revision.as_deref(),
+            in_sync: self.in_sync,
+            agents: &p.agents,
+            active_agent: p.active_agent.as_deref(),
+            capabilities: &p.capabilities,
+            last_failover: self.last_failover.as_deref(),
+        }
+        .serialize(s)
+    }
+}
+
+impl Stored {
+    pub fn worker(&self) -> &Arc<str> {
+        &self.profile.worker
+    }
+
+    /// The wire type's value (for tests and callers that want owned data).
+    pub fn to_view(&self) -> WorkerView {
+        let p = &*self.profile;
+        WorkerView {
+            worker: p.worker.to_string(),
+            host: p.host.clone(),
+            received_at: self.received_at,
+            sent_at: self.sent_at,
+            state: self.state,
+            config_revision: p.config_revision.clone(),
+            in_sync: self.in_sync,
+            agents: p.agents.clone(),
+            active_agent: p.active_agent.clone(),
+            capabilities: p.capabilities.clone(),
+            last_failover: self.last_failover.as_deref().cloned(),
+        }
+    }
+}
+
 struct Entry {
-    /// The map's own key, shared with the change log.
-    key: Arc<str>,
-    view: Arc<WorkerView>,
+    view: Arc<Stored>,
     seq: u64,
 }
 
@@ -52,6 +202,8 @@ pub struct Fleet {
     seq: u64,
     workers: HashMap<Arc<str>, Entry, foldhash::fast::RandomState>,
     log: std::collections::VecDeque<(u64, Arc<str>)>,
+    /// Reused for each heartbeat's profile key.
+    scratch: Vec<u8>,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -59,7 +211,7 @@ pub struct Fleet {
 pub struct Snapshot {
     pub cursor: Cursor,
     pub delta: bool,
-    pub workers: Vec<Arc<WorkerView>>,
+    pub workers: Vec<Arc<Stored>>,
 }
 
 impl Fleet {
@@ -69,6 +221,7 @@ impl Fleet {
             seq: 0,
             workers: HashMap::default(),
             log: std::collections::VecDeque::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -80,33 +233,27 @@ impl Fleet {
         self.workers.is_empty()
     }
 
-    fn bump(&mut self, id: &str, view: Arc<WorkerView>) {
+    /// Store a changed view (a sweep's or a resync's) as its worker's latest.
+    fn upsert(&mut self, view: Arc<Stored>) {
         self.seq += 1;
         let seq = self.seq;
-        let key = match self.workers.get_mut(id) {
+        let key = view.worker().clone();
+        match self.workers.get_mut(&*key) {
             Some(e) => {
                 e.view = view;
                 e.seq = seq;
-                e.key.clone()
             }
             None => {
-                let key: Arc<str> = Arc::from(id);
-                self.workers.insert(
-                    key.clone(),
-                    Entry {
-                        key: key.clone(),
-                        view,
-                        seq,
-                    },
-                );
-                key
+                self.workers.insert(key.clone(), Entry { view, seq });
             }
-        };
-        self.log.push_back((seq, key));
-        self.compact();
+        }
+        self.logged(seq, key);
     }
 
-    fn compact(&mut self) {
+    /// Append a change to the log, compacting it when it has grown past
+    /// four times the fleet.
+    fn logged(&mut self, seq: u64, key: Arc<str>) {
+        self.log.push_back((seq, key));
         if self.log.len() > 4 * self.workers.len() + 1024 {
             let workers = &self.workers;
             self.log
@@ -115,95 +262,96 @@ impl Fleet {
     }
 
     /// Record a validated (and scrubbed) heartbeat; returns the new view.
+    /// One hash lookup for a worker the hub knows, and what the worker
+    /// repeats from its last heartbeat is shared, not copied.
     pub fn record(
         &mut self,
-        hb: Heartbeat,
+        hb: &HeartbeatIn<'_>,
         received_at: DateTime<Utc>,
         current_revision: &str,
-    ) -> Arc<WorkerView> {
-        let in_sync = hb.config_revision.as_deref() == Some(current_revision);
-        let last = hb.failovers.last().cloned();
-        let make = |hb: Heartbeat, last_failover| {
-            Arc::new(WorkerView {
-                worker: hb.worker,
-                host: hb.host,
+    ) -> Arc<Stored> {
+        self.seq += 1;
+        let seq = self.seq;
+        encode(hb, &mut self.scratch);
+        let key = &self.scratch[..];
+        let next = |before: Option<&Stored>| {
+            let profile = match before {
+                Some(b) if *b.profile.key == *key => b.profile.clone(),
+                Some(b) => Arc::new(Profile::of(hb, key, b.worker().clone())),
+                None => Arc::new(Profile::of(hb, key, Arc::from(hb.worker.as_str()))),
+            };
+            let last_failover = match hb.failovers.last() {
+                Some(f) => Some(Arc::new(f.clone())),
+                None => before.and_then(|b| b.last_failover.clone()),
+            };
+            Arc::new(Stored {
+                in_sync: profile.config_revision.as_deref() == Some(current_revision),
+                profile,
                 received_at,
                 sent_at: hb.sent_at,
                 state: WorkerState::Healthy,
-                config_revision: hb.config_revision,
-                in_sync,
-                agents: hb.agents,
-                active_agent: hb.active_agent,
-                capabilities: hb.capabilities,
                 last_failover,
             })
         };
-        self.seq += 1;
-        let seq = self.seq;
-        // One hash lookup for a worker the hub knows already.
-        if let Some(e) = self.workers.get_mut(hb.worker.as_str()) {
-            let last = last.or_else(|| e.view.last_failover.clone());
-            let view = make(hb, last);
-            e.view = view.clone();
-            e.seq = seq;
-            self.log.push_back((seq, e.key.clone()));
-            self.compact();
-            return view;
-        }
-        let view = make(hb, last);
-        let key: Arc<str> = Arc::from(view.worker.as_str());
-        self.workers.insert(
-            key.clone(),
-            Entry {
-                key: key.clone(),
-                view: view.clone(),
-                seq,
-            },
-        );
-        self.log.push_back((seq, key));
-        self.compact();
+        let view = match self.workers.get_mut(hb.worker.as_str()) {
+            Some(e) => {
+                e.view = next(Some(&e.view));
+                e.seq = seq;
+                e.view.clone()
+            }
+            None => {
+                let view = next(None);
+                let entry = Entry {
+                    view: view.clone(),
+                    seq,
+                };
+                self.workers.insert(view.worker().clone(), entry);
+                view
+            }
+        };
+        self.logged(seq, view.worker().clone());
         view
     }
 
     /// Recompute every worker's state from the hub's clock; workers whose
     /// state moved count as changed.
     pub fn sweep(&mut self, now: DateTime<Utc>, interval_s: u64) -> usize {
-        let moved: Vec<(Arc<str>, Arc<WorkerView>)> = self
+        let moved: Vec<Arc<Stored>> = self
             .workers
-            .iter()
-            .filter_map(|(id, e)| {
+            .values()
+            .filter_map(|e| {
                 let age = (now - e.view.received_at).num_milliseconds() as f64 / 1000.0;
                 let state = WorkerState::from_age(age, interval_s);
                 (state != e.view.state).then(|| {
                     let mut v = (*e.view).clone();
                     v.state = state;
-                    (id.clone(), Arc::new(v))
+                    Arc::new(v)
                 })
             })
             .collect();
         let n = moved.len();
-        for (id, v) in moved {
-            self.bump(&id, v);
+        for v in moved {
+            self.upsert(v);
         }
         n
     }
 
     /// A new config revision changes every worker's `in_sync`.
     pub fn resync(&mut self, revision: &str) {
-        let changed: Vec<(Arc<str>, Arc<WorkerView>)> = self
+        let changed: Vec<Arc<Stored>> = self
             .workers
-            .iter()
-            .filter_map(|(id, e)| {
-                let in_sync = e.view.config_revision.as_deref() == Some(revision);
+            .values()
+            .filter_map(|e| {
+                let in_sync = e.view.profile.config_revision.as_deref() == Some(revision);
                 (in_sync != e.view.in_sync).then(|| {
                     let mut v = (*e.view).clone();
                     v.in_sync = in_sync;
-                    (id.clone(), Arc::new(v))
+                    Arc::new(v)
                 })
             })
             .collect();
-        for (id, v) in changed {
-            self.bump(&id, v);
+        for v in changed {
+            self.upsert(v);
         }
     }
 
@@ -249,8 +397,8 @@ mod tests {
     use super::*;
     use chrono::TimeZone;
 
-    fn hb(id: &str) -> Heartbeat {
-        Heartbeat {
+    fn hb(id: &str) -> crate::wire::Heartbeat {
+        crate::wire::Heartbeat {
             worker: id.into(),
             host: "h".into(),
             sent_at: Utc::now(),
@@ -270,16 +418,16 @@ mod tests {
             .expect("time");
         let mut f = Fleet::new(7);
         for i in 0..10 {
-            f.record(hb(&format!("w-{i}")), t0, "r1");
+            f.record(&(&hb(&format!("w-{i}"))).into(), t0, "r1");
         }
         let c = f.cursor();
         // Many changes to a few workers, enough to force compactions.
         for round in 0..2000 {
-            f.record(hb(&format!("w-{}", round % 3)), t0, "r1");
+            f.record(&(&hb(&format!("w-{}", round % 3))).into(), t0, "r1");
         }
         let d = f.snapshot(Some(c));
         assert!(d.delta);
-        let mut ids: Vec<&str> = d.workers.iter().map(|w| w.worker.as_str()).collect();
+        let mut ids: Vec<&str> = d.workers.iter().map(|w| &**w.worker()).collect();
         ids.sort_unstable();
         assert_eq!(ids, ["w-0", "w-1", "w-2"]);
         assert!(f.log.len() <= 4 * f.workers.len() + 1024 + 1);
@@ -297,7 +445,7 @@ mod tests {
             .single()
             .expect("time");
         let mut f = Fleet::new(1);
-        f.record(hb("w-1"), t0, "r1");
+        f.record(&(&hb("w-1")).into(), t0, "r1");
         let c = f.cursor();
         assert_eq!(f.sweep(t0 + chrono::Duration::seconds(29), 10), 0);
         assert_eq!(f.sweep(t0 + chrono::Duration::seconds(31), 10), 1);
@@ -307,5 +455,63 @@ mod tests {
         assert_eq!(d.workers[0].state, WorkerState::Lost);
         f.resync("r2");
         assert!(!f.snapshot(None).workers[0].in_sync);
+    }
+
+    #[test]
+    fn stored_views_serialise_as_the_wire_type_and_share_what_repeats() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
+            .single()
+            .expect("time");
+        let mut f = Fleet::new(1);
+        let mut h = hb("w-1");
+        h.capabilities.insert(
+            "pi".into(),
+            Capability {
+                binary: true,
+                token: false,
+                preflight: crate::wire::Preflight::Ok,
+            },
+        );
+        h.failovers = vec![crate::wire::Failover {
+            id: "f-1".into(),
+            at: t0,
+            from: "claude".into(),
+            to: Some("pi".into()),
+            cause: crate::wire::Cause {
+                kind: crate::wire::CauseKind::RateLimited,
+                status: Some(429),
+                source: crate::wire::CauseSource::HubRouter,
+                detail: Some("429 from upstream".into()),
+            },
+        }];
+        let first = f.record(&(&h).into(), t0, "r1");
+        let json = serde_json::to_string(&*first).expect("serialises");
+        assert_eq!(json, serde_json::to_string(&first.to_view()).expect("wire"));
+        let back: WorkerView = serde_json::from_str(&json).expect("reads as the wire type");
+        assert_eq!(back.worker, "w-1");
+        assert_eq!(back.capabilities, h.capabilities);
+        assert_eq!(back.last_failover.as_ref(), h.failovers.last());
+        assert!(back.in_sync);
+
+        // The same worker says the same again: the profile is shared and the
+        // last failover carried over.
+        h.failovers.clear();
+        let second = f.record(&(&h).into(), t0 + chrono::Duration::seconds(10), "r1");
+        assert!(Arc::ptr_eq(&first.profile, &second.profile));
+        assert!(Arc::ptr_eq(first.worker(), second.worker()));
+        assert_eq!(
+            second.last_failover.as_deref(),
+            first.last_failover.as_deref()
+        );
+        // Anything different makes a new profile.
+        h.active_agent = Some("claude".into());
+        let third = f.record(&(&h).into(), t0, "r1");
+        assert!(!Arc::ptr_eq(&second.profile, &third.profile));
+        assert_eq!(third.to_view().active_agent.as_deref(), Some("claude"));
+        h.capabilities.clear();
+        let fourth = f.record(&(&h).into(), t0, "r2");
+        assert!(!Arc::ptr_eq(&third.profile, &fourth.profile));
+        assert!(!fourth.in_sync);
     }
 }

@@ -12,6 +12,7 @@ pub mod auth;
 pub mod db;
 pub mod events;
 pub mod fleet;
+pub mod ingest;
 pub mod store;
 pub mod tls;
 
