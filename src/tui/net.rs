@@ -4,7 +4,8 @@
 //! - the event stream (`failover`, `config` only: heartbeats of a large fleet
 //!   are too many for SSE) reconnects by itself with capped backoff;
 //! - the poller fetches `GET /v1/workers?since=<cursor>` every 2 s, and
-//!   failovers with `?since=<seq>` while the stream is down;
+//!   failovers with `?since=<seq>` while the stream is down, and once more
+//!   after it (re)joins;
 //! - effects (refetch, config, history) are served as they come.
 
 use std::sync::Arc;
@@ -23,9 +24,18 @@ pub const POLL_EVERY: Duration = Duration::from_secs(2);
 /// Longest wait between retries while it does not.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
 const PAGE: u32 = 1000;
+const NO_CATCH_UP: u64 = u64::MAX;
 
 struct Shared {
     stream_live: AtomicBool,
+    /// The stream (re)joined: poll the log once more, from the seq we held
+    /// when it joined (`NO_CATCH_UP`: nothing to do). A stream that joins
+    /// without a `Last-Event-ID` (it never saw an event) starts at the hub's
+    /// present, so what was committed after the last poll and before the
+    /// join comes on neither the stream nor, the stream being up, a poll.
+    /// Not from `max_seq` at poll time: the stream may have raised it past
+    /// the gap by then.
+    catch_up_from: AtomicU64,
     /// Highest failover seq delivered (stream or poll).
     max_seq: AtomicU64,
     refetch: Notify,
@@ -48,6 +58,7 @@ impl Drop for Net {
 pub fn spawn(client: Client, tx: mpsc::Sender<Msg>, fx: mpsc::UnboundedReceiver<Effect>) -> Net {
     let shared = Arc::new(Shared {
         stream_live: AtomicBool::new(false),
+        catch_up_from: AtomicU64::new(NO_CATCH_UP),
         max_seq: AtomicU64::new(0),
         refetch: Notify::new(),
         refetch_wanted: AtomicBool::new(false),
@@ -70,6 +81,8 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
         let msg = match item {
             StreamItem::Connected => {
                 sh.stream_live.store(true, Ordering::SeqCst);
+                let held = sh.max_seq.load(Ordering::SeqCst);
+                sh.catch_up_from.fetch_min(held, Ordering::SeqCst);
                 Msg::StreamUp
             }
             StreamItem::Disconnected { error, retry_in } => {
@@ -152,6 +165,8 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
             cursor = None;
             need_failovers = true;
         }
+        // Taken before this round's pull, so a join after it waits for the next.
+        let catch_up = sh.catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
         let mut ok = true;
         if need_whoami {
             match client.whoami().await {
@@ -190,10 +205,14 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
         if ok && need_failovers {
             ok = pull_failovers(&client, &tx, &sh, None, true).await;
             need_failovers = !ok;
-        } else if ok && !sh.stream_live.load(Ordering::SeqCst) {
-            // The stream is down: poll the log from where we are.
-            let since = sh.max_seq.load(Ordering::SeqCst);
+        } else if ok && (catch_up != NO_CATCH_UP || !sh.stream_live.load(Ordering::SeqCst)) {
+            // The stream is down, or just joined: poll the log from where we
+            // were (what the stream also delivers is deduplicated by seq).
+            let since = sh.max_seq.load(Ordering::SeqCst).min(catch_up);
             ok = pull_failovers(&client, &tx, &sh, Some(since), false).await;
+        }
+        if !ok {
+            sh.catch_up_from.fetch_min(catch_up, Ordering::SeqCst);
         }
         let wait = if ok {
             backoff = Duration::from_secs(1);

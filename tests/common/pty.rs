@@ -1,0 +1,139 @@
+//! The real `macfleet` binary in a pseudo-terminal (portable-pty), its
+//! screen kept by a vt100 parser. Used by the `tui_*` tests that drive the
+//! binary (`#[path = "common/pty.rs"] mod pty;`), not by every test.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+
+pub const COLS: u16 = 100;
+pub const ROWS: u16 = 30;
+
+pub struct Pty {
+    pub parser: Arc<Mutex<vt100::Parser>>,
+    pub bytes: Arc<Mutex<Vec<u8>>>,
+    writer: Box<dyn Write + Send>,
+    pub child: Box<dyn Child + Send + Sync>,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+impl Pty {
+    /// Start `macfleet args…` in a `COLS`x`ROWS` terminal, with a clean
+    /// environment (no hub, no token, empty config and state homes) plus `env`.
+    pub fn spawn(args: &[&str], env: &[(&str, &str)]) -> Pty {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("pty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_macfleet"));
+        cmd.args(args);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("XDG_STATE_HOME", dir.path());
+        cmd.env("XDG_CONFIG_HOME", dir.path());
+        cmd.env_remove("NO_COLOR");
+        cmd.env_remove("MAC_HUB_URL");
+        cmd.env_remove("MAC_HUB_TOKEN");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pair.slave.spawn_command(cmd).expect("spawn");
+        drop(pair.slave);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZeroU16::new(ROWS).expect("rows"),
+            std::num::NonZeroU16::new(COLS).expect("cols"),
+            0,
+        )));
+        let bytes = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = pair.master.try_clone_reader().expect("reader");
+        let (p, b) = (parser.clone(), bytes.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                p.lock().expect("parser").process(&buf[..n]);
+                b.lock().expect("bytes").extend_from_slice(&buf[..n]);
+            }
+        });
+        let writer = pair.master.take_writer().expect("writer");
+        // Keep the master alive for the child's lifetime.
+        std::mem::forget(pair.master);
+        Pty {
+            parser,
+            bytes,
+            writer,
+            child,
+            _dir: dir,
+        }
+    }
+
+    pub fn screen(&self) -> String {
+        self.parser.lock().expect("parser").screen().contents()
+    }
+
+    /// The first row of the screen: hub, badge, connection, revision.
+    pub fn top_line(&self) -> String {
+        self.screen().lines().next().unwrap_or_default().to_string()
+    }
+
+    /// Wait (polling every 50 ms, at most `timeout`) until `what` is on the
+    /// screen; the screen then.
+    pub fn wait_for(&self, what: &str, timeout: Duration) -> String {
+        self.wait_until(&format!("{what:?}"), timeout, |s| s.contains(what))
+    }
+
+    /// Wait (polling every 50 ms, at most `timeout`) until the screen meets
+    /// `ok`; the screen then. Panics naming `what` and showing the screen.
+    pub fn wait_until(&self, what: &str, timeout: Duration, ok: impl Fn(&str) -> bool) -> String {
+        let end = Instant::now() + timeout;
+        loop {
+            let s = self.screen();
+            if ok(&s) {
+                return s;
+            }
+            if Instant::now() > end {
+                panic!("{what} did not appear within {timeout:?}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn send(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).expect("write");
+        self.writer.flush().expect("flush");
+    }
+
+    /// Esc alone: a key right behind it would read as Alt+key.
+    pub fn esc(&mut self) {
+        self.send("\x1b");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    pub fn wait_exit(&mut self, timeout: Duration) -> portable_pty::ExitStatus {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                return st;
+            }
+            if Instant::now() > end {
+                panic!("the TUI did not exit; screen:\n{}", self.screen());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
