@@ -31,7 +31,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let _ = color_eyre::install();
+    macfleet::cli::install_error_hooks();
     let is_tui =
         cli.command.is_none() || matches!(cli.command, Some(macfleet::cli::Command::Demo(_)));
     if is_tui {

@@ -43,6 +43,17 @@ impl Exit {
 }
 
 /// The exit code for an error: typed errors carry theirs, the rest are 1.
+/// color-eyre's report and panic hooks, installed once per process. A
+/// second `color_eyre::install()` fails, and its error is itself a report
+/// whose backtrace is resolved on the spot: with this crate's debug info
+/// that cost the TUI ~0.3 s at every start.
+pub fn install_error_hooks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = color_eyre::install();
+    });
+}
+
 pub fn exit_code(e: &color_eyre::Report) -> i32 {
     if let Some(x) = e.downcast_ref::<Exit>() {
         return x.code;

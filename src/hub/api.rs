@@ -472,16 +472,6 @@ struct WorkersQuery {
     since: Option<String>,
 }
 
-#[derive(Serialize)]
-struct WorkersPageRef<'a> {
-    now: chrono::DateTime<Utc>,
-    config_revision: &'a str,
-    heartbeat_interval_s: u64,
-    cursor: String,
-    delta: bool,
-    workers: Vec<&'a Stored>,
-}
-
 fn bad_query(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", message)
 }
@@ -505,20 +495,82 @@ async fn workers(
         Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
     };
     let current = hub.current();
-    let mut workers: Vec<&Stored> = snap.workers.iter().map(|w| w.as_ref()).collect();
+    let mut workers = snap.workers;
     if !snap.delta {
         workers.sort_unstable_by(|a, b| a.worker().cmp(b.worker()));
     }
-    let page = WorkersPageRef {
+    let head = WorkersPageHead {
         now: Utc::now(),
         config_revision: &current.revision,
         heartbeat_interval_s: hub.opts.heartbeat_interval_s,
         cursor: snap.cursor.to_string(),
         delta: snap.delta,
-        workers,
     };
-    let body = serde_json::to_vec(&page).map_err(ApiError::internal)?;
-    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        workers_body(&head, workers).map_err(ApiError::internal)?,
+    )
+        .into_response())
+}
+
+/// Workers serialised per chunk of the answer.
+const WORKERS_PER_CHUNK: usize = 1000;
+
+/// `WorkersPage` without its `workers`, in the wire type's field order.
+#[derive(Serialize)]
+struct WorkersPageHead<'a> {
+    now: chrono::DateTime<Utc>,
+    config_revision: &'a str,
+    heartbeat_interval_s: u64,
+    cursor: String,
+    delta: bool,
+}
+
+/// The page as a body that is serialised a chunk of workers at a time, as
+/// the client reads it: a 100,000-worker answer (~50 MB) is never held
+/// whole, and its first bytes leave at once.
+fn workers_body(head: &WorkersPageHead<'_>, workers: Vec<Arc<Stored>>) -> serde_json::Result<Body> {
+    let mut first = serde_json::to_vec(head)?;
+    // `{...}` becomes `{...,"workers":[`.
+    first.pop();
+    first.extend_from_slice(br#","workers":["#);
+    if workers.len() <= WORKERS_PER_CHUNK {
+        write_workers(&mut first, &workers, true)?;
+        first.extend_from_slice(b"]}");
+        return Ok(Body::from(first));
+    }
+    let workers = Arc::new(workers);
+    let chunks = workers.len().div_ceil(WORKERS_PER_CHUNK);
+    let body = futures::StreamExt::map(futures::stream::iter(0..=chunks), move |i| {
+        let mut buf = if i == 0 {
+            std::mem::take(&mut first)
+        } else {
+            Vec::with_capacity(WORKERS_PER_CHUNK * 600)
+        };
+        if i < chunks {
+            let from = i * WORKERS_PER_CHUNK;
+            let to = (from + WORKERS_PER_CHUNK).min(workers.len());
+            write_workers(&mut buf, &workers[from..to], i == 0)?;
+        } else {
+            buf.extend_from_slice(b"]}");
+        }
+        Ok::<_, serde_json::Error>(Bytes::from(buf))
+    });
+    Ok(Body::from_stream(body))
+}
+
+fn write_workers(
+    buf: &mut Vec<u8>,
+    workers: &[Arc<Stored>],
+    first: bool,
+) -> serde_json::Result<()> {
+    for (i, w) in workers.iter().enumerate() {
+        if i > 0 || !first {
+            buf.push(b',');
+        }
+        serde_json::to_writer(&mut *buf, &**w)?;
+    }
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -708,4 +760,59 @@ fn async_stream(
         }
     });
     futures::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::fleet::Fleet;
+    use crate::wire::{Heartbeat, WorkersPage};
+
+    fn heartbeat(i: usize) -> Heartbeat {
+        serde_json::from_value(serde_json::json!({
+            "worker": format!("w-{i:05}"), "host": format!("h{}", i % 7),
+            "sent_at": "2026-11-29T15:04:05Z", "config_revision": "r1",
+            "agents": ["pi", "claude"], "active_agent": "pi",
+        }))
+        .expect("test heartbeat")
+    }
+
+    /// Small pages are one buffer; large ones are streamed a chunk at a
+    /// time. Both must read back as the wire type, whole and in order.
+    #[tokio::test]
+    async fn workers_pages_read_back_whole_at_every_size() {
+        let now = Utc::now();
+        for n in [
+            0,
+            1,
+            WORKERS_PER_CHUNK,
+            WORKERS_PER_CHUNK + 1,
+            2 * WORKERS_PER_CHUNK + 17,
+        ] {
+            let mut fleet = Fleet::new(1);
+            for i in (0..n).rev() {
+                fleet.record(&(&heartbeat(i)).into(), now, "r1");
+            }
+            let mut workers = fleet.snapshot(None).workers;
+            workers.sort_unstable_by(|a, b| a.worker().cmp(b.worker()));
+            let head = WorkersPageHead {
+                now,
+                config_revision: "r1",
+                heartbeat_interval_s: 10,
+                cursor: fleet.cursor().to_string(),
+                delta: false,
+            };
+            let body = workers_body(&head, workers).expect("body");
+            let bytes = axum::body::to_bytes(body, usize::MAX).await.expect("read");
+            let page: WorkersPage = serde_json::from_slice(&bytes).expect("a WorkersPage");
+            assert_eq!(page.workers.len(), n, "{n} workers");
+            assert_eq!(page.cursor, fleet.cursor().to_string());
+            assert!(!page.delta);
+            for (i, w) in page.workers.iter().enumerate() {
+                assert_eq!(w.worker, format!("w-{i:05}"));
+                assert_eq!(w.host, format!("h{}", i % 7));
+                assert!(w.in_sync);
+            }
+        }
+    }
 }

@@ -185,8 +185,16 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
             }
         }
         if ok {
+            let asked = Instant::now();
             match client.workers(cursor.as_deref()).await {
                 Ok(page) => {
+                    if !page.delta {
+                        tracing::info!(
+                            workers = page.workers.len(),
+                            ms = asked.elapsed().as_millis() as u64,
+                            "full workers page fetched and parsed"
+                        );
+                    }
                     cursor = Some(page.cursor.clone());
                     let at = Instant::now();
                     if !send(&tx, Msg::Workers { page, at }).await {

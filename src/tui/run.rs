@@ -82,7 +82,7 @@ pub async fn run(
     writer: Option<Writer>,
     opts: TuiOptions,
 ) -> color_eyre::Result<()> {
-    let _ = color_eyre::install();
+    crate::cli::install_error_hooks();
     init_logging(opts.log_file.clone());
     // Ladder editing arrives in a later version; until then the writer is
     // only held, and a read-only session holds none.
@@ -117,9 +117,19 @@ pub async fn run(
     let mut last: Option<Buffer> = None;
     let mut last_draw = Instant::now() - FRAME_MIN;
 
+    let started = Instant::now();
     let mut apply = |app: &mut App, m: Msg| {
+        let t = Instant::now();
+        let full_page = matches!(&m, Msg::Workers { page, .. } if !page.delta);
         for e in app.update(m) {
             let _ = fx_tx.send(e);
+        }
+        if full_page {
+            tracing::info!(
+                ms = t.elapsed().as_millis() as u64,
+                since_start_ms = started.elapsed().as_millis() as u64,
+                "full workers page applied"
+            );
         }
     };
 
@@ -162,14 +172,18 @@ pub async fn run(
             break;
         }
         if app.dirty && last_draw.elapsed() >= FRAME_MIN {
+            let t = Instant::now();
             app.settle();
+            tracing::debug!(us = t.elapsed().as_micros() as u64, "settled");
             app.dirty = false;
             let area = Rect::new(0, 0, app.size.0, app.size.1);
             if frame.area != area {
                 frame.resize(area);
                 last = None;
             }
+            let t = Instant::now();
             views::draw(&app, &mut frame);
+            tracing::debug!(us = t.elapsed().as_micros() as u64, "frame drawn");
             // An idle screen writes nothing: skip frames equal to the last.
             if last.as_ref() != Some(&frame) {
                 term::present(&mut term, &frame)?;
