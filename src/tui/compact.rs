@@ -86,7 +86,7 @@ impl Worker {
 /// and then, so the table stays about as large as what the fleet uses.
 #[derive(Debug)]
 struct Table<T: ?Sized> {
-    set: HashSet<Arc<T>>,
+    set: HashSet<Arc<T>, foldhash::fast::RandomState>,
     /// Size after the last sweep.
     swept: usize,
 }
@@ -94,7 +94,7 @@ struct Table<T: ?Sized> {
 impl<T: ?Sized> Default for Table<T> {
     fn default() -> Self {
         Table {
-            set: HashSet::new(),
+            set: HashSet::default(),
             swept: 0,
         }
     }

@@ -265,7 +265,7 @@ struct Cutoffs {
 pub struct Fleet {
     entries: Vec<Option<Entry>>,
     free: Vec<Slot>,
-    ids: HashMap<String, Slot>,
+    ids: HashMap<String, Slot, foldhash::fast::RandomState>,
     by_received: BTreeSet<(DateTime<Utc>, Slot)>,
     intern: Interner,
     cutoffs: Option<Cutoffs>,
@@ -446,7 +446,7 @@ impl Fleet {
     /// Replace the whole fleet with a full page: present workers are
     /// upserted (keeping their slots), absent ones removed.
     pub fn replace_all(&mut self, workers: Vec<WorkerView>) {
-        let keep: std::collections::HashSet<&str> =
+        let keep: std::collections::HashSet<&str, foldhash::fast::RandomState> =
             workers.iter().map(|w| w.worker.as_str()).collect();
         let gone: Vec<String> = self
             .ids
