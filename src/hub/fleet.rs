@@ -3,13 +3,10 @@
 //! changed; a sweeper moves workers to `stale` and `lost` by the hub's own
 //! clock and counts that as a change too.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use super::ingest::HeartbeatIn;
@@ -52,9 +49,10 @@ pub struct Profile {
     pub agents: Vec<String>,
     pub active_agent: Option<String>,
     pub capabilities: BTreeMap<String, Capability>,
-    /// All of the above as one length-prefixed string (see [`encode`]): a
-    /// 100,000-worker fleet is cold in cache, and comparing one contiguous
-    /// key costs a miss or two where walking the fields costs a dozen.
+    /// All of the above but the id, as one length-prefixed string (see
+    /// [`encode`]): a 100,000-worker fleet is cold in cache, and comparing
+    /// one contiguous key costs a miss or two where walking the fields
+    /// costs a dozen.
     key: Box<[u8]>,
 }
 
