@@ -309,3 +309,35 @@ fn a_row_per_visible_line_and_nothing_past_the_edge_at_80x24() {
     // The status line's counter ends at the last column.
     assert_eq!(buf[(79, 23)].symbol(), "0");
 }
+
+/// The top line's trailing "as NAME" (and hub URL) is shown whole or not at
+/// all: a name or URL cut at the edge reads as another one.
+#[test]
+fn top_line_never_cuts_who_or_where() {
+    let top = |w: u16, stale: bool| {
+        let (mut app, _) = fixture::app(60, false, color(), w, 24);
+        if stale {
+            let at = app.mono_now + std::time::Duration::from_secs(3);
+            app.update(Msg::FetchFailed {
+                what: macfleet::tui::msg::Fetch::Workers,
+                error: "hub unreachable".into(),
+                at,
+            });
+            app.update(Msg::Tick {
+                mono: at + std::time::Duration::from_secs(12),
+                wall: fixture::t0(),
+            });
+        }
+        let buf = buffer(&mut app);
+        (0..buf.area.width)
+            .map(|x| buf[(x, 0)].symbol())
+            .collect::<String>()
+    };
+    // Wide enough: shown whole.
+    assert!(top(120, true).contains("as wall"), "{}", top(120, true));
+    // The disconnected banner leaves no room at 80 columns: left out whole.
+    let narrow = top(80, true);
+    assert!(narrow.contains("rev r42"), "{narrow}");
+    assert!(!narrow.contains(" as "), "{narrow}");
+    assert!(narrow.trim_end().ends_with("rev r42"), "{narrow}");
+}

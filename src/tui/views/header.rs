@@ -75,13 +75,24 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             app.fleet.revision.clone()
         };
         spans.push(Span::raw(format!("rev {}", hub(&rev))));
+        // Who we are and where: shown whole or not at all (a URL cut at the
+        // screen's edge reads as a different URL).
+        let mut tail = Vec::new();
         if let Some(w) = &app.who {
-            spans.push(sep.clone());
-            spans.push(Span::styled(format!("as {}", hub(&w.name)), t.muted()));
+            tail.push(format!("as {}", hub(&w.name)));
         }
         if app.who.as_ref().is_some_and(|w| w.hub != app.hub_label) {
+            tail.push(hub(&app.hub_label).into_owned());
+        }
+        let mut width = Line::from(spans.clone()).width();
+        for text in tail {
+            let more = sep.width() + Span::raw(text.as_str()).width();
+            if width + more > usize::from(r.width) {
+                break;
+            }
+            width += more;
             spans.push(sep.clone());
-            spans.push(Span::styled(hub(&app.hub_label).into_owned(), t.muted()));
+            spans.push(Span::styled(text, t.muted()));
         }
         line(r, buf, Line::from(spans));
     }
