@@ -33,24 +33,29 @@ impl Theme {
         }
     }
 
+    /// `color` in a colour theme, `plain` (modifiers only) under NO_COLOR.
+    fn pick(&self, color: Style, plain: Style) -> Style {
+        if self.color { color } else { plain }
+    }
+
     fn fg(&self, c: Color) -> Style {
-        if self.color {
-            Style::new().fg(c)
-        } else {
+        self.pick(Style::new().fg(c), Style::new())
+    }
+
+    /// Black on `bg`, bold; reverse video under NO_COLOR.
+    fn badge(&self, bg: Color) -> Style {
+        self.pick(
             Style::new()
-        }
+                .fg(Color::Black)
+                .bg(bg)
+                .add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        )
     }
 
     /// The selected row.
     pub fn selected(&self) -> Style {
-        if self.color {
-            Style::new()
-                .fg(Color::Black)
-                .bg(Color::Cyan)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
-        }
+        self.badge(Color::Cyan)
     }
 
     /// A worker or count with no route: the first thing the eye must find.
@@ -62,11 +67,10 @@ impl Theme {
         match s {
             WorkerState::Healthy => self.fg(Color::Green),
             WorkerState::Stale => self.fg(Color::Yellow),
-            WorkerState::Lost => self.fg(Color::Red).add_modifier(if self.color {
-                Modifier::empty()
-            } else {
-                Modifier::BOLD
-            }),
+            WorkerState::Lost => self.pick(
+                Style::new().fg(Color::Red),
+                Style::new().add_modifier(Modifier::BOLD),
+            ),
         }
     }
 
@@ -84,20 +88,15 @@ impl Theme {
 
     /// Secondary text: column headers' neighbours, hints.
     pub fn muted(&self) -> Style {
-        if self.color {
-            Style::new().fg(Color::DarkGray)
-        } else {
-            Style::new()
-        }
+        self.fg(Color::DarkGray)
     }
 
     /// Data shown while the hub is away: greyed, so it reads as old.
     pub fn greyed(&self) -> Style {
-        if self.color {
-            Style::new().fg(Color::DarkGray)
-        } else {
-            Style::new().add_modifier(Modifier::DIM)
-        }
+        self.pick(
+            Style::new().fg(Color::DarkGray),
+            Style::new().add_modifier(Modifier::DIM),
+        )
     }
 
     pub fn title(&self) -> Style {
@@ -105,43 +104,23 @@ impl Theme {
     }
 
     pub fn column_header(&self) -> Style {
-        if self.color {
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
-        } else {
-            Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
-        }
+        self.pick(
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+        )
     }
 
     pub fn badge_owner(&self) -> Style {
-        if self.color {
-            Style::new()
-                .fg(Color::Black)
-                .bg(Color::Yellow)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
-        }
+        self.badge(Color::Yellow)
     }
 
     pub fn badge_read_only(&self) -> Style {
-        if self.color {
-            Style::new()
-                .fg(Color::Black)
-                .bg(Color::Cyan)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
-        }
+        self.badge(Color::Cyan)
     }
 
     pub fn tab_active(&self) -> Style {
-        if self.color {
-            Style::new()
-                .fg(Color::Yellow)
-                .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
-        } else {
-            Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
-        }
+        self.fg(Color::Yellow)
+            .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
     }
 
     pub fn border(&self) -> border::Set<'static> {
