@@ -106,11 +106,8 @@ impl CommaLayout {
             return;
         }
         let at = i.min(n - 1);
-        let near = if at >= 1 {
-            self.seps.get(at - 1)
-        } else {
-            self.seps.first()
-        };
+        // The separator before the insertion point (the first one at 0).
+        let near = self.seps.get(at.saturating_sub(1));
         let sep = near.cloned().unwrap_or_default();
         self.seps.insert(at, sep);
     }

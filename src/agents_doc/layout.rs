@@ -552,11 +552,8 @@ impl ArrayLayout {
             return;
         }
         let at = i.min(n - 1);
-        let near = if at >= 1 {
-            self.seps.get(at - 1)
-        } else {
-            self.seps.first()
-        };
+        // The separator before the insertion point (the first one at 0).
+        let near = self.seps.get(at.saturating_sub(1));
         let mut sep = match near {
             Some(g) => Gap {
                 tail: g.tail.clone(),
