@@ -92,13 +92,6 @@ pub enum DocError {
     Unsupported { line: usize, column: usize },
 }
 
-impl DocError {
-    /// Errors in the TOML itself (400) as opposed to the list (422).
-    pub fn is_syntax(&self) -> bool {
-        matches!(self, DocError::NotUtf8 { .. } | DocError::Toml { .. })
-    }
-}
-
 /// `items` in the order of `order` (indices into `items`); an index out of
 /// range or repeated is skipped. Shared by the array and comma layouts.
 pub(crate) fn permuted<T>(items: Vec<T>, order: &[usize]) -> Vec<T> {

@@ -42,7 +42,6 @@ impl Exit {
     }
 }
 
-/// The exit code for an error: typed errors carry theirs, the rest are 1.
 /// color-eyre's report and panic hooks, installed once per process. A
 /// second `color_eyre::install()` fails, and its error is itself a report
 /// whose backtrace is resolved on the spot: with this crate's debug info
@@ -54,6 +53,7 @@ pub fn install_error_hooks() {
     });
 }
 
+/// The exit code for an error: typed errors carry theirs, the rest are 1.
 pub fn exit_code(e: &color_eyre::Report) -> i32 {
     if let Some(x) = e.downcast_ref::<Exit>() {
         return x.code;

@@ -450,12 +450,16 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             Err(_) => return Ok(overloaded()),
         }
     }
-    // A guard, not a clone: no await follows, and no reference count moves.
-    let current = hub.current.load();
-    let view = match hub.fleet.lock() {
-        Ok(mut f) => f.record(&hb, received_at, &current.revision),
-        Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
+    let Ok(mut fleet) = hub.fleet.lock() else {
+        return Err(ApiError::internal("fleet lock poisoned"));
     };
+    // Read under the fleet lock: a config PUT stores the new document and
+    // then resyncs the fleet under this lock, so the revision this heartbeat
+    // is judged against is never older than the last resync. A guard, not a
+    // clone: no await follows, and no reference count moves.
+    let current = hub.current.load();
+    let view = fleet.record(&hb, received_at, &current.revision);
+    drop(fleet);
     hub.events.publish(Payload::Heartbeat(view));
     Ok((
         [(

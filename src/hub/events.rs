@@ -94,16 +94,11 @@ impl Events {
         if ring.events.len() == self.capacity {
             ring.events.pop_front();
         }
-        // Sent under the ring lock so live order equals seq order; with no
-        // subscriber there is nothing to send (and no lock to take).
-        if self.tx.receiver_count() > 0 {
-            let _ = self.tx.send(ev.clone());
-        }
+        // Sent under the ring lock so live order equals seq order. (`send`
+        // returns at once when nobody listens; asking `receiver_count`
+        // first would take the same lock twice.)
+        let _ = self.tx.send(ev.clone());
         ring.events.push_back(ev);
-    }
-
-    pub fn has_subscribers(&self) -> bool {
-        self.tx.receiver_count() > 0
     }
 
     /// Subscribe, resuming after `last_id` when the ring still holds it.

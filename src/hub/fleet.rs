@@ -231,27 +231,33 @@ impl Fleet {
         self.workers.is_empty()
     }
 
-    /// Store a changed view (a sweep's or a resync's) as its worker's latest.
-    fn upsert(&mut self, view: Arc<Stored>) {
-        self.seq += 1;
-        let seq = self.seq;
-        let key = view.worker().clone();
-        match self.workers.get_mut(&*key) {
-            Some(e) => {
-                e.view = view;
-                e.seq = seq;
-            }
-            None => {
-                self.workers.insert(key.clone(), Entry { view, seq });
+    /// Replace, in place, every view that `change` returns a new one for
+    /// (a sweep's or a resync's), each as a change of its own; one pass, no
+    /// second lookup. Returns how many changed.
+    fn restate(&mut self, change: impl Fn(&Stored) -> Option<Stored>) -> usize {
+        let mut n = 0;
+        for e in self.workers.values_mut() {
+            if let Some(v) = change(&e.view) {
+                self.seq += 1;
+                e.seq = self.seq;
+                e.view = Arc::new(v);
+                self.log.push_back((self.seq, e.view.worker().clone()));
+                n += 1;
             }
         }
-        self.logged(seq, key);
+        self.compact();
+        n
     }
 
-    /// Append a change to the log, compacting it when it has grown past
-    /// four times the fleet.
+    /// Append a change to the log.
     fn logged(&mut self, seq: u64, key: Arc<str>) {
         self.log.push_back((seq, key));
+        self.compact();
+    }
+
+    /// Drop superseded log entries once the log has grown past four times
+    /// the fleet.
+    fn compact(&mut self) {
         if self.log.len() > 4 * self.workers.len() + 1024 {
             let workers = &self.workers;
             self.log
@@ -314,43 +320,22 @@ impl Fleet {
     /// Recompute every worker's state from the hub's clock; workers whose
     /// state moved count as changed.
     pub fn sweep(&mut self, now: DateTime<Utc>, interval_s: u64) -> usize {
-        let moved: Vec<Arc<Stored>> = self
-            .workers
-            .values()
-            .filter_map(|e| {
-                let age = (now - e.view.received_at).num_milliseconds() as f64 / 1000.0;
-                let state = WorkerState::from_age(age, interval_s);
-                (state != e.view.state).then(|| {
-                    let mut v = (*e.view).clone();
-                    v.state = state;
-                    Arc::new(v)
-                })
-            })
-            .collect();
-        let n = moved.len();
-        for v in moved {
-            self.upsert(v);
-        }
-        n
+        self.restate(|v| {
+            let age = (now - v.received_at).num_milliseconds() as f64 / 1000.0;
+            let state = WorkerState::from_age(age, interval_s);
+            (state != v.state).then(|| Stored { state, ..v.clone() })
+        })
     }
 
     /// A new config revision changes every worker's `in_sync`.
     pub fn resync(&mut self, revision: &str) {
-        let changed: Vec<Arc<Stored>> = self
-            .workers
-            .values()
-            .filter_map(|e| {
-                let in_sync = e.view.profile.config_revision.as_deref() == Some(revision);
-                (in_sync != e.view.in_sync).then(|| {
-                    let mut v = (*e.view).clone();
-                    v.in_sync = in_sync;
-                    Arc::new(v)
-                })
+        self.restate(|v| {
+            let in_sync = v.profile.config_revision.as_deref() == Some(revision);
+            (in_sync != v.in_sync).then(|| Stored {
+                in_sync,
+                ..v.clone()
             })
-            .collect();
-        for v in changed {
-            self.upsert(v);
-        }
+        });
     }
 
     pub fn cursor(&self) -> Cursor {
