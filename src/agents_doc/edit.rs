@@ -5,9 +5,10 @@ use std::collections::{HashMap, HashSet};
 use super::commas::CommaLayout;
 use super::layout::{ArrayLayout, Unreadable};
 use super::{
-    DocError, Form, line_col, parse, read_raw, split_comma, unknown_agents, validate_list,
+    DocError, Form, line_col, parse, read_raw, split_comma, unknown_agent_warning, unknown_agents,
+    validate_list,
 };
-use crate::wire::{KNOWN_AGENTS, is_agent_name};
+use crate::wire::is_agent_name;
 
 /// One change to the order of `MAC_CODING_AGENTS`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,12 +159,7 @@ pub fn apply(text: &str, op: &Op) -> Result<Edited, DocError> {
     let target = target_of(&raw.agents, op)?;
     let mut warnings: Vec<String> = unknown_agents(&target)
         .into_iter()
-        .map(|a| {
-            format!(
-                "{a:?} is not a known agent (known: {})",
-                KNOWN_AGENTS.join(", ")
-            )
-        })
+        .map(|a| unknown_agent_warning(&a))
         .collect();
     if target == raw.agents {
         return Ok(Edited {

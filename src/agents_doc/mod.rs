@@ -265,6 +265,14 @@ pub fn unknown_agents(agents: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// What `apply` and `agents show` say of a name outside [`KNOWN_AGENTS`].
+pub fn unknown_agent_warning(a: &str) -> String {
+    format!(
+        "{a:?} is not a known agent (known: {})",
+        KNOWN_AGENTS.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

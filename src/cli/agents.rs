@@ -76,7 +76,7 @@ fn show(text: &str, revision: Option<&str>) -> Result<()> {
         writeln!(out, "revision {r}")?;
     }
     for a in agents_doc::unknown_agents(&located.agents) {
-        eprintln!("warning: {a:?} is not a known agent (opencode, pi, claude, codex, cursor)");
+        eprintln!("warning: {}", agents_doc::unknown_agent_warning(&a));
     }
     Ok(())
 }
@@ -87,7 +87,7 @@ fn edit(text: &str, op: &Op, label: &str) -> Result<Option<String>> {
     for w in &edited.warnings {
         eprintln!("warning: {w}");
     }
-    if edited.text == text {
+    if !edited.changed() {
         eprintln!("no change: the list is already {}", edited.after.join(","));
         return Ok(None);
     }

@@ -408,11 +408,7 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
         invalid_heartbeat(StatusCode::UNPROCESSABLE_ENTITY, excerpt(&e.to_string()))
     })?;
     for f in &mut hb.failovers {
-        if let Some(d) = &f.cause.detail {
-            if let std::borrow::Cow::Owned(clean) = crate::scrub::scrub(d) {
-                f.cause.detail = Some(clean);
-            }
-        }
+        f.cause.detail = f.cause.detail.take().map(crate::scrub::scrub_string);
     }
     let received_at = Utc::now();
     if !hb.failovers.is_empty() {
