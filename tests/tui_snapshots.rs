@@ -341,3 +341,23 @@ fn top_line_never_cuts_who_or_where() {
     assert!(!narrow.contains(" as "), "{narrow}");
     assert!(narrow.trim_end().ends_with("rev r42"), "{narrow}");
 }
+
+/// `--ascii`: no arrow glyph anywhere, column titles included.
+#[test]
+fn ascii_screens_hold_no_arrow_glyphs() {
+    for (view, title) in [('3', "FROM->TO"), ('4', "BEFORE -> AFTER")] {
+        let (mut app, _) = fixture::app(60, false, Theme::new(false, true), 120, 40);
+        key(&mut app, view);
+        let buf = buffer(&mut app);
+        let screen: String = (0..buf.area.height)
+            .map(|y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(screen.contains(title), "{screen}");
+        assert!(!screen.contains('→'), "{screen}");
+    }
+}

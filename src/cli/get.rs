@@ -95,13 +95,7 @@ pub fn render_table(columns: Vec<(&'static str, u8, Vec<String>)>, max: usize) -
 
 /// `3m`, `12s`, `2h`, `4d`.
 pub fn age(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
-    let s = (now - then).num_seconds().max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
-        3600..86400 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86400),
-    }
+    crate::tui::fmt::age(now - then)
 }
 
 fn failover_brief(f: &Failover, now: DateTime<Utc>) -> String {

@@ -139,14 +139,7 @@ impl<K: Clone + PartialEq> Sel<K> {
 
     /// Keep the cursor inside a window of `rows` rows.
     pub fn scroll(&mut self, len: usize, rows: usize) {
-        let rows = rows.max(1);
-        if self.pos < self.offset {
-            self.offset = self.pos;
-        } else if self.pos >= self.offset + rows {
-            self.offset = self.pos + 1 - rows;
-        }
-        // Don't leave blank rows at the bottom when the list shrank.
-        self.offset = self.offset.min(len.saturating_sub(rows));
+        self.offset = views::window(self.pos, self.offset, len, rows).0;
     }
 
     fn nav(&mut self, index: &[K], action: Action, rows: usize) -> bool {
@@ -588,7 +581,6 @@ impl App {
                     self.fleet.replace_all(page.workers);
                     self.rebuild_workers = true;
                 }
-                self.fleet.cursor = Some(page.cursor);
                 if self.ladder_revision.as_deref() != Some(page.config_revision.as_str())
                     && self.config_requested.as_deref() != Some(page.config_revision.as_str())
                 {

@@ -51,8 +51,6 @@ pub struct FailLog {
     minutes: BTreeMap<i64, Minute>,
     /// Highest seq seen; the polling cursor.
     pub next: u64,
-    /// The hub no longer held part of what we asked for.
-    pub missed: bool,
 }
 
 fn minute_of(t: DateTime<Utc>) -> i64 {
@@ -195,15 +193,6 @@ impl FailoverSort {
         FailoverSort::Cause,
         FailoverSort::From,
     ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            FailoverSort::Time => "time",
-            FailoverSort::Worker => "worker",
-            FailoverSort::Cause => "cause",
-            FailoverSort::From => "from",
-        }
-    }
 }
 
 /// The Failovers view's rows, as seqs.

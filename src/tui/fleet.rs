@@ -271,7 +271,6 @@ pub struct Fleet {
     cutoffs: Option<Cutoffs>,
     pub revision: String,
     pub interval_s: u64,
-    pub cursor: Option<String>,
     pub agg: Aggregates,
 }
 

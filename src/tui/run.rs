@@ -187,7 +187,12 @@ pub async fn run(
             // An idle screen writes nothing: skip frames equal to the last.
             if last.as_ref() != Some(&frame) {
                 term::present(&mut term, &frame)?;
-                last = Some(frame.clone());
+                // `draw` resets the whole buffer, so the old frame can be
+                // reused as the next scratch buffer instead of cloned.
+                match &mut last {
+                    Some(l) if l.area == frame.area => std::mem::swap(l, &mut frame),
+                    _ => last = Some(frame.clone()),
+                }
                 last_draw = Instant::now();
             }
         }

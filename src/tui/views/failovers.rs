@@ -170,10 +170,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         height: area.height - sh,
         ..area
     };
-    let mut cols = COLS;
-    if t.ascii {
-        cols[3].title = "FROM->TO";
-    }
+    let cols = COLS;
     let keep = fit_columns(&cols, area.width);
     let rows_h = area.height.saturating_sub(1) as usize;
     let idx = &app.failover_rows;

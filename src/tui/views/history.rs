@@ -18,10 +18,7 @@ pub const COLS: [Col; 5] = [
 
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let mut cols = COLS;
-    if t.ascii {
-        cols[4].title = "BEFORE -> AFTER";
-    }
+    let cols = COLS;
     let keep = fit_columns(&cols, area.width);
     let rows_h = area.height.saturating_sub(1) as usize;
     let idx = &app.history_rows;

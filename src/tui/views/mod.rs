@@ -95,7 +95,10 @@ pub fn row_at(app: &App, x: u16, y: u16) -> Option<usize> {
     if x < t.x || x >= t.right() || y < t.y || y >= t.bottom() {
         return None;
     }
-    let (_, offset, len) = app.cursor();
+    // The offset the view draws with (see `table`'s callers), not only
+    // the stored one.
+    let (pos, offset, len) = app.cursor();
+    let (offset, _) = window(pos, offset, len, t.height as usize);
     let row = offset + (y - t.y) as usize;
     (row < len).then_some(row)
 }
@@ -224,7 +227,14 @@ pub fn table(
         cols.iter()
             .zip(keep)
             .filter(|(_, k)| **k)
-            .map(|(c, _)| c.title),
+            // Titles are written with Unicode arrows; `--ascii` gets "->".
+            .map(|(c, _)| {
+                if t.ascii && c.title.contains('→') {
+                    std::borrow::Cow::Owned(c.title.replace('→', "->"))
+                } else {
+                    std::borrow::Cow::Borrowed(c.title)
+                }
+            }),
     )
     .style(t.column_header());
     let row_style = if app.is_stale() {
@@ -253,7 +263,9 @@ pub fn table(
     StatefulWidget::render(table, area, buf, &mut state);
 }
 
-/// Offset that keeps `pos` visible in `rows` rows, starting from `offset`.
+/// Offset that keeps `pos` visible in `rows` rows, starting from `offset`
+/// (and leaves no blank rows at the bottom when the list shrank), and the
+/// end of the window.
 pub fn window(pos: usize, offset: usize, len: usize, rows: usize) -> (usize, usize) {
     let rows = rows.max(1);
     let mut off = offset;
