@@ -205,6 +205,32 @@ pub struct Status {
     pub at: Instant,
 }
 
+/// Small lists to rebuild at the next settle.
+#[derive(Debug, Default, Clone, Copy)]
+struct Lists {
+    ladder: bool,
+    failovers: bool,
+    history: bool,
+}
+
+impl Lists {
+    const ALL: Lists = Lists {
+        ladder: true,
+        failovers: true,
+        history: true,
+    };
+
+    fn any(self) -> bool {
+        self.ladder || self.failovers || self.history
+    }
+
+    /// The log changed: its list, and the ladder's failovers-away counts.
+    fn failovers_changed(&mut self) {
+        self.failovers = true;
+        self.ladder = true;
+    }
+}
+
 pub struct App {
     pub hub_label: String,
     pub who: Option<Whoami>,
@@ -239,7 +265,8 @@ pub struct App {
 
     pending: Vec<Slot>,
     rebuild_workers: bool,
-    lists_dirty: bool,
+    /// Which of the small lists (ladder, failovers, history) to rebuild.
+    lists: Lists,
 
     pub status: Option<Status>,
     /// Something visible may have changed since the last frame.
@@ -284,7 +311,7 @@ impl App {
             history_sel: Sel::default(),
             pending: Vec::new(),
             rebuild_workers: false,
-            lists_dirty: true,
+            lists: Lists::ALL,
             status: None,
             dirty: true,
             quit: false,
@@ -377,16 +404,26 @@ impl App {
             self.workers.apply_changes(&self.fleet, &changed);
         }
         if workers_changed {
-            self.lists_dirty = true;
+            // The ladder's counts come from the workers; the failover and
+            // history lists do not depend on them.
+            self.lists.ladder = true;
         }
-        if self.lists_dirty {
-            self.lists_dirty = false;
+        let lists = std::mem::take(&mut self.lists);
+        if workers_changed || lists.any() {
             self.log.prune(now);
-            self.rebuild_small_lists();
+            if lists.ladder {
+                self.rebuild_ladder(now);
+                self.ladder_sel.resync(&self.ladder_rows);
+            }
+            if lists.failovers {
+                self.rebuild_failovers();
+                self.failover_sel.resync(&self.failover_rows);
+            }
+            if lists.history {
+                self.rebuild_history();
+                self.history_sel.resync(&self.history_rows);
+            }
             self.workers_sel.resync(&self.workers.slots);
-            self.ladder_sel.resync(&self.ladder_rows);
-            self.failover_sel.resync(&self.failover_rows);
-            self.history_sel.resync(&self.history_rows);
             self.rescroll();
             self.dirty = true;
         }
@@ -420,9 +457,7 @@ impl App {
         out
     }
 
-    fn rebuild_small_lists(&mut self) {
-        let now = self.now();
-        // Ladder
+    fn rebuild_ladder(&mut self, now: DateTime<Utc>) {
         let f = self.views[0].filter.text.to_lowercase();
         let mut rows: Vec<String> = self
             .ladder_agents()
@@ -449,8 +484,9 @@ impl App {
             rows.reverse();
         }
         self.ladder_rows = rows;
+    }
 
-        // Failovers
+    fn rebuild_failovers(&mut self) {
         let fv = &self.views[2];
         self.failover_rows = faillog::index(
             &self.log,
@@ -458,8 +494,10 @@ impl App {
             FailoverSort::ALL[fv.sort],
             fv.reverse,
         );
+    }
 
-        // History: newest first as the hub sends it.
+    /// History: newest first as the hub sends it.
+    fn rebuild_history(&mut self) {
         let hv = &self.views[3];
         let f = hv.filter.text.to_lowercase();
         let mut rows: Vec<&HistoryEntry> = self
@@ -490,7 +528,7 @@ impl App {
                 self.workers.set_filter(&self.fleet, &text);
                 self.workers_sel.resync(&self.workers.slots);
             }
-            _ => self.lists_dirty = true,
+            _ => self.lists = Lists::ALL,
         }
         self.settle();
         self.rescroll();
@@ -502,7 +540,7 @@ impl App {
             self.workers.set_sort(&self.fleet, s, r);
             self.workers_sel.resync(&self.workers.slots);
         } else {
-            self.lists_dirty = true;
+            self.lists = Lists::ALL;
         }
         self.settle();
         self.rescroll();
@@ -598,12 +636,12 @@ impl App {
                     self.log.insert(r);
                 }
                 self.log.next = self.log.next.max(page.next);
-                self.lists_dirty = true;
+                self.lists.failovers_changed();
                 self.dirty = true;
             }
             Msg::Failover(r) => {
                 if self.log.insert(r) {
-                    self.lists_dirty = true;
+                    self.lists.failovers_changed();
                     self.dirty = true;
                 }
             }
@@ -611,14 +649,14 @@ impl App {
                 self.ladder = ev.agents;
                 self.ladder_revision = Some(ev.revision.clone());
                 self.pending.extend(self.fleet.set_revision(&ev.revision));
-                self.lists_dirty = true;
+                self.lists.ladder = true;
                 self.dirty = true;
                 fx.push(Effect::FetchHistory);
             }
             Msg::Agents { revision, agents } => {
                 self.ladder = agents;
                 self.ladder_revision = Some(revision);
-                self.lists_dirty = true;
+                self.lists.ladder = true;
                 self.dirty = true;
             }
             Msg::History(h) => {
@@ -629,7 +667,8 @@ impl App {
                         self.ladder_revision = Some(newest.revision.clone());
                     }
                 }
-                self.lists_dirty = true;
+                self.lists.ladder = true;
+                self.lists.history = true;
                 self.dirty = true;
             }
             Msg::StreamUp => {
