@@ -31,7 +31,8 @@ pub fn why(app: &App, e: &Entry) -> String {
         None => &v.agents,
     };
     let mut reasons = Vec::new();
-    for a in above {
+    let away = newest_away(app, e, above);
+    for (a, failover) in above.iter().zip(away) {
         let cap = v.capabilities.get(a);
         let lack = match cap {
             None => Some("not reported".to_string()),
@@ -41,9 +42,8 @@ pub fn why(app: &App, e: &Entry) -> String {
             Some(c) if c.preflight == Preflight::Unknown => Some("preflight unknown".to_string()),
             _ => None,
         };
-        let failover = newest_away(app, e, a);
         let reason = match (failover, lack) {
-            (Some(f), _) => cause_text(now, &f),
+            (Some(f), _) => cause_text(now, f),
             (None, Some(l)) => l,
             (None, None) => "no failover recorded".to_string(),
         };
@@ -75,22 +75,31 @@ pub fn cause_text(now: chrono::DateTime<chrono::Utc>, f: &Failover) -> String {
     s
 }
 
-fn newest_away(app: &App, e: &Entry, agent: &str) -> Option<Failover> {
-    let from_log = app
-        .log
-        .of_worker(&e.view.worker)
-        .find(|r| r.failover.from == agent)
-        .map(|r| r.failover.clone());
-    let last = e
-        .view
-        .last_failover
-        .as_ref()
-        .filter(|f| f.from == agent)
-        .map(|f| (**f).clone());
-    match (from_log, last) {
-        (Some(a), Some(b)) => Some(if b.at > a.at { b } else { a }),
-        (a, b) => a.or(b),
+/// For each of `agents`, the newest failover away from it that we hold: from
+/// the log (one pass over this worker's records, newest first, stopping once
+/// every agent has one) or the worker's own last failover, whichever is newer.
+fn newest_away<'a>(app: &'a App, e: &'a Entry, agents: &[Sym]) -> Vec<Option<&'a Failover>> {
+    let mut found: Vec<Option<&Failover>> = vec![None; agents.len()];
+    let mut left = agents.len();
+    for r in app.log.of_worker(&e.view.worker) {
+        if left == 0 {
+            break;
+        }
+        for (a, slot) in agents.iter().zip(found.iter_mut()) {
+            if slot.is_none() && **a == *r.failover.from {
+                *slot = Some(&r.failover);
+                left -= 1;
+            }
+        }
     }
+    if let Some(last) = e.view.last_failover.as_deref() {
+        for (a, slot) in agents.iter().zip(found.iter_mut()) {
+            if **a == *last.from && slot.is_none_or(|f| last.at > f.at) {
+                *slot = Some(last);
+            }
+        }
+    }
+    found
 }
 
 fn kv(app: &App, k: &str, v: impl Into<String>) -> Line<'static> {
