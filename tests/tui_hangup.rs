@@ -29,6 +29,10 @@ fn openpty() -> (OwnedFd, OwnedFd) {
     // pointers are allowed.
     let r = unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), &ws) };
     assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+    // The master must not leak into the child, or closing ours closes
+    // nothing.
+    // SAFETY: sets a flag on our own descriptor.
+    unsafe { libc::fcntl(m, libc::F_SETFD, libc::FD_CLOEXEC) };
     // SAFETY: both descriptors are fresh and ours.
     unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
 }

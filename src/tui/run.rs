@@ -104,6 +104,7 @@ pub async fn run(
         writer: None,
         frame: Buffer::empty(Rect::new(0, 0, w, h)),
         last: None,
+        resized: false,
         last_draw: Instant::now() - FRAME_MIN,
         started: Instant::now(),
     };
@@ -143,6 +144,10 @@ struct Ui {
     writer: Option<Writer>,
     frame: Buffer,
     last: Option<Buffer>,
+    /// The terminal changed size since the last frame: what it shows is
+    /// undefined (reflowed, cut), so the next frame clears and writes
+    /// every cell, even at a size drawn before.
+    resized: bool,
     last_draw: Instant,
     started: Instant,
 }
@@ -236,7 +241,10 @@ impl Ui {
             }
             Input::Event(Event::Key(k)) => self.apply(Msg::Key(k)),
             Input::Event(Event::Mouse(m)) => self.apply(Msg::Mouse(m)),
-            Input::Event(Event::Resize(w, h)) => self.apply(Msg::Resize(w, h)),
+            Input::Event(Event::Resize(w, h)) => {
+                self.resized = true;
+                self.apply(Msg::Resize(w, h));
+            }
             Input::Event(_) => {}
             Input::Gone(why) => {
                 term::forget();
@@ -260,6 +268,12 @@ impl Ui {
         let area = Rect::new(0, 0, self.app.size.0, self.app.size.1);
         if self.frame.area != area {
             self.frame.resize(area);
+            self.last = None;
+        }
+        if std::mem::take(&mut self.resized) {
+            // Clears the screen and forgets ratatui's last frame (no
+            // cursor-position query in fullscreen).
+            self.term.resize(area)?;
             self.last = None;
         }
         let t = Instant::now();
@@ -288,8 +302,10 @@ pub fn draw(app: &App, buf: &mut Buffer) {
     let a = buf.area;
     if a.width < MIN_SIZE.0 || a.height < MIN_SIZE.1 {
         buf.reset();
-        let text = "window too small";
-        let text = &text[..text.len().min(a.width as usize)];
+        let text = ["window too small", "too small", "small"]
+            .into_iter()
+            .find(|t| t.len() <= a.width as usize)
+            .unwrap_or("");
         if a.height > 0 && a.width > 0 {
             buf.set_string(
                 a.x,

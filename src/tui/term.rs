@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::DisableMouseCapture;
 use crossterm::terminal::{
-    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
-    disable_raw_mode, enable_raw_mode,
+    BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen,
+    LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute, queue};
 use ratatui::Terminal;
@@ -96,11 +96,17 @@ pub fn enter(mouse: bool) -> io::Result<(Term, Guard)> {
     }));
     let guard = Guard;
     modes_on(mouse)?;
+    Ok((new_term()?, guard))
+}
+
+/// A terminal whose last frame is blank: the next draw writes every cell.
+/// (`Terminal::clear` would ask the terminal for the cursor position and
+/// wait for an answer that our input thread reads.)
+fn new_term() -> io::Result<Term> {
     let backend = CrosstermBackend::new(Out {
         inner: BufWriter::with_capacity(64 * 1024, io::stdout()),
     });
-    let term = Terminal::new(backend)?;
-    Ok((term, guard))
+    Terminal::new(backend)
 }
 
 /// Raw mode, the alternate screen, a hidden cursor, and mouse capture if
@@ -137,7 +143,9 @@ pub fn suspend(term: &mut Term, mouse: bool) -> io::Result<()> {
         libc::raise(libc::SIGTSTP);
     }
     modes_on(mouse)?;
-    term.clear()
+    execute!(io::stdout(), Clear(ClearType::All))?;
+    *term = new_term()?;
+    Ok(())
 }
 
 /// Draw `frame` (already rendered) inside synchronized output, in one write.
