@@ -404,13 +404,13 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
         // excerpt of the input; scrub it all the same.
         invalid_heartbeat(status, excerpt(&e.to_string()))
     })?;
-    hb.validate().map_err(|e| {
+    let received_at = Utc::now();
+    hb.validate_at(received_at).map_err(|e| {
         invalid_heartbeat(StatusCode::UNPROCESSABLE_ENTITY, excerpt(&e.to_string()))
     })?;
     for f in &mut hb.failovers {
         f.cause.detail = f.cause.detail.take().map(crate::scrub::scrub_string);
     }
-    let received_at = Utc::now();
     if !hb.failovers.is_empty() {
         let batch: Vec<NewFailover> = hb
             .failovers
@@ -619,23 +619,25 @@ async fn failovers(
         kind: q.kind,
     };
     let hub2 = hub.clone();
-    let (events, oldest) = tokio::task::spawn_blocking(move || {
-        let events = hub2.db.failovers(&filter)?;
+    let (scan, oldest) = tokio::task::spawn_blocking(move || {
+        let scan = hub2.db.failovers(&filter)?;
         let oldest = hub2.db.oldest()?;
-        Ok::<_, super::db::DbError>((events, oldest))
+        Ok::<_, super::db::DbError>((scan, oldest))
     })
     .await
     .map_err(ApiError::internal)?
     .map_err(ApiError::internal)?;
-    let next = if events.len() as u32 == limit {
-        events.last().map_or(since, |e| e.seq)
+    // Paging counts the rows scanned, unreadable ones too, so a page never
+    // stops on a row it skipped.
+    let next = if scan.scanned == limit {
+        scan.last.unwrap_or(since)
     } else {
         // Everything up to the head was scanned. A `since` beyond the head
         // (an old cursor, a client's guess) is answered with the head.
-        head.max(events.last().map_or(0, |e| e.seq))
+        head.max(scan.last.unwrap_or(0))
     };
     Ok(axum::Json(FailoversPage {
-        events,
+        events: scan.records,
         next,
         oldest,
     }))

@@ -71,6 +71,7 @@ pub struct Db {
     tx: SyncSender<Cmd>,
     head: Arc<AtomicU64>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    unreadable: Unreadable,
 }
 
 const SCHEMA: &str = "
@@ -135,6 +136,7 @@ impl Db {
             tx,
             head,
             writer: Mutex::new(Some(writer)),
+            unreadable: Unreadable::default(),
         })
     }
 
@@ -192,36 +194,47 @@ impl Db {
         f(&conn)
     }
 
+    /// The newest readable entry (an unreadable one is skipped, see
+    /// [`Db::history`]).
     pub fn latest_history(&self) -> Result<Option<HistoryEntry>, DbError> {
-        Ok(self.history(1)?.into_iter().next())
+        Ok(self.history(16)?.into_iter().next())
     }
 
     /// Newest first.
     pub fn history(&self, limit: u32) -> Result<Vec<HistoryEntry>, DbError> {
         self.with_read(|c| {
             let mut st = c.prepare_cached(
-                "SELECT revision, at, by, agents, previous_agents FROM history ORDER BY id DESC LIMIT ?1",
+                "SELECT id, revision, at, by, agents, previous_agents FROM history ORDER BY id DESC LIMIT ?1",
             )?;
             let rows = st.query_map(params![limit], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
                 ))
             })?;
             let mut out = Vec::new();
             for row in rows {
-                let (revision, at, by, agents, previous) = row?;
-                out.push(HistoryEntry {
-                    revision,
-                    at: parse_time(&at)?,
-                    by,
-                    agents: serde_json::from_str(&agents).map_err(|e| DbError::Other(e.to_string()))?,
-                    previous_agents: serde_json::from_str(&previous)
-                        .map_err(|e| DbError::Other(e.to_string()))?,
-                });
+                let (id, revision, at, by, agents_text, previous) = row?;
+                let agents = |text: &str| -> Result<Vec<String>, DbError> {
+                    serde_json::from_str(text).map_err(|e| DbError::Other(e.to_string()))
+                };
+                let entry = (|| -> Result<HistoryEntry, DbError> {
+                    Ok(HistoryEntry {
+                        revision,
+                        at: parse_time(&at)?,
+                        by,
+                        agents: agents(&agents_text)?,
+                        previous_agents: agents(&previous)?,
+                    })
+                })();
+                match entry {
+                    Ok(e) => out.push(e),
+                    Err(e) => self.unreadable.note("history", id as u64, &e),
+                }
             }
             Ok(out)
         })
@@ -238,8 +251,10 @@ impl Db {
         })
     }
 
-    /// Oldest first after `since`.
-    pub fn failovers(&self, f: &FailoverFilter) -> Result<Vec<FailoverRecord>, DbError> {
+    /// Oldest first after `since`. A stored row that cannot be read back
+    /// (written by an older hub that let a bad time in, or edited by hand)
+    /// is skipped, logged once and counted, never allowed to fail the page.
+    pub fn failovers(&self, f: &FailoverFilter) -> Result<FailoverScan, DbError> {
         let mut sql = String::from(
             "SELECT seq, worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail \
              FROM failovers WHERE seq > ?1",
@@ -263,12 +278,24 @@ impl Db {
         self.with_read(|c| {
             let mut st = c.prepare_cached(&sql)?;
             let rows = st.query_map(rusqlite::params_from_iter(args.iter()), row_to_record)?;
-            let mut out = Vec::new();
+            let mut scan = FailoverScan::default();
             for r in rows {
-                out.push(r??);
+                let (seq, record) = r?;
+                scan.scanned += 1;
+                scan.last = Some(seq);
+                match record {
+                    Ok(rec) => scan.records.push(rec),
+                    Err(e) => self.unreadable.note("failovers", seq, &e),
+                }
             }
-            Ok(out)
+            Ok(scan)
         })
+    }
+
+    /// How many distinct stored rows were found unreadable (and skipped)
+    /// since the hub started.
+    pub fn unreadable_rows(&self) -> u64 {
+        self.unreadable.count.load(Ordering::Relaxed)
     }
 
     /// Stop the writer after it has committed everything queued.
@@ -284,9 +311,44 @@ impl Db {
     }
 }
 
+/// One page's worth of the failover log as scanned: the readable records,
+/// and how far the scan went (counting rows skipped as unreadable), so that
+/// paging moves past a bad row instead of stopping on it.
+#[derive(Debug, Default)]
+pub struct FailoverScan {
+    pub records: Vec<FailoverRecord>,
+    /// Rows the query returned, readable or not.
+    pub scanned: u32,
+    /// The seq of the last row scanned.
+    pub last: Option<u64>,
+}
+
+/// Stored rows found unreadable: each logged once (up to a bound on what
+/// is remembered), all counted.
+#[derive(Default)]
+struct Unreadable {
+    count: AtomicU64,
+    seen: Mutex<std::collections::HashSet<(&'static str, u64)>>,
+}
+
+impl Unreadable {
+    /// Rows remembered, so a bad row read on every page logs once.
+    const REMEMBER: usize = 10_000;
+
+    fn note(&self, table: &'static str, id: u64, e: &DbError) {
+        let Ok(mut seen) = self.seen.lock() else {
+            return;
+        };
+        if seen.len() < Self::REMEMBER && seen.insert((table, id)) {
+            self.count.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(table, id, error = %e, "unreadable row skipped");
+        }
+    }
+}
+
 type RowResult = Result<FailoverRecord, DbError>;
 
-fn row_to_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<RowResult> {
+fn row_to_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<(u64, RowResult)> {
     let seq: i64 = r.get(0)?;
     let worker: String = r.get(1)?;
     let host: String = r.get(2)?;
@@ -299,29 +361,32 @@ fn row_to_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<RowResult> {
     let status: Option<i64> = r.get(9)?;
     let source: String = r.get(10)?;
     let detail: Option<String> = r.get(11)?;
-    Ok((|| {
-        let kind = kind.parse().map_err(DbError::Other)?;
-        let source = serde_json::from_value(serde_json::Value::String(source))
-            .map_err(|e| DbError::Other(e.to_string()))?;
-        Ok(FailoverRecord {
-            seq: seq as u64,
-            worker,
-            host,
-            received_at: parse_time(&received_at)?,
-            failover: Failover {
-                id,
-                at: parse_time(&at)?,
-                from,
-                to,
-                cause: Cause {
-                    kind,
-                    status: status.and_then(|s| u16::try_from(s).ok()),
-                    source,
-                    detail,
+    Ok((
+        seq as u64,
+        (|| {
+            let kind = kind.parse().map_err(DbError::Other)?;
+            let source = serde_json::from_value(serde_json::Value::String(source))
+                .map_err(|e| DbError::Other(e.to_string()))?;
+            Ok(FailoverRecord {
+                seq: seq as u64,
+                worker,
+                host,
+                received_at: parse_time(&received_at)?,
+                failover: Failover {
+                    id,
+                    at: parse_time(&at)?,
+                    from,
+                    to,
+                    cause: Cause {
+                        kind,
+                        status: status.and_then(|s| u16::try_from(s).ok()),
+                        source,
+                        detail,
+                    },
                 },
-            },
-        })
-    })())
+            })
+        })(),
+    ))
 }
 
 fn parse_time(s: &str) -> Result<DateTime<Utc>, DbError> {

@@ -110,6 +110,12 @@ impl TestHub {
     }
 }
 
+/// `secs` seconds before now on this machine's clock (the hub's, in tests),
+/// as the contract writes times: the hub refuses times far from its clock.
+pub fn ago(secs: i64) -> String {
+    macfleet::wire::fmt_time(chrono::Utc::now() - chrono::Duration::seconds(secs))
+}
+
 /// A valid heartbeat as JSON.
 pub fn heartbeat(
     worker: &str,
@@ -119,7 +125,7 @@ pub fn heartbeat(
     serde_json::json!({
         "worker": worker,
         "host": "gpu-node-17",
-        "sent_at": "2026-11-29T15:04:05Z",
+        "sent_at": ago(1),
         "config_revision": revision,
         "agents": ["opencode", "claude"],
         "active_agent": "claude",
@@ -133,7 +139,7 @@ pub fn heartbeat(
 
 pub fn failover(id: &str, kind: &str, detail: &str) -> serde_json::Value {
     serde_json::json!({
-        "id": id, "at": "2026-11-29T15:03:58Z", "from": "opencode", "to": "claude",
+        "id": id, "at": ago(8), "from": "opencode", "to": "claude",
         "cause": {"kind": kind, "status": 429, "source": "hub_router", "detail": detail}
     })
 }
