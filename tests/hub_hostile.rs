@@ -192,7 +192,7 @@ async fn an_unreadable_stored_row_never_takes_a_page_down() {
     ];
     let out = tokio::task::spawn_blocking(move || {
         let env: Vec<(&str, &str)> = env.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        common::macfleet(&["get", "failovers"], &env)
+        common::macfleet(&["get", "failovers", "-o", "json"], &env)
     })
     .await
     .expect("macfleet ran");
