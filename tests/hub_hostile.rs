@@ -203,3 +203,71 @@ async fn an_unreadable_stored_row_never_takes_a_page_down() {
     );
     assert!(common::text(&out.stdout).contains("after-1"));
 }
+
+/// Issue #10 item 7: worker tokens authenticate a pool, not a worker, so
+/// any of them may report for any worker id; but one token cannot pre-empt
+/// another's failover id: ids are unique per (worker, token). A retry from
+/// the same token is still ignored.
+#[tokio::test]
+async fn a_token_cannot_preempt_another_tokens_failover_id() {
+    use macfleet::hub::auth;
+    use macfleet::wire::Role;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("hub.toml"), common::CONFIG).expect("config");
+    let tok = |n: &str| format!("{}{}", "mft_test_", n.repeat(8));
+    let (viewer, pool_a, pool_b) = (tok("v"), tok("a"), tok("b"));
+    let text = [
+        auth::token_entry("screen", Role::Viewer, &viewer),
+        auth::token_entry("pool-a", Role::Worker, &pool_a),
+        auth::token_entry("pool-b", Role::Worker, &pool_b),
+    ]
+    .join("\n");
+    let tokens = auth::Tokens::parse(&text, "test").expect("tokens");
+    let hub = macfleet::hub::start(common::options(dir.path(), tokens))
+        .await
+        .expect("hub");
+    let http = reqwest::Client::new();
+    let post = |token: &str, detail: &str| {
+        http.post(format!("{}/v1/heartbeats", hub.url()))
+            .bearer_auth(token)
+            .json(&heartbeat(
+                "w-1",
+                None,
+                json!([failover("w-1-000001", "rate_limited", detail)]),
+            ))
+            .send()
+    };
+    for (token, detail) in [
+        (&pool_b, "forged"),
+        (&pool_a, "real"),
+        (&pool_a, "real, retried"),
+    ] {
+        let r = post(token, detail).await.expect("post");
+        assert_eq!(r.status(), StatusCode::OK);
+    }
+    let client = macfleet::client::Client::new(
+        &hub.url(),
+        Some(macfleet::client::Token::new(&viewer)),
+        macfleet::client::ClientOptions::default(),
+    )
+    .expect("client");
+    let got = eventually(100, || async {
+        let p = client.failovers(&FailoverQuery::default()).await.ok()?;
+        (p.events.len() == 2).then_some(p)
+    })
+    .await
+    .expect("both failovers logged");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let p = client
+        .failovers(&FailoverQuery::default())
+        .await
+        .expect("failovers");
+    assert_eq!(p.events.len(), 2, "the retry was ignored");
+    let details: Vec<_> = got
+        .events
+        .iter()
+        .map(|e| e.failover.cause.detail.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(details, ["forged", "real"]);
+    hub.stop().await;
+}

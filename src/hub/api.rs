@@ -33,6 +33,31 @@ pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 /// Largest heartbeat.
 pub const MAX_HEARTBEAT_BYTES: usize = 64 * 1024;
 
+/// Bounds of the event streams (`GET /v1/events`).
+#[derive(Debug, Clone, Copy)]
+pub struct StreamLimits {
+    /// Streams one token may hold open.
+    pub per_token: usize,
+    /// Streams open in all.
+    pub total: usize,
+    /// Events buffered for one subscriber.
+    pub buffer: usize,
+    /// How long a full buffer may wait for its subscriber before the
+    /// subscriber counts as fallen behind.
+    pub grace: Duration,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        StreamLimits {
+            per_token: 64,
+            total: 1024,
+            buffer: 256,
+            grace: Duration::from_secs(5),
+        }
+    }
+}
+
 /// An error answer: status and the JSON body.
 #[derive(Debug)]
 pub struct ApiError {
@@ -218,9 +243,20 @@ async fn get_config(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResul
         .into_response())
 }
 
-/// Read the body, refusing it past `limit` bytes.
-async fn read_body(body: Body, limit: usize) -> ApiResult<Bytes> {
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
+/// Read the body, refusing it past `limit` bytes or when it has not all
+/// arrived within `within` (a client that announces a body and sends it
+/// slowly, or never, holds a connection and a task).
+async fn read_body(body: Body, limit: usize, within: Duration) -> ApiResult<Bytes> {
+    let read = tokio::time::timeout(within, axum::body::to_bytes(body, limit))
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!("the body did not arrive within {} s", within.as_secs()),
+            )
+        })?;
+    read.map_err(|e| {
         let too_large = std::error::Error::source(&e)
             .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
             || e.to_string().contains("length limit");
@@ -290,7 +326,7 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
                 "send If-Match: \"<revision>\" (the ETag of the document you edited)",
             )
         })?;
-    let bytes = read_body(body, MAX_CONFIG_BYTES).await?;
+    let bytes = read_body(body, MAX_CONFIG_BYTES, hub.opts.limits.body_timeout).await?;
     let text = agents_doc::decode(&bytes).map_err(doc_error)?;
     let located = agents_doc::locate(text).map_err(doc_error)?;
 
@@ -394,7 +430,7 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             "heartbeats are sent as Content-Type: application/json",
         ));
     }
-    let bytes = read_body(body, MAX_HEARTBEAT_BYTES).await?;
+    let bytes = read_body(body, MAX_HEARTBEAT_BYTES, hub.opts.limits.body_timeout).await?;
     let mut hb = HeartbeatIn::parse(&bytes).map_err(|e| {
         let status = match e.classify() {
             serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
@@ -408,6 +444,29 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
     hb.validate_at(received_at).map_err(|e| {
         invalid_heartbeat(StatusCode::UNPROCESSABLE_ENTITY, excerpt(&e.to_string()))
     })?;
+    // Before anything is stored: a new worker past the cap is refused.
+    // (Heartbeats in flight may pass the check together, so the fleet can
+    // exceed the cap by at most the requests in progress.)
+    let admitted = hub
+        .fleet
+        .lock()
+        .map(|f| f.admits(hb.worker.as_str(), hub.opts.max_workers))
+        .map_err(|_| ApiError::internal("fleet lock poisoned"))?;
+    if !admitted {
+        let mut resp = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "fleet_full",
+            format!(
+                "the hub holds its maximum of {} workers (--max-workers); a worker not heard from for {} h is forgotten",
+                hub.opts.max_workers,
+                hub.opts.evict_after.as_secs() / 3600
+            ),
+        )
+        .into_response();
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+        return Ok(resp);
+    }
     for f in &mut hb.failovers {
         f.cause.detail = f.cause.detail.take().map(crate::scrub::scrub_string);
     }
@@ -417,6 +476,7 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             .iter()
             .map(|f| NewFailover {
                 worker: hb.worker.as_str().to_owned(),
+                token: p.name.clone(),
                 host: hb.host.as_str().to_owned(),
                 received_at,
                 failover: f.clone(),
@@ -685,13 +745,20 @@ async fn events(
         })?),
         Some(Err(_)) => return Err(bad_query("Last-Event-ID is not text")),
     };
+    let slot = hub.streams.open(&p.name).map_err(|e| {
+        ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_streams",
+            format!("{e}; close one first"),
+        )
+    })?;
     let sub = hub.events.subscribe(last_id);
     let wanted = move |e: &Event| match e.payload {
         Payload::Heartbeat(_) => want[0],
         Payload::Failover(_) => want[1],
         Payload::Config(_) => want[2],
     };
-    let stream = async_stream(sub, wanted, hub.closing.subscribe());
+    let stream = async_stream(sub, wanted, hub.closing.subscribe(), slot, hub.opts.streams);
     Ok(Sse::new(stream).keep_alive(
         KeepAlive::new()
             .interval(hub.opts.keepalive.max(Duration::from_millis(100)))
@@ -713,22 +780,46 @@ fn reset_event(at: u64) -> SseEvent {
         .data("{\"reason\":\"the hub no longer holds that point; refetch\"}")
 }
 
+/// The event stream of one subscriber. Its buffer holds at most
+/// `limits.buffer` events; a subscriber that has not taken the next one
+/// within `limits.grace` (or that the live feed has lapped) has fallen
+/// behind: it is sent what is buffered, then `reset`, and the stream ends
+/// (the contract's answer to lag). The slot is held as long as the stream.
 fn async_stream(
     sub: super::events::Subscription,
     wanted: impl Fn(&Event) -> bool + Send + 'static,
     mut closing: tokio::sync::watch::Receiver<bool>,
+    slot: super::streams::StreamSlot,
+    limits: StreamLimits,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     use tokio::sync::broadcast::error::RecvError;
-    let (tx, rx) = tokio::sync::mpsc::channel::<SseEvent>(1024);
+    let (tx, rx) = tokio::sync::mpsc::channel::<SseEvent>(limits.buffer.max(1));
+    let last = Arc::new(std::sync::Mutex::new(None::<SseEvent>));
+    let last2 = last.clone();
     tokio::spawn(async move {
         let mut live = sub.live;
         let mut at = sub.at;
-        if sub.reset && tx.send(reset_event(at)).await.is_err() {
+        // false: the subscriber is gone or behind; stop.
+        let push = |ev: SseEvent| {
+            let tx = &tx;
+            async move {
+                matches!(
+                    tokio::time::timeout(limits.grace, tx.send(ev)).await,
+                    Ok(Ok(()))
+                )
+            }
+        };
+        let behind = |at: u64| {
+            if let Ok(mut l) = last2.lock() {
+                *l = Some(reset_event(at));
+            }
+        };
+        if sub.reset && !push(reset_event(at)).await {
             return;
         }
         for e in &sub.replay {
-            if wanted(e) && tx.send(to_sse(e)).await.is_err() {
-                return;
+            if wanted(e) && !push(to_sse(e)).await {
+                return behind(at);
             }
         }
         loop {
@@ -745,23 +836,26 @@ fn async_stream(
                         if e.seq <= at {
                             continue;
                         }
+                        if wanted(&e) && !push(to_sse(&e)).await {
+                            return behind(at);
+                        }
                         at = e.seq;
-                        if wanted(&e) && tx.send(to_sse(&e)).await.is_err() {
-                            return;
-                        }
                     }
-                    Err(RecvError::Lagged(_)) => {
-                        // Too slow to follow: say so, and carry on from now.
-                        if tx.send(reset_event(at)).await.is_err() {
-                            return;
-                        }
-                    }
+                    // Lapped by the live feed: too slow to follow.
+                    Err(RecvError::Lagged(_)) => return behind(at),
                     Err(RecvError::Closed) => return,
                 }
             }
         }
     });
-    futures::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), Ok)
+    let events = futures::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), Ok);
+    let tail = futures::stream::once(async move {
+        // Held until the stream has ended: the slot counts open streams.
+        let _slot = slot;
+        last.lock().ok().and_then(|mut l| l.take())
+    });
+    let tail = futures::StreamExt::filter_map(tail, |e| async move { e.map(Ok) });
+    futures::StreamExt::chain(events, tail)
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@ impl Default for Bounds {
 #[derive(Debug, Clone)]
 pub struct NewFailover {
     pub worker: String,
+    /// The name of the token that sent it: failover ids are unique per
+    /// (worker, token), so one token cannot pre-empt another's id.
+    pub token: String,
     pub host: String,
     pub received_at: DateTime<Utc>,
     pub failover: Failover,
@@ -74,9 +77,11 @@ pub struct Db {
     unreadable: Unreadable,
 }
 
+const PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;";
+
+/// The tables and indexes (no pragmas: this also runs inside the
+/// migration's transaction).
 const SCHEMA: &str = "
-PRAGMA journal_mode = WAL;
-PRAGMA synchronous = FULL;
 CREATE TABLE IF NOT EXISTS history (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   revision TEXT NOT NULL,
@@ -98,7 +103,8 @@ CREATE TABLE IF NOT EXISTS failovers (
   status INTEGER,
   source TEXT NOT NULL,
   detail TEXT,
-  UNIQUE (worker, id)
+  token TEXT NOT NULL DEFAULT '',
+  UNIQUE (worker, id, token)
 );
 CREATE INDEX IF NOT EXISTS failovers_by_worker ON failovers (worker, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_kind ON failovers (kind, seq);
@@ -107,10 +113,51 @@ CREATE INDEX IF NOT EXISTS failovers_by_to ON failovers (to_agent, seq);
 ";
 
 fn open(path: &Path) -> Result<Connection, DbError> {
-    let conn = Connection::open(path)?;
+    let mut conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.execute_batch(PRAGMAS)?;
+    migrate_v1(&mut conn)?;
     conn.execute_batch(SCHEMA)?;
     Ok(conn)
+}
+
+/// A database from before failover ids were scoped by token: ids were
+/// unique per worker. Rebuild the table with the `token` column (empty for
+/// the old rows) and the wider unique key, in one transaction; seqs kept.
+fn migrate_v1(conn: &mut Connection) -> Result<(), DbError> {
+    let has_table: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'failovers'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_table {
+        return Ok(());
+    }
+    let has_token: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('failovers') WHERE name = 'token'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_token {
+        return Ok(());
+    }
+    tracing::info!("migrating the failover log: ids become unique per (worker, token)");
+    let tx = conn.transaction()?;
+    tx.execute_batch(
+        "ALTER TABLE failovers RENAME TO failovers_v1;
+         DROP INDEX IF EXISTS failovers_by_worker;
+         DROP INDEX IF EXISTS failovers_by_kind;
+         DROP INDEX IF EXISTS failovers_by_from;
+         DROP INDEX IF EXISTS failovers_by_to;",
+    )?;
+    tx.execute_batch(SCHEMA)?;
+    tx.execute_batch(
+        "INSERT INTO failovers (seq, worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, token)
+           SELECT seq, worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, '' FROM failovers_v1;
+         DROP TABLE failovers_v1;",
+    )?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// Called with the failovers of each committed batch, in seq order.
@@ -473,8 +520,8 @@ fn commit(
     let mut records = Vec::with_capacity(failovers.len());
     {
         let mut ins = tx.prepare_cached(
-            "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, token) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?;
         for f in failovers {
             let c = &f.failover.cause;
@@ -490,6 +537,7 @@ fn commit(
                 c.status,
                 c.source.as_str(),
                 c.detail,
+                f.token,
             ])?;
             if changed == 1 {
                 records.push(FailoverRecord {
@@ -541,4 +589,62 @@ fn commit(
     }
     tx.commit()?;
     Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database from before ids were scoped by token keeps its rows and
+    /// seqs, and takes the same id from a second token.
+    #[test]
+    fn a_v1_database_is_migrated_in_place() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("old.db");
+        {
+            let c = Connection::open(&path).expect("open");
+            c.execute_batch(
+                "CREATE TABLE failovers (
+                  seq INTEGER PRIMARY KEY AUTOINCREMENT, worker TEXT NOT NULL, host TEXT NOT NULL,
+                  received_at TEXT NOT NULL, id TEXT NOT NULL, at TEXT NOT NULL,
+                  from_agent TEXT NOT NULL, to_agent TEXT, kind TEXT NOT NULL, status INTEGER,
+                  source TEXT NOT NULL, detail TEXT, UNIQUE (worker, id));
+                 CREATE INDEX failovers_by_worker ON failovers (worker, seq);
+                 INSERT INTO failovers VALUES (41, 'w-1', 'h', '2026-11-29T15:04:05Z', 'f-1',
+                   '2026-11-29T15:04:00Z', 'pi', 'claude', 'rate_limited', 429, 'hub_router', NULL);",
+            )
+            .expect("old schema");
+        }
+        let mut c = open(&path).expect("migrates");
+        let (seq, token): (i64, String) = c
+            .query_row("SELECT seq, token FROM failovers", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("the old row");
+        assert_eq!((seq, token.as_str()), (41, ""));
+        let t = c.transaction().expect("tx");
+        let n = t
+            .execute(
+                "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, kind, source, token) \
+                 VALUES ('w-1', 'h', 'x', 'f-1', 'x', 'pi', 'auth', 'worker', 'pool-b')",
+                [],
+            )
+            .expect("insert");
+        assert_eq!(n, 1, "the same id from another token is a new row");
+        let seq: i64 = t
+            .query_row("SELECT MAX(seq) FROM failovers", [], |r| r.get(0))
+            .expect("max");
+        assert_eq!(seq, 42, "seqs carry on");
+        let idx: i64 = t
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'failovers' AND name LIKE 'failovers_by_%'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("indexes");
+        assert_eq!(idx, 4);
+        drop(t);
+        // Opening again is a no-op.
+        open(&path).expect("opens again");
+    }
 }
