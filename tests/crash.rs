@@ -2,39 +2,16 @@
 //! leaves a whole document: the last acknowledged one, or the one in flight,
 //! never a torn one; and it starts again on it with history intact.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use macfleet::client::{Client, ClientError, ClientOptions, Token, Writer};
 
 /// Start `macfleet hub` on an ephemeral loopback port; read the URL it prints.
 fn spawn_hub(dir: &std::path::Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
-        .args(["hub", "--config"])
-        .arg(dir.join("hub.toml"))
-        .arg("--tokens")
-        .arg(dir.join("tokens.toml"))
-        .args(["--listen", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("hub starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        let Some(Ok(line)) = lines.next() else { break };
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            let url = rest.split_whitespace().next().expect("url").to_string();
-            // Keep draining stderr so the hub never blocks on a full pipe.
-            std::thread::spawn(move || for _ in lines.by_ref() {});
-            return (child, url);
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("the hub did not say where it listens");
+    common::spawn_hub(dir, &[], None)
 }
 
 fn doc(n: usize) -> String {
@@ -133,4 +110,68 @@ async fn killed_mid_write_leaves_one_whole_document() {
     // An unreachable hub is exit code 5 through the client.
     let e = client.config().await.expect_err("gone");
     assert!(matches!(e, ClientError::Unreachable(_)), "{e}");
+}
+
+/// SIGTERM: the hub stops accepting, lets the request in progress finish,
+/// closes open event streams, and exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_writes_closes_streams_and_exits_0() {
+    let (dir, owner, viewer, _worker) = common::hub_dir();
+    let (mut hub, url) = spawn_hub(dir.path());
+    let client =
+        Client::new(&url, Some(Token::new(&owner)), ClientOptions::default()).expect("client");
+    let who = client.whoami().await.expect("whoami");
+    let writer = Writer::new(client.clone(), &who).expect("owner");
+    let start = client.config().await.expect("config");
+    // An open event stream, read to its end on a task.
+    let stream = reqwest::Client::new()
+        .get(format!("{url}/v1/events"))
+        .bearer_auth(&viewer)
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(stream.status(), 200);
+    let reader = tokio::spawn(async move {
+        let t0 = Instant::now();
+        let mut s = stream;
+        while let Ok(Some(_)) = s.chunk().await {}
+        t0.elapsed()
+    });
+    // A write in flight when the signal comes.
+    let text = doc(7);
+    let w = writer.clone();
+    let (t2, rev) = (text.clone(), start.revision.clone());
+    let put = tokio::spawn(async move { w.put_config(&t2, &rev).await });
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    // SAFETY: kill(2) on our own child's pid.
+    let rc = unsafe { libc::kill(hub.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(rc, 0);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = hub.try_wait().expect("wait") {
+            break Some(st);
+        }
+        if t0.elapsed() > Duration::from_secs(10) {
+            break None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let Some(status) = status else {
+        let _ = hub.kill();
+        let _ = hub.wait();
+        panic!("the hub did not exit within 10 s of SIGTERM");
+    };
+    assert_eq!(status.code(), Some(0), "exit 0 after SIGTERM");
+    let closed_after = tokio::time::timeout(Duration::from_secs(5), reader)
+        .await
+        .expect("the stream ended")
+        .expect("reader");
+    assert!(closed_after < Duration::from_secs(15));
+    // The write was either answered (and is on disk) or never started;
+    // nothing is torn.
+    let on_disk = std::fs::read_to_string(dir.path().join("hub.toml")).expect("read");
+    match put.await.expect("put task") {
+        Ok(_) => assert_eq!(on_disk, text, "an acknowledged write is on disk"),
+        Err(_) => assert!(on_disk == text || on_disk == start.text),
+    }
 }

@@ -6,12 +6,14 @@
 //! - `fleet`: every worker's last heartbeat, in memory, with change cursors;
 //! - `events`: the SSE feed with resume;
 //! - `streams`: caps on open event streams;
-//! - `api`: the HTTP routes;
+//! - `domain`: what the hub does (replace the config, take in a heartbeat);
+//! - `api`: the HTTP routes, translating to and from `domain`;
 //! - `serve`: the accept loop, with the connection bounds.
 
 pub mod api;
 pub mod auth;
 pub mod db;
+pub mod domain;
 pub mod events;
 pub mod fleet;
 pub mod ingest;

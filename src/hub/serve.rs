@@ -72,7 +72,10 @@ pub fn fd_limit() -> Option<u64> {
     };
     // SAFETY: getrlimit writes into the struct we own and nothing else.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
-    (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur as u64)
+    // rlim_t is u64 here, but not on every platform.
+    #[allow(clippy::unnecessary_cast)]
+    let cur = lim.rlim_cur as u64;
+    (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
 }
 
 /// Raise the soft descriptor limit to the hard one (what servers usually
