@@ -166,7 +166,21 @@ pub type OnCommit = Box<dyn Fn(Vec<FailoverRecord>) + Send + 'static>;
 impl Db {
     /// Open (or create) the database and start its writer thread.
     pub fn open(path: &Path, bounds: Bounds, on_commit: OnCommit) -> Result<Db, DbError> {
+        if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+            tracing::warn!(
+                path = %path.display(),
+                "the database file is empty (truncated?): starting a fresh history and failover log"
+            );
+        }
         let writer_conn = open(path)?;
+        // SQLite opens a file it may not write read-only, without a word;
+        // every later write would fail. Refuse to start instead.
+        if writer_conn.is_readonly(rusqlite::MAIN_DB)? {
+            return Err(DbError::Other(format!(
+                "{} is read-only: the hub must be able to write its history and failover log",
+                path.display()
+            )));
+        }
         let read = open(path)?;
         let head: u64 = read.query_row("SELECT COALESCE(MAX(seq), 0) FROM failovers", [], |r| {
             r.get::<_, i64>(0)
