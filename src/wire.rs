@@ -26,6 +26,12 @@ pub const MAX_AGENTS: usize = 64;
 pub const MAX_FAILOVERS_PER_HEARTBEAT: usize = 256;
 /// Longest failover id, in bytes.
 pub const MAX_FAILOVER_ID: usize = 128;
+/// How far ahead of the hub's clock a time a worker sends (`sent_at`, a
+/// failover's `at`) may lie: clock skew, no more (Kerberos' default skew).
+pub const MAX_AHEAD_S: i64 = 5 * 60;
+/// How far behind the hub's clock it may lie: a worker back-filling after an
+/// outage, or a demo replaying the last hour, fits with room to spare.
+pub const MAX_BEHIND_S: i64 = 30 * 24 * 60 * 60;
 
 /// The role a token grants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -487,7 +493,7 @@ impl Failover {
 }
 
 impl Heartbeat {
-    /// Everything the hub checks before it stores anything.
+    /// What the hub checks before it stores anything, but the times.
     pub fn validate(&self) -> Result<(), Invalid> {
         validate_heartbeat(HeartbeatFields {
             worker: &self.worker,
@@ -498,6 +504,13 @@ impl Heartbeat {
             capabilities: self.capabilities.keys().map(String::as_str),
             failovers: &self.failovers,
         })
+    }
+
+    /// Everything the hub checks before it stores anything, its times
+    /// judged by `now`.
+    pub fn validate_at(&self, now: DateTime<Utc>) -> Result<(), Invalid> {
+        self.validate()?;
+        check_heartbeat_times(self.sent_at, &self.failovers, now)
     }
 }
 
@@ -557,6 +570,51 @@ where
     }
     for (i, f) in h.failovers.iter().enumerate() {
         f.validate(&format!("failovers[{i}]"))?;
+    }
+    Ok(())
+}
+
+/// A time a worker sent must lie within [`MAX_BEHIND_S`] before and
+/// [`MAX_AHEAD_S`] after `now`, the hub's clock. Besides refusing nonsense,
+/// this keeps every stored time inside years 1 to 9999 in UTC, the only
+/// ones RFC 3339 can write and read back (`9999-12-31T23:59:59-23:59` is
+/// year 10000 in UTC).
+pub fn check_time(
+    field: impl FnOnce() -> String,
+    t: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<(), Invalid> {
+    let ahead = t.signed_duration_since(now).num_seconds();
+    if ahead > MAX_AHEAD_S {
+        return Err(invalid(
+            field(),
+            format!(
+                "more than {} minutes ahead of the hub's clock",
+                MAX_AHEAD_S / 60
+            ),
+        ));
+    }
+    if -ahead > MAX_BEHIND_S {
+        return Err(invalid(
+            field(),
+            format!(
+                "more than {} days behind the hub's clock",
+                MAX_BEHIND_S / 86_400
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The times of a heartbeat, judged by the hub's clock `now`.
+pub fn check_heartbeat_times(
+    sent_at: DateTime<Utc>,
+    failovers: &[Failover],
+    now: DateTime<Utc>,
+) -> Result<(), Invalid> {
+    check_time(|| "sent_at".into(), sent_at, now)?;
+    for (i, f) in failovers.iter().enumerate() {
+        check_time(|| format!("failovers[{i}].at"), f.at, now)?;
     }
     Ok(())
 }
@@ -631,6 +689,31 @@ mod tests {
         let mut hb = sample();
         hb.agents.push("Claude".into());
         assert!(hb.validate().is_err());
+    }
+
+    #[test]
+    fn times_are_judged_by_the_hubs_clock() {
+        let now: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().expect("time");
+        let mut hb = sample();
+        hb.sent_at = now;
+        hb.failovers[0].at = now - chrono::Duration::days(7);
+        hb.validate_at(now).expect("a week back is fine");
+        hb.failovers[0].at = now + chrono::Duration::seconds(MAX_AHEAD_S);
+        hb.validate_at(now).expect("the skew bound itself is fine");
+        // The poison: both parse, both land outside year 1..9999.
+        for bad in ["9999-12-31T23:59:59-23:59", "0000-01-01T00:00:00+23:59"] {
+            hb.failovers[0].at = DateTime::parse_from_rfc3339(bad)
+                .expect("chrono parses it")
+                .with_timezone(&Utc);
+            let e = hb.validate_at(now).expect_err(bad);
+            assert_eq!(e.field, "failovers[0].at", "{bad}");
+            assert!(hb.validate().is_ok(), "validate() leaves times alone");
+        }
+        hb.failovers[0].at = now;
+        hb.sent_at = now + chrono::Duration::seconds(MAX_AHEAD_S + 1);
+        assert_eq!(hb.validate_at(now).expect_err("ahead").field, "sent_at");
+        hb.sent_at = now - chrono::Duration::seconds(MAX_BEHIND_S + 1);
+        assert_eq!(hb.validate_at(now).expect_err("behind").field, "sent_at");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use crate::wire::{KNOWN_AGENTS, is_agent_name};
+use crate::wire::{KNOWN_AGENTS, MAX_AGENTS, is_agent_name};
 
 mod commas;
 mod diff;
@@ -78,6 +78,10 @@ pub enum DocError {
     Empty,
     #[error("MAC_CODING_AGENTS names {0:?} twice")]
     Duplicate(String),
+    /// More agents than a heartbeat may carry ([`MAX_AGENTS`], the wire's
+    /// own bound): a list the fleet could not follow.
+    #[error("MAC_CODING_AGENTS lists {0} agents; at most {MAX_AGENTS}")]
+    TooMany(usize),
     #[error(
         "MAC_CODING_AGENTS: {0:?} is not an agent name (names match ^[a-z][a-z0-9_-]{{0,31}}$)"
     )]
@@ -240,10 +244,14 @@ pub fn split_comma(s: &str) -> Vec<String> {
     s.split(',').map(|t| t.trim().to_string()).collect()
 }
 
-/// Non-empty, no duplicates, every name well-formed.
+/// Non-empty, at most [`MAX_AGENTS`], no duplicates, every name
+/// well-formed.
 pub fn validate_list(agents: &[String]) -> Result<(), DocError> {
     if agents.is_empty() {
         return Err(DocError::Empty);
+    }
+    if agents.len() > MAX_AGENTS {
+        return Err(DocError::TooMany(agents.len()));
     }
     for (i, a) in agents.iter().enumerate() {
         if !is_agent_name(a) {
@@ -307,6 +315,20 @@ mod tests {
     #[test]
     fn bad_lists() {
         assert_eq!(locate("MAC_CODING_AGENTS = []"), Err(DocError::Empty));
+        // The wire's bound, on both sides: a list every heartbeat can carry.
+        let names = |n: usize| {
+            (0..n)
+                .map(|i| format!("a{i}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let at_most = format!("MAC_CODING_AGENTS = {:?}", names(MAX_AGENTS));
+        assert_eq!(locate(&at_most).map(|l| l.agents.len()), Ok(MAX_AGENTS));
+        let over = format!("MAC_CODING_AGENTS = {:?}", names(MAX_AGENTS + 1));
+        assert_eq!(
+            locate(&over).map(|l| l.agents.len()),
+            Err(DocError::TooMany(MAX_AGENTS + 1))
+        );
         assert_eq!(
             locate("MAC_CODING_AGENTS = [\"pi\", \"pi\"]"),
             Err(DocError::Duplicate("pi".into()))

@@ -167,6 +167,14 @@ pub struct HubArgs {
     /// PEM private key for --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Most workers the hub holds (a new worker past it is refused with 503
+    /// fleet_full); default sized for 100,000 workers with headroom.
+    #[arg(long, value_name = "N", default_value_t = crate::hub::DEFAULT_MAX_WORKERS)]
+    pub max_workers: usize,
+    /// Most client connections open at once (also kept below the
+    /// descriptor limit).
+    #[arg(long, value_name = "N", default_value_t = crate::hub::serve::Limits::default().max_connections)]
+    pub max_connections: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -305,6 +313,8 @@ async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
     opts.heartbeat_interval_s = args.heartbeat_interval.max(1);
     opts.allow_plaintext = allow_plaintext;
     opts.tls = args.tls_cert.zip(args.tls_key);
+    opts.max_workers = args.max_workers.max(1);
+    opts.limits.max_connections = args.max_connections.max(1);
     crate::hub::serve(opts).await
 }
 

@@ -265,6 +265,27 @@ impl Fleet {
         }
     }
 
+    /// Whether a heartbeat from `worker` may be recorded under a cap of
+    /// `max` workers: a worker the hub knows always may.
+    pub fn admits(&self, worker: &str, max: usize) -> bool {
+        self.workers.len() < max || self.workers.contains_key(worker)
+    }
+
+    /// Forget the workers whose last heartbeat was received more than
+    /// `after` before `now` (long lost: decommissioned, renamed, or ids
+    /// nobody uses); returns how many. They vanish from full answers; the
+    /// change log skips them.
+    pub fn evict(&mut self, now: DateTime<Utc>, after: chrono::Duration) -> usize {
+        let before = self.workers.len();
+        self.workers
+            .retain(|_, e| now - e.view.received_at <= after);
+        let n = before - self.workers.len();
+        if n > 0 {
+            self.compact();
+        }
+        n
+    }
+
     /// Record a validated (and scrubbed) heartbeat; returns the new view.
     /// One hash lookup for a worker the hub knows, and what the worker
     /// repeats from its last heartbeat is shared, not copied.
@@ -419,6 +440,28 @@ mod tests {
         // Another run's cursor is a full answer.
         let other = f.snapshot(Some(Cursor { epoch: 8, seq: 1 }));
         assert!(!other.delta);
+    }
+
+    #[test]
+    fn the_cap_admits_known_workers_and_eviction_forgets_the_long_lost() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
+            .single()
+            .expect("time");
+        let mut f = Fleet::new(1);
+        f.record(&(&hb("w-1")).into(), t0, "r1");
+        f.record(&(&hb("w-2")).into(), t0 + chrono::Duration::hours(2), "r1");
+        assert!(f.admits("w-1", 2), "a known worker");
+        assert!(!f.admits("w-3", 2), "a new one past the cap");
+        assert!(f.admits("w-3", 3));
+        let c = f.cursor();
+        let now = t0 + chrono::Duration::hours(3);
+        assert_eq!(f.evict(now, chrono::Duration::hours(2)), 1);
+        assert_eq!(f.len(), 1);
+        assert!(f.admits("w-3", 2), "room again");
+        let all = f.snapshot(None).workers;
+        assert_eq!(&**all[0].worker(), "w-2");
+        assert!(f.snapshot(Some(c)).workers.is_empty());
     }
 
     #[test]
