@@ -88,12 +88,16 @@ fn unsafe_here(c: char, keep_lines: bool) -> bool {
 pub fn escape(s: &str, keep_lines: bool) -> Cow<'_, str> {
     let b = s.as_bytes();
     // Fast path: printable ASCII has nothing to escape.
-    let Some(first) = b.iter().position(|&c| !(0x20..0x7f).contains(&c)).and_then(|i| {
-        s[i..]
-            .char_indices()
-            .find(|&(_, c)| unsafe_here(c, keep_lines))
-            .map(|(j, _)| i + j)
-    }) else {
+    let Some(first) = b
+        .iter()
+        .position(|&c| !(0x20..0x7f).contains(&c))
+        .and_then(|i| {
+            s[i..]
+                .char_indices()
+                .find(|&(_, c)| unsafe_here(c, keep_lines))
+                .map(|(j, _)| i + j)
+        })
+    else {
         return Cow::Borrowed(s);
     };
     let mut out = String::with_capacity(s.len() + 16);

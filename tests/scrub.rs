@@ -1093,6 +1093,7 @@ async fn no_corpus_secret_comes_back_from_the_hub_the_stream_the_cli_or_the_log(
     let env = [
         ("MAC_HUB_URL", hub.url.as_str()),
         ("MAC_HUB_TOKEN", owner.as_str()),
+        ("COLUMNS", "1000"),
     ];
     for args in [
         &["get", "failovers", "--limit", "1000"][..],
@@ -1199,6 +1200,7 @@ async fn get_prints_no_control_bidi_or_invisible_character() {
     let env = [
         ("MAC_HUB_URL", hub.url.as_str()),
         ("MAC_HUB_TOKEN", owner.as_str()),
+        ("COLUMNS", "1000"),
     ];
     let mut tables = String::new();
     for args in [
