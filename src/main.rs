@@ -66,7 +66,10 @@ fn main() {
         }
         Err(e) => {
             let code = macfleet::cli::exit_code(&e);
-            eprintln!("macfleet: {}", macfleet::scrub::scrub(&format!("{e:#}")));
+            eprintln!(
+                "macfleet: {}",
+                macfleet::textsafe::for_terminal_lines(&format!("{e:#}"))
+            );
             code
         }
     };

@@ -424,7 +424,7 @@ fn is_revision(s: &str) -> bool {
 /// heartbeat and must not allocate when all is well.
 fn check_agent(field: impl FnOnce() -> String, name: &str) -> Result<(), Invalid> {
     if is_agent_name(name) {
-        Ok(())
+        no_secret(field, name)
     } else {
         Err(invalid(
             field(),
@@ -481,6 +481,7 @@ impl Failover {
                 "1 to 128 of [A-Za-z0-9._:-]",
             ));
         }
+        no_secret(|| format!("{field}.id"), &self.id)?;
         check_agent(|| format!("{field}.from"), &self.from)?;
         if let Some(to) = &self.to {
             check_agent(|| format!("{field}.to"), to)?;
@@ -530,6 +531,19 @@ pub struct HeartbeatFields<'a, A, C> {
     pub failovers: &'a [Failover],
 }
 
+/// Names and ids are published to every viewer as they are: one shaped like
+/// a credential (`ghp_…` fits the worker-id charset) is refused, not stored.
+fn no_secret(field: impl FnOnce() -> String, value: &str) -> Result<(), Invalid> {
+    if crate::scrub::contains_secret(value) {
+        Err(invalid(
+            field(),
+            "looks like a credential; ids and names are shown to every viewer",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// Everything the hub checks before it stores a heartbeat.
 pub fn validate_heartbeat<'a, A, C>(h: HeartbeatFields<'a, A, C>) -> Result<(), Invalid>
 where
@@ -539,13 +553,16 @@ where
     if !is_worker_id(h.worker) {
         return Err(invalid("worker", "1 to 128 of [A-Za-z0-9._:-]"));
     }
+    no_secret(|| "worker".into(), h.worker)?;
     if !is_host(h.host) {
         return Err(invalid("host", "1 to 253 of [A-Za-z0-9._-]"));
     }
+    no_secret(|| "host".into(), h.host)?;
     if let Some(rev) = h.config_revision {
         if !is_revision(rev) {
             return Err(invalid("config_revision", "not a revision"));
         }
+        no_secret(|| "config_revision".into(), rev)?;
     }
     if h.agents.len() > MAX_AGENTS {
         return Err(invalid("agents", format!("at most {MAX_AGENTS}")));

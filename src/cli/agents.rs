@@ -11,6 +11,7 @@ use color_eyre::eyre::{Result, eyre};
 use super::{Exit, Global, connect, exit};
 use crate::agents_doc::{self, Op};
 use crate::client::{ClientError, Writer};
+use crate::textsafe::{for_terminal, for_terminal_lines};
 
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
@@ -70,13 +71,14 @@ fn show(text: &str, revision: Option<&str>) -> Result<()> {
     let located = agents_doc::locate(text)?;
     let mut out = std::io::stdout().lock();
     for (i, a) in located.agents.iter().enumerate() {
-        writeln!(out, "{i}  {a}")?;
+        writeln!(out, "{i}  {}", for_terminal(a))?;
     }
     if let Some(r) = revision {
-        writeln!(out, "revision {r}")?;
+        writeln!(out, "revision {}", for_terminal(r))?;
     }
     for a in agents_doc::unknown_agents(&located.agents) {
-        eprintln!("warning: {}", agents_doc::unknown_agent_warning(&a));
+        let warning = agents_doc::unknown_agent_warning(&a);
+        eprintln!("warning: {}", for_terminal(&warning));
     }
     Ok(())
 }
@@ -85,10 +87,11 @@ fn show(text: &str, revision: Option<&str>) -> Result<()> {
 fn edit(text: &str, op: &Op, label: &str) -> Result<Option<String>> {
     let edited = agents_doc::apply(text, op)?;
     for w in &edited.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", for_terminal(w));
     }
     if !edited.changed() {
-        eprintln!("no change: the list is already {}", edited.after.join(","));
+        let list = edited.after.join(",");
+        eprintln!("no change: the list is already {}", for_terminal(&list));
         return Ok(None);
     }
     let diff = agents_doc::unified_diff(
@@ -97,7 +100,7 @@ fn edit(text: &str, op: &Op, label: &str) -> Result<Option<String>> {
         &format!("a/{label}"),
         &format!("b/{label}"),
     );
-    print!("{diff}");
+    print!("{}", for_terminal_lines(&diff));
     Ok(Some(edited.text))
 }
 
@@ -174,9 +177,9 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<()> {
     let accepted = writer.put_config(&new, &doc.revision).await?;
     eprintln!(
         "revision {} → {}: {}",
-        doc.revision,
-        accepted.revision,
-        accepted.agents.join(",")
+        for_terminal(&doc.revision),
+        for_terminal(&accepted.revision),
+        for_terminal(&accepted.agents.join(","))
     );
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `macfleet get workers|failovers|agents|history [-o table|json]`: one
 //! snapshot. JSON is the API's own shape; tables fit the terminal width by
-//! dropping the least important columns first. Hub text is scrubbed.
+//! dropping the least important columns first. Hub text is scrubbed and
+//! made terminal-safe (`crate::textsafe`), in tables and in JSON alike.
 
 use std::io::{IsTerminal, Write};
 
@@ -9,7 +10,7 @@ use color_eyre::eyre::Result;
 
 use super::{GetArgs, GetWhat, Global, Output, connect};
 use crate::client::FailoverQuery;
-use crate::scrub::scrub;
+use crate::textsafe::{for_terminal, json_for_terminal};
 use crate::wire::{Failover, WorkerState};
 
 /// A column: header, priority (0 is kept longest), cells.
@@ -37,7 +38,17 @@ pub fn render_table(columns: Vec<(&'static str, u8, Vec<String>)>, max: usize) -
         .map(|(header, priority, cells)| Column {
             header,
             priority,
-            cells,
+            // Every cell holds hub text: scrubbed, controls and bidi escaped.
+            cells: cells
+                .into_iter()
+                .map(|c| {
+                    let safe = match for_terminal(&c) {
+                        std::borrow::Cow::Owned(o) => Some(o),
+                        std::borrow::Cow::Borrowed(_) => None,
+                    };
+                    safe.unwrap_or(c)
+                })
+                .collect(),
         })
         .collect();
     let widths = |cols: &[Column]| -> Vec<usize> {
@@ -117,8 +128,8 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
         GetWhat::Workers => {
             let page = client.workers(None).await?;
             if args.output == Output::Json {
-                serde_json::to_writer_pretty(&mut out, &page)?;
-                writeln!(out)?;
+                let json = serde_json::to_string_pretty(&page)?;
+                writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
             }
             let mut ws = page.workers;
@@ -166,7 +177,7 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                             .map(|w| {
                                 w.last_failover
                                     .as_ref()
-                                    .map(|f| scrub(&failover_brief(f, now)).into_owned())
+                                    .map(|f| failover_brief(f, now))
                                     .unwrap_or_else(|| "-".into())
                             })
                             .collect(),
@@ -184,7 +195,7 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                 count(WorkerState::Stale),
                 count(WorkerState::Lost),
                 ws.iter().filter(|w| w.active_agent.is_none()).count(),
-                page.config_revision
+                for_terminal(&page.config_revision)
             )?;
         }
         GetWhat::Failovers => {
@@ -205,8 +216,8 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                 })
                 .await?;
             if args.output == Output::Json {
-                serde_json::to_writer_pretty(&mut out, &page)?;
-                writeln!(out)?;
+                let json = serde_json::to_string_pretty(&page)?;
+                writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
             }
             let now = Utc::now();
@@ -264,10 +275,7 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                         "DETAIL",
                         5,
                         ev.iter()
-                            .map(|e| {
-                                scrub(e.failover.cause.detail.as_deref().unwrap_or("-"))
-                                    .into_owned()
-                            })
+                            .map(|e| e.failover.cause.detail.as_deref().unwrap_or("-").into())
                             .collect(),
                     ),
                 ],
@@ -279,23 +287,22 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
             let doc = client.config().await?;
             let located = crate::agents_doc::locate(&doc.text)?;
             if args.output == Output::Json {
-                serde_json::to_writer_pretty(
-                    &mut out,
+                let json = serde_json::to_string_pretty(
                     &serde_json::json!({"revision": doc.revision, "agents": located.agents}),
                 )?;
-                writeln!(out)?;
+                writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
             }
             for (i, a) in located.agents.iter().enumerate() {
-                writeln!(out, "{i}  {a}")?;
+                writeln!(out, "{i}  {}", for_terminal(a))?;
             }
-            writeln!(out, "revision {}", doc.revision)?;
+            writeln!(out, "revision {}", for_terminal(&doc.revision))?;
         }
         GetWhat::History => {
             let h = client.history().await?;
             if args.output == Output::Json {
-                serde_json::to_writer_pretty(&mut out, &h)?;
-                writeln!(out)?;
+                let json = serde_json::to_string_pretty(&h)?;
+                writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
             }
             let r = &h.revisions;
@@ -311,11 +318,7 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                         1,
                         r.iter().map(|e| crate::wire::fmt_time(e.at)).collect(),
                     ),
-                    (
-                        "BY",
-                        0,
-                        r.iter().map(|e| scrub(&e.by).into_owned()).collect(),
-                    ),
+                    ("BY", 0, r.iter().map(|e| e.by.clone()).collect()),
                     (
                         "BEFORE → AFTER",
                         0,
