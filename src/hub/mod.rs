@@ -31,7 +31,10 @@ use crate::wire::{ConfigEvent, HistoryEntry, Projection};
 #[derive(Debug, Clone)]
 pub struct HubOptions {
     pub config: PathBuf,
+    /// The tokens at start; the live table is [`Hub::tokens`].
     pub tokens: auth::Tokens,
+    /// The tokens file SIGHUP rereads (`None`: the table never changes).
+    pub tokens_file: Option<PathBuf>,
     pub listen: SocketAddr,
     pub name: String,
     /// Where the history and the failover log live; default beside the
@@ -52,6 +55,7 @@ impl HubOptions {
         HubOptions {
             config,
             tokens,
+            tokens_file: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
             name: "macfleet-hub".into(),
             db: None,
@@ -107,6 +111,8 @@ pub struct Hub {
     /// Serialises config writes: compare-and-replace happens under it.
     pub write_lock: tokio::sync::Mutex<()>,
     pub fleet: Mutex<fleet::Fleet>,
+    /// Who may call, reread from `opts.tokens_file` on SIGHUP.
+    pub tokens: auth::TokenTable,
     pub db: db::Db,
     pub events: Arc<events::Events>,
     /// Flips to true when the hub stops, so open event streams end and a
@@ -200,6 +206,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
         fleet: Mutex::new(fleet::Fleet::new(epoch)),
+        tokens: auth::TokenTable::new(opts.tokens.clone(), opts.tokens_file.clone()),
         db,
         events,
         closing: tokio::sync::watch::Sender::new(false),
@@ -291,10 +298,45 @@ pub async fn serve(opts: HubOptions) -> Result<()> {
         c.revision,
         c.agents.join(",")
     );
+    let reloader = reload_tokens_on_sighup(&running.hub)?;
     tokio::signal::ctrl_c()
         .await
         .wrap_err("waiting for Ctrl-C")?;
+    reloader.abort();
     eprintln!("stopping");
     running.stop().await;
     Ok(())
+}
+
+/// SIGHUP rereads the tokens file: a token is revoked or rotated without a
+/// restart, and a revoked token's open event streams end. A bad file keeps
+/// the tokens in force and says why.
+fn reload_tokens_on_sighup(hub: &Arc<Hub>) -> Result<tokio::task::JoinHandle<()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hup = signal(SignalKind::hangup()).wrap_err("cannot listen for SIGHUP")?;
+        let weak = Arc::downgrade(hub);
+        Ok(tokio::spawn(async move {
+            while hup.recv().await.is_some() {
+                let Some(hub) = weak.upgrade() else { return };
+                match hub.tokens.reload() {
+                    Ok(n) => {
+                        if let Some(path) = hub.tokens.file() {
+                            auth::warn_if_open_to_others(path);
+                        }
+                        tracing::info!(tokens = n, "SIGHUP: tokens file reread");
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "SIGHUP: tokens file not reread; the previous tokens stay in force");
+                    }
+                }
+            }
+        }))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = hub;
+        Ok(tokio::spawn(async {}))
+    }
 }
