@@ -264,7 +264,7 @@ pub fn run(global: &Global, args: ContextArgs) -> Result<i32> {
                 )));
             }
             edit(&path, |doc| {
-                doc.insert("current", toml_edit::value(name.as_str()));
+                set_keeping_decor(doc, "current", &name);
                 Ok(())
             })?;
             eprintln!("current context: {name}");
@@ -301,6 +301,21 @@ pub fn run(global: &Global, args: ContextArgs) -> Result<i32> {
     }
     out.flush()?;
     Ok(exit::OK)
+}
+
+/// Set a top-level string, keeping the comments around the old value
+/// (`Table::insert` would drop them with the key).
+fn set_keeping_decor(doc: &mut toml_edit::DocumentMut, key: &str, value: &str) {
+    match doc.get_mut(key).and_then(toml_edit::Item::as_value_mut) {
+        Some(v) => {
+            let decor = v.decor().clone();
+            *v = toml_edit::Value::from(value);
+            *v.decor_mut() = decor;
+        }
+        None => {
+            doc.insert(key, toml_edit::value(value));
+        }
+    }
 }
 
 fn path_cell(p: Option<&Path>) -> String {
