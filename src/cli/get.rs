@@ -8,8 +8,7 @@ use std::io::{IsTerminal, Write};
 use chrono::{DateTime, Utc};
 use color_eyre::eyre::Result;
 
-use super::{GetArgs, GetWhat, Global, Output, connect};
-use crate::client::FailoverQuery;
+use super::{GetArgs, GetWhat, Global, Output, connect, get_more};
 use crate::textsafe::{for_terminal, json_for_terminal};
 use crate::wire::{Failover, WorkerState};
 
@@ -121,9 +120,17 @@ fn failover_brief(f: &Failover, now: DateTime<Utc>) -> String {
 }
 
 pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
+    get_more::check(&args)?;
     let (client, _) = connect(global)?;
     let mut out = std::io::stdout().lock();
-    let max = width();
+    let max = if args.output == Output::Wide {
+        usize::MAX
+    } else {
+        width()
+    };
+    if let Some(r) = get_more::run(&client, &args, &mut out).await {
+        return r;
+    }
     match args.what {
         GetWhat::Workers => {
             let page = client.workers(None).await?;
@@ -131,6 +138,9 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                 let json = serde_json::to_string_pretty(&page)?;
                 writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
+            }
+            if args.output == Output::Jsonl {
+                return get_more::write_jsonl(&mut out, &page.workers);
             }
             let mut ws = page.workers;
             ws.sort_by_key(|w| {
@@ -198,27 +208,17 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                 for_terminal(&page.config_revision)
             )?;
         }
+        GetWhat::Worker => {}
         GetWhat::Failovers => {
-            // The newest `limit` events: find the head, then read back.
-            let head = client
-                .failovers(&FailoverQuery {
-                    limit: Some(1),
-                    since: Some(u64::MAX / 2),
-                    ..FailoverQuery::default()
-                })
-                .await?;
-            let since = head.next.saturating_sub(u64::from(args.limit));
-            let page = client
-                .failovers(&FailoverQuery {
-                    since: Some(since.max(head.oldest.saturating_sub(1))),
-                    limit: Some(args.limit.clamp(1, 1000)),
-                    ..FailoverQuery::default()
-                })
-                .await?;
+            let filter = get_more::Filter::from_args(&args);
+            let page = get_more::newest_failovers(&client, &filter, args.limit).await?;
             if args.output == Output::Json {
                 let json = serde_json::to_string_pretty(&page)?;
                 writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
+            }
+            if args.output == Output::Jsonl {
+                return get_more::write_jsonl(&mut out, &page.events);
             }
             let now = Utc::now();
             let ev = &page.events;
@@ -293,6 +293,17 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                 writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
             }
+            if args.output == Output::Jsonl {
+                let rows: Vec<_> = located
+                    .agents
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, agent)| {
+                        serde_json::json!({"rank": rank, "agent": agent, "revision": doc.revision})
+                    })
+                    .collect();
+                return get_more::write_jsonl(&mut out, &rows);
+            }
             for (i, a) in located.agents.iter().enumerate() {
                 writeln!(out, "{i}  {}", for_terminal(a))?;
             }
@@ -304,6 +315,9 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                 let json = serde_json::to_string_pretty(&h)?;
                 writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
+            }
+            if args.output == Output::Jsonl {
+                return get_more::write_jsonl(&mut out, &h.revisions);
             }
             let r = &h.revisions;
             let table = render_table(
