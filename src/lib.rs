@@ -5,6 +5,7 @@ pub mod agents_doc;
 pub mod cli;
 pub mod client;
 pub mod hub;
+pub mod plan;
 pub mod scrub;
 pub mod sim;
 pub mod textsafe;

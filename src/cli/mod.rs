@@ -363,7 +363,7 @@ pub async fn run(mut cli: Cli) -> Result<i32> {
             .map(|()| exit::OK),
         Some(Command::Sim(args)) => run_sim(&cli.global, args).await.map(|()| exit::OK),
         Some(Command::Get(args)) => get::run(&cli.global, args).await.map(|()| exit::OK),
-        Some(Command::Agents(args)) => agents::run(&cli.global, args).await.map(|()| exit::OK),
+        Some(Command::Agents(args)) => agents::run(&cli.global, args).await,
     }
 }
 
