@@ -24,8 +24,8 @@ use super::ingest::HeartbeatIn;
 use super::{Current, Hub, publish_config, store};
 use crate::agents_doc::{self, DocError};
 use crate::wire::{
-    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, FailoversPage, History, HistoryEntry,
-    Role, Whoami,
+    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, EventKind, FailoversPage, History,
+    HistoryEntry, Role, Whoami,
 };
 
 /// Largest config document.
@@ -342,10 +342,11 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
             // The document is stored; a restart records the revision anyway.
             tracing::error!(error = %e, "history not recorded");
         }
+        // The `config` event first, then the `sync` flips it causes.
+        publish_config(&hub, &new, &p.name);
         if let Ok(mut f) = hub.fleet.lock() {
             f.resync(&new.revision);
         }
-        publish_config(&hub, &new, &p.name);
         tracing::info!(by = %p.name, revision = %new.revision, agents = ?new.agents, "config replaced");
         return Ok(accepted(&new));
     }
@@ -455,8 +456,11 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
     // clone: no await follows, and no reference count moves.
     let current = hub.current.load();
     let view = fleet.record(&hb, received_at, &current.revision);
-    drop(fleet);
+    // Published under the fleet lock, like the sweeper's `state` and a
+    // resync's `sync` events: the feed's order is the order of change, so
+    // a client that applies views in feed order ends with the latest.
     hub.events.publish(Payload::Heartbeat(view));
+    drop(fleet);
     Ok((
         [(
             header::CONTENT_TYPE,
@@ -654,18 +658,17 @@ async fn events(
     let p = authenticate(&hub, &headers)?;
     require(p, READERS, "follow events")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
-    let mut want = [true; 3];
+    let mut want = [true; EventKind::ALL.len()];
     if let Some(types) = q.types.as_deref().filter(|t| !t.is_empty()) {
-        want = [false; 3];
+        want = [false; EventKind::ALL.len()];
         for t in types.split(',').map(str::trim) {
-            match t {
-                "heartbeat" => want[0] = true,
-                "failover" => want[1] = true,
-                "config" => want[2] = true,
-                other => {
+            match t.parse::<EventKind>() {
+                Ok(k) => want[k as usize] = true,
+                Err(_) => {
                     return Err(bad_query(format!(
-                        "unknown event type {:?} (heartbeat, failover, config)",
-                        crate::scrub::scrub(&other.chars().take(32).collect::<String>())
+                        "unknown event type {:?} ({})",
+                        crate::scrub::scrub(&t.chars().take(32).collect::<String>()),
+                        EventKind::names()
                     )));
                 }
             }
@@ -684,11 +687,7 @@ async fn events(
         Some(Err(_)) => return Err(bad_query("Last-Event-ID is not text")),
     };
     let sub = hub.events.subscribe(last_id);
-    let wanted = move |e: &Event| match e.payload {
-        Payload::Heartbeat(_) => want[0],
-        Payload::Failover(_) => want[1],
-        Payload::Config(_) => want[2],
-    };
+    let wanted = move |e: &Event| want[e.payload.kind() as usize];
     let stream = async_stream(sub, wanted, hub.closing.subscribe());
     Ok(Sse::new(stream).keep_alive(
         KeepAlive::new()
