@@ -13,13 +13,20 @@ use macfleet::sim::{Scenario, SimOptions, SimStats, Start};
 
 const FLEET: &str = "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"pi\", \"claude\"]\n";
 
-#[tokio::test]
-async fn fleet_heartbeats_and_follows_a_reorder() {
-    let h = TestHub::start_with(FLEET, |_| {}).await;
-    let viewer = h.client(&h.viewer);
+fn aug19() -> Scenario {
+    Scenario::load("aug19").expect("scenario")
+}
+
+type SimTask = tokio::task::JoinHandle<color_eyre::eyre::Result<()>>;
+
+/// Run a simulated fleet against `h` (for at most 60 s) until the sender
+/// is used or dropped.
+fn spawn_sim(
+    h: &TestHub,
+    mut opts: SimOptions,
+) -> (Arc<SimStats>, tokio::sync::oneshot::Sender<()>, SimTask) {
     let stats = Arc::new(SimStats::default());
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut opts = SimOptions::new(30, Scenario::load("aug19").expect("scenario"));
     opts.duration = Some(Duration::from_secs(60));
     let sim = tokio::spawn(macfleet::sim::run(
         h.client(&h.worker),
@@ -29,6 +36,14 @@ async fn fleet_heartbeats_and_follows_a_reorder() {
             let _ = stop_rx.await;
         },
     ));
+    (stats, stop_tx, sim)
+}
+
+#[tokio::test]
+async fn fleet_heartbeats_and_follows_a_reorder() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let viewer = h.client(&h.viewer);
+    let (stats, stop_tx, sim) = spawn_sim(&h, SimOptions::new(30, aug19()));
     let page = eventually(600, || async {
         let p = viewer.workers(None).await.ok()?;
         (p.workers.len() == 30 && p.workers.iter().all(|w| w.in_sync)).then_some(p)
@@ -92,21 +107,11 @@ async fn aug19_no_route_workers_have_a_failover_away_from_every_rung() {
     )
     .await;
     let viewer = h.client(&h.viewer);
-    let stats = Arc::new(SimStats::default());
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut opts = SimOptions::new(40, Scenario::load("aug19").expect("scenario"));
+    let mut opts = SimOptions::new(40, aug19());
     // The outage runs from 30 s to 90 s of the cycle: start a second
     // before it.
     opts.start = Start::At(29);
-    opts.duration = Some(Duration::from_secs(60));
-    let sim = tokio::spawn(macfleet::sim::run(
-        h.client(&h.worker),
-        opts,
-        stats.clone(),
-        async {
-            let _ = stop_rx.await;
-        },
-    ));
+    let (stats, stop_tx, sim) = spawn_sim(&h, opts);
     let page = eventually(400, || async {
         let p = viewer.workers(None).await.ok()?;
         (p.workers.len() == 40 && p.workers.iter().all(|w| w.active_agent.is_none())).then_some(p)
