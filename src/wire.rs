@@ -625,6 +625,16 @@ pub fn fmt_time(t: DateTime<Utc>) -> String {
 mod tests {
     use super::*;
 
+    /// The hub indexes its `?types=` filter by `kind as usize`.
+    #[test]
+    fn event_kinds_index_their_own_list_and_parse_their_names() {
+        for (i, k) in EventKind::ALL.into_iter().enumerate() {
+            assert_eq!(k as usize, i);
+            assert_eq!(k.as_str().parse::<EventKind>(), Ok(k));
+        }
+        assert!("stale".parse::<EventKind>().is_err());
+    }
+
     fn sample() -> Heartbeat {
         serde_json::from_str(
             r#"{
