@@ -485,6 +485,26 @@ enum StreamEnd {
     Failed(String),
 }
 
+/// The right to be handed the one write path, given only to sessions that
+/// are not read-only. It turns into a [`Writer`] once the hub says the
+/// token is an owner's ([`WriteGrant::writer`]), so a session can start
+/// before the hub answers and gain its writer when it does.
+#[derive(Clone, Debug)]
+pub struct WriteGrant {
+    client: Client,
+}
+
+impl WriteGrant {
+    pub fn new(client: Client) -> WriteGrant {
+        WriteGrant { client }
+    }
+
+    /// The writer, if `whoami` (the hub's answer for this token) is an owner.
+    pub fn writer(&self, whoami: &Whoami) -> Option<Writer> {
+        Writer::new(self.client.clone(), whoami)
+    }
+}
+
 /// The one write path to the hub. Only an owner gets one.
 #[derive(Clone, Debug)]
 pub struct Writer {

@@ -147,14 +147,9 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         Ok(())
     } else {
         let client = Client::new(&url, Some(session_token), ClientOptions::default())?;
-        let writer = if global.read_only {
-            None
-        } else {
-            let who = client.whoami().await?;
-            Writer::new(client.clone(), &who)
-        };
+        let grant = (!global.read_only).then(|| crate::client::WriteGrant::new(client.clone()));
         let opts = super::tui_options(global, format!("demo {url}"), global.read_only);
-        crate::tui::run(client, writer, opts).await
+        crate::tui::run(client, grant, opts).await
     };
     let _ = stop_tx.send(());
     let _ = sim.await;

@@ -267,18 +267,11 @@ pub fn tui_options(global: &Global, label: String, read_only: bool) -> crate::tu
 async fn run_tui(global: &Global) -> Result<()> {
     let (client, target) = connect(global)?;
     let read_only = global.read_only || target.read_only;
-    // Only an owner's session is handed the one write path; a read-only
-    // session never holds it. If the hub cannot say who we are at start,
-    // the session starts without it (and the screen says why).
-    let writer = if read_only {
-        None
-    } else {
-        match client.whoami().await {
-            Ok(who) => crate::client::Writer::new(client.clone(), &who),
-            Err(_) => None,
-        }
-    };
-    crate::tui::run(client, writer, tui_options(global, target.label, read_only)).await
+    // Only a session that is not read-only is granted the one write path;
+    // it becomes a writer when the hub says the token is an owner's, so the
+    // TUI starts at once even when the hub does not answer.
+    let grant = (!read_only).then(|| crate::client::WriteGrant::new(client.clone()));
+    crate::tui::run(client, grant, tui_options(global, target.label, read_only)).await
 }
 
 async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
