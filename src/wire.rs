@@ -339,6 +339,61 @@ pub struct History {
     pub revisions: Vec<HistoryEntry>,
 }
 
+/// The kinds of `GET /v1/events` that `?types=` can ask for (`reset` is
+/// always sent). `state` and `sync` carry the worker's view, as `heartbeat`
+/// does: `state` when the hub's sweeper moves it to `stale` or `lost`,
+/// `sync` when a new revision flips its `in_sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    Heartbeat,
+    Failover,
+    Config,
+    State,
+    Sync,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 5] = [
+        EventKind::Heartbeat,
+        EventKind::Failover,
+        EventKind::Config,
+        EventKind::State,
+        EventKind::Sync,
+    ];
+
+    /// The `event:` name on the stream.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Heartbeat => "heartbeat",
+            EventKind::Failover => "failover",
+            EventKind::Config => "config",
+            EventKind::State => "state",
+            EventKind::Sync => "sync",
+        }
+    }
+
+    /// The names, comma-separated, for error messages.
+    pub fn names() -> String {
+        EventKind::ALL.map(EventKind::as_str).join(", ")
+    }
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for EventKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        EventKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown event type {s:?} ({})", EventKind::names()))
+    }
+}
+
 /// `event: config` data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfigEvent {
@@ -644,6 +699,16 @@ pub fn fmt_time(t: DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hub indexes its `?types=` filter by `kind as usize`.
+    #[test]
+    fn event_kinds_index_their_own_list_and_parse_their_names() {
+        for (i, k) in EventKind::ALL.into_iter().enumerate() {
+            assert_eq!(k as usize, i);
+            assert_eq!(k.as_str().parse::<EventKind>(), Ok(k));
+        }
+        assert!("stale".parse::<EventKind>().is_err());
+    }
 
     fn sample() -> Heartbeat {
         serde_json::from_str(

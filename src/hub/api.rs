@@ -25,7 +25,8 @@ use super::ingest::HeartbeatIn;
 use super::{Current, Hub};
 use crate::agents_doc::DocError;
 use crate::wire::{
-    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, FailoversPage, History, Role, Whoami,
+    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, EventKind, FailoversPage, History, Role,
+    Whoami,
 };
 
 /// Largest config document.
@@ -680,18 +681,17 @@ async fn events(
     let p = authenticate(&hub, &headers)?;
     require(&p, READERS, "follow events")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
-    let mut want = [true; 3];
+    let mut want = [true; EventKind::ALL.len()];
     if let Some(types) = q.types.as_deref().filter(|t| !t.is_empty()) {
-        want = [false; 3];
+        want = [false; EventKind::ALL.len()];
         for t in types.split(',').map(str::trim) {
-            match t {
-                "heartbeat" => want[0] = true,
-                "failover" => want[1] = true,
-                "config" => want[2] = true,
-                other => {
+            match t.parse::<EventKind>() {
+                Ok(k) => want[k as usize] = true,
+                Err(_) => {
                     return Err(bad_query(format!(
-                        "unknown event type {:?} (heartbeat, failover, config)",
-                        crate::scrub::scrub(&other.chars().take(32).collect::<String>())
+                        "unknown event type {:?} ({})",
+                        crate::scrub::scrub(&t.chars().take(32).collect::<String>()),
+                        EventKind::names()
                     )));
                 }
             }
@@ -717,11 +717,7 @@ async fn events(
         )
     })?;
     let sub = hub.events.subscribe(last_id);
-    let wanted = move |e: &Event| match e.payload {
-        Payload::Heartbeat(_) => want[0],
-        Payload::Failover(_) => want[1],
-        Payload::Config(_) => want[2],
-    };
+    let wanted = move |e: &Event| want[e.payload.kind() as usize];
     let stream = async_stream(sub, wanted, hub.closing.subscribe(), slot, hub.opts.streams);
     // A token revoked (SIGHUP) while its stream is open ends the stream.
     let revoked = hub

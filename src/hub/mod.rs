@@ -231,7 +231,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     Ok(Arc::new(Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
-        fleet: Mutex::new(fleet::Fleet::new(epoch)),
+        fleet: Mutex::new(fleet::Fleet::new(epoch).publishing(events.clone())),
         last_eviction: Mutex::new(Utc::now()),
         tokens: auth::TokenTable::new(opts.tokens.clone(), opts.tokens_file.clone()),
         db,
