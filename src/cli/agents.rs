@@ -13,8 +13,8 @@ use color_eyre::eyre::{Result, eyre};
 use super::{Exit, Global, connect, exit};
 use crate::agents_doc::{self, Op};
 use crate::client::{ClientError, Writer};
-use crate::textsafe::{for_terminal, for_terminal_lines};
 use crate::plan;
+use crate::textsafe::{for_terminal, for_terminal_lines};
 use crate::wire::KNOWN_AGENTS;
 
 #[derive(Debug, Args)]

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::auth::Principal;
 use super::db::FailoverFilter;
 use super::domain::{IngestError, ReplaceError};
-use super::events::{Event, Payload};
+use super::events::Event;
 use super::fleet::{Cursor, Stored};
 use super::ingest::HeartbeatIn;
 use super::{Current, Hub};
