@@ -1,0 +1,176 @@
+//! Soak: the read-only dashboard over a simulated fleet, for a long time,
+//! holds flat; and a dashboard whose hub is down costs nothing while it
+//! retries. Both are `#[ignore]`d (they take minutes); run them with
+//!
+//! ```sh
+//! MACFLEET_SOAK_MINUTES=30 cargo test --release --test soak -- --ignored --nocapture
+//! ```
+//!
+//! Each samples resident memory, open descriptors and threads of the TUI
+//! (and of the hub) from `/proc` after the first minute and at the end, and
+//! asserts the end is within a few percent of the first sample (descriptors
+//! and threads: equal, give or take two).
+
+mod common;
+
+#[path = "common/pty.rs"]
+mod pty;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pty::Pty;
+
+fn minutes(default: u64) -> u64 {
+    std::env::var("MACFLEET_SOAK_MINUTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    rss_kib: u64,
+    fds: usize,
+    threads: u64,
+    cpu_ticks: u64,
+}
+
+fn sample(pid: u32) -> Sample {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("fds")
+        .count();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let rest = &stat[stat.rfind(')').expect("stat") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let cpu_ticks = f[11].parse::<u64>().unwrap_or(0) + f[12].parse::<u64>().unwrap_or(0);
+    Sample {
+        rss_kib: field("VmRSS:"),
+        fds,
+        threads: field("Threads:"),
+        cpu_ticks,
+    }
+}
+
+fn flat(name: &str, first: Sample, last: Sample, rss_slack: f64) {
+    eprintln!("{name}: after 1 min {first:?}; at the end {last:?}");
+    let grown = last.rss_kib as f64 / first.rss_kib.max(1) as f64;
+    assert!(
+        grown <= 1.0 + rss_slack,
+        "{name}: resident memory grew {:.1}% ({} → {} KiB)",
+        (grown - 1.0) * 100.0,
+        first.rss_kib,
+        last.rss_kib
+    );
+    assert!(
+        last.fds <= first.fds + 2,
+        "{name}: descriptors {} → {}",
+        first.fds,
+        last.fds
+    );
+    assert!(
+        last.threads <= first.threads + 2,
+        "{name}: threads {} → {}",
+        first.threads,
+        last.threads
+    );
+}
+
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+#[ignore = "minutes long: MACFLEET_SOAK_MINUTES=30 cargo test --release --test soak -- --ignored"]
+fn the_dashboard_and_the_hub_hold_flat_over_a_busy_fleet() {
+    let total = Duration::from_secs(60 * minutes(30).max(2));
+    let (dir, _owner, viewer, worker) = common::hub_dir();
+    let (hub, url) = common::spawn_hub(dir.path(), &["--heartbeat-interval", "5"], None);
+    let hub = Kill(hub);
+    let sim = Kill(
+        Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .args(["sim", "--workers", "1000", "--scenario", "quota-cap"])
+            .env("MAC_HUB_URL", &url)
+            .env("MAC_HUB_TOKEN", &worker)
+            .env("XDG_CONFIG_HOME", dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sim"),
+    );
+    let mut tui = Pty::spawn(
+        &["--read-only"],
+        &[("MAC_HUB_URL", &url), ("MAC_HUB_TOKEN", &viewer)],
+    );
+    tui.wait_for("1,000 workers", Duration::from_secs(60));
+    let tui_pid = tui.child.process_id().expect("pid");
+    let t0 = Instant::now();
+    std::thread::sleep(Duration::from_secs(60));
+    let (tui_first, hub_first) = (sample(tui_pid), sample(hub.0.id()));
+    while t0.elapsed() < total {
+        std::thread::sleep(Duration::from_secs(10));
+        assert!(
+            tui.child.try_wait().expect("try_wait").is_none(),
+            "the dashboard exited"
+        );
+    }
+    let (tui_last, hub_last) = (sample(tui_pid), sample(hub.0.id()));
+    let screen = tui.screen();
+    assert!(screen.contains("live"), "still live at the end:\n{screen}");
+    let written = tui.bytes.lock().expect("bytes").len();
+    eprintln!(
+        "{} min; {written} bytes written to the terminal",
+        t0.elapsed().as_secs() / 60
+    );
+    flat("TUI", tui_first, tui_last, 0.05);
+    flat("hub", hub_first, hub_last, 0.10);
+    tui.send("q");
+    tui.wait_exit(Duration::from_secs(5));
+    drop(sim);
+}
+
+#[test]
+#[ignore = "minutes long: MACFLEET_SOAK_MINUTES=5 cargo test --release --test soak -- --ignored"]
+fn retrying_a_hub_that_is_down_costs_nothing_measurable() {
+    let total = Duration::from_secs(60 * minutes(5).max(2));
+    // A port nobody listens on: bind one, note it, close it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let token = format!("{}{}", "mft_soak_", "v".repeat(30));
+    let tui = Pty::spawn(
+        &["--read-only"],
+        &[("MAC_HUB_URL", &url), ("MAC_HUB_TOKEN", &token)],
+    );
+    tui.wait_for("READ-ONLY", Duration::from_secs(30));
+    let pid = tui.child.process_id().expect("pid");
+    std::thread::sleep(Duration::from_secs(60));
+    let first = sample(pid);
+    let t0 = Instant::now();
+    std::thread::sleep(total - Duration::from_secs(60));
+    let last = sample(pid);
+    let hz = 100.0;
+    let cpu_ms = (last.cpu_ticks - first.cpu_ticks) as f64 * 1000.0 / hz;
+    let per_min = cpu_ms / (t0.elapsed().as_secs_f64() / 60.0);
+    eprintln!("CPU while retrying: {per_min:.0} ms per minute");
+    flat("TUI retrying", first, last, 0.05);
+    // A tick a second and a retry every 10 s: well under 1% of a core.
+    assert!(per_min < 600.0, "{per_min:.0} ms of CPU per minute");
+}
