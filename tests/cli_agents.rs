@@ -339,6 +339,6 @@ async fn hub_edits_refuse_unreported_names_and_dry_run_projects() {
     assert_eq!(aider.status.code(), Some(0), "{}", text(&aider.stderr));
     assert_eq!(
         stored(),
-        "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\n  \"claude\",   # strong\n  \"opencode\", # first\n  \"cursor\",  # no seat yet\n  \"bogus\",\n  \"aider\",\n]\nretries = 2\n"
+        "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\n  \"claude\",   # strong\n  \"opencode\", # first\n  \"cursor\",   # no seat yet\n  \"bogus\",\n  \"aider\",\n]\nretries = 2\n"
     );
 }
