@@ -67,12 +67,18 @@ fn file_edits_preserve_everything_else() {
         text(&out.stderr)
     );
     let before = std::fs::read(&f).expect("read");
+    let too_many: String = (0..=macfleet::wire::MAX_AGENTS)
+        .map(|i| format!("a{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
     for bad in [
         vec!["agents", "add", "pi"],
         vec!["agents", "add", "Not-A-Name"],
         vec!["agents", "remove", "nobody"],
         vec!["agents", "set", "pi,pi"],
         vec!["agents", "move", "pi", "99"],
+        // More agents than a worker may report (wire::MAX_AGENTS).
+        vec!["agents", "set", &too_many],
     ] {
         let mut args = bad.clone();
         args.extend(["--file", p]);
@@ -333,6 +339,6 @@ async fn hub_edits_refuse_unreported_names_and_dry_run_projects() {
     assert_eq!(aider.status.code(), Some(0), "{}", text(&aider.stderr));
     assert_eq!(
         stored(),
-        "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\n  \"claude\",   # strong\n  \"opencode\", # first\n  \"cursor\",  # no seat yet\n  \"bogus\",\n  \"aider\",\n]\nretries = 2\n"
+        "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\n  \"claude\",   # strong\n  \"opencode\", # first\n  \"cursor\",   # no seat yet\n  \"bogus\",\n  \"aider\",\n]\nretries = 2\n"
     );
 }

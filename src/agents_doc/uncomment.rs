@@ -2,6 +2,7 @@
 //! line of its own inside the array) brings that line back instead of
 //! writing a second one. See `docs/editor.md`, "Adding and removing".
 
+use super::layout::col_at;
 use super::{Form, RawList, parse, read_raw};
 
 /// A commented-out entry found in the array, and the document with it
@@ -45,7 +46,10 @@ pub(crate) fn uncomment(text: &str, raw: &RawList, name: &str) -> Option<Uncomme
         .and_then(|p| text.get(p..line_start))
         .is_some_and(has_code_comma);
     let next = raw.elements.get(index).map(|e| e.start);
-    let mut new_line = new_line;
+    let mut new_line = match comment_column(text, raw) {
+        Some(col) => align_comment(&new_line, col),
+        None => new_line,
+    };
     if next.is_some() && (prev_end.is_none() || comma_before) && !has_comma {
         new_line = add_comma_after_value(&new_line)?;
     }
@@ -80,6 +84,43 @@ pub(crate) fn uncomment(text: &str, raw: &RawList, name: &str) -> Option<Uncomme
 fn has_code_comma(s: &str) -> bool {
     s.lines()
         .any(|l| l.find('#').map_or(l, |i| &l[..i]).contains(','))
+}
+
+/// The column where the same-line comments of the list's elements (at
+/// least two) all start, if they share one.
+fn comment_column(text: &str, raw: &RawList) -> Option<usize> {
+    let mut cols = raw.elements.iter().filter_map(|e| {
+        let rest = text.get(e.end..)?;
+        let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+        let hash = line.find('#')?;
+        line[..hash]
+            .bytes()
+            .all(|b| b == b' ' || b == b'\t' || b == b',')
+            .then(|| col_at(text, e.end + hash))
+    });
+    let first = cols.next()?;
+    let mut n = 1;
+    for c in cols {
+        if c != first {
+            return None;
+        }
+        n += 1;
+    }
+    (n >= 2).then_some(first)
+}
+
+/// Pad the spaces before a whole line's comment so that it starts at `col`
+/// (at least one space stays).
+fn align_comment(line: &str, col: usize) -> String {
+    let Some(hash) = line.find('#') else {
+        return line.to_string();
+    };
+    let code = line[..hash].trim_end_matches(' ');
+    if code.len() == hash {
+        return line.to_string();
+    }
+    let pad = col.saturating_sub(code.chars().count()).max(1);
+    format!("{code}{}{}", " ".repeat(pad), &line[hash..])
 }
 
 /// The byte range (without its line ending) of the first whole line inside
@@ -203,6 +244,20 @@ mod tests {
             "MAC_CODING_AGENTS = [\n  \"pi\",   # soon\n  \"opencode\",\n]\n"
         );
         assert_eq!(u.index, 0);
+    }
+
+    #[test]
+    fn the_comment_joins_the_column_the_others_share() {
+        let text = "MAC_CODING_AGENTS = [\n  \"opencode\",   # a\n  # \"pi\", # b\n  \"claude\",     # c\n]\n";
+        let u = run(text, "pi").expect("uncommented");
+        assert_eq!(
+            u.text,
+            "MAC_CODING_AGENTS = [\n  \"opencode\",   # a\n  \"pi\",         # b\n  \"claude\",     # c\n]\n"
+        );
+        // Columns that differ are left as they are.
+        let text = text.replace("     # c", " # c");
+        let u = run(&text, "pi").expect("uncommented");
+        assert!(u.text.contains("\n  \"pi\", # b\n"), "{}", u.text);
     }
 
     #[test]

@@ -409,7 +409,7 @@ mod tests {
             }
         );
         let text = e.render().expect("render");
-        assert_eq!(text, DOC.replace("# \"cursor\",", "\"cursor\","));
+        assert_eq!(text, DOC.replace("# \"cursor\",  #", "\"cursor\",   #"));
         assert_eq!(text.matches("cursor").count(), 1, "one line, not two");
         // A name with no such line goes to the end.
         let mut e = edit();

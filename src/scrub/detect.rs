@@ -90,7 +90,7 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("pplx-", Trig::Token(Fam::Pplx)),
     ("xox", Trig::Token(Fam::Slack)),
     ("xapp-", Trig::Token(Fam::Slack)),
-    ("hooks.slack.com/services/", Trig::Token(Fam::Slack)),
+    ("hooks.slack.com", Trig::Token(Fam::Slack)),
     ("k_live_", Trig::Token(Fam::Stripe)),
     ("k_test_", Trig::Token(Fam::Stripe)),
     ("npm_", Trig::Token(Fam::Npm)),

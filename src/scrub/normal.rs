@@ -24,8 +24,8 @@ fn map(c: char) -> Map {
         // Full-width ASCII (U+FF01–U+FF5E) and the ideographic space.
         '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).map_or(Map::Keep, Map::To),
         '\u{3000}' => Map::To(' '),
-        // Hyphens and dashes that look like `-`.
-        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Map::To('-'),
+        // Hyphens that look like `-` (not the en and em dashes of prose).
+        '\u{2010}'..='\u{2012}' | '\u{2212}' | '\u{FE63}' => Map::To('-'),
         c if crate::textsafe::is_unsafe(c) => Map::Drop,
         _ => Map::Keep,
     }
