@@ -408,3 +408,47 @@ async fn put_bounds_match_the_heartbeats() {
         .expect("post");
     assert_eq!(r.status(), StatusCode::OK, "the fleet can follow the list");
 }
+
+/// When every connection is busy (here: event streams, which are never
+/// idle), a new one is answered 503 with the JSON error body and closed.
+#[tokio::test]
+async fn a_full_hub_answers_503_with_the_json_body() {
+    let h = TestHub::start_with(common::CONFIG, |o| o.limits.max_connections = 2).await;
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let r = h
+            .http()
+            .get(h.path("/v1/events"))
+            .bearer_auth(&h.viewer)
+            .send()
+            .await
+            .expect("a stream");
+        assert_eq!(r.status(), StatusCode::OK);
+        streams.push(r);
+    }
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("http");
+    let r = http
+        .get(h.path("/v1/health"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        r.headers().get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
+    let v: serde_json::Value = r.json().await.expect("a JSON body");
+    assert_eq!(v["error"]["code"], "overloaded");
+    assert_eq!(h.running().conns.get().refused, 1);
+    drop(streams);
+    let ok = common::eventually(100, || async {
+        let r = http.get(h.path("/v1/health")).send().await.ok()?;
+        (r.status() == StatusCode::OK).then_some(())
+    })
+    .await;
+    assert!(ok.is_some(), "room again once the streams close");
+}
