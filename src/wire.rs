@@ -339,6 +339,61 @@ pub struct History {
     pub revisions: Vec<HistoryEntry>,
 }
 
+/// The kinds of `GET /v1/events` that `?types=` can ask for (`reset` is
+/// always sent). `state` and `sync` carry the worker's view, as `heartbeat`
+/// does: `state` when the hub's sweeper moves it to `stale` or `lost`,
+/// `sync` when a new revision flips its `in_sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    Heartbeat,
+    Failover,
+    Config,
+    State,
+    Sync,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 5] = [
+        EventKind::Heartbeat,
+        EventKind::Failover,
+        EventKind::Config,
+        EventKind::State,
+        EventKind::Sync,
+    ];
+
+    /// The `event:` name on the stream.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Heartbeat => "heartbeat",
+            EventKind::Failover => "failover",
+            EventKind::Config => "config",
+            EventKind::State => "state",
+            EventKind::Sync => "sync",
+        }
+    }
+
+    /// The names, comma-separated, for error messages.
+    pub fn names() -> String {
+        EventKind::ALL.map(EventKind::as_str).join(", ")
+    }
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for EventKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        EventKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown event type {s:?} ({})", EventKind::names()))
+    }
+}
+
 /// `event: config` data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfigEvent {
@@ -424,7 +479,7 @@ fn is_revision(s: &str) -> bool {
 /// heartbeat and must not allocate when all is well.
 fn check_agent(field: impl FnOnce() -> String, name: &str) -> Result<(), Invalid> {
     if is_agent_name(name) {
-        Ok(())
+        no_secret(field, name)
     } else {
         Err(invalid(
             field(),
@@ -481,6 +536,7 @@ impl Failover {
                 "1 to 128 of [A-Za-z0-9._:-]",
             ));
         }
+        no_secret(|| format!("{field}.id"), &self.id)?;
         check_agent(|| format!("{field}.from"), &self.from)?;
         if let Some(to) = &self.to {
             check_agent(|| format!("{field}.to"), to)?;
@@ -530,6 +586,19 @@ pub struct HeartbeatFields<'a, A, C> {
     pub failovers: &'a [Failover],
 }
 
+/// Names and ids are published to every viewer as they are: one shaped like
+/// a credential (`ghp_…` fits the worker-id charset) is refused, not stored.
+fn no_secret(field: impl FnOnce() -> String, value: &str) -> Result<(), Invalid> {
+    if crate::scrub::contains_secret(value) {
+        Err(invalid(
+            field(),
+            "looks like a credential; ids and names are shown to every viewer",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// Everything the hub checks before it stores a heartbeat.
 pub fn validate_heartbeat<'a, A, C>(h: HeartbeatFields<'a, A, C>) -> Result<(), Invalid>
 where
@@ -539,13 +608,16 @@ where
     if !is_worker_id(h.worker) {
         return Err(invalid("worker", "1 to 128 of [A-Za-z0-9._:-]"));
     }
+    no_secret(|| "worker".into(), h.worker)?;
     if !is_host(h.host) {
         return Err(invalid("host", "1 to 253 of [A-Za-z0-9._-]"));
     }
+    no_secret(|| "host".into(), h.host)?;
     if let Some(rev) = h.config_revision {
         if !is_revision(rev) {
             return Err(invalid("config_revision", "not a revision"));
         }
+        no_secret(|| "config_revision".into(), rev)?;
     }
     if h.agents.len() > MAX_AGENTS {
         return Err(invalid("agents", format!("at most {MAX_AGENTS}")));
@@ -627,6 +699,16 @@ pub fn fmt_time(t: DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hub indexes its `?types=` filter by `kind as usize`.
+    #[test]
+    fn event_kinds_index_their_own_list_and_parse_their_names() {
+        for (i, k) in EventKind::ALL.into_iter().enumerate() {
+            assert_eq!(k as usize, i);
+            assert_eq!(k.as_str().parse::<EventKind>(), Ok(k));
+        }
+        assert!("stale".parse::<EventKind>().is_err());
+    }
 
     fn sample() -> Heartbeat {
         serde_json::from_str(

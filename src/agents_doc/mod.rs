@@ -10,10 +10,12 @@ mod diff;
 mod edit;
 mod layout;
 mod rebase;
+mod uncomment;
 
 pub use diff::unified_diff;
 pub use edit::{Edited, Op, apply, set_order, target_of};
-pub use rebase::{RebaseError, rebase};
+pub use rebase::{Outcome, RebaseError, Sides, classify, rebase};
+pub use uncomment::commented_out;
 
 /// Where the list stands in the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,12 +78,10 @@ pub enum DocError {
     WrongType,
     #[error("MAC_CODING_AGENTS is empty")]
     Empty,
+    #[error("MAC_CODING_AGENTS has {0} agents; the hub accepts at most {max}", max = MAX_AGENTS)]
+    TooMany(usize),
     #[error("MAC_CODING_AGENTS names {0:?} twice")]
     Duplicate(String),
-    /// More agents than a heartbeat may carry ([`MAX_AGENTS`], the wire's
-    /// own bound): a list the fleet could not follow.
-    #[error("MAC_CODING_AGENTS lists {0} agents; at most {MAX_AGENTS}")]
-    TooMany(usize),
     #[error(
         "MAC_CODING_AGENTS: {0:?} is not an agent name (names match ^[a-z][a-z0-9_-]{{0,31}}$)"
     )]
@@ -244,8 +244,8 @@ pub fn split_comma(s: &str) -> Vec<String> {
     s.split(',').map(|t| t.trim().to_string()).collect()
 }
 
-/// Non-empty, at most [`MAX_AGENTS`], no duplicates, every name
-/// well-formed.
+/// Non-empty, no duplicates, every name well-formed, and no more agents
+/// than a worker may report in a heartbeat ([`MAX_AGENTS`]).
 pub fn validate_list(agents: &[String]) -> Result<(), DocError> {
     if agents.is_empty() {
         return Err(DocError::Empty);
@@ -338,6 +338,11 @@ mod tests {
             Err(DocError::BadName("Pi".into()))
         );
         assert_eq!(locate("MAC_CODING_AGENTS = 3"), Err(DocError::WrongType));
+        let many: Vec<String> = (0..=MAX_AGENTS).map(|i| format!("\"a{i}\"")).collect();
+        let text = format!("MAC_CODING_AGENTS = [{}]", many.join(","));
+        assert_eq!(locate(&text), Err(DocError::TooMany(MAX_AGENTS + 1)));
+        let text = format!("MAC_CODING_AGENTS = [{}]", many[..MAX_AGENTS].join(","));
+        assert_eq!(locate(&text).map(|l| l.agents.len()), Ok(MAX_AGENTS));
         match locate("a = \n") {
             Err(DocError::Toml { line, .. }) => assert_eq!(line, 1),
             other => panic!("expected a TOML error, got {other:?}"),

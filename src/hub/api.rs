@@ -19,13 +19,14 @@ use serde::{Deserialize, Serialize};
 use super::auth::Principal;
 use super::db::FailoverFilter;
 use super::domain::{IngestError, ReplaceError};
-use super::events::{Event, Payload};
+use super::events::Event;
 use super::fleet::{Cursor, Stored};
 use super::ingest::HeartbeatIn;
 use super::{Current, Hub};
 use crate::agents_doc::DocError;
 use crate::wire::{
-    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, FailoversPage, History, Role, Whoami,
+    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, EventKind, FailoversPage, History, Role,
+    Whoami,
 };
 
 /// Largest config document.
@@ -183,7 +184,14 @@ async fn method_not_allowed() -> ApiError {
 
 /// Who is calling, from `Authorization: Bearer`. The token is never kept,
 /// logged or echoed.
-fn authenticate<'h>(hub: &'h Hub, headers: &HeaderMap) -> ApiResult<&'h Principal> {
+fn authenticate(hub: &Hub, headers: &HeaderMap) -> ApiResult<Principal> {
+    hub.tokens
+        .lookup(bearer(headers)?)
+        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "unknown token"))
+}
+
+/// The token of `Authorization: Bearer`.
+fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
     let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m);
     let value = headers
         .get(header::AUTHORIZATION)
@@ -191,16 +199,12 @@ fn authenticate<'h>(hub: &'h Hub, headers: &HeaderMap) -> ApiResult<&'h Principa
     let value = value
         .to_str()
         .map_err(|_| unauthorized("malformed Authorization header"))?;
-    let token = value
+    value
         .strip_prefix("Bearer ")
         .or_else(|| value.strip_prefix("bearer "))
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| unauthorized("expected Authorization: Bearer <token>"))?;
-    hub.opts
-        .tokens
-        .lookup(token)
-        .ok_or_else(|| unauthorized("unknown token"))
+        .ok_or_else(|| unauthorized("expected Authorization: Bearer <token>"))
 }
 
 fn require(p: &Principal, allowed: &[Role], what: &str) -> ApiResult<()> {
@@ -256,7 +260,7 @@ fn etag_matches(header_value: &str, revision: &str) -> bool {
 async fn get_config(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResult<Response> {
     let p = authenticate(&hub, &headers)?;
     require(
-        p,
+        &p,
         &[Role::Owner, Role::Viewer, Role::Worker],
         "read the config",
     )?;
@@ -347,7 +351,7 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
     let (parts, body) = req.into_parts();
     let headers = &parts.headers;
     let p = authenticate(&hub, headers)?;
-    require(p, &[Role::Owner], "change the config")?;
+    require(&p, &[Role::Owner], "change the config")?;
     if !content_type_is(headers, "application/toml") {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -409,7 +413,7 @@ async fn history(
     headers: HeaderMap,
 ) -> ApiResult<axum::Json<History>> {
     let p = authenticate(&hub, &headers)?;
-    require(p, READERS, "read the history")?;
+    require(&p, READERS, "read the history")?;
     let hub2 = hub.clone();
     let limit = hub.opts.bounds.history.min(u64::from(u32::MAX)) as u32;
     let revisions = tokio::task::spawn_blocking(move || hub2.db.history(limit))
@@ -426,7 +430,7 @@ fn invalid_heartbeat(status: StatusCode, message: impl Into<String>) -> ApiError
 async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Response> {
     let (parts, body) = req.into_parts();
     let p = authenticate(&hub, &parts.headers)?;
-    require(p, &[Role::Worker], "send heartbeats")?;
+    require(&p, &[Role::Worker], "send heartbeats")?;
     if !content_type_is(&parts.headers, "application/json") {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -497,7 +501,7 @@ async fn workers(
     query: Result<Query<WorkersQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
     let p = authenticate(&hub, &headers)?;
-    require(p, READERS, "list workers")?;
+    require(&p, READERS, "list workers")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
     let since = match q.since.as_deref() {
         None | Some("") => None,
@@ -603,7 +607,7 @@ async fn failovers(
     query: Result<Query<FailoversQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<axum::Json<FailoversPage>> {
     let p = authenticate(&hub, &headers)?;
-    require(p, READERS, "read failovers")?;
+    require(&p, READERS, "read failovers")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
     let limit = q.limit.unwrap_or(100);
     if limit == 0 || limit > 1000 {
@@ -675,20 +679,19 @@ async fn events(
     query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>> {
     let p = authenticate(&hub, &headers)?;
-    require(p, READERS, "follow events")?;
+    require(&p, READERS, "follow events")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
-    let mut want = [true; 3];
+    let mut want = [true; EventKind::ALL.len()];
     if let Some(types) = q.types.as_deref().filter(|t| !t.is_empty()) {
-        want = [false; 3];
+        want = [false; EventKind::ALL.len()];
         for t in types.split(',').map(str::trim) {
-            match t {
-                "heartbeat" => want[0] = true,
-                "failover" => want[1] = true,
-                "config" => want[2] = true,
-                other => {
+            match t.parse::<EventKind>() {
+                Ok(k) => want[k as usize] = true,
+                Err(_) => {
                     return Err(bad_query(format!(
-                        "unknown event type {:?} (heartbeat, failover, config)",
-                        crate::scrub::scrub(&other.chars().take(32).collect::<String>())
+                        "unknown event type {:?} ({})",
+                        crate::scrub::scrub(&t.chars().take(32).collect::<String>()),
+                        EventKind::names()
                     )));
                 }
             }
@@ -714,12 +717,13 @@ async fn events(
         )
     })?;
     let sub = hub.events.subscribe(last_id);
-    let wanted = move |e: &Event| match e.payload {
-        Payload::Heartbeat(_) => want[0],
-        Payload::Failover(_) => want[1],
-        Payload::Config(_) => want[2],
-    };
+    let wanted = move |e: &Event| want[e.payload.kind() as usize];
     let stream = async_stream(sub, wanted, hub.closing.subscribe(), slot, hub.opts.streams);
+    // A token revoked (SIGHUP) while its stream is open ends the stream.
+    let revoked = hub
+        .tokens
+        .revoked(super::auth::hash_token(bearer(&headers)?), READERS);
+    let stream = futures::StreamExt::take_until(stream, Box::pin(revoked));
     Ok(Sse::new(stream).keep_alive(
         KeepAlive::new()
             .interval(hub.opts.keepalive.max(Duration::from_millis(100)))

@@ -103,10 +103,11 @@ impl Hub {
             // The document is stored; a restart records the revision anyway.
             tracing::error!(error = %e, "history not recorded");
         }
+        // The `config` event first, then the `sync` flips it causes.
+        publish_config(self, &new, by);
         if let Ok(mut f) = self.fleet.lock() {
             f.resync(&new.revision);
         }
-        publish_config(self, &new, by);
         tracing::info!(%by, revision = %new.revision, agents = ?new.agents, "config replaced");
         Ok(new)
     }
@@ -174,8 +175,11 @@ impl Hub {
         // A guard, not a clone: no await follows.
         let current = self.current.load();
         let view = fleet.record(&hb, received_at, &current.revision);
-        drop(fleet);
+        // Published under the fleet lock, like the sweeper's `state` and a
+        // resync's `sync` events: the feed's order is the order of change, so
+        // a client that applies views in feed order ends with the latest.
         self.events.publish(Payload::Heartbeat(view));
+        drop(fleet);
         Ok(current.projection.clone())
     }
 }

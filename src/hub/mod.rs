@@ -41,7 +41,10 @@ pub const DEFAULT_MAX_WORKERS: usize = 250_000;
 #[derive(Debug, Clone)]
 pub struct HubOptions {
     pub config: PathBuf,
+    /// The tokens at start; the live table is [`Hub::tokens`].
     pub tokens: auth::Tokens,
+    /// The tokens file SIGHUP rereads (`None`: the table never changes).
+    pub tokens_file: Option<PathBuf>,
     pub listen: SocketAddr,
     pub name: String,
     /// Where the history and the failover log live; default beside the
@@ -71,6 +74,7 @@ impl HubOptions {
         HubOptions {
             config,
             tokens,
+            tokens_file: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
             name: "macfleet-hub".into(),
             db: None,
@@ -132,6 +136,8 @@ pub struct Hub {
     pub fleet: Mutex<fleet::Fleet>,
     /// When lost workers were last looked for eviction.
     last_eviction: Mutex<chrono::DateTime<Utc>>,
+    /// Who may call, reread from `opts.tokens_file` on SIGHUP.
+    pub tokens: auth::TokenTable,
     pub db: db::Db,
     pub events: Arc<events::Events>,
     /// Open event streams, capped per token and in total.
@@ -225,8 +231,9 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     Ok(Arc::new(Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
-        fleet: Mutex::new(fleet::Fleet::new(epoch)),
+        fleet: Mutex::new(fleet::Fleet::new(epoch).publishing(events.clone())),
         last_eviction: Mutex::new(Utc::now()),
+        tokens: auth::TokenTable::new(opts.tokens.clone(), opts.tokens_file.clone()),
         db,
         events,
         streams: streams::StreamSlots::new(opts.streams.per_token, opts.streams.total),
@@ -362,8 +369,43 @@ pub async fn serve(opts: HubOptions) -> Result<()> {
         max_connections = running.hub.opts.limits.effective_max_connections(),
         "connection bounds"
     );
+    let reloader = reload_tokens_on_sighup(&running.hub)?;
     stop_signal().await?;
+    reloader.abort();
     eprintln!("stopping");
     running.stop().await;
     Ok(())
+}
+
+/// SIGHUP rereads the tokens file: a token is revoked or rotated without a
+/// restart, and a revoked token's open event streams end. A bad file keeps
+/// the tokens in force and says why.
+fn reload_tokens_on_sighup(hub: &Arc<Hub>) -> Result<tokio::task::JoinHandle<()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hup = signal(SignalKind::hangup()).wrap_err("cannot listen for SIGHUP")?;
+        let weak = Arc::downgrade(hub);
+        Ok(tokio::spawn(async move {
+            while hup.recv().await.is_some() {
+                let Some(hub) = weak.upgrade() else { return };
+                match hub.tokens.reload() {
+                    Ok(n) => {
+                        if let Some(path) = hub.tokens.file() {
+                            auth::warn_if_open_to_others(path);
+                        }
+                        tracing::info!(tokens = n, "SIGHUP: tokens file reread");
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "SIGHUP: tokens file not reread; the previous tokens stay in force");
+                    }
+                }
+            }
+        }))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = hub;
+        Ok(tokio::spawn(async {}))
+    }
 }

@@ -18,7 +18,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Row, StatefulWidget, Table, TableState, Widget};
 
 use super::app::{App, View};
-use crate::scrub::scrub;
 
 /// Lines above the body: top line, fleet glance, agents, tabs.
 pub const HEADER_ROWS: u16 = 4;
@@ -129,9 +128,9 @@ pub fn draw(app: &App, buf: &mut Buffer) {
     }
 }
 
-/// Hub text, scrubbed before it is drawn.
+/// Hub text, scrubbed and made terminal-safe before it is drawn.
 pub fn hub(s: &str) -> Cow<'_, str> {
-    scrub(s)
+    crate::textsafe::for_terminal(s)
 }
 
 /// `s` cut to `width` characters with an ellipsis.
