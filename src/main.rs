@@ -44,6 +44,11 @@ fn main() {
                     .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
             )
             .with_writer(std::io::stderr)
+            // Colour only on a terminal: a hub's log is usually a file.
+            .with_ansi(
+                std::io::IsTerminal::is_terminal(&std::io::stderr())
+                    && std::env::var_os("NO_COLOR").is_none(),
+            )
             .try_init();
     }
     let runtime = match tokio::runtime::Runtime::new() {

@@ -23,6 +23,42 @@ fn doc(n: usize) -> String {
     )
 }
 
+/// PUT documents `doc(n)`, `doc(n + 1)`, … over `acked`'s last one (at
+/// `revision`) until `kill_after`, start one more, and SIGKILL the hub while
+/// it is on its way. `acked` gains every acknowledged document; returns the
+/// one that was in flight and the on-disk text.
+async fn write_then_kill(
+    writer: &Writer,
+    mut revision: String,
+    mut n: usize,
+    kill_after: Duration,
+    hub: &mut Child,
+    acked: &mut Vec<String>,
+) -> String {
+    let t0 = Instant::now();
+    while t0.elapsed() < kill_after {
+        let text = doc(n);
+        n += 1;
+        match writer.put_config(&text, &revision).await {
+            Ok(a) => {
+                revision = a.revision;
+                acked.push(text);
+            }
+            Err(e) => panic!("write failed before the kill: {e}"),
+        }
+    }
+    let w2 = writer.clone();
+    let text = doc(n);
+    let pending = tokio::spawn(async move { w2.put_config(&text, &revision).await });
+    tokio::time::sleep(Duration::from_millis(3)).await;
+    hub.kill().expect("SIGKILL");
+    hub.wait().expect("reaped");
+    if let Ok(Ok(_)) = pending.await {
+        acked.push(doc(n));
+    }
+    doc(n)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_mid_write_leaves_one_whole_document() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -41,34 +77,18 @@ async fn killed_mid_write_leaves_one_whole_document() {
         let who = client.whoami().await.expect("whoami");
         let writer = Writer::new(client.clone(), &who).expect("owner");
         let start = client.config().await.expect("config");
-        let mut revision = start.revision.clone();
         let mut acked = vec![start.text.clone()];
         let kill_after = Duration::from_millis(150 + 170 * round as u64);
-        let t0 = Instant::now();
-        let mut n = round * 1000 + 1;
-        while t0.elapsed() < kill_after {
-            let text = doc(n);
-            n += 1;
-            match writer.put_config(&text, &revision).await {
-                Ok(a) => {
-                    revision = a.revision;
-                    acked.push(text);
-                }
-                Err(e) => panic!("write failed before the kill: {e}"),
-            }
-        }
         // Kill while a write is on its way.
-        let w2 = writer.clone();
-        let text = doc(n);
-        let rev2 = revision.clone();
-        let pending = tokio::spawn(async move { w2.put_config(&text, &rev2).await });
-        let in_flight = doc(n);
-        tokio::time::sleep(Duration::from_millis(3)).await;
-        hub.kill().expect("SIGKILL");
-        hub.wait().expect("reaped");
-        if let Ok(Ok(_)) = pending.await {
-            acked.push(doc(n));
-        }
+        let in_flight = write_then_kill(
+            &writer,
+            start.revision.clone(),
+            round * 1000 + 1,
+            kill_after,
+            &mut hub,
+            &mut acked,
+        )
+        .await;
         let on_disk = std::fs::read_to_string(dir.path().join("hub.toml")).expect("read");
         let last = acked.last().expect("at least the start");
         assert!(
@@ -269,37 +289,20 @@ async fn repeated_kills_under_writes_and_heartbeats_lose_nothing_acknowledged() 
                 acked
             })
         };
-        let mut revision = now.revision.clone();
         let mut acked_docs = vec![now.text.clone()];
         let kill_after = Duration::from_millis(200 + 97 * (round as u64 % 5));
-        let t0 = Instant::now();
-        let mut n = round * 1000 + 1;
-        while t0.elapsed() < kill_after {
-            let text = doc(n);
-            n += 1;
-            match writer.put_config(&text, &revision).await {
-                Ok(a) => {
-                    revision = a.revision;
-                    acked_docs.push(text);
-                    puts_acked += 1;
-                }
-                Err(e) => panic!("round {round}: write failed before the kill: {e}"),
-            }
-        }
-        let w2 = writer.clone();
-        let text = doc(n);
-        let rev2 = revision.clone();
-        let pending = tokio::spawn(async move { w2.put_config(&text, &rev2).await });
-        let in_flight = doc(n);
-        tokio::time::sleep(Duration::from_millis(2)).await;
-        hub.kill().expect("SIGKILL");
-        hub.wait().expect("reaped");
+        let in_flight = write_then_kill(
+            &writer,
+            now.revision.clone(),
+            round * 1000 + 1,
+            kill_after,
+            &mut hub,
+            &mut acked_docs,
+        )
+        .await;
         kills += 1;
+        puts_acked += acked_docs.len() - 1;
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Ok(Ok(_)) = pending.await {
-            acked_docs.push(doc(n));
-            puts_acked += 1;
-        }
         acked_failovers.extend(beats.await.expect("heartbeats"));
         let on_disk = std::fs::read_to_string(dir.path().join("hub.toml")).expect("read");
         let last = acked_docs.last().expect("at least the start");

@@ -271,3 +271,59 @@ async fn a_token_cannot_preempt_another_tokens_failover_id() {
     assert_eq!(details, ["forged", "real"]);
     hub.stop().await;
 }
+
+/// Issue #10 item 8: the hub's log holds no ANSI colour codes when it is
+/// written to a file (and nothing of a token).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hub_log_has_no_ansi_when_not_a_terminal() {
+    let (dir, owner, _viewer, _worker) = common::hub_dir();
+    let log_path = dir.path().join("hub.log");
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let mut hub = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
+        .args(["hub", "--config"])
+        .arg(dir.path().join("hub.toml"))
+        .arg("--tokens")
+        .arg(dir.path().join("tokens.toml"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env_remove("NO_COLOR")
+        .env("MACFLEET_LOG", "debug")
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("hub starts");
+    let url = eventually(200, || async {
+        let text = std::fs::read_to_string(&log_path).ok()?;
+        let rest = text.split("listening on ").nth(1)?;
+        Some(rest.split_whitespace().next()?.to_string())
+    })
+    .await;
+    let Some(url) = url else {
+        let _ = hub.kill();
+        let _ = hub.wait();
+        panic!("the hub did not say where it listens");
+    };
+    let client = macfleet::client::Client::new(
+        &url,
+        Some(macfleet::client::Token::new(&owner)),
+        macfleet::client::ClientOptions::default(),
+    )
+    .expect("client");
+    let rev = client.config().await.expect("config").revision;
+    let r = reqwest::Client::new()
+        .put(format!("{url}/v1/config"))
+        .bearer_auth(&owner)
+        .header("content-type", "application/toml")
+        .header("if-match", format!("\"{rev}\""))
+        .body("[fleet]\nMAC_CODING_AGENTS = [\"claude\"]\n")
+        .send()
+        .await
+        .expect("put");
+    assert_eq!(r.status(), StatusCode::OK);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let _ = hub.kill();
+    let _ = hub.wait();
+    let text = std::fs::read_to_string(&log_path).expect("log");
+    assert!(text.contains("config replaced"), "{text}");
+    assert!(!text.contains('\u{1b}'), "ANSI in the log: {text:?}");
+    assert!(!text.contains(&owner), "a token in the log");
+}

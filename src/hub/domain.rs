@@ -217,6 +217,15 @@ mod tests {
         )
     }
 
+    /// Failovers in the log.
+    fn logged(hub: &Hub) -> usize {
+        let all = crate::hub::db::FailoverFilter {
+            limit: 10,
+            ..Default::default()
+        };
+        hub.db.failovers(&all).expect("log").records.len()
+    }
+
     #[tokio::test]
     async fn replace_compares_writes_and_records() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -270,14 +279,7 @@ mod tests {
         let p: crate::wire::Projection = serde_json::from_slice(&projection).expect("projection");
         assert_eq!(p.agents, ["opencode", "claude"]);
         // Committed before the answer: the log holds it now.
-        let log = hub
-            .db
-            .failovers(&crate::hub::db::FailoverFilter {
-                limit: 10,
-                ..Default::default()
-            })
-            .expect("log");
-        assert_eq!(log.records.len(), 1);
+        assert_eq!(logged(&hub), 1);
         // A second worker is past the cap; nothing of it is stored.
         let body = heartbeat("w-2", now, Some("f-2"));
         let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
@@ -292,14 +294,7 @@ mod tests {
             "{e}"
         );
         hub.db.flush().await.expect("flush");
-        let log = hub
-            .db
-            .failovers(&crate::hub::db::FailoverFilter {
-                limit: 10,
-                ..Default::default()
-            })
-            .expect("log");
-        assert_eq!(log.records.len(), 1);
+        assert_eq!(logged(&hub), 1);
         assert_eq!(hub.fleet.lock().map(|f| f.len()).unwrap_or(0), 1);
     }
 }

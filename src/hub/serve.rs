@@ -285,7 +285,44 @@ impl HttpBody for Tracked {
 }
 
 /// What the loop answers a connection it has no room for, before closing.
-const FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: 90\r\n\r\n{\"error\":{\"code\":\"overloaded\",\"message\":\"the hub has no room for another connection\"}}\n";
+const FULL_BODY: &str = "{\"error\":{\"code\":\"overloaded\",\"message\":\"the hub has no room for another connection\"}}\n";
+
+/// Refusals in progress at once; past it a connection is simply closed.
+const REFUSING: usize = 64;
+
+/// Answer a connection the hub has no room for: read its request head
+/// (briefly: an HTTP client takes an answer sent before its request as a
+/// broken connection), send the 503, close. Bounded in number and time, so
+/// refusing cannot itself hold the hub.
+fn refuse(mut stream: tokio::net::TcpStream, refusing: &Arc<tokio::sync::Semaphore>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(permit) = refusing.clone().try_acquire_owned() else {
+        return;
+    };
+    tokio::spawn(async move {
+        let _permit = permit;
+        let _ = tokio::time::timeout(Duration::from_millis(500), async {
+            let mut head = Vec::with_capacity(1024);
+            let mut buf = [0u8; 1024];
+            while head.len() < 8192 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = stream.write_all(full_response().as_bytes()).await;
+            let _ = stream.shutdown().await;
+        })
+        .await;
+    });
+}
+
+fn full_response() -> String {
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{FULL_BODY}",
+        FULL_BODY.len()
+    )
+}
 
 /// Counters of the loop, for tests and the log.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -336,6 +373,7 @@ pub fn spawn(
     let cap = limits.effective_max_connections();
     tracing::debug!(cap, "connection cap");
     let task = tokio::spawn(async move {
+        let refusing = Arc::new(tokio::sync::Semaphore::new(REFUSING));
         let mut last_warn: Option<Instant> = None;
         let mut sweep = tokio::time::interval(Duration::from_millis(500));
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -377,9 +415,7 @@ pub fn spawn(
             };
             if reg.len() >= cap && !reg.evict_idlest() {
                 reg.refused.fetch_add(1, Ordering::Relaxed);
-                // Best effort, never waits: a full socket buffer just closes.
-                let _ = stream.try_write(FULL);
-                drop(stream);
+                refuse(stream, &refusing);
                 continue;
             }
             let _ = stream.set_nodelay(true);
