@@ -7,5 +7,6 @@ pub mod client;
 pub mod hub;
 pub mod scrub;
 pub mod sim;
+pub mod text;
 pub mod tui;
 pub mod wire;

@@ -251,7 +251,7 @@ fn disconnected_data_stays_greyed_with_its_age() {
     let buf = buffer(&mut app);
     assert!(find(&buf, "disconnected 12s").is_some());
     assert!(find(&buf, "data 14s old").is_some());
-    assert_eq!(app.workers.slots.len(), 60, "last data kept");
+    assert_eq!(app.lists.workers.rows.slots.len(), 60, "last data kept");
     // A data row (not the selected one) is grey, no-route red included.
     let y = views::HEADER_ROWS + 2;
     for x in [0u16, 30, 40] {

@@ -7,17 +7,13 @@ use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use super::line;
 use crate::tui::app::App;
-use crate::tui::keys::help_for;
+use crate::tui::keys::{help_for, label, prompt_help};
 
 pub fn lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let mut out: Vec<Line> = help_for(app.view)
+    let mut out: Vec<Line> = help_for(app.view())
         .map(|b| {
-            let label = if t.ascii {
-                b.label.replace('↓', "Down").replace('↑', "Up")
-            } else {
-                b.label.to_string()
-            };
+            let label = label(b, t.ascii);
             let mut help = b.help.to_string();
             if b.action.is_edit() {
                 help.push_str(if app.can_write {
@@ -34,7 +30,7 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
         .collect();
     out.push(Line::raw(""));
     out.push(Line::styled(
-        "in the filter prompt: Enter keeps, Esc clears, Up recalls",
+        format!("in the filter prompt: {}", prompt_help(t.sep(), t.ascii)),
         t.muted(),
     ));
     out
@@ -68,7 +64,7 @@ pub fn draw(app: &App, screen: Rect, buf: &mut Buffer) {
         .borders(Borders::ALL)
         .border_set(t.border())
         .title(Span::styled(
-            format!(" help: {} ", app.view.title()),
+            format!(" help: {} ", app.view().title()),
             t.title(),
         ))
         .title_bottom(Span::styled(" ? or Esc closes ", t.muted()));
