@@ -557,7 +557,12 @@ fn help_is_generated_from_the_key_table() {
         for b in keys::BINDINGS {
             for k in b.keys {
                 let ev = KeyEvent::new(k.code, k.mods);
-                assert_eq!(keys::action_for(&ev), Some(b.action));
+                let found = if b.scope == keys::Scope::Prompt {
+                    keys::prompt_action_for(&ev)
+                } else {
+                    keys::action_for(&ev)
+                };
+                assert_eq!(found, Some(b.action));
             }
         }
     }
