@@ -62,15 +62,18 @@ pub struct Fit {
 }
 
 /// The width of each column in `total` columns with `gap` between kept
-/// columns; `None` for a dropped one. Columns are dropped by [`Fit::drop`]
-/// only while the kept columns' minimums (each at most its content) do not
-/// fit, and while more than one is left. Then every kept column gets its
-/// minimum and the spare columns are shared out evenly among the columns
-/// still short of their content, so a short column never takes room a cut
-/// one needs.
+/// columns; `None` for a dropped one.
+///
+/// - Columns are dropped by [`Fit::drop`] while the kept columns' minimums
+///   (each at most its content) do not fit, and while more than one is left.
+/// - Every kept column gets its minimum, and the spare columns are shared
+///   out evenly among the columns still short of their content, so a short
+///   column never takes room a cut one needs.
+/// - If a column is still cut, the droppable column that carries least (by
+///   `drop`) among those shown whole is dropped when that alone lets every
+///   other column show whole: a redundant column never costs a cut one.
 pub fn fit_columns(cols: &[Fit], total: usize, gap: usize) -> Vec<Option<usize>> {
     let floor = |c: &Fit| c.min.min(c.want);
-    let mut keep = vec![true; cols.len()];
     let need = |keep: &[bool]| -> usize {
         let n = keep.iter().filter(|k| **k).count();
         cols.iter()
@@ -80,6 +83,7 @@ pub fn fit_columns(cols: &[Fit], total: usize, gap: usize) -> Vec<Option<usize>>
             .sum::<usize>()
             + gap * n.saturating_sub(1)
     };
+    let mut keep = vec![true; cols.len()];
     while need(&keep) > total && keep.iter().filter(|k| **k).count() > 1 {
         let victim = cols
             .iter()
@@ -92,27 +96,51 @@ pub fn fit_columns(cols: &[Fit], total: usize, gap: usize) -> Vec<Option<usize>>
             None => break,
         }
     }
-    let mut widths: Vec<Option<usize>> = cols
-        .iter()
-        .zip(&keep)
-        .map(|(c, k)| k.then(|| floor(c)))
-        .collect();
-    let mut spare = total.saturating_sub(need(&keep));
-    // Round by round, one column to each column still short; every round
-    // hands out at least one, so this ends within `total` rounds.
-    while spare > 0 {
-        let mut gave = false;
-        for (w, c) in widths.iter_mut().zip(cols) {
-            if let Some(w) = w {
-                if spare > 0 && *w < c.want {
-                    *w += 1;
-                    spare -= 1;
-                    gave = true;
+    let allocate = |keep: &[bool]| -> Vec<Option<usize>> {
+        let mut widths: Vec<Option<usize>> = cols
+            .iter()
+            .zip(keep)
+            .map(|(c, k)| k.then(|| floor(c)))
+            .collect();
+        let mut spare = total.saturating_sub(need(keep));
+        // Round by round, one column to each column still short; every
+        // round hands out at least one, so this ends within `total` rounds.
+        while spare > 0 {
+            let mut gave = false;
+            for (w, c) in widths.iter_mut().zip(cols) {
+                if let Some(w) = w {
+                    if spare > 0 && *w < c.want {
+                        *w += 1;
+                        spare -= 1;
+                        gave = true;
+                    }
                 }
             }
+            if !gave {
+                break;
+            }
         }
-        if !gave {
-            break;
+        widths
+    };
+    let cut = |w: &[Option<usize>]| {
+        w.iter()
+            .zip(cols)
+            .any(|(w, c)| w.is_some_and(|w| w < c.want))
+    };
+    let widths = allocate(&keep);
+    if !cut(&widths) {
+        return widths;
+    }
+    let mut victims: Vec<usize> = (0..cols.len())
+        .filter(|i| cols[*i].drop > 0 && widths[*i] == Some(cols[*i].want))
+        .collect();
+    victims.sort_by_key(|i| std::cmp::Reverse((cols[*i].drop, *i)));
+    for i in victims {
+        let mut k = keep.clone();
+        k[i] = false;
+        let w = allocate(&k);
+        if !cut(&w) {
+            return w;
         }
     }
     widths
@@ -169,6 +197,11 @@ mod tests {
         );
         assert_eq!(fit_columns(&cols, 31, 1), vec![Some(15), None, Some(15)]);
         assert_eq!(fit_columns(&cols, 12, 1), vec![Some(12), None, None]);
+        // A column shown whole gives way when that ends every cut.
+        let cols = [f(8, 8, 0), f(17, 17, 2), f(20, 45, 0)];
+        assert_eq!(fit_columns(&cols, 60, 1), vec![Some(8), None, Some(45)]);
+        // Not when a cut would remain anyway.
+        assert_eq!(fit_columns(&cols, 50, 1), vec![Some(8), Some(17), Some(23)]);
         // Never below one column, even when it does not fit.
         assert_eq!(
             fit_columns(&[f(10, 10, 1), f(10, 10, 2)], 5, 2),

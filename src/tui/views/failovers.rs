@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::{Col, cell_style, col, empty, fill, hub, line, table};
+use super::{Col, cell_style, col, empty, fill, fit_line, hub, line, table};
 use crate::tui::app::App;
 use crate::tui::faillog::{ByKind, WINDOW_MIN};
 use crate::tui::fmt;
@@ -83,7 +83,7 @@ fn draw_spark(app: &App, area: Rect, buf: &mut Buffer) {
                     ..area
                 },
                 buf,
-                l,
+                fit_line(l, usize::from(area.width), t.ellipsis()),
             );
             y += 1;
         }

@@ -144,7 +144,11 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
                 },
             ),
         ));
-        line(r, buf, Line::from(spans));
+        line(
+            r,
+            buf,
+            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
+        );
     }
 
     // 3: agents in rank order: can run / run now.
@@ -174,7 +178,11 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
                 super::cell_style(app, style),
             ));
         }
-        line(r, buf, Line::from(spans));
+        line(
+            r,
+            buf,
+            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
+        );
     }
 }
 
@@ -213,7 +221,11 @@ pub fn draw_tabs(app: &App, area: Rect, buf: &mut Buffer) {
             t.warn(),
         ));
     }
-    line(area, buf, Line::from(spans));
+    line(
+        area,
+        buf,
+        super::fit_line(Line::from(spans), usize::from(area.width), t.ellipsis()),
+    );
 }
 
 pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
@@ -231,7 +243,14 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
                 Span::raw(filter.text.clone()),
                 Span::styled("_", t.title()),
                 Span::styled(
-                    format!("   {}", crate::tui::keys::prompt_help(t.sep(), t.ascii)),
+                    format!(
+                        "   {}",
+                        super::fit(
+                            &crate::tui::keys::prompt_help(t.sep(), t.ascii),
+                            usize::from(area.width).saturating_sub(filter.text.chars().count() + 5),
+                            t.ellipsis()
+                        )
+                    ),
                     t.muted(),
                 ),
             ]),

@@ -208,6 +208,30 @@ pub fn line(area: Rect, buf: &mut Buffer, l: Line<'_>) {
     l.render(area, buf);
 }
 
+/// `l` in at most `width` cells: whole when it fits, else cut inside the
+/// span that crosses the edge, which ends in the ellipsis.
+pub fn fit_line<'a>(l: Line<'a>, width: usize, ellipsis: &str) -> Line<'a> {
+    if l.width() <= width {
+        return l;
+    }
+    let mut out = Vec::with_capacity(l.spans.len());
+    let mut used = 0;
+    for s in l.spans {
+        let w = s.width();
+        if used + w < width {
+            used += w;
+            out.push(s);
+        } else {
+            out.push(Span::styled(
+                fit(&s.content, width - used, ellipsis),
+                s.style,
+            ));
+            break;
+        }
+    }
+    Line::from(out).style(l.style)
+}
+
 /// Text shown in an empty view.
 pub fn empty(app: &App, area: Rect, buf: &mut Buffer, text: &str) {
     if area.height < 2 {
