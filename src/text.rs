@@ -162,7 +162,7 @@ mod tests {
     #[test]
     fn a_cut_always_ends_in_the_ellipsis() {
         assert_eq!(ellipsize("opencode", 8, "…"), "opencode");
-        assert_eq!(ellipsize("opencode", 7, "…"), "opencod…");
+        assert_eq!(ellipsize("opencode", 7, "…"), "openco…");
         assert_eq!(ellipsize("opencode", 7, "…").chars().count(), 7);
         assert_eq!(
             ellipsize("rate limited (account)", 15, "…"),
