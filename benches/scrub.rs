@@ -1,6 +1,8 @@
 //! Cost of `scrub` on one failover detail (≤ 200 characters): clean text
 //! without a trigger word (the common case), clean text with trigger words
-//! (a URL, `tokens`, `key`), and a detail holding two secrets.
+//! (a URL, `tokens`, `key`), a detail holding two secrets, clean non-ASCII
+//! text, a key hidden by a zero-width space, and `textsafe::for_terminal`
+//! (scrub, then escape) on clean text and on text with bidi controls.
 //!
 //! `cargo bench --bench scrub`
 
@@ -8,6 +10,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use macfleet::scrub::scrub;
+use macfleet::textsafe::for_terminal;
 
 /// Deterministic base62, so no secret-shaped literal sits in the source.
 fn b62(n: usize) -> String {
@@ -42,6 +45,26 @@ fn details(c: &mut Criterion) {
         b.iter(|| scrub(black_box(triggers)))
     });
     g.bench_function("dirty", |b| b.iter(|| scrub(black_box(&dirty))));
+    let non_ascii = "opencode route: 429 — “Too Many Requests” from upstream anthropic; réessayer \
+                     dans 30 s, bascule vers pi (claude-sonnet-4-5), nœud 東京-3, worker 3f2a9c1e";
+    g.bench_function("clean_non_ascii", |b| {
+        b.iter(|| scrub(black_box(non_ascii)))
+    });
+    let k = b62(60);
+    let hidden = format!(
+        "opencode route: 401 from upstream, key sk-ant-api03-{}\u{200B}{} rejected",
+        &k[..30],
+        &k[30..]
+    );
+    g.bench_function("dirty_hidden", |b| b.iter(|| scrub(black_box(&hidden))));
+    g.bench_function("for_terminal_clean", |b| {
+        b.iter(|| for_terminal(black_box(clean)))
+    });
+    let bidi = "opencode route: 429 from upstream, file ok \u{202E}gnp.exe\u{202C} \
+                attached, retry after 30s, failing over to pi, worker 3f2a9c1e-7b4d-4e8a";
+    g.bench_function("for_terminal_bidi", |b| {
+        b.iter(|| for_terminal(black_box(bidi)))
+    });
     g.finish();
 }
 

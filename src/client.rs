@@ -45,9 +45,12 @@ impl fmt::Debug for Token {
 pub enum ClientError {
     #[error("the hub refused the token (401): {0}")]
     Unauthorized(String),
+    /// A 401 to a request that carried no token at all.
+    #[error("no token: set MAC_HUB_TOKEN or a context's token_file")]
+    NoToken,
     #[error("not allowed (403): {0}")]
     Forbidden(String),
-    #[error("revision conflict: the hub is at {current_revision:?} now ({message})")]
+    #[error("revision conflict: {}", conflict_text(current_revision.as_deref(), message))]
     Conflict {
         current_revision: Option<String>,
         message: String,
@@ -75,6 +78,18 @@ pub enum ClientError {
     Decode(String),
 }
 
+fn conflict_text(current: Option<&str>, message: &str) -> String {
+    let at = match current {
+        Some(r) => format!("the hub is at revision {r} now"),
+        None => "the document on the hub has changed".to_string(),
+    };
+    if message.is_empty() {
+        at
+    } else {
+        format!("{at} ({message})")
+    }
+}
+
 fn fmt_pos(line: Option<usize>, column: Option<usize>) -> String {
     match (line, column) {
         (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
@@ -92,6 +107,7 @@ impl ClientError {
             ClientError::Validation { .. } => 4,
             ClientError::Unreachable(_) => 5,
             ClientError::Unauthorized(_)
+            | ClientError::NoToken
             | ClientError::Forbidden(_)
             | ClientError::Plaintext(_) => 6,
             ClientError::BadUrl { .. } => 2,
@@ -284,7 +300,16 @@ impl Client {
         if resp.status().is_success() || resp.status() == StatusCode::NOT_MODIFIED {
             Ok(resp)
         } else {
-            Err(error_from(resp).await)
+            Err(self.without_token(error_from(resp).await))
+        }
+    }
+
+    /// A 401 to a request that carried no token says what to set, not
+    /// what header was missing.
+    fn without_token(&self, e: ClientError) -> ClientError {
+        match e {
+            ClientError::Unauthorized(_) if self.token.is_none() => ClientError::NoToken,
+            e => e,
         }
     }
 
@@ -437,7 +462,9 @@ impl Client {
             .await
             .map_err(|e| StreamEnd::Failed(transport_error(e).to_string()))?;
         if !resp.status().is_success() {
-            return Err(StreamEnd::Failed(error_from(resp).await.to_string()));
+            return Err(StreamEnd::Failed(
+                self.without_token(error_from(resp).await).to_string(),
+            ));
         }
         tx.send(StreamItem::Connected)
             .await
@@ -483,6 +510,26 @@ impl Client {
 enum StreamEnd {
     ReceiverGone,
     Failed(String),
+}
+
+/// The right to be handed the one write path, given only to sessions that
+/// are not read-only. It turns into a [`Writer`] once the hub says the
+/// token is an owner's ([`WriteGrant::writer`]), so a session can start
+/// before the hub answers and gain its writer when it does.
+#[derive(Clone, Debug)]
+pub struct WriteGrant {
+    client: Client,
+}
+
+impl WriteGrant {
+    pub fn new(client: Client) -> WriteGrant {
+        WriteGrant { client }
+    }
+
+    /// The writer, if `whoami` (the hub's answer for this token) is an owner.
+    pub fn writer(&self, whoami: &Whoami) -> Option<Writer> {
+        Writer::new(self.client.clone(), whoami)
+    }
 }
 
 /// The one write path to the hub. Only an owner gets one.
@@ -535,9 +582,49 @@ fn transport_error(e: reqwest::Error) -> ClientError {
     }
     if e.is_decode() {
         ClientError::Decode(msg)
+    } else if let Some(hint) = certificate_hint(&msg) {
+        ClientError::Unreachable(format!(
+            "the hub's TLS certificate was refused: {hint} (details: {msg})"
+        ))
     } else {
         ClientError::Unreachable(msg)
     }
+}
+
+/// What a certificate error from rustls/webpki means and what to do, for
+/// the errors people meet setting up a hub. `None` for any other error.
+pub fn certificate_hint(raw: &str) -> Option<&'static str> {
+    const HINTS: &[(&[&str], &str)] = &[
+        (
+            &["CaUsedAsEndEntity"],
+            "the hub serves a CA certificate as its own (what `openssl req -x509` makes by default), \
+             and a CA certificate may only sign others. Make a private CA and a server certificate \
+             signed by it (`macfleet hub tls-init --dir D --name HOST` does both), serve the server \
+             certificate with --tls-cert/--tls-key, and trust the CA with --ca-cert (or a context's ca_cert)",
+        ),
+        (
+            &["UnknownIssuer"],
+            "it is not signed by a CA this machine trusts. Give the hub's CA certificate with \
+             --ca-cert FILE (or a context's ca_cert)",
+        ),
+        (
+            &["NotValidForName", "not valid for name"],
+            "it does not name the host in the hub URL. Connect with a name the certificate holds, \
+             or make one for this name (`macfleet hub tls-init --name HOST`)",
+        ),
+        (
+            &["Expired", "certificate expired"],
+            "it has expired (or this machine's clock is wrong). Renew the hub's certificate",
+        ),
+        (
+            &["NotValidYet", "not valid yet"],
+            "it is not valid yet (or this machine's clock is wrong)",
+        ),
+    ];
+    HINTS
+        .iter()
+        .find(|(needles, _)| needles.iter().any(|n| raw.contains(n)))
+        .map(|(_, hint)| *hint)
 }
 
 async fn decode_json<T: DeserializeOwned>(resp: reqwest::Response) -> Result<T, ClientError> {

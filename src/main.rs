@@ -55,18 +55,16 @@ fn main() {
     };
     let code = match runtime.block_on(macfleet::cli::run(cli)) {
         Ok(code) => code,
-        Err(e)
-            if e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) =>
-        {
+        Err(e) if macfleet::cli::is_broken_pipe(&e) => {
             // `macfleet get workers | head`: the reader is done, so are we.
             0
         }
         Err(e) => {
             let code = macfleet::cli::exit_code(&e);
-            eprintln!("macfleet: {}", macfleet::scrub::scrub(&format!("{e:#}")));
+            eprintln!(
+                "macfleet: {}",
+                macfleet::textsafe::for_terminal_lines(&format!("{e:#}"))
+            );
             code
         }
     };

@@ -26,6 +26,12 @@ pub const MAX_AGENTS: usize = 64;
 pub const MAX_FAILOVERS_PER_HEARTBEAT: usize = 256;
 /// Longest failover id, in bytes.
 pub const MAX_FAILOVER_ID: usize = 128;
+/// How far ahead of the hub's clock a time a worker sends (`sent_at`, a
+/// failover's `at`) may lie: clock skew, no more (Kerberos' default skew).
+pub const MAX_AHEAD_S: i64 = 5 * 60;
+/// How far behind the hub's clock it may lie: a worker back-filling after an
+/// outage, or a demo replaying the last hour, fits with room to spare.
+pub const MAX_BEHIND_S: i64 = 30 * 24 * 60 * 60;
 
 /// The role a token grants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -333,6 +339,61 @@ pub struct History {
     pub revisions: Vec<HistoryEntry>,
 }
 
+/// The kinds of `GET /v1/events` that `?types=` can ask for (`reset` is
+/// always sent). `state` and `sync` carry the worker's view, as `heartbeat`
+/// does: `state` when the hub's sweeper moves it to `stale` or `lost`,
+/// `sync` when a new revision flips its `in_sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    Heartbeat,
+    Failover,
+    Config,
+    State,
+    Sync,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 5] = [
+        EventKind::Heartbeat,
+        EventKind::Failover,
+        EventKind::Config,
+        EventKind::State,
+        EventKind::Sync,
+    ];
+
+    /// The `event:` name on the stream.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Heartbeat => "heartbeat",
+            EventKind::Failover => "failover",
+            EventKind::Config => "config",
+            EventKind::State => "state",
+            EventKind::Sync => "sync",
+        }
+    }
+
+    /// The names, comma-separated, for error messages.
+    pub fn names() -> String {
+        EventKind::ALL.map(EventKind::as_str).join(", ")
+    }
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for EventKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        EventKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown event type {s:?} ({})", EventKind::names()))
+    }
+}
+
 /// `event: config` data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfigEvent {
@@ -418,7 +479,7 @@ fn is_revision(s: &str) -> bool {
 /// heartbeat and must not allocate when all is well.
 fn check_agent(field: impl FnOnce() -> String, name: &str) -> Result<(), Invalid> {
     if is_agent_name(name) {
-        Ok(())
+        no_secret(field, name)
     } else {
         Err(invalid(
             field(),
@@ -475,6 +536,7 @@ impl Failover {
                 "1 to 128 of [A-Za-z0-9._:-]",
             ));
         }
+        no_secret(|| format!("{field}.id"), &self.id)?;
         check_agent(|| format!("{field}.from"), &self.from)?;
         if let Some(to) = &self.to {
             check_agent(|| format!("{field}.to"), to)?;
@@ -487,7 +549,7 @@ impl Failover {
 }
 
 impl Heartbeat {
-    /// Everything the hub checks before it stores anything.
+    /// What the hub checks before it stores anything, but the times.
     pub fn validate(&self) -> Result<(), Invalid> {
         validate_heartbeat(HeartbeatFields {
             worker: &self.worker,
@@ -498,6 +560,13 @@ impl Heartbeat {
             capabilities: self.capabilities.keys().map(String::as_str),
             failovers: &self.failovers,
         })
+    }
+
+    /// Everything the hub checks before it stores anything, its times
+    /// judged by `now`.
+    pub fn validate_at(&self, now: DateTime<Utc>) -> Result<(), Invalid> {
+        self.validate()?;
+        check_heartbeat_times(self.sent_at, &self.failovers, now)
     }
 }
 
@@ -517,6 +586,19 @@ pub struct HeartbeatFields<'a, A, C> {
     pub failovers: &'a [Failover],
 }
 
+/// Names and ids are published to every viewer as they are: one shaped like
+/// a credential (`ghp_…` fits the worker-id charset) is refused, not stored.
+fn no_secret(field: impl FnOnce() -> String, value: &str) -> Result<(), Invalid> {
+    if crate::scrub::contains_secret(value) {
+        Err(invalid(
+            field(),
+            "looks like a credential; ids and names are shown to every viewer",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// Everything the hub checks before it stores a heartbeat.
 pub fn validate_heartbeat<'a, A, C>(h: HeartbeatFields<'a, A, C>) -> Result<(), Invalid>
 where
@@ -526,13 +608,16 @@ where
     if !is_worker_id(h.worker) {
         return Err(invalid("worker", "1 to 128 of [A-Za-z0-9._:-]"));
     }
+    no_secret(|| "worker".into(), h.worker)?;
     if !is_host(h.host) {
         return Err(invalid("host", "1 to 253 of [A-Za-z0-9._-]"));
     }
+    no_secret(|| "host".into(), h.host)?;
     if let Some(rev) = h.config_revision {
         if !is_revision(rev) {
             return Err(invalid("config_revision", "not a revision"));
         }
+        no_secret(|| "config_revision".into(), rev)?;
     }
     if h.agents.len() > MAX_AGENTS {
         return Err(invalid("agents", format!("at most {MAX_AGENTS}")));
@@ -561,6 +646,51 @@ where
     Ok(())
 }
 
+/// A time a worker sent must lie within [`MAX_BEHIND_S`] before and
+/// [`MAX_AHEAD_S`] after `now`, the hub's clock. Besides refusing nonsense,
+/// this keeps every stored time inside years 1 to 9999 in UTC, the only
+/// ones RFC 3339 can write and read back (`9999-12-31T23:59:59-23:59` is
+/// year 10000 in UTC).
+pub fn check_time(
+    field: impl FnOnce() -> String,
+    t: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<(), Invalid> {
+    let ahead = t.signed_duration_since(now).num_seconds();
+    if ahead > MAX_AHEAD_S {
+        return Err(invalid(
+            field(),
+            format!(
+                "more than {} minutes ahead of the hub's clock",
+                MAX_AHEAD_S / 60
+            ),
+        ));
+    }
+    if -ahead > MAX_BEHIND_S {
+        return Err(invalid(
+            field(),
+            format!(
+                "more than {} days behind the hub's clock",
+                MAX_BEHIND_S / 86_400
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The times of a heartbeat, judged by the hub's clock `now`.
+pub fn check_heartbeat_times(
+    sent_at: DateTime<Utc>,
+    failovers: &[Failover],
+    now: DateTime<Utc>,
+) -> Result<(), Invalid> {
+    check_time(|| "sent_at".into(), sent_at, now)?;
+    for (i, f) in failovers.iter().enumerate() {
+        check_time(|| format!("failovers[{i}].at"), f.at, now)?;
+    }
+    Ok(())
+}
+
 /// RFC 3339 with whole seconds and `Z`, as the contract writes times.
 pub fn fmt_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -569,6 +699,16 @@ pub fn fmt_time(t: DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hub indexes its `?types=` filter by `kind as usize`.
+    #[test]
+    fn event_kinds_index_their_own_list_and_parse_their_names() {
+        for (i, k) in EventKind::ALL.into_iter().enumerate() {
+            assert_eq!(k as usize, i);
+            assert_eq!(k.as_str().parse::<EventKind>(), Ok(k));
+        }
+        assert!("stale".parse::<EventKind>().is_err());
+    }
 
     fn sample() -> Heartbeat {
         serde_json::from_str(
@@ -631,6 +771,31 @@ mod tests {
         let mut hb = sample();
         hb.agents.push("Claude".into());
         assert!(hb.validate().is_err());
+    }
+
+    #[test]
+    fn times_are_judged_by_the_hubs_clock() {
+        let now: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().expect("time");
+        let mut hb = sample();
+        hb.sent_at = now;
+        hb.failovers[0].at = now - chrono::Duration::days(7);
+        hb.validate_at(now).expect("a week back is fine");
+        hb.failovers[0].at = now + chrono::Duration::seconds(MAX_AHEAD_S);
+        hb.validate_at(now).expect("the skew bound itself is fine");
+        // The poison: both parse, both land outside year 1..9999.
+        for bad in ["9999-12-31T23:59:59-23:59", "0000-01-01T00:00:00+23:59"] {
+            hb.failovers[0].at = DateTime::parse_from_rfc3339(bad)
+                .expect("chrono parses it")
+                .with_timezone(&Utc);
+            let e = hb.validate_at(now).expect_err(bad);
+            assert_eq!(e.field, "failovers[0].at", "{bad}");
+            assert!(hb.validate().is_ok(), "validate() leaves times alone");
+        }
+        hb.failovers[0].at = now;
+        hb.sent_at = now + chrono::Duration::seconds(MAX_AHEAD_S + 1);
+        assert_eq!(hb.validate_at(now).expect_err("ahead").field, "sent_at");
+        hb.sent_at = now - chrono::Duration::seconds(MAX_BEHIND_S + 1);
+        assert_eq!(hb.validate_at(now).expect_err("behind").field, "sent_at");
     }
 
     #[test]

@@ -16,18 +16,30 @@ fn file_edits_preserve_everything_else() {
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     let p = f.to_str().expect("utf-8");
 
-    // Dry run: the diff, nothing written.
+    // Dry run: the diff under "not written", nothing written, exit 1 for a
+    // change and 0 for none (as `kubectl diff`).
     let out = macfleet(
         &["agents", "move", "claude", "0", "--file", p, "--dry-run"],
         &[],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with(&format!("not written: dry run of {p}\n--- a/")),
+        "{}",
+        text(&out.stdout)
+    );
     assert!(
         text(&out.stdout).contains("+  \"claude\",   # strong"),
         "{}",
         text(&out.stdout)
     );
     assert_eq!(std::fs::read_to_string(&f).expect("read"), DOC);
+    let out = macfleet(
+        &["agents", "move", "opencode", "0", "--file", p, "--dry-run"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
 
     // The move: the comment travels, CRLF and the missing final newline stay,
     // the other table is untouched, the mode is kept.
@@ -164,5 +176,163 @@ async fn hub_edits_go_through_if_match() {
     assert!(
         stored.contains("  \"claude\",\r\n  \"opencode\", # first\r\n"),
         "{stored:?}"
+    );
+}
+
+const FLEET: &str = "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\n  \"opencode\", # first\n  \"claude\",   # strong\n  \"codex\",    # last resort\n  # \"cursor\",  # no seat yet\n]\nretries = 2\n";
+
+/// A worker's heartbeat: on `active`, able to run `caps`.
+fn beat(worker: &str, active: &str, caps: &[&str]) -> serde_json::Value {
+    let caps: serde_json::Map<String, serde_json::Value> = caps
+        .iter()
+        .map(|a| {
+            (
+                a.to_string(),
+                serde_json::json!({"binary": true, "token": true, "preflight": "ok"}),
+            )
+        })
+        .collect();
+    serde_json::json!({
+        "worker": worker, "host": "node-1", "sent_at": "2026-11-29T15:04:05Z",
+        "agents": ["opencode", "claude", "codex"], "active_agent": active,
+        "capabilities": caps, "failovers": []
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hub_edits_refuse_unreported_names_and_dry_run_projects() {
+    // A long interval keeps both workers healthy however slow the machine.
+    let h = TestHub::start_with(FLEET, |o| o.heartbeat_interval_s = 60).await;
+    let http = h.http();
+    for hb in [
+        beat("w-1", "opencode", &["opencode", "claude", "aider"]),
+        beat("w-2", "claude", &["claude"]),
+    ] {
+        let r = http
+            .post(h.path("/v1/heartbeats"))
+            .bearer_auth(&h.worker)
+            .json(&hb)
+            .send()
+            .await
+            .expect("heartbeat");
+        assert!(r.status().is_success(), "{}", r.status());
+    }
+    let (url, owner) = (h.url(), h.owner.clone());
+    let run = move |args: &[&str]| {
+        let env = [
+            ("MAC_HUB_URL", url.as_str()),
+            ("MAC_HUB_TOKEN", owner.as_str()),
+        ];
+        macfleet(args, &env)
+    };
+    let stored = || std::fs::read_to_string(h.config_path()).expect("read");
+    let outs = tokio::task::spawn_blocking(move || {
+        let dry = run(&["agents", "move", "claude", "0", "--dry-run"]);
+        let dry_same = run(&["agents", "move", "opencode", "0", "--dry-run"]);
+        let typo = run(&["agents", "set", "opencode,pi,bogus"]);
+        let seen = run(&["agents", "add", "aider", "--dry-run"]);
+        let ro = run(&["agents", "move", "claude", "0", "--read-only"]);
+        (dry, dry_same, typo, seen, ro)
+    })
+    .await
+    .expect("join");
+    let (dry, dry_same, typo, seen, ro) = outs;
+
+    // --dry-run: the diff under "not written", the projection, exit 1.
+    assert_eq!(dry.status.code(), Some(1), "{}", text(&dry.stderr));
+    let out = text(&dry.stdout);
+    assert!(
+        out.starts_with("not written: dry run against revision "),
+        "{out}"
+    );
+    assert!(out.contains("\n--- a/hub.toml\n"), "{out}");
+    assert!(out.contains("projection over 2 healthy workers"), "{out}");
+    // claude first: both workers can run it and would stand on it.
+    let claude = out
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some("claude"))
+        .expect("a claude row");
+    assert_eq!(
+        claude.split_whitespace().collect::<Vec<_>>(),
+        ["0", "1", "claude", "2", "1", "2"],
+        "{out}"
+    );
+    assert_eq!(
+        dry_same.status.code(),
+        Some(0),
+        "{}",
+        text(&dry_same.stderr)
+    );
+    assert!(
+        text(&dry_same.stdout).is_empty(),
+        "{}",
+        text(&dry_same.stdout)
+    );
+    assert_eq!(stored(), FLEET, "dry runs write nothing");
+
+    // A name nobody reported and no known agent: refused, nothing lost.
+    assert_eq!(typo.status.code(), Some(4), "{}", text(&typo.stderr));
+    let out = text(&typo.stdout);
+    assert!(
+        out.starts_with("not written: \"bogus\" is not a known agent"),
+        "{out}"
+    );
+    assert!(out.contains("+  \"bogus\""), "{out}");
+    assert!(
+        text(&typo.stderr).contains("--force"),
+        "{}",
+        text(&typo.stderr)
+    );
+    assert_eq!(stored(), FLEET);
+    // A name a worker reported is no typo (and the projection says so).
+    assert_eq!(seen.status.code(), Some(1), "{}", text(&seen.stderr));
+    assert!(
+        !text(&seen.stdout).contains("no worker has reported"),
+        "{}",
+        text(&seen.stdout)
+    );
+    // Read-only: the diff, said not written.
+    assert_eq!(ro.status.code(), Some(6), "{}", text(&ro.stderr));
+    assert!(
+        text(&ro.stdout).starts_with("not written: read-only"),
+        "{}",
+        text(&ro.stdout)
+    );
+    assert_eq!(stored(), FLEET);
+
+    // --force writes it; set keeps each kept agent's comment and brings
+    // cursor back from its commented-out line.
+    let (url, owner) = (h.url(), h.owner.clone());
+    let (forced, aider) = tokio::task::spawn_blocking(move || {
+        let env = [
+            ("MAC_HUB_URL", url.as_str()),
+            ("MAC_HUB_TOKEN", owner.as_str()),
+        ];
+        (
+            macfleet(
+                &["agents", "set", "claude,opencode,cursor,bogus", "--force"],
+                &env,
+            ),
+            // A name a worker reported goes in without --force.
+            macfleet(&["agents", "add", "aider"], &env),
+        )
+    })
+    .await
+    .expect("join");
+    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
+    assert!(
+        text(&forced.stdout).starts_with("--- a/hub.toml"),
+        "{}",
+        text(&forced.stdout)
+    );
+    assert!(
+        text(&forced.stderr).contains("set removes codex"),
+        "{}",
+        text(&forced.stderr)
+    );
+    assert_eq!(aider.status.code(), Some(0), "{}", text(&aider.stderr));
+    assert_eq!(
+        stored(),
+        "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\n  \"claude\",   # strong\n  \"opencode\", # first\n  \"cursor\",  # no seat yet\n  \"bogus\",\n  \"aider\",\n]\nretries = 2\n"
     );
 }

@@ -738,3 +738,511 @@ fn every_kind_has_a_placeholder_that_survives_rescrubbing() {
         assert!(matches!(scrub(&format!("token={p}")), Cow::Borrowed(_)));
     }
 }
+
+// ------------------------------------------------------------- the corpus
+
+use macfleet::scrub::corpus::{self, leaked};
+use macfleet::textsafe::{for_terminal, is_unsafe};
+
+#[test]
+fn corpus_covers_every_family_and_never_survives() {
+    let all = corpus::secrets();
+    assert!(all.len() >= 60, "only {} fake secrets", all.len());
+    for e in &all {
+        // Not vacuous: the raw detail does hold the secret.
+        assert!(
+            leaked(&e.detail, &e.needle),
+            "{}: needle not in {:?}",
+            e.family,
+            e.detail
+        );
+        let out = scrub(&e.detail);
+        assert!(!leaked(&out, &e.needle), "{}: {out:?}", e.family);
+        assert!(out.contains(PLACEHOLDER_PREFIX), "{}: {out:?}", e.family);
+        assert_eq!(scrub(&out), out, "{}: not idempotent", e.family);
+        let shown = for_terminal(&e.detail);
+        assert!(!leaked(&shown, &e.needle), "{}: {shown:?}", e.family);
+        assert!(
+            shown.chars().all(|c| !is_unsafe(c)),
+            "{}: {shown:?}",
+            e.family
+        );
+    }
+}
+
+#[test]
+fn corpus_lookalikes_stay() {
+    for t in corpus::lookalikes() {
+        let out = scrub(&t);
+        assert!(matches!(out, Cow::Borrowed(_)), "{t:?} became {out:?}");
+    }
+}
+
+#[test]
+fn new_families_name_their_kind() {
+    let mut r = Rng::new(77);
+    let cases = [
+        (
+            format!(
+                "xoxb-{}-{}-{}",
+                r.pick(b"0123456789", 12),
+                r.pick(b"0123456789", 13),
+                r.b62(24)
+            ),
+            Kind::SlackToken,
+        ),
+        (format!("sk_live_{}", r.b62(24)), Kind::StripeKey),
+        (format!("rk_live_{}", r.b62(24)), Kind::StripeKey),
+        (format!("glpat-{}", r.b62(20)), Kind::GitlabToken),
+        (format!("npm_{}", r.b62(36)), Kind::NpmToken),
+        (format!("SG.{}.{}", r.b62(22), r.b62(43)), Kind::SendgridKey),
+        (
+            format!(
+                "hf_{}",
+                r.pick(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 34)
+            ),
+            Kind::HuggingfaceToken,
+        ),
+        (
+            format!("pypi-AgEIcHlwaS5vcmc{}", r.b62(60)),
+            Kind::PypiToken,
+        ),
+        (format!("GOCSPX-{}", r.b62(28)), Kind::GoogleOauth),
+        (format!("{}8Q~{}", r.b62(3), r.b62(34)), Kind::AzureSecret),
+        (
+            format!("ghp_{}", r.pick(b"abcdefghijklmnopqrstuvwxyz", 36)),
+            Kind::GithubToken,
+        ),
+    ];
+    for (secret, kind) in cases {
+        let text = format!("route x: key {secret} rejected");
+        let found: Vec<Kind> = find_secrets(&text).into_iter().map(|f| f.kind).collect();
+        assert_eq!(found, vec![kind], "{text}");
+        assert_eq!(
+            scrub(&text),
+            format!("route x: key {} rejected", kind.placeholder())
+        );
+    }
+}
+
+#[test]
+fn hidden_keys_are_found_and_replaced_whole() {
+    let mut r = Rng::new(78);
+    let body = r.b62(60);
+    let (a, z) = body.split_at(25);
+    for text in [
+        format!("key sk-ant-api03-{a}\u{200B}{z} end"),
+        format!("key sk\u{FF0D}ant\u{FF0D}api03\u{FF0D}{body} end"),
+        format!("key sk\u{2010}ant\u{2011}api03-{body} end"),
+        format!("key \u{1b}[1;31msk-ant-api03-{body}\u{1b}[0m end"),
+        format!("key xsk-ant-api03-{body} end"),
+        format!("key sk-ant-api03-{a}\u{E0020}{z} end"),
+    ] {
+        let out = scrub(&text);
+        assert!(!leaked(&out, &body), "{text:?} → {out:?}");
+        assert!(out.contains("[redacted:anthropic-key]"), "{out:?}");
+        assert!(out.starts_with("key ") && out.ends_with(" end"), "{out:?}");
+        assert_eq!(scrub(&out), out);
+    }
+}
+
+#[test]
+fn jwt_without_its_signature_is_caught() {
+    let h = format!("eyJ{}", "hbGciOiJIUzI1NiJ9");
+    let p = format!("eyJ{}", Rng::new(79).b62(40));
+    let text = format!("token {h}.{p}");
+    assert_eq!(scrub(&text), "token [redacted:jwt]");
+    // A header alone carries nothing.
+    assert!(matches!(
+        scrub(&format!("header {h} only")),
+        Cow::Borrowed(_)
+    ));
+}
+
+#[test]
+fn basic_credentials_are_caught_only_when_they_decode_to_user_password() {
+    use base64::Engine as _;
+    let cred =
+        base64::engine::general_purpose::STANDARD.encode(format!("ci:{}", Rng::new(80).b62(20)));
+    assert_eq!(
+        scrub(&format!("sent Basic {cred} to the proxy")),
+        "sent Basic [redacted:authorization] to the proxy"
+    );
+    for t in [
+        "Basic Authentication required",
+        "Basic realm=\"x\"",
+        "Basic SGVsbG8gV29ybGQ=",
+    ] {
+        assert!(matches!(scrub(t), Cow::Borrowed(_)), "{t}");
+    }
+}
+
+#[test]
+fn clean_non_ascii_text_does_not_allocate() {
+    let texts = ["café naïve 日本語 🚀 — “quoted” détail", "ok → pi, 3s ago"];
+    for t in texts {
+        let _ = scrub(t);
+        let n = allocations(|| {
+            let out = scrub(std::hint::black_box(t));
+            assert!(matches!(out, Cow::Borrowed(_)));
+            let shown = for_terminal(std::hint::black_box(t));
+            assert!(matches!(shown, Cow::Borrowed(_)));
+        });
+        assert_eq!(n, 0, "{t}");
+    }
+}
+
+// ------------------------------------------------ through the real hub
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// `macfleet hub` (the real binary) on an ephemeral loopback port, its log
+/// (stderr, at debug level) collected as it comes.
+struct BinHub {
+    child: Child,
+    url: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl BinHub {
+    fn spawn(dir: &std::path::Path) -> Result<BinHub, String> {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .args(["hub", "--config"])
+            .arg(dir.join("hub.toml"))
+            .arg("--tokens")
+            .arg(dir.join("tokens.toml"))
+            .args(["--listen", "127.0.0.1:0"])
+            .env("MACFLEET_LOG", "debug")
+            .env("NO_COLOR", "1")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("hub starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if !sent {
+                    if let Some(rest) = line.split("listening on ").nth(1) {
+                        let url = rest.split_whitespace().next().unwrap_or("").to_string();
+                        let _ = tx.send(url);
+                        sent = true;
+                    }
+                }
+                if let Ok(mut l) = sink.lock() {
+                    l.push_str(&line);
+                    l.push('\n');
+                }
+            }
+        });
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(url) => Ok(BinHub { child, url, log }),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(log.lock().map(|l| l.clone()).unwrap_or_default())
+            }
+        }
+    }
+
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::thread::sleep(Duration::from_millis(100));
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+fn hub_dir(owner_name: &str, owner: &str, worker_name: &str, worker: &str) -> tempfile::TempDir {
+    use macfleet::hub::auth::token_entry;
+    use macfleet::wire::Role;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("hub.toml"), common::CONFIG).expect("config");
+    let tokens = [
+        token_entry(owner_name, Role::Owner, owner),
+        token_entry(worker_name, Role::Worker, worker),
+    ]
+    .join("\n");
+    std::fs::write(dir.path().join("tokens.toml"), tokens).expect("tokens");
+    dir
+}
+
+fn heartbeat_with(worker: &str, host: &str, id: &str, detail: &str) -> serde_json::Value {
+    let at = macfleet::wire::fmt_time(chrono::Utc::now() - chrono::Duration::seconds(5));
+    let mut hb = common::heartbeat(
+        worker,
+        None,
+        serde_json::json!([{
+            "id": id, "at": at, "from": "opencode", "to": "claude",
+            "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router", "detail": detail}
+        }]),
+    );
+    hb["host"] = serde_json::json!(host);
+    hb
+}
+
+/// Read an SSE stream for at most `for_how_long`, keeping what came.
+async fn read_events(mut r: reqwest::Response, for_how_long: Duration) -> String {
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + for_how_long;
+    while let Ok(Ok(Some(chunk))) = tokio::time::timeout_at(deadline, r.chunk()).await {
+        got.extend_from_slice(&chunk);
+        if got.len() > 8 << 20 {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_corpus_secret_comes_back_from_the_hub_the_stream_the_cli_or_the_log() {
+    let owner = format!("{}{}", "mft_scrub_", "o".repeat(30));
+    let worker = format!("{}{}", "mft_scrub_", "w".repeat(30));
+    let dir = hub_dir("alice", &owner, "fleet", &worker);
+    let hub = BinHub::spawn(dir.path()).expect("the hub starts");
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("http");
+    let stream = http
+        .get(format!("{}/v1/events?types=failover,heartbeat", hub.url))
+        .bearer_auth(&owner)
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(stream.status(), 200);
+    let events = tokio::spawn(read_events(stream, Duration::from_secs(6)));
+
+    let all = corpus::secrets();
+    let mut answers = String::new();
+    let (mut stored, mut refused) = (0, 0);
+    for (i, e) in all.iter().enumerate() {
+        let hb = heartbeat_with(
+            &format!("w-corpus-{i}"),
+            "gpu-node-1",
+            &format!("f-{i}"),
+            &e.detail,
+        );
+        let r = http
+            .post(format!("{}/v1/heartbeats", hub.url))
+            .bearer_auth(&worker)
+            .json(&hb)
+            .send()
+            .await
+            .expect("post");
+        let status = r.status().as_u16();
+        answers.push_str(&r.text().await.expect("body"));
+        match status {
+            200 => stored += 1,
+            // Details with control characters (the colour-coded ones) are refused.
+            422 => refused += 1,
+            s => panic!("{}: unexpected status {s}", e.family),
+        }
+    }
+    assert!(stored >= 55, "only {stored} stored, {refused} refused");
+    // Secret-shaped ids and names are refused, and not echoed.
+    let mut r = Rng::new(81);
+    let gh = format!("ghp_{}", r.b62(36));
+    let ant = format!("sk-ant-api03-{}", r.b62(60));
+    let gl = format!("glpat-{}", r.b62(20));
+    for (w, host, id, needle) in [
+        (gh.as_str(), "gpu-node-1", "f-x1", &gh[4..]),
+        ("w-ok-1", ant.as_str(), "f-x2", &ant[13..]),
+        ("w-ok-2", "gpu-node-1", gl.as_str(), &gl[6..]),
+    ] {
+        let r = http
+            .post(format!("{}/v1/heartbeats", hub.url))
+            .bearer_auth(&worker)
+            .json(&heartbeat_with(w, host, id, "ok"))
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(r.status(), 422, "{w} {host} {id}");
+        let body = r.text().await.expect("body");
+        assert!(!leaked(&body, needle), "{body}");
+        answers.push_str(&body);
+    }
+
+    let mut seen = answers;
+    for path in [
+        "/v1/workers",
+        "/v1/failovers?limit=1000",
+        "/v1/failovers?limit=1000&worker=w-corpus-3",
+    ] {
+        let r = http
+            .get(format!("{}{path}", hub.url))
+            .bearer_auth(&owner)
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(r.status(), 200, "{path}");
+        seen.push_str(&r.text().await.expect("body"));
+    }
+    assert!(
+        seen.matches(PLACEHOLDER_PREFIX).count() >= stored,
+        "the failovers came back without their placeholders"
+    );
+    let env = [
+        ("MAC_HUB_URL", hub.url.as_str()),
+        ("MAC_HUB_TOKEN", owner.as_str()),
+        ("COLUMNS", "1000"),
+    ];
+    for args in [
+        &["get", "failovers", "--limit", "1000"][..],
+        &["get", "failovers", "--limit", "1000", "-o", "json"],
+        &["get", "workers"],
+        &["get", "workers", "-o", "json"],
+    ] {
+        let out = common::macfleet(args, &env);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            common::text(&out.stderr)
+        );
+        seen.push_str(&common::text(&out.stdout));
+        seen.push_str(&common::text(&out.stderr));
+    }
+    let events = events.await.expect("events task");
+    assert!(events.contains("event: failover"), "no failover event seen");
+    let log = hub.stop();
+    for e in &all {
+        assert!(
+            !leaked(&seen, &e.needle),
+            "{} came back from the hub or the cli",
+            e.family
+        );
+        assert!(
+            !leaked(&events, &e.needle),
+            "{} came back in the event stream",
+            e.family
+        );
+        assert!(!leaked(&log, &e.needle), "{} is in the hub's log", e.family);
+    }
+}
+
+/// What must never reach a terminal from `macfleet get`.
+fn assert_terminal_safe(what: &str, out: &[u8]) {
+    let text = std::str::from_utf8(out).expect("utf-8 output");
+    for (i, c) in text.char_indices() {
+        assert!(
+            !is_unsafe(c) || c == '\n',
+            "{what}: {c:?} (U+{:04X}) at byte {i} in {text:?}",
+            c as u32
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_prints_no_control_bidi_or_invisible_character() {
+    let owner = format!("{}{}", "mft_scrub_", "p".repeat(30));
+    let worker = format!("{}{}", "mft_scrub_", "q".repeat(30));
+    // The owner's name (shown as BY in the history) carries an OSC 52
+    // clipboard write, a screen clear, a bell and bidi overrides.
+    let evil_name = "alice\\u001b]52;c;aGk=\\u0007\\u001b[2J\\u202egnp.exe\\u202c\\u0085";
+    let evil_worker = format!("{evil_name}-w");
+    let dir = hub_dir(evil_name, &owner, &evil_worker, &worker);
+    let (hub, named) = match BinHub::spawn(dir.path()) {
+        Ok(h) => (h, true),
+        Err(log) => {
+            // A hub that refuses control characters in token names is also
+            // safe; go on with a name the hub accepts.
+            assert!(log.contains("tokens"), "{log}");
+            let dir2 = hub_dir(
+                "alice\\u202egnp.exe\\u202c\\u200b",
+                &owner,
+                "fleet\\u202e",
+                &worker,
+            );
+            std::fs::copy(
+                dir2.path().join("tokens.toml"),
+                dir.path().join("tokens.toml"),
+            )
+            .expect("tokens");
+            (BinHub::spawn(dir.path()).expect("the hub starts"), false)
+        }
+    };
+    let http = reqwest::Client::new();
+    let detail = "ok \u{202E}gnp.exe\u{202C} \u{2066}x\u{2069} a\u{200B}b \u{FEFF} \u{E0041}\u{E0042} l\u{2028}m\tn";
+    let r = http
+        .post(format!("{}/v1/heartbeats", hub.url))
+        .bearer_auth(&worker)
+        .json(&heartbeat_with(
+            "w-bidi-1",
+            "gpu-node-1",
+            "f-bidi-1",
+            detail,
+        ))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap_or_default());
+    // A history entry by the oddly named owner.
+    let client = macfleet::client::Client::new(
+        &hub.url,
+        Some(macfleet::client::Token::new(&owner)),
+        macfleet::client::ClientOptions::default(),
+    )
+    .expect("client");
+    let who = client.whoami().await.expect("whoami");
+    let writer = macfleet::client::Writer::new(client.clone(), &who).expect("owner");
+    let doc = client.config().await.expect("config");
+    let text = doc.text.replace("\"claude\",", "\"claude\", \"pi\",");
+    writer.put_config(&text, &doc.revision).await.expect("put");
+
+    let env = [
+        ("MAC_HUB_URL", hub.url.as_str()),
+        ("MAC_HUB_TOKEN", owner.as_str()),
+        ("COLUMNS", "1000"),
+    ];
+    let mut tables = String::new();
+    for args in [
+        &["get", "failovers"][..],
+        &["get", "failovers", "-o", "json"],
+        &["get", "workers"],
+        &["get", "workers", "-o", "json"],
+        &["get", "history"],
+        &["get", "history", "-o", "json"],
+        &["get", "agents"],
+        &["agents", "show"],
+    ] {
+        let out = common::macfleet(args, &env);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            common::text(&out.stderr)
+        );
+        assert_terminal_safe(&format!("{args:?} stdout"), &out.stdout);
+        assert_terminal_safe(&format!("{args:?} stderr"), &out.stderr);
+        if !args.contains(&"json") {
+            tables.push_str(&common::text(&out.stdout));
+        }
+    }
+    // Not vacuous: the odd text is there, escaped.
+    assert!(tables.contains("ok <U+202E>gnp.exe<U+202C>"), "{tables}");
+    assert!(tables.contains("<U+E0041><U+E0042>"), "{tables}");
+    assert!(tables.contains("<U+202E>gnp.exe"), "{tables}");
+    if named {
+        assert!(
+            tables.contains("alice<U+001B>]52;c;aGk=<U+0007>"),
+            "{tables}"
+        );
+    }
+    // The error printer, with the owner's name in a "not allowed" message
+    // from a worker token.
+    let wenv = [
+        ("MAC_HUB_URL", hub.url.as_str()),
+        ("MAC_HUB_TOKEN", worker.as_str()),
+    ];
+    let out = common::macfleet(&["agents", "set", "claude,opencode"], &wenv);
+    assert!(!out.status.success());
+    assert_terminal_safe("agents set stderr", &out.stderr);
+    hub.stop();
+}

@@ -1,5 +1,6 @@
 //! The simulator against the real hub: the fleet shows up, reports
-//! structured failovers, and follows an owner's reorder within an interval.
+//! structured failovers, walks its list rung by rung to no route, and
+//! follows an owner's reorder within an interval.
 
 mod common;
 
@@ -8,17 +9,24 @@ use std::time::Duration;
 
 use common::{TestHub, eventually};
 use macfleet::client::{FailoverQuery, Writer};
-use macfleet::sim::{Scenario, SimOptions, SimStats};
+use macfleet::sim::{Scenario, SimOptions, SimStats, Start};
 
 const FLEET: &str = "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"pi\", \"claude\"]\n";
 
-#[tokio::test]
-async fn fleet_heartbeats_and_follows_a_reorder() {
-    let h = TestHub::start_with(FLEET, |_| {}).await;
-    let viewer = h.client(&h.viewer);
+fn aug19() -> Scenario {
+    Scenario::load("aug19").expect("scenario")
+}
+
+type SimTask = tokio::task::JoinHandle<color_eyre::eyre::Result<()>>;
+
+/// Run a simulated fleet against `h` (for at most 60 s) until the sender
+/// is used or dropped.
+fn spawn_sim(
+    h: &TestHub,
+    mut opts: SimOptions,
+) -> (Arc<SimStats>, tokio::sync::oneshot::Sender<()>, SimTask) {
     let stats = Arc::new(SimStats::default());
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut opts = SimOptions::new(30, Scenario::load("aug19").expect("scenario"));
     opts.duration = Some(Duration::from_secs(60));
     let sim = tokio::spawn(macfleet::sim::run(
         h.client(&h.worker),
@@ -28,6 +36,14 @@ async fn fleet_heartbeats_and_follows_a_reorder() {
             let _ = stop_rx.await;
         },
     ));
+    (stats, stop_tx, sim)
+}
+
+#[tokio::test]
+async fn fleet_heartbeats_and_follows_a_reorder() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let viewer = h.client(&h.viewer);
+    let (stats, stop_tx, sim) = spawn_sim(&h, SimOptions::new(30, aug19()));
     let page = eventually(600, || async {
         let p = viewer.workers(None).await.ok()?;
         (p.workers.len() == 30 && p.workers.iter().all(|w| w.in_sync)).then_some(p)
@@ -77,4 +93,85 @@ async fn fleet_heartbeats_and_follows_a_reorder() {
         .await
         .expect("log");
     assert!(log.events.iter().all(|e| e.worker.starts_with("w-")));
+}
+
+/// aug19 from just before its outage: every worker fails closed, and for
+/// every rung of its list the log holds the structured failover away from
+/// it, the walk ending in `to: null`.
+#[tokio::test]
+async fn aug19_no_route_workers_have_a_failover_away_from_every_rung() {
+    const LIST: [&str; 4] = ["opencode", "pi", "claude", "cursor"];
+    let h = TestHub::start_with(
+        "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"pi\", \"claude\", \"cursor\"]\n",
+        |_| {},
+    )
+    .await;
+    let viewer = h.client(&h.viewer);
+    let mut opts = SimOptions::new(40, aug19());
+    // The outage runs from 30 s to 90 s of the cycle: start a second
+    // before it.
+    opts.start = Start::At(29);
+    let (stats, stop_tx, sim) = spawn_sim(&h, opts);
+    let page = eventually(400, || async {
+        let p = viewer.workers(None).await.ok()?;
+        (p.workers.len() == 40 && p.workers.iter().all(|w| w.active_agent.is_none())).then_some(p)
+    })
+    .await
+    .expect("all 40 workers fail closed in the outage");
+    let mut missing_cursor = 0;
+    for w in &page.workers {
+        assert_eq!(w.agents, LIST);
+        let log = viewer
+            .failovers(&FailoverQuery {
+                worker: Some(w.worker.clone()),
+                limit: Some(1000),
+                ..FailoverQuery::default()
+            })
+            .await
+            .expect("the worker's failovers");
+        assert!(log.events.iter().all(|e| e.worker == w.worker));
+        // The walk, rung by rung, in the order the worker took it.
+        let walk: Vec<(&str, Option<&str>)> = log
+            .events
+            .iter()
+            .map(|e| (e.failover.from.as_str(), e.failover.to.as_deref()))
+            .collect();
+        assert_eq!(
+            walk,
+            [
+                ("opencode", Some("pi")),
+                ("pi", Some("claude")),
+                ("claude", Some("cursor")),
+                ("cursor", None)
+            ],
+            "{}",
+            w.worker
+        );
+        for e in &log.events {
+            let cause = &e.failover.cause;
+            let cursor_missing = e.failover.from == "cursor"
+                && w.capabilities.get("cursor").is_some_and(|c| !c.binary);
+            if cursor_missing {
+                missing_cursor += 1;
+                assert_eq!(cause.kind, macfleet::wire::CauseKind::MissingBinary);
+            } else {
+                assert_eq!(cause.kind, macfleet::wire::CauseKind::UpstreamStatus);
+                assert_eq!(cause.status, Some(503));
+            }
+        }
+        // The view's last failover is the walk's end: no route.
+        assert_eq!(
+            w.last_failover
+                .as_ref()
+                .map(|f| (f.from.as_str(), f.to.as_deref())),
+            Some(("cursor", None))
+        );
+    }
+    assert!(
+        missing_cursor > 0,
+        "some host lacks cursor (a worker-side cause on the walk)"
+    );
+    let _ = stop_tx.send(());
+    sim.await.expect("sim task").expect("sim ran");
+    assert_eq!(stats.failed.load(std::sync::atomic::Ordering::Relaxed), 0);
 }

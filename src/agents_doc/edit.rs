@@ -4,9 +4,10 @@ use std::collections::{HashMap, HashSet};
 
 use super::commas::CommaLayout;
 use super::layout::{ArrayLayout, Unreadable};
+use super::uncomment::uncomment;
 use super::{
-    DocError, Form, line_col, parse, read_raw, split_comma, unknown_agent_warning, unknown_agents,
-    validate_list,
+    DocError, Form, RawList, line_col, parse, read_raw, split_comma, unknown_agent_warning,
+    unknown_agents, validate_list,
 };
 use crate::wire::is_agent_name;
 
@@ -152,11 +153,26 @@ pub fn target_of(current: &[String], op: &Op) -> Result<Vec<String>, DocError> {
 }
 
 /// Apply `op` to the document. Changes only the bytes of the list's value;
-/// a no-op returns `text` byte for byte.
+/// a no-op returns `text` byte for byte. An agent the edit adds that stands
+/// commented out in the array (`# "cursor",`) is brought back from that
+/// line; `add NAME` without an index then keeps it where it stands.
 pub fn apply(text: &str, op: &Op) -> Result<Edited, DocError> {
     let doc = parse(text)?;
     let raw = read_raw(&doc)?;
-    let target = target_of(&raw.agents, op)?;
+    let uncommented_at = |name: &str| uncomment(text, &raw, name).map(|u| u.index);
+    let target = match op {
+        Op::Add { name, index: None } if is_agent_name(name) => match uncommented_at(name) {
+            Some(at) => target_of(
+                &raw.agents,
+                &Op::Add {
+                    name: name.clone(),
+                    index: Some(at),
+                },
+            )?,
+            None => target_of(&raw.agents, op)?,
+        },
+        _ => target_of(&raw.agents, op)?,
+    };
     let mut warnings: Vec<String> = unknown_agents(&target)
         .into_iter()
         .map(|a| unknown_agent_warning(&a))
@@ -175,6 +191,46 @@ pub fn apply(text: &str, op: &Op) -> Result<Edited, DocError> {
         Op::Move { name, .. } => Some(name.as_str()),
         _ => None,
     };
+    let mut working: Option<String> = None;
+    for name in target.iter().filter(|n| !raw.agents.contains(*n)) {
+        let current = working.as_deref().unwrap_or(text);
+        let back = if working.is_some() {
+            let doc = parse(current)?;
+            uncomment(current, &read_raw(&doc)?, name)
+        } else {
+            uncomment(current, &raw, name)
+        };
+        if let Some(u) = back {
+            warnings.push(format!(
+                "{name:?} is brought back from its commented-out line {}",
+                u.line
+            ));
+            working = Some(u.text);
+        }
+    }
+    let out = match &working {
+        None => splice(text, &raw, &target, moved, &mut warnings)?,
+        Some(w) => {
+            let doc = parse(w)?;
+            splice(w, &read_raw(&doc)?, &target, moved, &mut warnings)?
+        }
+    };
+    Ok(Edited {
+        text: out,
+        before: raw.agents,
+        after: target,
+        warnings,
+    })
+}
+
+/// Re-emit the list `raw` of `text` as `target` and splice it in.
+fn splice(
+    text: &str,
+    raw: &RawList,
+    target: &[String],
+    moved: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> Result<String, DocError> {
     let unsupported = |at: usize| {
         let (line, column) = line_col(text, at);
         DocError::Unsupported { line, column }
@@ -183,17 +239,17 @@ pub fn apply(text: &str, op: &Op) -> Result<Edited, DocError> {
         Form::Array => {
             let mut layout = ArrayLayout::parse(text, raw.span.clone(), &raw.elements, &raw.agents)
                 .map_err(|Unreadable { at }| unsupported(at))?;
-            restructure(&mut layout, &target, moved, &mut warnings);
+            restructure(&mut layout, target, moved, warnings);
             layout.render()
         }
         Form::CommaString => {
             let raw_text = text.get(raw.span.clone()).unwrap_or_default();
             let mut layout = CommaLayout::parse(raw_text, &raw.agents);
-            restructure(&mut layout, &target, moved, &mut warnings);
+            restructure(&mut layout, target, moved, warnings);
             layout.render()
         }
     };
-    if !reads_as(&value, raw.form, &target) {
+    if !reads_as(&value, raw.form, target) {
         return Err(unsupported(raw.span.start));
     }
     let (Some(head), Some(rest)) = (text.get(..raw.span.start), text.get(raw.span.end..)) else {
@@ -203,12 +259,7 @@ pub fn apply(text: &str, op: &Op) -> Result<Edited, DocError> {
     out.push_str(head);
     out.push_str(&value);
     out.push_str(rest);
-    Ok(Edited {
-        text: out,
-        before: raw.agents,
-        after: target,
-        warnings,
-    })
+    Ok(out)
 }
 
 /// Put the list in the order `agents` (which may add or drop agents).

@@ -3,17 +3,19 @@
 
 use std::ops::Range;
 
-use crate::wire::{KNOWN_AGENTS, is_agent_name};
+use crate::wire::{KNOWN_AGENTS, MAX_AGENTS, is_agent_name};
 
 mod commas;
 mod diff;
 mod edit;
 mod layout;
 mod rebase;
+mod uncomment;
 
 pub use diff::unified_diff;
 pub use edit::{Edited, Op, apply, set_order, target_of};
-pub use rebase::{RebaseError, rebase};
+pub use rebase::{Outcome, RebaseError, Sides, classify, rebase};
+pub use uncomment::commented_out;
 
 /// Where the list stands in the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +78,8 @@ pub enum DocError {
     WrongType,
     #[error("MAC_CODING_AGENTS is empty")]
     Empty,
+    #[error("MAC_CODING_AGENTS has {0} agents; the hub accepts at most {max}", max = MAX_AGENTS)]
+    TooMany(usize),
     #[error("MAC_CODING_AGENTS names {0:?} twice")]
     Duplicate(String),
     #[error(
@@ -240,10 +244,14 @@ pub fn split_comma(s: &str) -> Vec<String> {
     s.split(',').map(|t| t.trim().to_string()).collect()
 }
 
-/// Non-empty, no duplicates, every name well-formed.
+/// Non-empty, no duplicates, every name well-formed, and no more agents
+/// than a worker may report in a heartbeat ([`MAX_AGENTS`]).
 pub fn validate_list(agents: &[String]) -> Result<(), DocError> {
     if agents.is_empty() {
         return Err(DocError::Empty);
+    }
+    if agents.len() > MAX_AGENTS {
+        return Err(DocError::TooMany(agents.len()));
     }
     for (i, a) in agents.iter().enumerate() {
         if !is_agent_name(a) {
@@ -307,6 +315,20 @@ mod tests {
     #[test]
     fn bad_lists() {
         assert_eq!(locate("MAC_CODING_AGENTS = []"), Err(DocError::Empty));
+        // The wire's bound, on both sides: a list every heartbeat can carry.
+        let names = |n: usize| {
+            (0..n)
+                .map(|i| format!("a{i}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let at_most = format!("MAC_CODING_AGENTS = {:?}", names(MAX_AGENTS));
+        assert_eq!(locate(&at_most).map(|l| l.agents.len()), Ok(MAX_AGENTS));
+        let over = format!("MAC_CODING_AGENTS = {:?}", names(MAX_AGENTS + 1));
+        assert_eq!(
+            locate(&over).map(|l| l.agents.len()),
+            Err(DocError::TooMany(MAX_AGENTS + 1))
+        );
         assert_eq!(
             locate("MAC_CODING_AGENTS = [\"pi\", \"pi\"]"),
             Err(DocError::Duplicate("pi".into()))
@@ -316,6 +338,11 @@ mod tests {
             Err(DocError::BadName("Pi".into()))
         );
         assert_eq!(locate("MAC_CODING_AGENTS = 3"), Err(DocError::WrongType));
+        let many: Vec<String> = (0..=MAX_AGENTS).map(|i| format!("\"a{i}\"")).collect();
+        let text = format!("MAC_CODING_AGENTS = [{}]", many.join(","));
+        assert_eq!(locate(&text), Err(DocError::TooMany(MAX_AGENTS + 1)));
+        let text = format!("MAC_CODING_AGENTS = [{}]", many[..MAX_AGENTS].join(","));
+        assert_eq!(locate(&text).map(|l| l.agents.len()), Ok(MAX_AGENTS));
         match locate("a = \n") {
             Err(DocError::Toml { line, .. }) => assert_eq!(line, 1),
             other => panic!("expected a TOML error, got {other:?}"),

@@ -2,7 +2,52 @@
 
 use std::collections::HashSet;
 
-use super::{DocError, Op, apply, parse, read_raw, validate_list};
+use super::{DocError, Op, apply, parse, read_raw, set_order, validate_list};
+
+/// What a conflict (412) leaves of a pending order, once the hub's current
+/// document is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The hub's change did not touch the list (another key, a comment):
+    /// the pending order replayed onto the hub's document, to review again.
+    Replayed { text: String },
+    /// The hub's list already is the pending order: nothing is left to send.
+    AlreadyThere,
+    /// The hub's list changed: the three lists for a side-by-side view. The
+    /// owner chooses: carry the pending order onto the hub's document as a
+    /// new edit, or drop it.
+    ListChanged(Sides),
+}
+
+/// The list as the edit started from it, as the hub holds it now, and as
+/// the owner left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sides {
+    pub base: Vec<String>,
+    pub theirs: Vec<String>,
+    pub mine: Vec<String>,
+}
+
+/// Sort out a conflict: `base` is the document the pending order `mine`
+/// was made from, `theirs` the hub's current document.
+pub fn classify(base: &str, mine: &[String], theirs: &str) -> Result<Outcome, RebaseError> {
+    let base_agents = agents_of(base).map_err(RebaseError::Base)?;
+    let their_agents = agents_of(theirs).map_err(RebaseError::Newer)?;
+    if their_agents == mine {
+        return Ok(Outcome::AlreadyThere);
+    }
+    if their_agents != base_agents {
+        return Ok(Outcome::ListChanged(Sides {
+            base: base_agents,
+            theirs: their_agents,
+            mine: mine.to_vec(),
+        }));
+    }
+    validate_list(mine).map_err(RebaseError::Edited)?;
+    set_order(theirs, mine)
+        .map(|text| Outcome::Replayed { text })
+        .map_err(RebaseError::Newer)
+}
 
 /// Why an edit could not be replayed onto the hub's newer document.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,6 +164,67 @@ mod tests {
         let newer = "MAC_CODING_AGENTS = \"claude,pi,opencode\"\n";
         let out = rebase(BASE, &v(&["cursor", "opencode", "pi", "claude"]), newer).expect("rebase");
         assert_eq!(out, "MAC_CODING_AGENTS = \"cursor,opencode,pi,claude\"\n");
+    }
+
+    #[test]
+    fn classify_replays_when_the_hub_changed_another_key_or_a_comment() {
+        let theirs = "[fleet]\nretries = 3\nMAC_CODING_AGENTS = [\n  \"opencode\", # cheapest\n  \"pi\",\n  \"claude\",\n]\n";
+        let out = classify(BASE, &v(&["claude", "opencode", "pi"]), theirs).expect("classify");
+        assert_eq!(
+            out,
+            Outcome::Replayed {
+                text: "[fleet]\nretries = 3\nMAC_CODING_AGENTS = [\n  \"claude\",\n  \"opencode\", # cheapest\n  \"pi\",\n]\n".into()
+            }
+        );
+        // A pending edit that adds and removes replays too.
+        let out = classify(BASE, &v(&["cursor", "opencode", "claude"]), theirs).expect("classify");
+        let Outcome::Replayed { text } = out else {
+            panic!("expected a replay, got {out:?}");
+        };
+        assert!(text.starts_with("[fleet]\nretries = 3\n"), "{text}");
+        assert_eq!(
+            crate::agents_doc::locate(&text).expect("valid").agents,
+            ["cursor", "opencode", "claude"]
+        );
+    }
+
+    #[test]
+    fn classify_shows_three_lists_when_the_hub_changed_the_list() {
+        // Reordered on the hub: the same agents, another order.
+        let theirs = "[fleet]\nMAC_CODING_AGENTS = [\"pi\", \"opencode\", \"claude\"]\n";
+        let mine = v(&["claude", "opencode", "pi"]);
+        assert_eq!(
+            classify(BASE, &mine, theirs),
+            Ok(Outcome::ListChanged(Sides {
+                base: v(&["opencode", "pi", "claude"]),
+                theirs: v(&["pi", "opencode", "claude"]),
+                mine: mine.clone(),
+            }))
+        );
+        // An agent added on the hub.
+        let theirs = "MAC_CODING_AGENTS = \"opencode,pi,claude,codex\"\n";
+        let Ok(Outcome::ListChanged(sides)) = classify(BASE, &mine, theirs) else {
+            panic!("expected the three lists");
+        };
+        assert_eq!(sides.theirs, v(&["opencode", "pi", "claude", "codex"]));
+    }
+
+    #[test]
+    fn classify_sees_when_the_hub_already_holds_the_pending_order() {
+        let theirs = "# someone else\nMAC_CODING_AGENTS = [\"claude\", \"opencode\", \"pi\"]\n";
+        assert_eq!(
+            classify(BASE, &v(&["claude", "opencode", "pi"]), theirs),
+            Ok(Outcome::AlreadyThere)
+        );
+        // A broken pending order is refused, never sent.
+        assert_eq!(
+            classify(BASE, &v(&["pi", "pi"]), BASE),
+            Err(RebaseError::Edited(DocError::Duplicate("pi".into())))
+        );
+        assert_eq!(
+            classify(BASE, &v(&["pi"]), "x = 1\n"),
+            Err(RebaseError::Newer(DocError::Missing))
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! `macfleet agents show|set|move|add|remove`: scripted, format-preserving
 //! edits of `MAC_CODING_AGENTS`, on a local file (`--file`) or through the
-//! hub (`--hub`, `PUT` with `If-Match`). Each prints the diff it applied.
+//! hub (`--hub`, `PUT` with `If-Match`). Each prints the diff it applied;
+//! a diff that was not applied (dry run, refused, read-only) has
+//! `not written: <why>` above it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,9 @@ use color_eyre::eyre::{Result, eyre};
 use super::{Exit, Global, connect, exit};
 use crate::agents_doc::{self, Op};
 use crate::client::{ClientError, Writer};
+use crate::plan;
+use crate::textsafe::{for_terminal, for_terminal_lines};
+use crate::wire::KNOWN_AGENTS;
 
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
@@ -23,9 +28,15 @@ pub struct AgentsArgs {
     /// is elsewhere).
     #[arg(long, value_name = "R", global = true)]
     pub if_revision: Option<String>,
-    /// Print the diff, write nothing.
+    /// Print the diff (and, with the hub, the projection of what the new
+    /// order does to the fleet), write nothing; exit 0 with no change, 1
+    /// with one.
     #[arg(long, global = true)]
     pub dry_run: bool,
+    /// With the hub: write an agent name that no worker has reported and
+    /// that is not a known agent.
+    #[arg(long, global = true)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -70,26 +81,45 @@ fn show(text: &str, revision: Option<&str>) -> Result<()> {
     let located = agents_doc::locate(text)?;
     let mut out = std::io::stdout().lock();
     for (i, a) in located.agents.iter().enumerate() {
-        writeln!(out, "{i}  {a}")?;
+        writeln!(out, "{i}  {}", for_terminal(a))?;
     }
     if let Some(r) = revision {
-        writeln!(out, "revision {r}")?;
+        writeln!(out, "revision {}", for_terminal(r))?;
     }
     for a in agents_doc::unknown_agents(&located.agents) {
-        eprintln!("warning: {}", agents_doc::unknown_agent_warning(&a));
+        let warning = agents_doc::unknown_agent_warning(&a);
+        eprintln!("warning: {}", for_terminal(&warning));
     }
     Ok(())
 }
 
-/// Apply, print the diff and warnings; `None` when nothing changes.
-fn edit(text: &str, op: &Op, label: &str) -> Result<Option<String>> {
+/// An edit that changes the list: the new document and its diff.
+struct Change {
+    edited: agents_doc::Edited,
+    diff: String,
+}
+
+/// Apply and print the warnings; `None` when nothing changes.
+fn edit(text: &str, op: &Op, label: &str) -> Result<Option<Change>> {
     let edited = agents_doc::apply(text, op)?;
     for w in &edited.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", for_terminal(w));
     }
     if !edited.changed() {
-        eprintln!("no change: the list is already {}", edited.after.join(","));
+        let list = edited.after.join(",");
+        eprintln!("no change: the list is already {}", for_terminal(&list));
         return Ok(None);
+    }
+    if matches!(op, Op::Set(_)) {
+        let dropped: Vec<&str> = edited
+            .before
+            .iter()
+            .filter(|a| !edited.after.contains(a))
+            .map(String::as_str)
+            .collect();
+        if !dropped.is_empty() {
+            eprintln!("warning: set removes {}", dropped.join(", "));
+        }
     }
     let diff = agents_doc::unified_diff(
         text,
@@ -97,28 +127,45 @@ fn edit(text: &str, op: &Op, label: &str) -> Result<Option<String>> {
         &format!("a/{label}"),
         &format!("b/{label}"),
     );
-    print!("{diff}");
-    Ok(Some(edited.text))
+    Ok(Some(Change {
+        edited,
+        diff: for_terminal_lines(&diff).into_owned(),
+    }))
 }
 
-fn run_file(path: &Path, args: &AgentsArgs) -> Result<()> {
+/// A diff that was not applied, said so above it so that it is never taken
+/// for a change made.
+fn not_written(why: &str, diff: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "not written: {why}")?;
+    out.write_all(diff.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+fn run_file(path: &Path, args: &AgentsArgs) -> Result<i32> {
     let bytes = std::fs::read(path).map_err(|e| eyre!("cannot read {}: {e}", path.display()))?;
     let text = agents_doc::decode(&bytes).map_err(|e| eyre!(located(path, e)))?;
     let Some(op) = args.command.op() else {
-        return show(text, None).map_err(|e| with_path(path, e));
+        show(text, None).map_err(|e| with_path(path, e))?;
+        return Ok(exit::OK);
     };
     let label = path.display().to_string();
-    let Some(new) = edit(text, &op, &label).map_err(|e| with_path(path, e))? else {
-        return Ok(());
+    let Some(change) = edit(text, &op, &label).map_err(|e| with_path(path, e))? else {
+        return Ok(exit::OK);
     };
     if args.dry_run {
-        eprintln!("dry run: {} not written", path.display());
-        return Ok(());
+        not_written(&format!("dry run of {}", path.display()), &change.diff)?;
+        return Ok(DRY_RUN_CHANGED);
     }
-    crate::hub::store::write_atomic(path, new.as_bytes())
+    crate::hub::store::write_atomic(path, change.edited.text.as_bytes())
         .map_err(|e| eyre!("cannot write {}: {e}", path.display()))?;
-    Ok(())
+    print!("{}", change.diff);
+    Ok(exit::OK)
 }
+
+/// `--dry-run` with a change exits 1, as `kubectl diff` does.
+const DRY_RUN_CHANGED: i32 = 1;
 
 fn located(path: &Path, e: agents_doc::DocError) -> Exit {
     Exit::new(exit::VALIDATION, format!("{}: {e}", path.display()))
@@ -131,11 +178,54 @@ fn with_path(path: &Path, e: color_eyre::Report) -> color_eyre::Report {
     }
 }
 
-async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<()> {
+/// The projection as text: one row per rung, then its warnings.
+fn projection_text(p: &plan::Projection) -> String {
+    let width = p
+        .rungs
+        .iter()
+        .map(|r| r.agent.len())
+        .chain([8])
+        .max()
+        .unwrap_or(8);
+    let rank = |r: Option<usize>| r.map_or_else(|| "-".to_string(), |r| r.to_string());
+    let mut out = format!(
+        "projection over {} healthy workers: where they would stand under the new order\n{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}\n",
+        p.healthy, "rank", "was", "agent", "can", "today", "new"
+    );
+    for r in &p.rungs {
+        let mut line = format!(
+            "{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}",
+            rank(r.rank),
+            rank(r.old_rank),
+            r.agent,
+            r.can,
+            r.today,
+            r.projected
+        );
+        if r.rank.is_none() {
+            line.push_str("  removed");
+        } else if r.unreported > 0 {
+            line.push_str(&format!("  ({} not reported)", r.unreported));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}\n",
+        "", "", "no route", "", p.no_route_today, p.no_route
+    ));
+    for w in &p.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
+async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
     let (client, target) = connect(global)?;
     let doc = client.config().await?;
     let Some(op) = args.command.op() else {
-        return show(&doc.text, Some(&doc.revision));
+        show(&doc.text, Some(&doc.revision))?;
+        return Ok(exit::OK);
     };
     if let Some(want) = &args.if_revision {
         if want != &doc.revision {
@@ -145,43 +235,78 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<()> {
             }));
         }
     }
-    let Some(new) = edit(&doc.text, &op, "hub.toml")? else {
-        return Ok(());
+    let Some(change) = edit(&doc.text, &op, "hub.toml")? else {
+        return Ok(exit::OK);
     };
+    let (before, after) = (&change.edited.before, &change.edited.after);
+    let added: Vec<String> = after
+        .iter()
+        .filter(|a| !before.contains(a) && !KNOWN_AGENTS.contains(&a.as_str()))
+        .cloned()
+        .collect();
+    let workers = if args.dry_run || (!added.is_empty() && !args.force) {
+        client.workers(None).await?.workers
+    } else {
+        Vec::new()
+    };
+    let typos = plan::unreported(&added, &workers);
     if args.dry_run {
-        eprintln!(
-            "dry run: nothing sent (the hub is at revision {})",
-            doc.revision
+        not_written(
+            &format!("dry run against revision {}", doc.revision),
+            &change.diff,
+        )?;
+        let projection = plan::project(&workers, before, after);
+        print!("{}", projection_text(&projection));
+        return Ok(DRY_RUN_CHANGED);
+    }
+    if !typos.is_empty() && !args.force {
+        let why = format!(
+            "{} {} not a known agent and no worker has reported {}; check the spelling, or pass --force to write it anyway",
+            typos
+                .iter()
+                .map(|t| format!("{t:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if typos.len() == 1 { "is" } else { "are" },
+            if typos.len() == 1 { "it" } else { "them" },
         );
-        return Ok(());
+        not_written(&why, &change.diff)?;
+        return Err(eyre!(Exit::new(exit::VALIDATION, why)));
     }
     if global.read_only || target.read_only {
-        return Err(eyre!(Exit::new(
-            exit::NOT_ALLOWED,
-            "read-only: this session does not write (drop --read-only, or use a context that is not read_only)"
-        )));
+        let why = "read-only: this session does not write (drop --read-only, or use a context that is not read_only)";
+        not_written(why, &change.diff)?;
+        return Err(eyre!(Exit::new(exit::NOT_ALLOWED, why)));
     }
     let who = client.whoami().await?;
-    let writer = Writer::new(client, &who).ok_or_else(|| {
-        Exit::new(
-            exit::NOT_ALLOWED,
-            format!(
-                "not allowed: the token of {:?} has the {} role; only an owner writes the list",
-                who.name, who.role
-            ),
-        )
-    })?;
-    let accepted = writer.put_config(&new, &doc.revision).await?;
+    let Some(writer) = Writer::new(client, &who) else {
+        let why = format!(
+            "not allowed: the token of {:?} has the {} role; only an owner writes the list",
+            who.name, who.role
+        );
+        not_written(&why, &change.diff)?;
+        return Err(eyre!(Exit::new(exit::NOT_ALLOWED, why)));
+    };
+    let accepted = match writer.put_config(&change.edited.text, &doc.revision).await {
+        Ok(a) => a,
+        Err(e) => {
+            not_written(&crate::scrub::scrub(&e.to_string()), &change.diff)?;
+            return Err(eyre!(e));
+        }
+    };
+    print!("{}", change.diff);
     eprintln!(
         "revision {} → {}: {}",
-        doc.revision,
-        accepted.revision,
-        accepted.agents.join(",")
+        for_terminal(&doc.revision),
+        for_terminal(&accepted.revision),
+        for_terminal(&accepted.agents.join(","))
     );
-    Ok(())
+    Ok(exit::OK)
 }
 
-pub async fn run(global: &Global, args: AgentsArgs) -> Result<()> {
+/// Run an `agents` command; the exit code (1 for a `--dry-run` that would
+/// change the list).
+pub async fn run(global: &Global, args: AgentsArgs) -> Result<i32> {
     match &args.file {
         Some(path) => run_file(path, &args),
         None => run_hub(global, &args).await,

@@ -1,14 +1,17 @@
 //! `macfleet demo`: an in-process reference hub on 127.0.0.1 (ephemeral
 //! port) over a temporary copy of `assets/hub.toml`, a simulated fleet on
-//! it, and the TUI as owner. Quitting stops all of it and removes the
-//! temporary files.
+//! it, and the TUI as owner. Before the fleet starts, the owner puts the
+//! scenario's list in place and the scenario's last hour of failovers is
+//! posted, so the first screen is not empty. Quitting stops all of it and
+//! removes the temporary files.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use color_eyre::eyre::{Context, Result};
+use color_eyre::eyre::{Context, Result, eyre};
 
 use super::{DemoArgs, Global};
-use crate::client::{Client, ClientOptions, Token};
+use crate::client::{Client, ClientOptions, Token, Writer};
 use crate::hub::{HubOptions, auth};
 use crate::wire::Role;
 
@@ -59,21 +62,63 @@ pub async fn start_hub(interval_s: u64) -> Result<DemoHub> {
     })
 }
 
+/// How much of the scenario's past the demo posts before its fleet starts.
+pub const BACKFILL: Duration = Duration::from_secs(3600);
+
+/// The owner's change before the fleet starts: the scenario's list, put in
+/// place through `PUT /v1/config` (so History has an entry beyond the
+/// hub's `(initial)`). Dated by the hub's clock, that is now: the API takes
+/// no past-dated history.
+async fn owner_change(client: &Client, agents: &[String]) -> Result<()> {
+    if agents.is_empty() {
+        return Ok(());
+    }
+    let doc = client
+        .config()
+        .await
+        .wrap_err("the demo could not read its hub's config")?;
+    let text = crate::agents_doc::set_order(&doc.text, agents)
+        .map_err(|e| eyre!("the scenario's list does not fit the demo config: {e}"))?;
+    if text == doc.text {
+        return Ok(());
+    }
+    let who = client.whoami().await?;
+    let writer = Writer::new(client.clone(), &who)
+        .ok_or_else(|| eyre!("the demo's owner token is not an owner's"))?;
+    writer
+        .put_config(&text, &doc.revision)
+        .await
+        .wrap_err("the demo's owner could not put the scenario's list in place")?;
+    Ok(())
+}
+
 pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
     let scenario = crate::sim::Scenario::load(&args.scenario)?;
     let demo = start_hub(args.interval).await?;
     let url = demo.hub.url();
+    let owner = Client::new(&url, Some(demo.owner.clone()), ClientOptions::default())?;
+    owner_change(&owner, &scenario.agents).await?;
+    // The scenario's last hour goes in through the API before the live
+    // fleet starts, and the live fleet starts just as the scenario's first
+    // phase reaches a worker: the first screen has history and a live
+    // failover comes with the first heartbeats.
     let sim_client = Client::new(&url, Some(demo.worker.clone()), ClientOptions::default())?;
     let stats = Arc::new(crate::sim::SimStats::default());
+    let mut opts = crate::sim::SimOptions::new(args.workers, scenario);
+    opts.start = crate::sim::Start::FirstEvent;
+    opts.backfill = Some(crate::sim::Backfill {
+        span: BACKFILL,
+        step: Duration::from_secs(args.interval.max(1)),
+    });
+    let fleet = crate::sim::Sim::prepare(sim_client, opts, stats.clone())
+        .await
+        .wrap_err("the demo could not start its simulated fleet")?;
+    let start_s = fleet.start_s();
+    let live_since = fleet.live_since();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let sim = tokio::spawn(crate::sim::run(
-        sim_client,
-        crate::sim::SimOptions::new(args.workers, scenario),
-        stats.clone(),
-        async {
-            let _ = stop_rx.await;
-        },
-    ));
+    let sim = tokio::spawn(fleet.run(async {
+        let _ = stop_rx.await;
+    }));
     let session_token = if global.read_only {
         demo.viewer.clone()
     } else {
@@ -81,8 +126,12 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
     };
     let result = if args.headless {
         eprintln!(
-            "macfleet demo: hub at {url}, {} simulated workers ({})",
+            "macfleet demo: hub at {url}, {} simulated workers ({} from {start_s} s in, its last hour already posted)",
             args.workers, args.scenario
+        );
+        eprintln!(
+            "live since {}: failovers dated before that are the scenario's last hour, posted at start",
+            live_since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         );
         eprintln!("try, in another terminal:");
         eprintln!("  export MAC_HUB_URL={url}");
@@ -98,14 +147,9 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         Ok(())
     } else {
         let client = Client::new(&url, Some(session_token), ClientOptions::default())?;
-        let writer = if global.read_only {
-            None
-        } else {
-            let who = client.whoami().await?;
-            crate::client::Writer::new(client.clone(), &who)
-        };
+        let grant = (!global.read_only).then(|| crate::client::WriteGrant::new(client.clone()));
         let opts = super::tui_options(global, format!("demo {url}"), global.read_only);
-        crate::tui::run(client, writer, opts).await
+        crate::tui::run(client, grant, opts).await
     };
     let _ = stop_tx.send(());
     let _ = sim.await;

@@ -1,15 +1,15 @@
 //! `macfleet get workers|failovers|agents|history [-o table|json]`: one
 //! snapshot. JSON is the API's own shape; tables fit the terminal width by
-//! dropping the least important columns first. Hub text is scrubbed.
+//! dropping the least important columns first. Hub text is scrubbed and
+//! made terminal-safe (`crate::textsafe`), in tables and in JSON alike.
 
 use std::io::{IsTerminal, Write};
 
 use chrono::{DateTime, Utc};
 use color_eyre::eyre::Result;
 
-use super::{GetArgs, GetWhat, Global, Output, connect};
-use crate::client::FailoverQuery;
-use crate::scrub::scrub;
+use super::{GetArgs, GetWhat, Global, Output, connect, get_more};
+use crate::textsafe::{for_terminal, json_for_terminal};
 use crate::wire::{Failover, WorkerState};
 
 /// A column: header, priority (0 is kept longest), cells.
@@ -37,7 +37,17 @@ pub fn render_table(columns: Vec<(&'static str, u8, Vec<String>)>, max: usize) -
         .map(|(header, priority, cells)| Column {
             header,
             priority,
-            cells,
+            // Every cell holds hub text: scrubbed, controls and bidi escaped.
+            cells: cells
+                .into_iter()
+                .map(|c| {
+                    let safe = match for_terminal(&c) {
+                        std::borrow::Cow::Owned(o) => Some(o),
+                        std::borrow::Cow::Borrowed(_) => None,
+                    };
+                    safe.unwrap_or(c)
+                })
+                .collect(),
         })
         .collect();
     let widths = |cols: &[Column]| -> Vec<usize> {
@@ -108,16 +118,27 @@ fn failover_brief(f: &Failover, now: DateTime<Utc>) -> String {
 }
 
 pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
+    get_more::check(&args)?;
     let (client, _) = connect(global)?;
     let mut out = std::io::stdout().lock();
-    let max = width();
+    let max = if args.output == Output::Wide {
+        usize::MAX
+    } else {
+        width()
+    };
+    if let Some(r) = get_more::run(&client, &args, &mut out).await {
+        return r;
+    }
     match args.what {
         GetWhat::Workers => {
             let page = client.workers(None).await?;
             if args.output == Output::Json {
-                serde_json::to_writer_pretty(&mut out, &page)?;
-                writeln!(out)?;
+                let json = serde_json::to_string_pretty(&page)?;
+                writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
+            }
+            if args.output == Output::Jsonl {
+                return get_more::write_jsonl(&mut out, &page.workers);
             }
             let mut ws = page.workers;
             ws.sort_by_key(|w| {
@@ -164,7 +185,7 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                             .map(|w| {
                                 w.last_failover
                                     .as_ref()
-                                    .map(|f| scrub(&failover_brief(f, now)).into_owned())
+                                    .map(|f| failover_brief(f, now))
                                     .unwrap_or_else(|| "-".into())
                             })
                             .collect(),
@@ -182,30 +203,20 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                 count(WorkerState::Stale),
                 count(WorkerState::Lost),
                 ws.iter().filter(|w| w.active_agent.is_none()).count(),
-                page.config_revision
+                for_terminal(&page.config_revision)
             )?;
         }
+        GetWhat::Worker => {}
         GetWhat::Failovers => {
-            // The newest `limit` events: find the head, then read back.
-            let head = client
-                .failovers(&FailoverQuery {
-                    limit: Some(1),
-                    since: Some(u64::MAX / 2),
-                    ..FailoverQuery::default()
-                })
-                .await?;
-            let since = head.next.saturating_sub(u64::from(args.limit));
-            let page = client
-                .failovers(&FailoverQuery {
-                    since: Some(since.max(head.oldest.saturating_sub(1))),
-                    limit: Some(args.limit.clamp(1, 1000)),
-                    ..FailoverQuery::default()
-                })
-                .await?;
+            let filter = get_more::Filter::from_args(&args);
+            let page = get_more::newest_failovers(&client, &filter, args.limit).await?;
             if args.output == Output::Json {
-                serde_json::to_writer_pretty(&mut out, &page)?;
-                writeln!(out)?;
+                let json = serde_json::to_string_pretty(&page)?;
+                writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
+            }
+            if args.output == Output::Jsonl {
+                return get_more::write_jsonl(&mut out, &page.events);
             }
             let now = Utc::now();
             let ev = &page.events;
@@ -262,10 +273,7 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                         "DETAIL",
                         5,
                         ev.iter()
-                            .map(|e| {
-                                scrub(e.failover.cause.detail.as_deref().unwrap_or("-"))
-                                    .into_owned()
-                            })
+                            .map(|e| e.failover.cause.detail.as_deref().unwrap_or("-").into())
                             .collect(),
                     ),
                 ],
@@ -277,24 +285,37 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
             let doc = client.config().await?;
             let located = crate::agents_doc::locate(&doc.text)?;
             if args.output == Output::Json {
-                serde_json::to_writer_pretty(
-                    &mut out,
+                let json = serde_json::to_string_pretty(
                     &serde_json::json!({"revision": doc.revision, "agents": located.agents}),
                 )?;
-                writeln!(out)?;
+                writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
             }
-            for (i, a) in located.agents.iter().enumerate() {
-                writeln!(out, "{i}  {a}")?;
+            if args.output == Output::Jsonl {
+                let rows: Vec<_> = located
+                    .agents
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, agent)| {
+                        serde_json::json!({"rank": rank, "agent": agent, "revision": doc.revision})
+                    })
+                    .collect();
+                return get_more::write_jsonl(&mut out, &rows);
             }
-            writeln!(out, "revision {}", doc.revision)?;
+            for (i, a) in located.agents.iter().enumerate() {
+                writeln!(out, "{i}  {}", for_terminal(a))?;
+            }
+            writeln!(out, "revision {}", for_terminal(&doc.revision))?;
         }
         GetWhat::History => {
             let h = client.history().await?;
             if args.output == Output::Json {
-                serde_json::to_writer_pretty(&mut out, &h)?;
-                writeln!(out)?;
+                let json = serde_json::to_string_pretty(&h)?;
+                writeln!(out, "{}", json_for_terminal(&json))?;
                 return Ok(());
+            }
+            if args.output == Output::Jsonl {
+                return get_more::write_jsonl(&mut out, &h.revisions);
             }
             let r = &h.revisions;
             let table = render_table(
@@ -309,11 +330,7 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                         1,
                         r.iter().map(|e| crate::wire::fmt_time(e.at)).collect(),
                     ),
-                    (
-                        "BY",
-                        0,
-                        r.iter().map(|e| scrub(&e.by).into_owned()).collect(),
-                    ),
+                    ("BY", 0, r.iter().map(|e| e.by.clone()).collect()),
                     (
                         "BEFORE → AFTER",
                         0,

@@ -4,6 +4,8 @@ pub mod agents;
 pub mod context;
 pub mod demo;
 pub mod get;
+pub mod get_more;
+pub mod tls_init;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -53,6 +55,21 @@ pub fn install_error_hooks() {
     });
 }
 
+/// Whether an error is stdout's reader going away (`macfleet get … | head`):
+/// the command then ends quietly, as `cat` does. serde_json wraps the
+/// `io::Error` in its own type, so both are asked.
+pub fn is_broken_pipe(e: &color_eyre::Report) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| {
+                c.downcast_ref::<serde_json::Error>()
+                    .and_then(serde_json::Error::io_error_kind)
+            })
+            == Some(std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// The exit code for an error: typed errors carry theirs, the rest are 1.
 pub fn exit_code(e: &color_eyre::Report) -> i32 {
     if let Some(x) = e.downcast_ref::<Exit>() {
@@ -77,26 +94,29 @@ pub fn exit_code(e: &color_eyre::Report) -> i32 {
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
+    #[command(flatten)]
+    pub tui: TuiFlags,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct Global {
-    /// Hub URL (overrides MAC_HUB_URL and the current context).
+    /// Hub URL (overrides --context, MAC_HUB_URL and the current context).
     #[arg(long, global = true, value_name = "URL")]
     pub hub: Option<String>,
-    /// Context name in $XDG_CONFIG_HOME/macfleet/config.toml.
+    /// Context name in $XDG_CONFIG_HOME/macfleet/config.toml (overrides
+    /// MAC_HUB_URL and the current context).
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
     /// A dashboard: no key, path or request can write.
     #[arg(long, global = true)]
     pub read_only: bool,
-    /// Borders and marks without box-drawing glyphs.
-    #[arg(long, global = true)]
+    /// Set from [`TuiFlags`] of `macfleet` or `macfleet demo`.
+    #[arg(skip)]
     pub ascii: bool,
-    /// Capture the mouse (off by default: it costs SSH traffic).
-    #[arg(long, global = true)]
+    /// Set from [`TuiFlags`] of `macfleet` or `macfleet demo`.
+    #[arg(skip)]
     pub mouse: bool,
     /// Log file (default under $XDG_STATE_HOME/macfleet/).
     #[arg(long, global = true, value_name = "PATH")]
@@ -104,9 +124,21 @@ pub struct Global {
     /// Allow sending a token over plain HTTP to a non-loopback host.
     #[arg(long, global = true)]
     pub allow_plaintext: bool,
-    /// Extra CA certificate (PEM) to trust for the hub's HTTPS.
+    /// Extra CA certificate (PEM) to trust for the hub's HTTPS (overrides
+    /// the context's ca_cert).
     #[arg(long, global = true, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
+}
+
+/// The TUI's own flags: on `macfleet` and `macfleet demo` only.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct TuiFlags {
+    /// Borders and marks without box-drawing glyphs.
+    #[arg(long)]
+    pub ascii: bool,
+    /// Capture the mouse (off by default: it costs SSH traffic).
+    #[arg(long)]
+    pub mouse: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -121,6 +153,15 @@ pub enum Command {
     Get(GetArgs),
     /// Scripted, format-preserving edits of MAC_CODING_AGENTS.
     Agents(agents::AgentsArgs),
+    /// Hubs by name, in $XDG_CONFIG_HOME/macfleet/config.toml.
+    Context(context::ContextArgs),
+    /// Shell completions, from the same definitions as --help.
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// The manual page (roff), from the same definitions as --help.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -137,6 +178,8 @@ pub struct DemoArgs {
     /// No TUI: print the hub's URL and a token, run until Ctrl-C.
     #[arg(long)]
     pub headless: bool,
+    #[command(flatten)]
+    pub tui: TuiFlags,
 }
 
 #[derive(Debug, Args)]
@@ -147,9 +190,10 @@ pub struct HubArgs {
     /// The TOML config document (holds MAC_CODING_AGENTS).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The tokens file (names, roles, sha256 hashes).
+    /// The tokens file (names, roles, sha256 hashes); SIGHUP rereads it.
     #[arg(long, value_name = "FILE")]
     pub tokens: Option<PathBuf>,
+    /// The address to listen on (beyond loopback: with TLS or --allow-plaintext).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
     pub listen: SocketAddr,
     /// The hub's name, shown to clients.
@@ -167,25 +211,42 @@ pub struct HubArgs {
     /// PEM private key for --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Most workers the hub holds (a new worker past it is refused with 503
+    /// fleet_full); default sized for 100,000 workers with headroom.
+    #[arg(long, value_name = "N", default_value_t = crate::hub::DEFAULT_MAX_WORKERS)]
+    pub max_workers: usize,
+    /// Most client connections open at once (also kept below the
+    /// descriptor limit).
+    #[arg(long, value_name = "N", default_value_t = crate::hub::serve::Limits::default().max_connections)]
+    pub max_connections: usize,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum HubCommand {
     /// Make a random token, append its hash, print the token once.
     Token {
+        /// The token's name: shown in the history and to whoami (1 to 64
+        /// of A-Z a-z 0-9 . _ @ -).
         #[arg(long)]
         name: String,
+        /// What the token may do: owner, viewer or worker.
         #[arg(long)]
         role: crate::wire::Role,
+        /// The tokens file (created with mode 0600 if missing).
         #[arg(long, value_name = "FILE")]
         tokens: PathBuf,
     },
+    /// A private CA and a server certificate signed by it, for --tls-cert,
+    /// --tls-key and the clients' --ca-cert.
+    TlsInit(tls_init::TlsInitArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct SimArgs {
+    /// Simulated workers.
     #[arg(long, default_value_t = 40)]
     pub workers: usize,
+    /// Scenario name (steady, quota-cap, aug19) or a scenario file.
     #[arg(long, default_value = "steady")]
     pub scenario: String,
     /// Stop after this many seconds.
@@ -198,34 +259,69 @@ pub struct SimArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum Output {
+    /// Columns that fit the terminal.
     Table,
+    /// Every column, however wide.
+    Wide,
+    /// The hub's own JSON, one document.
     Json,
+    /// One JSON object a line (a worker, an event, an entry).
+    Jsonl,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum GetWhat {
+    /// Every worker, one line each.
     Workers,
+    /// One worker in full (give its ID).
+    Worker,
+    /// The failover log, newest last.
     Failovers,
+    /// The agents list in rank order.
     Agents,
+    /// The config's history, newest first.
     History,
 }
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
+    /// What to show.
     pub what: GetWhat,
+    /// The worker's id, for `get worker ID`.
+    #[arg(value_name = "ID", required_if_eq("what", "worker"))]
+    pub id: Option<String>,
+    /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
     pub output: Output,
     /// Failovers: how many, newest last.
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
+    /// Failovers: only this worker's.
+    #[arg(long, value_name = "ID")]
+    pub worker: Option<String>,
+    /// Failovers: only those from or to this agent.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Failovers: only this cause kind (rate_limited, auth, …).
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<crate::wire::CauseKind>,
+    /// Failovers: only those of the last DURATION (30s, 10m, 2h, 7d).
+    #[arg(long, value_name = "DURATION", value_parser = get_more::parse_duration)]
+    pub since: Option<chrono::Duration>,
+    /// Workers or failovers: keep following the hub's event stream.
+    #[arg(long)]
+    pub watch: bool,
 }
 
 /// A client for the resolved hub, or exit 2 with how to get one.
 pub fn connect(global: &Global) -> Result<(Client, context::Target)> {
     let target = context::resolve(global.hub.as_deref(), global.context.as_deref())?
         .ok_or_else(|| Exit::new(exit::USAGE, context::NO_HUB_HELP))?;
-    let ca_pem = match &global.ca_cert {
-        Some(p) => Some(std::fs::read(p).map_err(|e| eyre!("cannot read {}: {e}", p.display()))?),
+    let ca_pem = match global.ca_cert.as_ref().or(target.ca_cert.as_ref()) {
+        Some(p) => Some(
+            std::fs::read(p)
+                .map_err(|e| eyre!("cannot read the CA certificate {}: {e}", p.display()))?,
+        ),
         None => None,
     };
     let opts = ClientOptions {
@@ -237,16 +333,37 @@ pub fn connect(global: &Global) -> Result<(Client, context::Target)> {
     Ok((client, target))
 }
 
-pub async fn run(cli: Cli) -> Result<i32> {
+pub async fn run(mut cli: Cli) -> Result<i32> {
+    let tui = match &cli.command {
+        Some(Command::Demo(d)) => d.tui,
+        _ => TuiFlags::default(),
+    };
+    cli.global.ascii = cli.tui.ascii || tui.ascii;
+    cli.global.mouse = cli.tui.mouse || tui.mouse;
     match cli.command {
         None => run_tui(&cli.global).await.map(|()| exit::OK),
         Some(Command::Demo(args)) => demo::run(&cli.global, args).await.map(|()| exit::OK),
+        Some(Command::Context(args)) => context::run(&cli.global, args),
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut cmd, "macfleet", &mut out);
+            std::io::Write::flush(&mut out)?;
+            Ok(exit::OK)
+        }
+        Some(Command::Man) => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = std::io::stdout().lock();
+            clap_mangen::Man::new(cmd).render(&mut out)?;
+            std::io::Write::flush(&mut out)?;
+            Ok(exit::OK)
+        }
         Some(Command::Hub(args)) => run_hub(args, cli.global.allow_plaintext)
             .await
             .map(|()| exit::OK),
         Some(Command::Sim(args)) => run_sim(&cli.global, args).await.map(|()| exit::OK),
         Some(Command::Get(args)) => get::run(&cli.global, args).await.map(|()| exit::OK),
-        Some(Command::Agents(args)) => agents::run(&cli.global, args).await.map(|()| exit::OK),
+        Some(Command::Agents(args)) => agents::run(&cli.global, args).await,
     }
 }
 
@@ -267,30 +384,29 @@ pub fn tui_options(global: &Global, label: String, read_only: bool) -> crate::tu
 async fn run_tui(global: &Global) -> Result<()> {
     let (client, target) = connect(global)?;
     let read_only = global.read_only || target.read_only;
-    // Only an owner's session is handed the one write path; a read-only
-    // session never holds it. If the hub cannot say who we are at start,
-    // the session starts without it (and the screen says why).
-    let writer = if read_only {
-        None
-    } else {
-        match client.whoami().await {
-            Ok(who) => crate::client::Writer::new(client.clone(), &who),
-            Err(_) => None,
-        }
-    };
-    crate::tui::run(client, writer, tui_options(global, target.label, read_only)).await
+    // Only a session that is not read-only is granted the one write path;
+    // it becomes a writer when the hub says the token is an owner's, so the
+    // TUI starts at once even when the hub does not answer.
+    let grant = (!read_only).then(|| crate::client::WriteGrant::new(client.clone()));
+    crate::tui::run(client, grant, tui_options(global, target.label, read_only)).await
 }
 
 async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
     use crate::hub::{HubOptions, auth};
-    if let Some(HubCommand::Token { name, role, tokens }) = args.command {
-        let token = auth::append_token(&tokens, &name, role)?;
-        eprintln!(
-            "added {role} token {name:?} to {}; it is shown once, keep it safe:",
-            tokens.display()
-        );
-        println!("{token}");
-        return Ok(());
+    match args.command {
+        Some(HubCommand::Token { name, role, tokens }) => {
+            let token = auth::append_token(&tokens, &name, role)?;
+            eprintln!(
+                "added {role} token {name} to {} (mode 0600); it is shown once, keep it safe:",
+                tokens.display()
+            );
+            let mut out = std::io::stdout().lock();
+            std::io::Write::write_all(&mut out, format!("{token}\n").as_bytes())?;
+            std::io::Write::flush(&mut out)?;
+            return Ok(());
+        }
+        Some(HubCommand::TlsInit(a)) => return tls_init::run(&a),
+        None => {}
     }
     let (Some(config), Some(tokens)) = (args.config, args.tokens) else {
         return Err(eyre!(Exit::new(
@@ -298,7 +414,9 @@ async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
             "macfleet hub needs --config FILE and --tokens FILE (make a token with: macfleet hub token --name NAME --role owner --tokens FILE)"
         )));
     };
-    let tokens = auth::Tokens::load(&tokens)?;
+    let tokens_file = tokens;
+    let tokens = auth::Tokens::load(&tokens_file)?;
+    auth::warn_if_open_to_others(&tokens_file);
     if tokens.is_empty() {
         return Err(eyre!(Exit::new(
             exit::USAGE,
@@ -306,12 +424,15 @@ async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
         )));
     }
     let mut opts = HubOptions::new(config, tokens);
+    opts.tokens_file = Some(tokens_file);
     opts.listen = args.listen;
     opts.name = args.name;
     opts.db = args.db;
     opts.heartbeat_interval_s = args.heartbeat_interval.max(1);
     opts.allow_plaintext = allow_plaintext;
     opts.tls = args.tls_cert.zip(args.tls_key);
+    opts.max_workers = args.max_workers.max(1);
+    opts.limits.max_connections = args.max_connections.max(1);
     crate::hub::serve(opts).await
 }
 

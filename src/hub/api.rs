@@ -17,21 +17,51 @@ use futures::Stream;
 use serde::{Deserialize, Serialize};
 
 use super::auth::Principal;
-use super::db::{FailoverFilter, NewFailover};
-use super::events::{Event, Payload};
+use super::db::FailoverFilter;
+use super::domain::{IngestError, ReplaceError};
+use super::events::Event;
 use super::fleet::{Cursor, Stored};
 use super::ingest::HeartbeatIn;
-use super::{Current, Hub, publish_config, store};
-use crate::agents_doc::{self, DocError};
+use super::{Current, Hub};
+use crate::agents_doc::DocError;
 use crate::wire::{
-    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, FailoversPage, History, HistoryEntry,
-    Role, Whoami,
+    API_VERSION, ConfigAccepted, ErrorBody, ErrorDetail, EventKind, FailoversPage, History, Role,
+    Whoami,
 };
 
 /// Largest config document.
 pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 /// Largest heartbeat.
 pub const MAX_HEARTBEAT_BYTES: usize = 64 * 1024;
+
+/// Bounds of the event streams (`GET /v1/events`).
+#[derive(Debug, Clone, Copy)]
+pub struct StreamLimits {
+    /// Streams one token may hold open.
+    pub per_token: usize,
+    /// Streams open in all.
+    pub total: usize,
+    /// Events buffered for one subscriber.
+    pub buffer: usize,
+    /// Bytes of event data buffered for one subscriber (an event larger
+    /// than this takes the whole budget).
+    pub buffer_bytes: usize,
+    /// How long a full buffer may wait for its subscriber before the
+    /// subscriber counts as fallen behind.
+    pub grace: Duration,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        StreamLimits {
+            per_token: 64,
+            total: 1024,
+            buffer: 256,
+            buffer_bytes: 256 * 1024,
+            grace: Duration::from_secs(5),
+        }
+    }
+}
 
 /// An error answer: status and the JSON body.
 #[derive(Debug)]
@@ -63,6 +93,26 @@ impl ApiError {
             "the hub failed; see its log",
         )
     }
+}
+
+/// serde's message with the input's values taken out: it names fields and
+/// positions, but for an unknown variant or a wrong value it quotes what
+/// was sent (`unknown variant `sk-ant-…``), and errors name fields, never
+/// inputs.
+fn without_values(message: &str) -> String {
+    use std::sync::LazyLock;
+    static VARIANT: LazyLock<Option<regex::Regex>> =
+        LazyLock::new(|| regex::Regex::new(r"unknown variant `(?:[^`\\]|\\.)*`").ok());
+    static STRING: LazyLock<Option<regex::Regex>> =
+        LazyLock::new(|| regex::Regex::new(r#"string "(?:[^"\\]|\\.)*""#).ok());
+    let mut out = message.to_string();
+    if let Some(re) = VARIANT.as_ref() {
+        out = re.replace_all(&out, "unknown variant").into_owned();
+    }
+    if let Some(re) = STRING.as_ref() {
+        out = re.replace_all(&out, "a string").into_owned();
+    }
+    out
 }
 
 /// What an error may say of the input: scrubbed, and short.
@@ -134,7 +184,14 @@ async fn method_not_allowed() -> ApiError {
 
 /// Who is calling, from `Authorization: Bearer`. The token is never kept,
 /// logged or echoed.
-fn authenticate<'h>(hub: &'h Hub, headers: &HeaderMap) -> ApiResult<&'h Principal> {
+fn authenticate(hub: &Hub, headers: &HeaderMap) -> ApiResult<Principal> {
+    hub.tokens
+        .lookup(bearer(headers)?)
+        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "unknown token"))
+}
+
+/// The token of `Authorization: Bearer`.
+fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
     let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m);
     let value = headers
         .get(header::AUTHORIZATION)
@@ -142,16 +199,12 @@ fn authenticate<'h>(hub: &'h Hub, headers: &HeaderMap) -> ApiResult<&'h Principa
     let value = value
         .to_str()
         .map_err(|_| unauthorized("malformed Authorization header"))?;
-    let token = value
+    value
         .strip_prefix("Bearer ")
         .or_else(|| value.strip_prefix("bearer "))
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| unauthorized("expected Authorization: Bearer <token>"))?;
-    hub.opts
-        .tokens
-        .lookup(token)
-        .ok_or_else(|| unauthorized("unknown token"))
+        .ok_or_else(|| unauthorized("expected Authorization: Bearer <token>"))
 }
 
 fn require(p: &Principal, allowed: &[Role], what: &str) -> ApiResult<()> {
@@ -182,6 +235,21 @@ async fn whoami(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResult<ax
     }))
 }
 
+/// `*`, or a comma-separated list of entity tags (`"x"`, `W/"x"`), as
+/// RFC 9110 writes them; an unquoted revision is refused.
+fn is_entity_tag_list(v: &str) -> bool {
+    let v = v.trim();
+    v == "*"
+        || (!v.is_empty()
+            && v.split(',').map(str::trim).all(|t| {
+                let t = t.strip_prefix("W/").unwrap_or(t);
+                t.len() >= 2
+                    && t.starts_with('"')
+                    && t.ends_with('"')
+                    && !t[1..t.len() - 1].contains('"')
+            }))
+}
+
 fn etag_matches(header_value: &str, revision: &str) -> bool {
     header_value
         .split(',')
@@ -192,7 +260,7 @@ fn etag_matches(header_value: &str, revision: &str) -> bool {
 async fn get_config(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResult<Response> {
     let p = authenticate(&hub, &headers)?;
     require(
-        p,
+        &p,
         &[Role::Owner, Role::Viewer, Role::Worker],
         "read the config",
     )?;
@@ -218,9 +286,20 @@ async fn get_config(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResul
         .into_response())
 }
 
-/// Read the body, refusing it past `limit` bytes.
-async fn read_body(body: Body, limit: usize) -> ApiResult<Bytes> {
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
+/// Read the body, refusing it past `limit` bytes or when it has not all
+/// arrived within `within` (a client that announces a body and sends it
+/// slowly, or never, holds a connection and a task).
+async fn read_body(body: Body, limit: usize, within: Duration) -> ApiResult<Bytes> {
+    let read = tokio::time::timeout(within, axum::body::to_bytes(body, limit))
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!("the body did not arrive within {} s", within.as_secs()),
+            )
+        })?;
+    read.map_err(|e| {
         let too_large = std::error::Error::source(&e)
             .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
             || e.to_string().contains("length limit");
@@ -272,7 +351,7 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
     let (parts, body) = req.into_parts();
     let headers = &parts.headers;
     let p = authenticate(&hub, headers)?;
-    require(p, &[Role::Owner], "change the config")?;
+    require(&p, &[Role::Owner], "change the config")?;
     if !content_type_is(headers, "application/toml") {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -290,66 +369,31 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
                 "send If-Match: \"<revision>\" (the ETag of the document you edited)",
             )
         })?;
-    let bytes = read_body(body, MAX_CONFIG_BYTES).await?;
-    let text = agents_doc::decode(&bytes).map_err(doc_error)?;
-    let located = agents_doc::locate(text).map_err(doc_error)?;
-
-    let _guard = hub.write_lock.lock().await;
-    let before = hub.current();
-    // Only strong comparison counts for If-Match (RFC 9110 13.1.1).
-    let matches = if_match
-        .split(',')
-        .map(str::trim)
-        .any(|v| v == "*" || (!v.starts_with("W/") && v.trim_matches('"') == before.revision));
-    if !matches {
-        let mut err = ApiError::new(
-            StatusCode::PRECONDITION_FAILED,
-            "revision_mismatch",
-            format!(
-                "the document changed: it is at revision {} now; reload, reapply, and send again",
-                before.revision
-            ),
-        );
-        err.detail.current_revision = Some(before.revision.clone());
-        err.etag = Some(before.revision.clone());
-        return Err(err);
+    if !is_entity_tag_list(&if_match) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "If-Match takes the ETag as it was sent, quoted: \"<revision>\" (or *)",
+        ));
     }
-    let new = Current::new(
-        text.to_string(),
-        located.agents,
-        hub.opts.heartbeat_interval_s,
-    );
-    if new.revision != before.revision {
-        let path = hub.opts.config.clone();
-        let data = bytes.clone();
-        tokio::task::spawn_blocking(move || store::write_atomic(&path, &data))
-            .await
-            .map_err(ApiError::internal)?
-            .map_err(ApiError::internal)?;
-        let new = Arc::new(new);
-        hub.current.store(new.clone());
-        if let Err(e) = hub
-            .db
-            .record_history(HistoryEntry {
-                revision: new.revision.clone(),
-                at: Utc::now(),
-                by: p.name.clone(),
-                agents: new.agents.clone(),
-                previous_agents: before.agents.clone(),
-            })
-            .await
-        {
-            // The document is stored; a restart records the revision anyway.
-            tracing::error!(error = %e, "history not recorded");
+    let bytes = read_body(body, MAX_CONFIG_BYTES, hub.opts.limits.body_timeout).await?;
+    match hub.replace_config(&p.name, &if_match, bytes).await {
+        Ok(c) => Ok(accepted(&c)),
+        Err(ReplaceError::Doc(e)) => Err(doc_error(e)),
+        Err(ReplaceError::Mismatch { current }) => {
+            let mut err = ApiError::new(
+                StatusCode::PRECONDITION_FAILED,
+                "revision_mismatch",
+                format!(
+                    "the document changed: it is at revision {current} now; reload, reapply, and send again"
+                ),
+            );
+            err.detail.current_revision = Some(current.clone());
+            err.etag = Some(current);
+            Err(err)
         }
-        if let Ok(mut f) = hub.fleet.lock() {
-            f.resync(&new.revision);
-        }
-        publish_config(&hub, &new, &p.name);
-        tracing::info!(by = %p.name, revision = %new.revision, agents = ?new.agents, "config replaced");
-        return Ok(accepted(&new));
+        Err(ReplaceError::Internal(e)) => Err(ApiError::internal(e)),
     }
-    Ok(accepted(&before))
 }
 
 fn accepted(c: &Current) -> Response {
@@ -369,7 +413,7 @@ async fn history(
     headers: HeaderMap,
 ) -> ApiResult<axum::Json<History>> {
     let p = authenticate(&hub, &headers)?;
-    require(p, READERS, "read the history")?;
+    require(&p, READERS, "read the history")?;
     let hub2 = hub.clone();
     let limit = hub.opts.bounds.history.min(u64::from(u32::MAX)) as u32;
     let revisions = tokio::task::spawn_blocking(move || hub2.db.history(limit))
@@ -386,7 +430,7 @@ fn invalid_heartbeat(status: StatusCode, message: impl Into<String>) -> ApiError
 async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Response> {
     let (parts, body) = req.into_parts();
     let p = authenticate(&hub, &parts.headers)?;
-    require(p, &[Role::Worker], "send heartbeats")?;
+    require(&p, &[Role::Worker], "send heartbeats")?;
     if !content_type_is(&parts.headers, "application/json") {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -394,77 +438,52 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             "heartbeats are sent as Content-Type: application/json",
         ));
     }
-    let bytes = read_body(body, MAX_HEARTBEAT_BYTES).await?;
-    let mut hb = HeartbeatIn::parse(&bytes).map_err(|e| {
+    let bytes = read_body(body, MAX_HEARTBEAT_BYTES, hub.opts.limits.body_timeout).await?;
+    let hb = HeartbeatIn::parse(&bytes).map_err(|e| {
         let status = match e.classify() {
             serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
             _ => StatusCode::BAD_REQUEST,
         };
-        // serde's message names the field and position, never a long
-        // excerpt of the input; scrub it all the same.
-        invalid_heartbeat(status, excerpt(&e.to_string()))
+        // serde's message names the field and position; the values it
+        // may quote are taken out, and the rest scrubbed all the same.
+        invalid_heartbeat(status, excerpt(&without_values(&e.to_string())))
     })?;
-    hb.validate().map_err(|e| {
-        invalid_heartbeat(StatusCode::UNPROCESSABLE_ENTITY, excerpt(&e.to_string()))
-    })?;
-    for f in &mut hb.failovers {
-        f.cause.detail = f.cause.detail.take().map(crate::scrub::scrub_string);
-    }
-    let received_at = Utc::now();
-    if !hb.failovers.is_empty() {
-        let batch: Vec<NewFailover> = hb
-            .failovers
-            .iter()
-            .map(|f| NewFailover {
-                worker: hb.worker.as_str().to_owned(),
-                host: hb.host.as_str().to_owned(),
-                received_at,
-                failover: f.clone(),
-            })
-            .collect();
-        let overloaded = || {
-            let mut resp = ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "overloaded",
-                "the failover log is behind; retry this heartbeat",
-            )
-            .into_response();
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            resp
-        };
-        let Some(committed) = hub.db.queue_failovers(batch).map_err(ApiError::internal)? else {
-            return Ok(overloaded());
-        };
-        // A heartbeat that carries failovers is answered once they are on
-        // disk: an acknowledged failover survives a crash. (Batched with
-        // every other heartbeat's, so a storm costs one commit per batch.)
-        match tokio::time::timeout(std::time::Duration::from_secs(10), committed).await {
-            Ok(Ok(Ok(()))) => {}
-            Ok(Ok(Err(e))) => return Err(ApiError::internal(e)),
-            Ok(Err(_)) => return Err(ApiError::internal("database writer is gone")),
-            Err(_) => return Ok(overloaded()),
-        }
-    }
-    let Ok(mut fleet) = hub.fleet.lock() else {
-        return Err(ApiError::internal("fleet lock poisoned"));
+    let retry = |status: StatusCode, code: &str, message: String, after: &'static str| {
+        let mut resp = ApiError::new(status, code, message).into_response();
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static(after));
+        resp
     };
-    // Read under the fleet lock: a config PUT stores the new document and
-    // then resyncs the fleet under this lock, so the revision this heartbeat
-    // is judged against is never older than the last resync. A guard, not a
-    // clone: no await follows, and no reference count moves.
-    let current = hub.current.load();
-    let view = fleet.record(&hb, received_at, &current.revision);
-    drop(fleet);
-    hub.events.publish(Payload::Heartbeat(view));
-    Ok((
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        current.projection.clone(),
-    )
-        .into_response())
+    match hub.ingest(&p.name, hb, Utc::now()).await {
+        Ok(projection) => Ok((
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            projection,
+        )
+            .into_response()),
+        Err(IngestError::Invalid(e)) => Err(invalid_heartbeat(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            excerpt(&e.to_string()),
+        )),
+        Err(IngestError::FleetFull { max }) => Ok(retry(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "fleet_full",
+            format!(
+                "the hub holds its maximum of {max} workers (--max-workers); a worker not heard from for {} h is forgotten",
+                hub.opts.evict_after.as_secs() / 3600
+            ),
+            "60",
+        )),
+        Err(IngestError::Overloaded) => Ok(retry(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "overloaded",
+            "the failover log is behind; retry this heartbeat".into(),
+            "1",
+        )),
+        Err(IngestError::Internal(e)) => Err(ApiError::internal(e)),
+    }
 }
 
 #[derive(Deserialize)]
@@ -482,7 +501,7 @@ async fn workers(
     query: Result<Query<WorkersQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
     let p = authenticate(&hub, &headers)?;
-    require(p, READERS, "list workers")?;
+    require(&p, READERS, "list workers")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
     let since = match q.since.as_deref() {
         None | Some("") => None,
@@ -588,7 +607,7 @@ async fn failovers(
     query: Result<Query<FailoversQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<axum::Json<FailoversPage>> {
     let p = authenticate(&hub, &headers)?;
-    require(p, READERS, "read failovers")?;
+    require(&p, READERS, "read failovers")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
     let limit = q.limit.unwrap_or(100);
     if limit == 0 || limit > 1000 {
@@ -605,7 +624,13 @@ async fn failovers(
         }
     }
     if let Some(k) = &q.kind {
-        k.parse::<crate::wire::CauseKind>().map_err(bad_query)?;
+        // The message names the field, never echoes the value.
+        k.parse::<crate::wire::CauseKind>().map_err(|_| {
+            bad_query(format!(
+                "kind is not a cause kind ({})",
+                crate::wire::CauseKind::ALL.map(|k| k.as_str()).join(", ")
+            ))
+        })?;
     }
     let since = q.since.unwrap_or(0).min(i64::MAX as u64);
     // Read the head first: everything up to it is committed, so a page that
@@ -619,23 +644,25 @@ async fn failovers(
         kind: q.kind,
     };
     let hub2 = hub.clone();
-    let (events, oldest) = tokio::task::spawn_blocking(move || {
-        let events = hub2.db.failovers(&filter)?;
+    let (scan, oldest) = tokio::task::spawn_blocking(move || {
+        let scan = hub2.db.failovers(&filter)?;
         let oldest = hub2.db.oldest()?;
-        Ok::<_, super::db::DbError>((events, oldest))
+        Ok::<_, super::db::DbError>((scan, oldest))
     })
     .await
     .map_err(ApiError::internal)?
     .map_err(ApiError::internal)?;
-    let next = if events.len() as u32 == limit {
-        events.last().map_or(since, |e| e.seq)
+    // Paging counts the rows scanned, unreadable ones too, so a page never
+    // stops on a row it skipped.
+    let next = if scan.scanned == limit {
+        scan.last.unwrap_or(since)
     } else {
         // Everything up to the head was scanned. A `since` beyond the head
         // (an old cursor, a client's guess) is answered with the head.
-        head.max(events.last().map_or(0, |e| e.seq))
+        head.max(scan.last.unwrap_or(0))
     };
     Ok(axum::Json(FailoversPage {
-        events,
+        events: scan.records,
         next,
         oldest,
     }))
@@ -652,20 +679,19 @@ async fn events(
     query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>> {
     let p = authenticate(&hub, &headers)?;
-    require(p, READERS, "follow events")?;
+    require(&p, READERS, "follow events")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
-    let mut want = [true; 3];
+    let mut want = [true; EventKind::ALL.len()];
     if let Some(types) = q.types.as_deref().filter(|t| !t.is_empty()) {
-        want = [false; 3];
+        want = [false; EventKind::ALL.len()];
         for t in types.split(',').map(str::trim) {
-            match t {
-                "heartbeat" => want[0] = true,
-                "failover" => want[1] = true,
-                "config" => want[2] = true,
-                other => {
+            match t.parse::<EventKind>() {
+                Ok(k) => want[k as usize] = true,
+                Err(_) => {
                     return Err(bad_query(format!(
-                        "unknown event type {:?} (heartbeat, failover, config)",
-                        crate::scrub::scrub(&other.chars().take(32).collect::<String>())
+                        "unknown event type {:?} ({})",
+                        crate::scrub::scrub(&t.chars().take(32).collect::<String>()),
+                        EventKind::names()
                     )));
                 }
             }
@@ -683,13 +709,21 @@ async fn events(
         })?),
         Some(Err(_)) => return Err(bad_query("Last-Event-ID is not text")),
     };
+    let slot = hub.streams.open(&p.name).map_err(|e| {
+        ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_streams",
+            format!("{e}; close one first"),
+        )
+    })?;
     let sub = hub.events.subscribe(last_id);
-    let wanted = move |e: &Event| match e.payload {
-        Payload::Heartbeat(_) => want[0],
-        Payload::Failover(_) => want[1],
-        Payload::Config(_) => want[2],
-    };
-    let stream = async_stream(sub, wanted, hub.closing.subscribe());
+    let wanted = move |e: &Event| want[e.payload.kind() as usize];
+    let stream = async_stream(sub, wanted, hub.closing.subscribe(), slot, hub.opts.streams);
+    // A token revoked (SIGHUP) while its stream is open ends the stream.
+    let revoked = hub
+        .tokens
+        .revoked(super::auth::hash_token(bearer(&headers)?), READERS);
+    let stream = futures::StreamExt::take_until(stream, Box::pin(revoked));
     Ok(Sse::new(stream).keep_alive(
         KeepAlive::new()
             .interval(hub.opts.keepalive.max(Duration::from_millis(100)))
@@ -697,11 +731,15 @@ async fn events(
     ))
 }
 
-fn to_sse(e: &Event) -> SseEvent {
-    SseEvent::default()
+/// An event as sent, and the size of its data.
+fn to_sse(e: &Event) -> (SseEvent, usize) {
+    let data = e.payload.to_json();
+    let size = data.len();
+    let ev = SseEvent::default()
         .id(e.seq.to_string())
         .event(e.payload.name())
-        .data(e.payload.to_json())
+        .data(data);
+    (ev, size)
 }
 
 fn reset_event(at: u64) -> SseEvent {
@@ -711,22 +749,55 @@ fn reset_event(at: u64) -> SseEvent {
         .data("{\"reason\":\"the hub no longer holds that point; refetch\"}")
 }
 
+/// The event stream of one subscriber. Its buffer holds at most
+/// `limits.buffer` events and `limits.buffer_bytes` bytes of their data; a subscriber that has not taken the next one
+/// within `limits.grace` (or that the live feed has lapped) has fallen
+/// behind: it is sent what is buffered, then `reset`, and the stream ends
+/// (the contract's answer to lag). The slot is held as long as the stream.
 fn async_stream(
     sub: super::events::Subscription,
     wanted: impl Fn(&Event) -> bool + Send + 'static,
     mut closing: tokio::sync::watch::Receiver<bool>,
+    slot: super::streams::StreamSlot,
+    limits: StreamLimits,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     use tokio::sync::broadcast::error::RecvError;
-    let (tx, rx) = tokio::sync::mpsc::channel::<SseEvent>(1024);
+    let (tx, rx) = tokio::sync::mpsc::channel::<(SseEvent, tokio::sync::OwnedSemaphorePermit)>(
+        limits.buffer.max(1),
+    );
+    let budget_bytes = limits.buffer_bytes.clamp(1, u32::MAX as usize);
+    let budget = Arc::new(tokio::sync::Semaphore::new(budget_bytes));
+    let last = Arc::new(std::sync::Mutex::new(None::<SseEvent>));
+    let last2 = last.clone();
     tokio::spawn(async move {
         let mut live = sub.live;
         let mut at = sub.at;
-        if sub.reset && tx.send(reset_event(at)).await.is_err() {
+        // false: the subscriber is gone or behind; stop.
+        // Each buffered event holds its size in bytes of the budget until
+        // the response takes it.
+        let push = |(ev, size): (SseEvent, usize)| {
+            let tx = &tx;
+            let budget = budget.clone();
+            async move {
+                let n = u32::try_from(size.clamp(1, budget_bytes)).unwrap_or(u32::MAX);
+                let send = async {
+                    let permit = budget.acquire_many_owned(n).await.ok()?;
+                    tx.send((ev, permit)).await.ok()
+                };
+                matches!(tokio::time::timeout(limits.grace, send).await, Ok(Some(())))
+            }
+        };
+        let behind = |at: u64| {
+            if let Ok(mut l) = last2.lock() {
+                *l = Some(reset_event(at));
+            }
+        };
+        if sub.reset && !push((reset_event(at), 64)).await {
             return;
         }
         for e in &sub.replay {
-            if wanted(e) && tx.send(to_sse(e)).await.is_err() {
-                return;
+            if wanted(e) && !push(to_sse(e)).await {
+                return behind(at);
             }
         }
         loop {
@@ -743,23 +814,29 @@ fn async_stream(
                         if e.seq <= at {
                             continue;
                         }
+                        if wanted(&e) && !push(to_sse(&e)).await {
+                            return behind(at);
+                        }
                         at = e.seq;
-                        if wanted(&e) && tx.send(to_sse(&e)).await.is_err() {
-                            return;
-                        }
                     }
-                    Err(RecvError::Lagged(_)) => {
-                        // Too slow to follow: say so, and carry on from now.
-                        if tx.send(reset_event(at)).await.is_err() {
-                            return;
-                        }
-                    }
+                    // Lapped by the live feed: too slow to follow.
+                    Err(RecvError::Lagged(_)) => return behind(at),
                     Err(RecvError::Closed) => return,
                 }
             }
         }
     });
-    futures::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), Ok)
+    let events = futures::StreamExt::map(
+        tokio_stream::wrappers::ReceiverStream::new(rx),
+        |(ev, _budget)| Ok(ev),
+    );
+    let tail = futures::stream::once(async move {
+        // Held until the stream has ended: the slot counts open streams.
+        let _slot = slot;
+        last.lock().ok().and_then(|mut l| l.take())
+    });
+    let tail = futures::StreamExt::filter_map(tail, |e| async move { e.map(Ok) });
+    futures::StreamExt::chain(events, tail)
 }
 
 #[cfg(test)]
@@ -775,6 +852,36 @@ mod tests {
             "agents": ["pi", "claude"], "active_agent": "pi",
         }))
         .expect("test heartbeat")
+    }
+
+    #[test]
+    fn errors_name_fields_not_values() {
+        let key = format!("{}{}", "sk-ant-", "api03-abcdefghijklmnop");
+        let body = format!(
+            r#"{{"worker":"w","host":"h","sent_at":"2026-11-29T15:04:05Z","agents":[],"active_agent":null,"failovers":[{{"id":"f","at":"2026-11-29T15:04:05Z","from":"pi","to":null,"cause":{{"kind":"{key}","source":"worker"}}}}]}}"#
+        );
+        let e = HeartbeatIn::parse(body.as_bytes()).expect_err("unknown kind");
+        let msg = without_values(&e.to_string());
+        assert!(!msg.contains("sk-ant"), "{msg}");
+        assert!(msg.contains("unknown variant"), "{msg}");
+        let body = body
+            .replace(&format!(r#""kind":"{key}""#), r#""kind":"auth""#)
+            .replace(
+                r#""source":"worker""#,
+                &format!(r#""source":"worker","status":"{key}""#),
+            );
+        let e = HeartbeatIn::parse(body.as_bytes()).expect_err("wrong type");
+        assert!(!without_values(&e.to_string()).contains("sk-ant"));
+    }
+
+    #[test]
+    fn if_match_takes_entity_tags_only() {
+        for ok in ["*", "\"r1\"", "W/\"r1\"", "\"a\", \"b\""] {
+            assert!(is_entity_tag_list(ok), "{ok}");
+        }
+        for bad in ["", "r1", "\"r1", "r1\"", "\"a\", b", "\"\"\"", "W/r1"] {
+            assert!(!is_entity_tag_list(bad), "{bad}");
+        }
     }
 
     /// Small pages are one buffer; large ones are streamed a chunk at a

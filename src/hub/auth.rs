@@ -1,7 +1,10 @@
 //! Tokens and roles. The tokens file holds only SHA-256 hashes; a presented
 //! token is hashed and compared in constant time against every entry.
+//! [`TokenTable`] is the live table: SIGHUP rereads the file, so a token is
+//! revoked or rotated without a restart.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rand::RngCore;
 use serde::Deserialize;
@@ -98,6 +101,13 @@ impl Tokens {
                     "tokens[{i}]: name must be 1 to 64 characters"
                 )));
             }
+            if line.name.chars().any(unsafe_in_name) {
+                // The name is shown in history, whoami and the hub's log:
+                // no terminal control, no bidi or invisible characters.
+                return Err(invalid(format!(
+                    "tokens[{i}]: the name holds a control, bidirectional or invisible character"
+                )));
+            }
             entries.push(Entry {
                 principal: Principal {
                     name: line.name,
@@ -129,14 +139,117 @@ impl Tokens {
     /// The principal a token belongs to. Every entry is compared, in
     /// constant time, whether or not an earlier one matched.
     pub fn lookup(&self, token: &str) -> Option<&Principal> {
-        let presented = hash_token(token);
+        self.lookup_hash(&hash_token(token))
+    }
+
+    /// [`Tokens::lookup`] by the token's SHA-256.
+    pub fn lookup_hash(&self, presented: &[u8; 32]) -> Option<&Principal> {
         let mut found = None;
         for e in &self.entries {
-            if bool::from(e.hash.ct_eq(&presented)) && found.is_none() {
+            if bool::from(e.hash.ct_eq(presented)) && found.is_none() {
                 found = Some(&e.principal);
             }
         }
         found
+    }
+}
+
+/// Characters a token name may not hold: C0/C1 controls, and the
+/// bidirectional and invisible ones that can make a screen lie.
+fn unsafe_in_name(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{FEFF}'
+            | '\u{E0000}'..='\u{E007F}')
+}
+
+/// The hub's live token table. Requests look up the current table; a
+/// reload swaps in a whole new one (or keeps the old one if the file is
+/// bad) and wakes whoever waits in [`TokenTable::revoked`].
+pub struct TokenTable {
+    current: Arc<arc_swap::ArcSwap<Tokens>>,
+    file: Option<PathBuf>,
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl TokenTable {
+    /// `file` is what [`TokenTable::reload`] rereads; `None` for a table
+    /// built in memory (tests, the demo).
+    pub fn new(tokens: Tokens, file: Option<PathBuf>) -> TokenTable {
+        TokenTable {
+            current: Arc::new(arc_swap::ArcSwap::from_pointee(tokens)),
+            file,
+            changed: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// The principal a token belongs to, in the current table.
+    pub fn lookup(&self, token: &str) -> Option<Principal> {
+        self.current.load().lookup(token).cloned()
+    }
+
+    /// Put `tokens` in force.
+    pub fn replace(&self, tokens: Tokens) {
+        self.current.store(Arc::new(tokens));
+        self.changed.send_modify(|g| *g += 1);
+    }
+
+    /// Reread the tokens file. A file that cannot be read or parsed leaves
+    /// the table in force as it was. Returns how many tokens now hold.
+    pub fn reload(&self) -> Result<usize, TokensError> {
+        let Some(path) = &self.file else {
+            return Ok(self.current.load().len());
+        };
+        let tokens = Tokens::load(path)?;
+        let n = tokens.len();
+        self.replace(tokens);
+        Ok(n)
+    }
+
+    /// Resolves once the token whose SHA-256 is `hash` no longer belongs to
+    /// a principal with one of `roles` (revoked, or its role changed):
+    /// an open event stream ends with it.
+    pub fn revoked(
+        &self,
+        hash: [u8; 32],
+        roles: &'static [Role],
+    ) -> impl std::future::Future<Output = ()> + Send + 'static + use<> {
+        let current = self.current.clone();
+        let mut changed = self.changed.subscribe();
+        async move {
+            loop {
+                let allowed = current
+                    .load()
+                    .lookup_hash(&hash)
+                    .is_some_and(|p| roles.contains(&p.role));
+                if !allowed || changed.changed().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The permission bits of `path` when group or others have any access to
+/// it (`Some(0o644)`), `None` when only its owner has (or off Unix).
+pub fn open_to_others(path: &Path) -> std::io::Result<Option<u32>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+        Ok((mode & 0o077 != 0).then_some(mode))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = std::fs::metadata(path)?;
+        Ok(None)
     }
 }
 
@@ -180,6 +293,9 @@ pub fn append_token(path: &Path, name: &str, role: Role) -> Result<String, Token
             message: format!("a token named {name:?} exists already"),
         });
     }
+    // The file is created 0600 (the temporary file's mode) and a looser
+    // one is tightened first, so the rename below keeps 0600.
+    restrict_to_owner(path).map_err(io)?;
     let token = generate_token();
     let mut text = existing;
     if !text.is_empty() && !text.ends_with('\n') {
@@ -191,6 +307,40 @@ pub fn append_token(path: &Path, name: &str, role: Role) -> Result<String, Token
     text.push_str(&token_entry(name, role, &token));
     crate::hub::store::write_atomic(path, text.as_bytes()).map_err(io)?;
     Ok(token)
+}
+
+/// Warn when others can read the tokens file: it holds only hashes, but
+/// it says who holds which role, and a hand-made weak token in it could be
+/// guessed offline from its hash.
+pub fn warn_if_open_to_others(path: &Path) {
+    if let Ok(Some(mode)) = open_to_others(path) {
+        tracing::warn!(
+            "the tokens file {} has mode {mode:04o}: group or others can read it; make it private with: chmod 600 {}",
+            path.display(),
+            path.display()
+        );
+    }
+}
+
+/// Make an existing file readable and writable by its owner only.
+fn restrict_to_owner(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::metadata(path) {
+            Ok(m) if m.permissions().mode() & 0o077 != 0 => {
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            }
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -221,6 +371,90 @@ mod tests {
         )
         .expect_err("bad hash");
         assert!(e.to_string().contains("64 hex"), "{e}");
+    }
+
+    #[test]
+    fn names_with_control_bidi_or_invisible_characters_are_refused() {
+        let hash = hex::encode(hash_token("x"));
+        for name in [
+            "a\u{1b}]52;c;aGk=\u{7}",
+            "a\u{202E}b",
+            "a\u{200B}b",
+            "a\rb",
+            "a\u{85}b",
+        ] {
+            let text = format!(
+                "[[tokens]]\nname = {}\nrole = \"viewer\"\nsha256 = \"{hash}\"\n",
+                toml_edit::Value::from(name)
+            );
+            let e = Tokens::parse(&text, "t.toml").expect_err(name);
+            assert!(e.to_string().contains("control, bidirectional"), "{e}");
+            assert!(!e.to_string().contains('\u{1b}'));
+        }
+        let ok =
+            format!("[[tokens]]\nname = \"ops team\"\nrole = \"viewer\"\nsha256 = \"{hash}\"\n");
+        assert_eq!(
+            Tokens::parse(&ok, "t.toml")
+                .expect("plain names pass")
+                .len(),
+            1
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn append_token_makes_and_keeps_the_file_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("tokens.toml");
+        let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        append_token(&p, "a", Role::Owner).expect("first");
+        assert_eq!(mode(&p), 0o600);
+        assert_eq!(open_to_others(&p).expect("stat"), None);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        assert_eq!(open_to_others(&p).expect("stat"), Some(0o644));
+        append_token(&p, "b", Role::Viewer).expect("second");
+        assert_eq!(mode(&p), 0o600);
+        assert_eq!(Tokens::load(&p).expect("loads").len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_reload_swaps_the_table_and_wakes_the_revoked() {
+        let (a, b) = (
+            ["fake", "-a-", "token"].concat(),
+            ["fake", "-b-", "token"].concat(),
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("tokens.toml");
+        let both = token_entry("a", Role::Viewer, &a) + &token_entry("b", Role::Viewer, &b);
+        std::fs::write(&p, &both).expect("write");
+        let table = TokenTable::new(Tokens::load(&p).expect("load"), Some(p.clone()));
+        let mut a_gone = Box::pin(table.revoked(hash_token(&a), &[Role::Viewer]));
+        let mut b_gone = Box::pin(table.revoked(hash_token(&b), &[Role::Viewer]));
+        fn poll<F: std::future::Future>(f: std::pin::Pin<&mut F>) -> bool {
+            futures::FutureExt::now_or_never(f).is_some()
+        }
+        assert!(!poll(a_gone.as_mut()) && !poll(b_gone.as_mut()));
+
+        std::fs::write(&p, token_entry("b", Role::Viewer, &b)).expect("rewrite");
+        assert_eq!(table.reload().expect("reload"), 1);
+        assert_eq!(table.lookup(&a), None);
+        assert_eq!(table.lookup(&b).map(|p| p.name), Some("b".to_string()));
+        tokio::time::timeout(std::time::Duration::from_secs(5), a_gone.as_mut())
+            .await
+            .expect("a's streams are told");
+        assert!(!poll(b_gone.as_mut()));
+
+        // A broken file keeps the table in force.
+        std::fs::write(&p, "not toml [").expect("break");
+        assert!(table.reload().is_err());
+        assert!(table.lookup(&b).is_some());
+        // A role change counts as a revocation for a stream of the old role.
+        std::fs::write(&p, token_entry("b", Role::Worker, &b)).expect("rewrite");
+        table.reload().expect("reload");
+        tokio::time::timeout(std::time::Duration::from_secs(5), b_gone.as_mut())
+            .await
+            .expect("b is no viewer now");
     }
 
     #[test]

@@ -34,6 +34,9 @@ impl Default for Bounds {
 #[derive(Debug, Clone)]
 pub struct NewFailover {
     pub worker: String,
+    /// The name of the token that sent it: failover ids are unique per
+    /// (worker, token), so one token cannot pre-empt another's id.
+    pub token: String,
     pub host: String,
     pub received_at: DateTime<Utc>,
     pub failover: Failover,
@@ -71,11 +74,14 @@ pub struct Db {
     tx: SyncSender<Cmd>,
     head: Arc<AtomicU64>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    unreadable: Unreadable,
 }
 
+const PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;";
+
+/// The tables and indexes (no pragmas: this also runs inside the
+/// migration's transaction).
 const SCHEMA: &str = "
-PRAGMA journal_mode = WAL;
-PRAGMA synchronous = FULL;
 CREATE TABLE IF NOT EXISTS history (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   revision TEXT NOT NULL,
@@ -97,7 +103,8 @@ CREATE TABLE IF NOT EXISTS failovers (
   status INTEGER,
   source TEXT NOT NULL,
   detail TEXT,
-  UNIQUE (worker, id)
+  token TEXT NOT NULL DEFAULT '',
+  UNIQUE (worker, id, token)
 );
 CREATE INDEX IF NOT EXISTS failovers_by_worker ON failovers (worker, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_kind ON failovers (kind, seq);
@@ -106,10 +113,51 @@ CREATE INDEX IF NOT EXISTS failovers_by_to ON failovers (to_agent, seq);
 ";
 
 fn open(path: &Path) -> Result<Connection, DbError> {
-    let conn = Connection::open(path)?;
+    let mut conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.execute_batch(PRAGMAS)?;
+    migrate_v1(&mut conn)?;
     conn.execute_batch(SCHEMA)?;
     Ok(conn)
+}
+
+/// A database from before failover ids were scoped by token: ids were
+/// unique per worker. Rebuild the table with the `token` column (empty for
+/// the old rows) and the wider unique key, in one transaction; seqs kept.
+fn migrate_v1(conn: &mut Connection) -> Result<(), DbError> {
+    let has_table: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'failovers'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_table {
+        return Ok(());
+    }
+    let has_token: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('failovers') WHERE name = 'token'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_token {
+        return Ok(());
+    }
+    tracing::info!("migrating the failover log: ids become unique per (worker, token)");
+    let tx = conn.transaction()?;
+    tx.execute_batch(
+        "ALTER TABLE failovers RENAME TO failovers_v1;
+         DROP INDEX IF EXISTS failovers_by_worker;
+         DROP INDEX IF EXISTS failovers_by_kind;
+         DROP INDEX IF EXISTS failovers_by_from;
+         DROP INDEX IF EXISTS failovers_by_to;",
+    )?;
+    tx.execute_batch(SCHEMA)?;
+    tx.execute_batch(
+        "INSERT INTO failovers (seq, worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, token)
+           SELECT seq, worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, '' FROM failovers_v1;
+         DROP TABLE failovers_v1;",
+    )?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// Called with the failovers of each committed batch, in seq order.
@@ -118,7 +166,21 @@ pub type OnCommit = Box<dyn Fn(Vec<FailoverRecord>) + Send + 'static>;
 impl Db {
     /// Open (or create) the database and start its writer thread.
     pub fn open(path: &Path, bounds: Bounds, on_commit: OnCommit) -> Result<Db, DbError> {
+        if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+            tracing::warn!(
+                path = %path.display(),
+                "the database file is empty (truncated?): starting a fresh history and failover log"
+            );
+        }
         let writer_conn = open(path)?;
+        // SQLite opens a file it may not write read-only, without a word;
+        // every later write would fail. Refuse to start instead.
+        if writer_conn.is_readonly(rusqlite::MAIN_DB)? {
+            return Err(DbError::Other(format!(
+                "{} is read-only: the hub must be able to write its history and failover log",
+                path.display()
+            )));
+        }
         let read = open(path)?;
         let head: u64 = read.query_row("SELECT COALESCE(MAX(seq), 0) FROM failovers", [], |r| {
             r.get::<_, i64>(0)
@@ -135,6 +197,7 @@ impl Db {
             tx,
             head,
             writer: Mutex::new(Some(writer)),
+            unreadable: Unreadable::default(),
         })
     }
 
@@ -192,36 +255,47 @@ impl Db {
         f(&conn)
     }
 
+    /// The newest readable entry (an unreadable one is skipped, see
+    /// [`Db::history`]).
     pub fn latest_history(&self) -> Result<Option<HistoryEntry>, DbError> {
-        Ok(self.history(1)?.into_iter().next())
+        Ok(self.history(16)?.into_iter().next())
     }
 
     /// Newest first.
     pub fn history(&self, limit: u32) -> Result<Vec<HistoryEntry>, DbError> {
         self.with_read(|c| {
             let mut st = c.prepare_cached(
-                "SELECT revision, at, by, agents, previous_agents FROM history ORDER BY id DESC LIMIT ?1",
+                "SELECT id, revision, at, by, agents, previous_agents FROM history ORDER BY id DESC LIMIT ?1",
             )?;
             let rows = st.query_map(params![limit], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
                 ))
             })?;
             let mut out = Vec::new();
             for row in rows {
-                let (revision, at, by, agents, previous) = row?;
-                out.push(HistoryEntry {
-                    revision,
-                    at: parse_time(&at)?,
-                    by,
-                    agents: serde_json::from_str(&agents).map_err(|e| DbError::Other(e.to_string()))?,
-                    previous_agents: serde_json::from_str(&previous)
-                        .map_err(|e| DbError::Other(e.to_string()))?,
-                });
+                let (id, revision, at, by, agents_text, previous) = row?;
+                let agents = |text: &str| -> Result<Vec<String>, DbError> {
+                    serde_json::from_str(text).map_err(|e| DbError::Other(e.to_string()))
+                };
+                let entry = (|| -> Result<HistoryEntry, DbError> {
+                    Ok(HistoryEntry {
+                        revision,
+                        at: parse_time(&at)?,
+                        by,
+                        agents: agents(&agents_text)?,
+                        previous_agents: agents(&previous)?,
+                    })
+                })();
+                match entry {
+                    Ok(e) => out.push(e),
+                    Err(e) => self.unreadable.note("history", id as u64, &e),
+                }
             }
             Ok(out)
         })
@@ -238,8 +312,10 @@ impl Db {
         })
     }
 
-    /// Oldest first after `since`.
-    pub fn failovers(&self, f: &FailoverFilter) -> Result<Vec<FailoverRecord>, DbError> {
+    /// Oldest first after `since`. A stored row that cannot be read back
+    /// (written by an older hub that let a bad time in, or edited by hand)
+    /// is skipped, logged once and counted, never allowed to fail the page.
+    pub fn failovers(&self, f: &FailoverFilter) -> Result<FailoverScan, DbError> {
         let mut sql = String::from(
             "SELECT seq, worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail \
              FROM failovers WHERE seq > ?1",
@@ -263,12 +339,24 @@ impl Db {
         self.with_read(|c| {
             let mut st = c.prepare_cached(&sql)?;
             let rows = st.query_map(rusqlite::params_from_iter(args.iter()), row_to_record)?;
-            let mut out = Vec::new();
+            let mut scan = FailoverScan::default();
             for r in rows {
-                out.push(r??);
+                let (seq, record) = r?;
+                scan.scanned += 1;
+                scan.last = Some(seq);
+                match record {
+                    Ok(rec) => scan.records.push(rec),
+                    Err(e) => self.unreadable.note("failovers", seq, &e),
+                }
             }
-            Ok(out)
+            Ok(scan)
         })
+    }
+
+    /// How many distinct stored rows were found unreadable (and skipped)
+    /// since the hub started.
+    pub fn unreadable_rows(&self) -> u64 {
+        self.unreadable.count.load(Ordering::Relaxed)
     }
 
     /// Stop the writer after it has committed everything queued.
@@ -284,9 +372,44 @@ impl Db {
     }
 }
 
+/// One page's worth of the failover log as scanned: the readable records,
+/// and how far the scan went (counting rows skipped as unreadable), so that
+/// paging moves past a bad row instead of stopping on it.
+#[derive(Debug, Default)]
+pub struct FailoverScan {
+    pub records: Vec<FailoverRecord>,
+    /// Rows the query returned, readable or not.
+    pub scanned: u32,
+    /// The seq of the last row scanned.
+    pub last: Option<u64>,
+}
+
+/// Stored rows found unreadable: each logged once (up to a bound on what
+/// is remembered), all counted.
+#[derive(Default)]
+struct Unreadable {
+    count: AtomicU64,
+    seen: Mutex<std::collections::HashSet<(&'static str, u64)>>,
+}
+
+impl Unreadable {
+    /// Rows remembered, so a bad row read on every page logs once.
+    const REMEMBER: usize = 10_000;
+
+    fn note(&self, table: &'static str, id: u64, e: &DbError) {
+        let Ok(mut seen) = self.seen.lock() else {
+            return;
+        };
+        if seen.len() < Self::REMEMBER && seen.insert((table, id)) {
+            self.count.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(table, id, error = %e, "unreadable row skipped");
+        }
+    }
+}
+
 type RowResult = Result<FailoverRecord, DbError>;
 
-fn row_to_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<RowResult> {
+fn row_to_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<(u64, RowResult)> {
     let seq: i64 = r.get(0)?;
     let worker: String = r.get(1)?;
     let host: String = r.get(2)?;
@@ -299,29 +422,32 @@ fn row_to_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<RowResult> {
     let status: Option<i64> = r.get(9)?;
     let source: String = r.get(10)?;
     let detail: Option<String> = r.get(11)?;
-    Ok((|| {
-        let kind = kind.parse().map_err(DbError::Other)?;
-        let source = serde_json::from_value(serde_json::Value::String(source))
-            .map_err(|e| DbError::Other(e.to_string()))?;
-        Ok(FailoverRecord {
-            seq: seq as u64,
-            worker,
-            host,
-            received_at: parse_time(&received_at)?,
-            failover: Failover {
-                id,
-                at: parse_time(&at)?,
-                from,
-                to,
-                cause: Cause {
-                    kind,
-                    status: status.and_then(|s| u16::try_from(s).ok()),
-                    source,
-                    detail,
+    Ok((
+        seq as u64,
+        (|| {
+            let kind = kind.parse().map_err(DbError::Other)?;
+            let source = serde_json::from_value(serde_json::Value::String(source))
+                .map_err(|e| DbError::Other(e.to_string()))?;
+            Ok(FailoverRecord {
+                seq: seq as u64,
+                worker,
+                host,
+                received_at: parse_time(&received_at)?,
+                failover: Failover {
+                    id,
+                    at: parse_time(&at)?,
+                    from,
+                    to,
+                    cause: Cause {
+                        kind,
+                        status: status.and_then(|s| u16::try_from(s).ok()),
+                        source,
+                        detail,
+                    },
                 },
-            },
-        })
-    })())
+            })
+        })(),
+    ))
 }
 
 fn parse_time(s: &str) -> Result<DateTime<Utc>, DbError> {
@@ -408,8 +534,8 @@ fn commit(
     let mut records = Vec::with_capacity(failovers.len());
     {
         let mut ins = tx.prepare_cached(
-            "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, token) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?;
         for f in failovers {
             let c = &f.failover.cause;
@@ -425,6 +551,7 @@ fn commit(
                 c.status,
                 c.source.as_str(),
                 c.detail,
+                f.token,
             ])?;
             if changed == 1 {
                 records.push(FailoverRecord {
@@ -476,4 +603,62 @@ fn commit(
     }
     tx.commit()?;
     Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database from before ids were scoped by token keeps its rows and
+    /// seqs, and takes the same id from a second token.
+    #[test]
+    fn a_v1_database_is_migrated_in_place() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("old.db");
+        {
+            let c = Connection::open(&path).expect("open");
+            c.execute_batch(
+                "CREATE TABLE failovers (
+                  seq INTEGER PRIMARY KEY AUTOINCREMENT, worker TEXT NOT NULL, host TEXT NOT NULL,
+                  received_at TEXT NOT NULL, id TEXT NOT NULL, at TEXT NOT NULL,
+                  from_agent TEXT NOT NULL, to_agent TEXT, kind TEXT NOT NULL, status INTEGER,
+                  source TEXT NOT NULL, detail TEXT, UNIQUE (worker, id));
+                 CREATE INDEX failovers_by_worker ON failovers (worker, seq);
+                 INSERT INTO failovers VALUES (41, 'w-1', 'h', '2026-11-29T15:04:05Z', 'f-1',
+                   '2026-11-29T15:04:00Z', 'pi', 'claude', 'rate_limited', 429, 'hub_router', NULL);",
+            )
+            .expect("old schema");
+        }
+        let mut c = open(&path).expect("migrates");
+        let (seq, token): (i64, String) = c
+            .query_row("SELECT seq, token FROM failovers", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("the old row");
+        assert_eq!((seq, token.as_str()), (41, ""));
+        let t = c.transaction().expect("tx");
+        let n = t
+            .execute(
+                "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, kind, source, token) \
+                 VALUES ('w-1', 'h', 'x', 'f-1', 'x', 'pi', 'auth', 'worker', 'pool-b')",
+                [],
+            )
+            .expect("insert");
+        assert_eq!(n, 1, "the same id from another token is a new row");
+        let seq: i64 = t
+            .query_row("SELECT MAX(seq) FROM failovers", [], |r| r.get(0))
+            .expect("max");
+        assert_eq!(seq, 42, "seqs carry on");
+        let idx: i64 = t
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'failovers' AND name LIKE 'failovers_by_%'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("indexes");
+        assert_eq!(idx, 4);
+        drop(t);
+        // Opening again is a no-op.
+        open(&path).expect("opens again");
+    }
 }

@@ -1,7 +1,7 @@
 //! The hub's event feed for `GET /v1/events`: one sequence for heartbeat,
-//! failover and config events, a bounded ring for `Last-Event-ID` resume,
-//! and a broadcast to live subscribers. Payloads are kept as values and
-//! serialised only when a subscriber sends them.
+//! failover, config, state and sync events, a bounded ring for
+//! `Last-Event-ID` resume, and a broadcast to live subscribers. Payloads are
+//! kept as values and serialised only when a subscriber sends them.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -9,27 +9,39 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 
 use super::fleet::Stored;
-use crate::wire::{ConfigEvent, FailoverRecord};
+use crate::wire::{ConfigEvent, EventKind, FailoverRecord};
 
 #[derive(Debug, Clone)]
 pub enum Payload {
     Heartbeat(Arc<Stored>),
     Failover(Arc<FailoverRecord>),
     Config(Arc<ConfigEvent>),
+    /// The sweeper moved the worker to `stale` or `lost`: its new view.
+    State(Arc<Stored>),
+    /// A new revision flipped the worker's `in_sync`: its new view.
+    Sync(Arc<Stored>),
 }
 
 impl Payload {
-    pub fn name(&self) -> &'static str {
+    pub fn kind(&self) -> EventKind {
         match self {
-            Payload::Heartbeat(_) => "heartbeat",
-            Payload::Failover(_) => "failover",
-            Payload::Config(_) => "config",
+            Payload::Heartbeat(_) => EventKind::Heartbeat,
+            Payload::Failover(_) => EventKind::Failover,
+            Payload::Config(_) => EventKind::Config,
+            Payload::State(_) => EventKind::State,
+            Payload::Sync(_) => EventKind::Sync,
         }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kind().as_str()
     }
 
     pub fn to_json(&self) -> String {
         let r = match self {
-            Payload::Heartbeat(v) => serde_json::to_string(v.as_ref()),
+            Payload::Heartbeat(v) | Payload::State(v) | Payload::Sync(v) => {
+                serde_json::to_string(v.as_ref())
+            }
             Payload::Failover(v) => serde_json::to_string(v.as_ref()),
             Payload::Config(v) => serde_json::to_string(v.as_ref()),
         };
@@ -83,22 +95,30 @@ impl Events {
     }
 
     pub fn publish(&self, payload: Payload) {
+        self.publish_all(std::iter::once(payload));
+    }
+
+    /// Publish several events in order, taking the ring lock once (a sweep
+    /// or a resync can move many workers at a time).
+    pub fn publish_all(&self, payloads: impl IntoIterator<Item = Payload>) {
         let Ok(mut ring) = self.ring.lock() else {
             return;
         };
-        let ev = Event {
-            seq: ring.next,
-            payload,
-        };
-        ring.next += 1;
-        if ring.events.len() == self.capacity {
-            ring.events.pop_front();
+        for payload in payloads {
+            let ev = Event {
+                seq: ring.next,
+                payload,
+            };
+            ring.next += 1;
+            if ring.events.len() == self.capacity {
+                ring.events.pop_front();
+            }
+            // Sent under the ring lock so live order equals seq order. (`send`
+            // returns at once when nobody listens; asking `receiver_count`
+            // first would take the same lock twice.)
+            let _ = self.tx.send(ev.clone());
+            ring.events.push_back(ev);
         }
-        // Sent under the ring lock so live order equals seq order. (`send`
-        // returns at once when nobody listens; asking `receiver_count`
-        // first would take the same lock twice.)
-        let _ = self.tx.send(ev.clone());
-        ring.events.push_back(ev);
     }
 
     /// Subscribe, resuming after `last_id` when the ring still holds it.

@@ -1,7 +1,9 @@
 //! Every worker's last heartbeat, in memory, keyed by id. Each change gets
 //! a sequence number so that `GET /v1/workers?since=` answers only what
 //! changed; a sweeper moves workers to `stale` and `lost` by the hub's own
-//! clock and counts that as a change too.
+//! clock and counts that as a change too. Sweeper moves and `in_sync`
+//! flips are published on the event feed (`state`, `sync`) under the same
+//! lock that made them, so the feed's order is the order of change.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -9,6 +11,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::events::{Events, Payload};
 use super::ingest::HeartbeatIn;
 use crate::wire::{Capability, Failover, Preflight, WorkerState, WorkerView};
 
@@ -202,6 +205,8 @@ pub struct Fleet {
     log: std::collections::VecDeque<(u64, Arc<str>)>,
     /// Reused for each heartbeat's profile key.
     scratch: Vec<u8>,
+    /// Where sweeper moves and `in_sync` flips are published.
+    events: Option<Arc<Events>>,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -220,7 +225,15 @@ impl Fleet {
             workers: HashMap::default(),
             log: std::collections::VecDeque::new(),
             scratch: Vec::new(),
+            events: None,
         }
+    }
+
+    /// Publish every sweeper move (`state`) and `in_sync` flip (`sync`) to
+    /// `events`, in the order the changes are made.
+    pub fn publishing(mut self, events: Arc<Events>) -> Fleet {
+        self.events = Some(events);
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -233,19 +246,28 @@ impl Fleet {
 
     /// Replace, in place, every view that `change` returns a new one for
     /// (a sweep's or a resync's), each as a change of its own; one pass, no
-    /// second lookup. Returns how many changed.
-    fn restate(&mut self, change: impl Fn(&Stored) -> Option<Stored>) -> usize {
-        let mut n = 0;
+    /// second lookup. Each new view is published as `event(view)`, still
+    /// under the caller's lock. Returns how many changed.
+    fn restate(
+        &mut self,
+        change: impl Fn(&Stored) -> Option<Stored>,
+        event: fn(Arc<Stored>) -> Payload,
+    ) -> usize {
+        let mut changed = Vec::new();
         for e in self.workers.values_mut() {
             if let Some(v) = change(&e.view) {
                 self.seq += 1;
                 e.seq = self.seq;
                 e.view = Arc::new(v);
                 self.log.push_back((self.seq, e.view.worker().clone()));
-                n += 1;
+                changed.push(e.view.clone());
             }
         }
         self.compact();
+        let n = changed.len();
+        if let Some(events) = &self.events {
+            events.publish_all(changed.into_iter().map(event));
+        }
         n
     }
 
@@ -263,6 +285,27 @@ impl Fleet {
             self.log
                 .retain(|(seq, id)| workers.get(id).is_some_and(|e| e.seq == *seq));
         }
+    }
+
+    /// Whether a heartbeat from `worker` may be recorded under a cap of
+    /// `max` workers: a worker the hub knows always may.
+    pub fn admits(&self, worker: &str, max: usize) -> bool {
+        self.workers.len() < max || self.workers.contains_key(worker)
+    }
+
+    /// Forget the workers whose last heartbeat was received more than
+    /// `after` before `now` (long lost: decommissioned, renamed, or ids
+    /// nobody uses); returns how many. They vanish from full answers; the
+    /// change log skips them.
+    pub fn evict(&mut self, now: DateTime<Utc>, after: chrono::Duration) -> usize {
+        let before = self.workers.len();
+        self.workers
+            .retain(|_, e| now - e.view.received_at <= after);
+        let n = before - self.workers.len();
+        if n > 0 {
+            self.compact();
+        }
+        n
     }
 
     /// Record a validated (and scrubbed) heartbeat; returns the new view.
@@ -320,22 +363,28 @@ impl Fleet {
     /// Recompute every worker's state from the hub's clock; workers whose
     /// state moved count as changed.
     pub fn sweep(&mut self, now: DateTime<Utc>, interval_s: u64) -> usize {
-        self.restate(|v| {
-            let age = (now - v.received_at).num_milliseconds() as f64 / 1000.0;
-            let state = WorkerState::from_age(age, interval_s);
-            (state != v.state).then(|| Stored { state, ..v.clone() })
-        })
+        self.restate(
+            |v| {
+                let age = (now - v.received_at).num_milliseconds() as f64 / 1000.0;
+                let state = WorkerState::from_age(age, interval_s);
+                (state != v.state).then(|| Stored { state, ..v.clone() })
+            },
+            Payload::State,
+        )
     }
 
     /// A new config revision changes every worker's `in_sync`.
     pub fn resync(&mut self, revision: &str) {
-        self.restate(|v| {
-            let in_sync = v.profile.config_revision.as_deref() == Some(revision);
-            (in_sync != v.in_sync).then(|| Stored {
-                in_sync,
-                ..v.clone()
-            })
-        });
+        self.restate(
+            |v| {
+                let in_sync = v.profile.config_revision.as_deref() == Some(revision);
+                (in_sync != v.in_sync).then(|| Stored {
+                    in_sync,
+                    ..v.clone()
+                })
+            },
+            Payload::Sync,
+        );
     }
 
     pub fn cursor(&self) -> Cursor {
@@ -419,6 +468,28 @@ mod tests {
         // Another run's cursor is a full answer.
         let other = f.snapshot(Some(Cursor { epoch: 8, seq: 1 }));
         assert!(!other.delta);
+    }
+
+    #[test]
+    fn the_cap_admits_known_workers_and_eviction_forgets_the_long_lost() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
+            .single()
+            .expect("time");
+        let mut f = Fleet::new(1);
+        f.record(&(&hb("w-1")).into(), t0, "r1");
+        f.record(&(&hb("w-2")).into(), t0 + chrono::Duration::hours(2), "r1");
+        assert!(f.admits("w-1", 2), "a known worker");
+        assert!(!f.admits("w-3", 2), "a new one past the cap");
+        assert!(f.admits("w-3", 3));
+        let c = f.cursor();
+        let now = t0 + chrono::Duration::hours(3);
+        assert_eq!(f.evict(now, chrono::Duration::hours(2)), 1);
+        assert_eq!(f.len(), 1);
+        assert!(f.admits("w-3", 2), "room again");
+        let all = f.snapshot(None).workers;
+        assert_eq!(&**all[0].worker(), "w-2");
+        assert!(f.snapshot(Some(c)).workers.is_empty());
     }
 
     #[test]

@@ -18,7 +18,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::wire::{
-    Capability, Failover, Heartbeat, HeartbeatFields, Invalid, MAX_AGENTS, validate_heartbeat,
+    Capability, Failover, Heartbeat, HeartbeatFields, Invalid, MAX_AGENTS, check_heartbeat_times,
+    validate_heartbeat,
 };
 
 /// A JSON string, borrowed from the body when it holds no escape.
@@ -131,6 +132,13 @@ impl<'a> HeartbeatIn<'a> {
             capabilities: self.capabilities.0.iter().map(|(k, _)| k.as_str()),
             failovers: &self.failovers,
         })
+    }
+
+    /// All of [`HeartbeatIn::validate`], and the times judged by the hub's
+    /// clock `now` (see [`crate::wire::check_time`]).
+    pub fn validate_at(&self, now: DateTime<Utc>) -> Result<(), Invalid> {
+        self.validate()?;
+        check_heartbeat_times(self.sent_at, &self.failovers, now)
     }
 }
 

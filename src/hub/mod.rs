@@ -5,15 +5,21 @@
 //! - `db`: history and failover log in SQLite, written in batches;
 //! - `fleet`: every worker's last heartbeat, in memory, with change cursors;
 //! - `events`: the SSE feed with resume;
-//! - `api`: the HTTP routes.
+//! - `streams`: caps on open event streams;
+//! - `domain`: what the hub does (replace the config, take in a heartbeat);
+//! - `api`: the HTTP routes, translating to and from `domain`;
+//! - `serve`: the accept loop, with the connection bounds.
 
 pub mod api;
 pub mod auth;
 pub mod db;
+pub mod domain;
 pub mod events;
 pub mod fleet;
 pub mod ingest;
+pub mod serve;
 pub mod store;
+pub mod streams;
 pub mod tls;
 
 use std::net::SocketAddr;
@@ -27,11 +33,18 @@ use color_eyre::eyre::{Context, Result, bail, eyre};
 use crate::agents_doc;
 use crate::wire::{ConfigEvent, HistoryEntry, Projection};
 
+/// The default worker cap: the 100,000-worker goal with 2.5x headroom
+/// (about 0.5 KB of memory each, so ~125 MB at the cap).
+pub const DEFAULT_MAX_WORKERS: usize = 250_000;
+
 /// How to run a hub.
 #[derive(Debug, Clone)]
 pub struct HubOptions {
     pub config: PathBuf,
+    /// The tokens at start; the live table is [`Hub::tokens`].
     pub tokens: auth::Tokens,
+    /// The tokens file SIGHUP rereads (`None`: the table never changes).
+    pub tokens_file: Option<PathBuf>,
     pub listen: SocketAddr,
     pub name: String,
     /// Where the history and the failover log live; default beside the
@@ -45,6 +58,15 @@ pub struct HubOptions {
     pub allow_plaintext: bool,
     /// PEM certificate chain and key: serve HTTPS.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// Connection bounds: cap, head and body timeouts.
+    pub limits: serve::Limits,
+    /// Most workers the hub holds; a heartbeat from a new worker past it
+    /// is refused (503 `fleet_full`).
+    pub max_workers: usize,
+    /// A worker not heard from for this long is forgotten.
+    pub evict_after: Duration,
+    /// Event-stream bounds: caps and each subscriber's buffer.
+    pub streams: api::StreamLimits,
 }
 
 impl HubOptions {
@@ -52,6 +74,7 @@ impl HubOptions {
         HubOptions {
             config,
             tokens,
+            tokens_file: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
             name: "macfleet-hub".into(),
             db: None,
@@ -61,6 +84,10 @@ impl HubOptions {
             event_ring: 100_000,
             allow_plaintext: false,
             tls: None,
+            limits: serve::Limits::default(),
+            streams: api::StreamLimits::default(),
+            max_workers: DEFAULT_MAX_WORKERS,
+            evict_after: Duration::from_secs(24 * 60 * 60),
         }
     }
 
@@ -107,8 +134,14 @@ pub struct Hub {
     /// Serialises config writes: compare-and-replace happens under it.
     pub write_lock: tokio::sync::Mutex<()>,
     pub fleet: Mutex<fleet::Fleet>,
+    /// When lost workers were last looked for eviction.
+    last_eviction: Mutex<chrono::DateTime<Utc>>,
+    /// Who may call, reread from `opts.tokens_file` on SIGHUP.
+    pub tokens: auth::TokenTable,
     pub db: db::Db,
     pub events: Arc<events::Events>,
+    /// Open event streams, capped per token and in total.
+    pub streams: Arc<streams::StreamSlots>,
     /// Flips to true when the hub stops, so open event streams end and a
     /// graceful shutdown does not wait on them.
     pub closing: tokio::sync::watch::Sender<bool>,
@@ -124,7 +157,8 @@ impl Hub {
 pub struct RunningHub {
     pub addr: SocketAddr,
     pub hub: Arc<Hub>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The accept loop's counters (open, evicted, refused connections).
+    pub conns: serve::Stats,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -138,13 +172,11 @@ impl RunningHub {
         format!("{scheme}://{}", self.addr)
     }
 
-    /// Stop accepting, close open streams, and wait for the server task.
+    /// Stop accepting, close open streams, let requests in progress finish
+    /// (at most 5 s), and commit what is queued.
     pub async fn stop(mut self) {
         self.hub.closing.send_replace(true);
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        let _ = tokio::time::timeout(Duration::from_secs(5), &mut self.task).await;
+        let _ = tokio::time::timeout(Duration::from_secs(6), &mut self.task).await;
         self.task.abort();
         let _ = self.hub.db.flush().await;
     }
@@ -199,9 +231,12 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     Ok(Arc::new(Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
-        fleet: Mutex::new(fleet::Fleet::new(epoch)),
+        fleet: Mutex::new(fleet::Fleet::new(epoch).publishing(events.clone())),
+        last_eviction: Mutex::new(Utc::now()),
+        tokens: auth::TokenTable::new(opts.tokens.clone(), opts.tokens_file.clone()),
         db,
         events,
+        streams: streams::StreamSlots::new(opts.streams.per_token, opts.streams.total),
         closing: tokio::sync::watch::Sender::new(false),
         opts,
     }))
@@ -218,6 +253,32 @@ pub(crate) fn publish_config(hub: &Hub, c: &Current, by: &str) {
         })));
 }
 
+/// Forget workers not heard from for `evict_after` (checked about once a
+/// minute: a full pass over the fleet).
+fn evict_lost(hub: &Hub) {
+    let now = Utc::now();
+    let Ok(mut last) = hub.last_eviction.lock() else {
+        return;
+    };
+    if (now - *last).num_seconds() < 60 {
+        return;
+    }
+    *last = now;
+    drop(last);
+    let after = chrono::Duration::from_std(hub.opts.evict_after).unwrap_or(chrono::Duration::MAX);
+    let n = match hub.fleet.lock() {
+        Ok(mut f) => f.evict(now, after),
+        Err(_) => 0,
+    };
+    if n > 0 {
+        tracing::info!(
+            evicted = n,
+            after_s = hub.opts.evict_after.as_secs(),
+            "forgot long-lost workers"
+        );
+    }
+}
+
 fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
     let weak = Arc::downgrade(hub);
     tokio::spawn(async move {
@@ -230,6 +291,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
             if let Ok(mut f) = hub.fleet.lock() {
                 f.sweep(Utc::now(), interval);
             }
+            evict_lost(&hub);
         }
     })
 }
@@ -238,7 +300,9 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
 pub async fn start(opts: HubOptions) -> Result<RunningHub> {
     let listen = opts.listen;
     let tls = match &opts.tls {
-        Some((cert, key)) => Some(tls::server_config(cert, key)?),
+        Some((cert, key)) => Some(tokio_rustls::TlsAcceptor::from(tls::server_config(
+            cert, key,
+        )?)),
         None => None,
     };
     let hub = open(opts).await?;
@@ -247,27 +311,17 @@ pub async fn start(opts: HubOptions) -> Result<RunningHub> {
         .wrap_err_with(|| format!("cannot listen on {listen}"))?;
     let addr = listener.local_addr()?;
     let app = api::router(hub.clone());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let sweeper = spawn_sweeper(&hub);
-    let shutdown = async move {
-        let _ = rx.await;
-    };
+    let (conns, serving) = serve::spawn(
+        listener,
+        tls,
+        app,
+        hub.opts.limits,
+        hub.closing.subscribe(),
+        Duration::from_secs(5),
+    );
     let task = tokio::spawn(async move {
-        let r = match tls {
-            Some(cfg) => {
-                let listener = tls::TlsListener::new(listener, cfg);
-                match listener {
-                    Ok(l) => axum::serve(l, app).with_graceful_shutdown(shutdown).await,
-                    Err(e) => Err(e),
-                }
-            }
-            None => {
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(shutdown)
-                    .await
-            }
-        };
-        if let Err(e) = r {
+        if let Err(e) = serving.await {
             tracing::error!(error = %e, "hub server stopped");
         }
         sweeper.abort();
@@ -275,13 +329,32 @@ pub async fn start(opts: HubOptions) -> Result<RunningHub> {
     Ok(RunningHub {
         addr,
         hub,
-        shutdown: Some(tx),
+        conns,
         task,
     })
 }
 
-/// `macfleet hub`: serve until Ctrl-C.
+/// Ctrl-C or SIGTERM, whichever comes first.
+async fn stop_signal() -> Result<()> {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .wrap_err("waiting for SIGTERM")?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r.wrap_err("waiting for Ctrl-C"),
+            _ = term.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await.wrap_err("waiting for Ctrl-C")
+    }
+}
+
+/// `macfleet hub`: serve until Ctrl-C or SIGTERM; then finish requests in
+/// progress, close streams, and return (exit 0).
 pub async fn serve(opts: HubOptions) -> Result<()> {
+    let fds = serve::raise_fd_limit();
     let running = start(opts).await?;
     let c = running.hub.current();
     eprintln!(
@@ -291,10 +364,48 @@ pub async fn serve(opts: HubOptions) -> Result<()> {
         c.revision,
         c.agents.join(",")
     );
-    tokio::signal::ctrl_c()
-        .await
-        .wrap_err("waiting for Ctrl-C")?;
+    tracing::info!(
+        descriptors = fds,
+        max_connections = running.hub.opts.limits.effective_max_connections(),
+        "connection bounds"
+    );
+    let reloader = reload_tokens_on_sighup(&running.hub)?;
+    stop_signal().await?;
+    reloader.abort();
     eprintln!("stopping");
     running.stop().await;
     Ok(())
+}
+
+/// SIGHUP rereads the tokens file: a token is revoked or rotated without a
+/// restart, and a revoked token's open event streams end. A bad file keeps
+/// the tokens in force and says why.
+fn reload_tokens_on_sighup(hub: &Arc<Hub>) -> Result<tokio::task::JoinHandle<()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hup = signal(SignalKind::hangup()).wrap_err("cannot listen for SIGHUP")?;
+        let weak = Arc::downgrade(hub);
+        Ok(tokio::spawn(async move {
+            while hup.recv().await.is_some() {
+                let Some(hub) = weak.upgrade() else { return };
+                match hub.tokens.reload() {
+                    Ok(n) => {
+                        if let Some(path) = hub.tokens.file() {
+                            auth::warn_if_open_to_others(path);
+                        }
+                        tracing::info!(tokens = n, "SIGHUP: tokens file reread");
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "SIGHUP: tokens file not reread; the previous tokens stay in force");
+                    }
+                }
+            }
+        }))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = hub;
+        Ok(tokio::spawn(async {}))
+    }
 }

@@ -23,6 +23,8 @@ enum Trig {
     Url,
     /// `Bearer <token>` anywhere.
     Bearer,
+    /// `Basic <base64 of user:password>` anywhere.
+    Basic,
     /// `-----BEGIN … PRIVATE KEY-----`.
     Pem,
     /// `arn:aws:…:<account>:`.
@@ -46,8 +48,17 @@ enum Fam {
     Hf,
     Org,
     Jwt,
+    Gitlab,
+    GoogleOauth,
+    Pplx,
+    Slack,
+    Stripe,
+    Npm,
+    Pypi,
+    Sendgrid,
+    Azure,
 }
-const FAMS: usize = 10;
+const FAMS: usize = 19;
 
 const TRIGGERS: &[(&str, Trig)] = &[
     ("sk-", Trig::Token(Fam::Sk)),
@@ -68,6 +79,25 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("hf_", Trig::Token(Fam::Hf)),
     ("org-", Trig::Token(Fam::Org)),
     ("eyj", Trig::Token(Fam::Jwt)),
+    ("glpat-", Trig::Token(Fam::Gitlab)),
+    ("glptt-", Trig::Token(Fam::Gitlab)),
+    ("gldt-", Trig::Token(Fam::Gitlab)),
+    ("glrt-", Trig::Token(Fam::Gitlab)),
+    ("gloas-", Trig::Token(Fam::Gitlab)),
+    ("gocspx-", Trig::Token(Fam::GoogleOauth)),
+    ("ya29.", Trig::Token(Fam::GoogleOauth)),
+    ("api_org_", Trig::Token(Fam::Hf)),
+    ("pplx-", Trig::Token(Fam::Pplx)),
+    ("xox", Trig::Token(Fam::Slack)),
+    ("xapp-", Trig::Token(Fam::Slack)),
+    ("hooks.slack.com/services/", Trig::Token(Fam::Slack)),
+    ("k_live_", Trig::Token(Fam::Stripe)),
+    ("k_test_", Trig::Token(Fam::Stripe)),
+    ("npm_", Trig::Token(Fam::Npm)),
+    ("pypi-", Trig::Token(Fam::Pypi)),
+    ("sg.", Trig::Token(Fam::Sendgrid)),
+    ("q~", Trig::Token(Fam::Azure)),
+    ("basic", Trig::Basic),
     ("://", Trig::Url),
     ("bearer", Trig::Bearer),
     ("-----begin", Trig::Pem),
@@ -199,6 +229,7 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
         match TRIGGERS[m.pattern().as_usize()].1 {
             Trig::Token(fam) => s.token_trigger(fam, ms),
             Trig::Bearer => s.bearer(ms, me),
+            Trig::Basic => s.basic(ms, me),
             Trig::Pem => s.pem(ms),
             Trig::Arn => s.arn(ms),
             t @ (Trig::Url | Trig::Word) => {
@@ -512,113 +543,330 @@ struct TokenScan {
 }
 
 /// Prefixes with one simple rule: at least `min` characters of `class`
-/// after the prefix, with at least two of lower/upper/digit.
+/// after the prefix, with at least two of lower/upper/digit (or any mix
+/// once the body is `loose` characters long). `mid_word` prefixes are
+/// distinctive enough to count even right after a letter (`xsk-ant-…`,
+/// a key glued to the colour code before it).
 struct Simple {
     prefix: &'static [u8],
     fam: Fam,
     kind: Kind,
     min: usize,
+    loose: usize,
     class: fn(u8) -> bool,
+    mid_word: bool,
 }
 
+/// Never loose: always two character classes.
+const STRICT: usize = usize::MAX;
+
+const fn simple(
+    prefix: &'static [u8],
+    fam: Fam,
+    kind: Kind,
+    min: usize,
+    loose: usize,
+    class: fn(u8) -> bool,
+    mid_word: bool,
+) -> Simple {
+    Simple {
+        prefix,
+        fam,
+        kind,
+        min,
+        loose,
+        class,
+        mid_word,
+    }
+}
+
+fn is_alpha(c: u8) -> bool {
+    c.is_ascii_alphabetic()
+}
+
+/// Slack webhook paths: `T…/B…/<secret>`.
+fn is_path(c: u8) -> bool {
+    is_tok(c) || c == b'/' || c == b'+'
+}
+
+/// SendGrid keys: `SG.<22>.<43>`.
+fn is_tok_dot(c: u8) -> bool {
+    is_tok(c) || c == b'.'
+}
+
+// Longer prefixes first where one starts another.
 const SIMPLE: &[Simple] = &[
-    Simple {
-        prefix: b"github_pat_",
-        fam: Fam::Github,
-        kind: Kind::GithubToken,
-        min: 20,
-        class: is_b62u,
-    },
-    Simple {
-        prefix: b"ghp_",
-        fam: Fam::Github,
-        kind: Kind::GithubToken,
-        min: 20,
-        class: is_b62u,
-    },
-    Simple {
-        prefix: b"gho_",
-        fam: Fam::Github,
-        kind: Kind::GithubToken,
-        min: 20,
-        class: is_b62u,
-    },
-    Simple {
-        prefix: b"ghu_",
-        fam: Fam::Github,
-        kind: Kind::GithubToken,
-        min: 20,
-        class: is_b62u,
-    },
-    Simple {
-        prefix: b"ghs_",
-        fam: Fam::Github,
-        kind: Kind::GithubToken,
-        min: 20,
-        class: is_b62u,
-    },
-    Simple {
-        prefix: b"ghr_",
-        fam: Fam::Github,
-        kind: Kind::GithubToken,
-        min: 20,
-        class: is_b62u,
-    },
-    Simple {
-        prefix: b"mft_",
-        fam: Fam::Mft,
-        kind: Kind::MacfleetToken,
-        min: 40,
-        class: is_tok,
-    },
-    Simple {
-        prefix: b"AIza",
-        fam: Fam::Google,
-        kind: Kind::GoogleApiKey,
-        min: 30,
-        class: is_tok,
-    },
-    Simple {
-        prefix: b"xai-",
-        fam: Fam::Xai,
-        kind: Kind::XaiKey,
-        min: 40,
-        class: is_alnum,
-    },
-    Simple {
-        prefix: b"gsk_",
-        fam: Fam::Groq,
-        kind: Kind::GroqKey,
-        min: 40,
-        class: is_alnum,
-    },
-    Simple {
-        prefix: b"hf_",
-        fam: Fam::Hf,
-        kind: Kind::HuggingfaceToken,
-        min: 30,
-        class: is_alnum,
-    },
-    Simple {
-        prefix: b"org-",
-        fam: Fam::Org,
-        kind: Kind::AccountId,
-        min: 20,
-        class: is_alnum,
-    },
+    simple(
+        b"github_pat_",
+        Fam::Github,
+        Kind::GithubToken,
+        20,
+        30,
+        is_b62u,
+        true,
+    ),
+    simple(
+        b"ghp_",
+        Fam::Github,
+        Kind::GithubToken,
+        20,
+        30,
+        is_b62u,
+        true,
+    ),
+    simple(
+        b"gho_",
+        Fam::Github,
+        Kind::GithubToken,
+        20,
+        30,
+        is_b62u,
+        true,
+    ),
+    simple(
+        b"ghu_",
+        Fam::Github,
+        Kind::GithubToken,
+        20,
+        30,
+        is_b62u,
+        true,
+    ),
+    simple(
+        b"ghs_",
+        Fam::Github,
+        Kind::GithubToken,
+        20,
+        30,
+        is_b62u,
+        true,
+    ),
+    simple(
+        b"ghr_",
+        Fam::Github,
+        Kind::GithubToken,
+        20,
+        30,
+        is_b62u,
+        true,
+    ),
+    simple(
+        b"glpat-",
+        Fam::Gitlab,
+        Kind::GitlabToken,
+        20,
+        20,
+        is_tok,
+        true,
+    ),
+    simple(
+        b"glptt-",
+        Fam::Gitlab,
+        Kind::GitlabToken,
+        20,
+        20,
+        is_tok,
+        true,
+    ),
+    simple(
+        b"gldt-",
+        Fam::Gitlab,
+        Kind::GitlabToken,
+        20,
+        20,
+        is_tok,
+        true,
+    ),
+    simple(
+        b"glrt-",
+        Fam::Gitlab,
+        Kind::GitlabToken,
+        20,
+        20,
+        is_tok,
+        true,
+    ),
+    simple(
+        b"gloas-",
+        Fam::Gitlab,
+        Kind::GitlabToken,
+        20,
+        20,
+        is_tok,
+        true,
+    ),
+    simple(
+        b"mft_",
+        Fam::Mft,
+        Kind::MacfleetToken,
+        40,
+        STRICT,
+        is_tok,
+        true,
+    ),
+    simple(
+        b"AIza",
+        Fam::Google,
+        Kind::GoogleApiKey,
+        30,
+        STRICT,
+        is_tok,
+        true,
+    ),
+    simple(
+        b"GOCSPX-",
+        Fam::GoogleOauth,
+        Kind::GoogleOauth,
+        24,
+        24,
+        is_tok,
+        true,
+    ),
+    simple(
+        b"ya29.",
+        Fam::GoogleOauth,
+        Kind::GoogleOauth,
+        20,
+        STRICT,
+        is_tok,
+        false,
+    ),
+    simple(b"xai-", Fam::Xai, Kind::XaiKey, 40, STRICT, is_alnum, false),
+    simple(
+        b"gsk_",
+        Fam::Groq,
+        Kind::GroqKey,
+        40,
+        STRICT,
+        is_alnum,
+        false,
+    ),
+    simple(
+        b"hf_",
+        Fam::Hf,
+        Kind::HuggingfaceToken,
+        30,
+        STRICT,
+        is_alnum,
+        false,
+    ),
+    simple(
+        b"api_org_",
+        Fam::Hf,
+        Kind::HuggingfaceToken,
+        30,
+        STRICT,
+        is_alpha,
+        false,
+    ),
+    simple(
+        b"pplx-",
+        Fam::Pplx,
+        Kind::PerplexityKey,
+        40,
+        STRICT,
+        is_alnum,
+        false,
+    ),
+    simple(
+        b"org-",
+        Fam::Org,
+        Kind::AccountId,
+        20,
+        STRICT,
+        is_alnum,
+        false,
+    ),
+    simple(b"xoxb-", Fam::Slack, Kind::SlackToken, 20, 20, is_tok, true),
+    simple(b"xoxp-", Fam::Slack, Kind::SlackToken, 20, 20, is_tok, true),
+    simple(b"xoxa-", Fam::Slack, Kind::SlackToken, 20, 20, is_tok, true),
+    simple(b"xoxe-", Fam::Slack, Kind::SlackToken, 20, 20, is_tok, true),
+    simple(b"xoxo-", Fam::Slack, Kind::SlackToken, 20, 20, is_tok, true),
+    simple(b"xoxr-", Fam::Slack, Kind::SlackToken, 20, 20, is_tok, true),
+    simple(b"xoxs-", Fam::Slack, Kind::SlackToken, 20, 20, is_tok, true),
+    simple(b"xapp-", Fam::Slack, Kind::SlackToken, 20, 20, is_tok, true),
+    simple(
+        b"hooks.slack.com/services/",
+        Fam::Slack,
+        Kind::SlackToken,
+        20,
+        20,
+        is_path,
+        true,
+    ),
+    simple(
+        b"sk_live_",
+        Fam::Stripe,
+        Kind::StripeKey,
+        16,
+        24,
+        is_alnum,
+        true,
+    ),
+    simple(
+        b"sk_test_",
+        Fam::Stripe,
+        Kind::StripeKey,
+        16,
+        24,
+        is_alnum,
+        true,
+    ),
+    simple(
+        b"rk_live_",
+        Fam::Stripe,
+        Kind::StripeKey,
+        16,
+        24,
+        is_alnum,
+        true,
+    ),
+    simple(
+        b"rk_test_",
+        Fam::Stripe,
+        Kind::StripeKey,
+        16,
+        24,
+        is_alnum,
+        true,
+    ),
+    simple(b"npm_", Fam::Npm, Kind::NpmToken, 36, 36, is_alnum, true),
+    simple(b"pypi-", Fam::Pypi, Kind::PypiToken, 50, 50, is_tok, true),
+    simple(
+        b"SG.",
+        Fam::Sendgrid,
+        Kind::SendgridKey,
+        40,
+        STRICT,
+        is_tok_dot,
+        false,
+    ),
 ];
 
 const AWS_ID_PREFIXES: [&[u8]; 4] = [b"AKIA", b"ASIA", b"ABIA", b"ACCA"];
 
+/// `sk-` keys whose next word names the provider: distinctive enough to
+/// count right after a letter.
+const SK_DISTINCT: [&[u8]; 5] = [b"ant-", b"proj-", b"or-v1-", b"svcacct-", b"admin-"];
+
 /// The token starting exactly at `i` (case-sensitive), if any family's
-/// prefix is there and `i` starts a word.
+/// prefix is there and `i` starts a word (or the prefix is distinctive
+/// enough not to need it).
 fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
-    if i > 0 && is_alnum(b[i - 1]) {
-        return None;
-    }
+    let glued = i > 0 && is_alnum(b[i - 1]);
     let rest = b.get(i..)?;
     if rest.starts_with(b"sk-") {
+        if glued && !SK_DISTINCT.iter().any(|p| rest[3..].starts_with(p)) {
+            return None;
+        }
         return Some((Fam::Sk, sk_key(b, i)));
+    }
+    if glued {
+        let s = SIMPLE.iter().find(|s| rest.starts_with(s.prefix))?;
+        if !s.mid_word {
+            return None;
+        }
+        return Some((s.fam, simple_at(b, i, s)));
     }
     if rest.starts_with(b"eyJ") {
         return Some((Fam::Jwt, jwt(b, i)));
@@ -640,18 +888,23 @@ fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
         ));
     }
     let s = SIMPLE.iter().find(|s| rest.starts_with(s.prefix))?;
+    Some((s.fam, simple_at(b, i, s)))
+}
+
+fn simple_at(b: &[u8], i: usize, s: &Simple) -> TokenScan {
     let from = i + s.prefix.len();
-    let end = scan_while(b, from, s.class);
+    let mut end = scan_while(b, from, s.class);
+    // A sentence's full stop is not part of a dotted token.
+    while end > from && b[end - 1] == b'.' {
+        end -= 1;
+    }
     let body = &b[from..end];
-    let hit = body.len() >= s.min && classes(body) >= 2;
-    Some((
-        s.fam,
-        TokenScan {
-            prefix: s.prefix.len(),
-            run_end: end,
-            hit: hit.then_some((end, s.kind)),
-        },
-    ))
+    let hit = body.len() >= s.min && (body.len() >= s.loose || classes(body) >= 2);
+    TokenScan {
+        prefix: s.prefix.len(),
+        run_end: end,
+        hit: hit.then_some((end, s.kind)),
+    }
 }
 
 /// `sk-…`: Anthropic (`sk-ant-`), OpenRouter (`sk-or-`) or OpenAI. A key has
@@ -678,7 +931,9 @@ fn sk_key(b: &[u8], i: usize) -> TokenScan {
     }
 }
 
-/// `eyJ<header>.eyJ<payload>.<signature>`.
+/// `eyJ<header>.eyJ<payload>[.<signature>]`. The signature is optional,
+/// as in gitleaks: a token cut at a length bound (a 200-character detail)
+/// still carries its claims, and an unsigned one (`alg: none`) is whole.
 fn jwt(b: &[u8], i: usize) -> TokenScan {
     let p1 = scan_while(b, i, is_tok);
     let miss = TokenScan {
@@ -690,14 +945,18 @@ fn jwt(b: &[u8], i: usize) -> TokenScan {
         return miss;
     }
     let p2 = scan_while(b, p1 + 1, is_tok);
-    if p2 - (p1 + 1) < 10 || b.get(p2) != Some(&b'.') {
+    if p2 - (p1 + 1) < 10 {
         return miss;
     }
-    let p3 = scan_while(b, p2 + 1, is_tok);
+    let end = if b.get(p2) == Some(&b'.') {
+        scan_while(b, p2 + 1, is_tok)
+    } else {
+        p2
+    };
     TokenScan {
         prefix: 3,
         run_end: p1,
-        hit: Some((p3, Kind::Jwt)),
+        hit: Some((end, Kind::Jwt)),
     }
 }
 
@@ -730,6 +989,13 @@ impl Scanner<'_> {
     }
 
     fn token_trigger(&mut self, fam: Fam, ms: usize) {
+        let ms = match fam {
+            Fam::Azure => return self.azure(ms),
+            // The trigger is `k_live_`: the token starts one byte earlier.
+            Fam::Stripe if ms > 0 && matches!(self.b[ms - 1], b's' | b'r') => ms - 1,
+            Fam::Stripe => return,
+            _ => ms,
+        };
         if ms < self.fam_done[fam as usize] {
             return;
         }
@@ -830,6 +1096,55 @@ impl Scanner<'_> {
         let cred = &b[j..k];
         if cred.len() >= 8 && classes(cred) >= 2 {
             self.emit_value(j, k, Kind::Authorization);
+        }
+    }
+
+    /// `Basic <credentials>` anywhere, when the credentials are base64 of
+    /// printable `user:password` (so `Basic Authentication` stays).
+    fn basic(&mut self, ms: usize, me: usize) {
+        use base64::Engine as _;
+        use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+        const B64: GeneralPurpose = GeneralPurpose::new(
+            &base64::alphabet::STANDARD,
+            GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+        );
+        let b = self.b;
+        if (ms > 0 && is_alnum(b[ms - 1])) || &b[ms..me] != b"Basic" {
+            return;
+        }
+        let j = scan_while(b, me, is_space);
+        if j == me {
+            return;
+        }
+        let k = scan_while(b, j, |c| is_alnum(c) || matches!(c, b'+' | b'/' | b'='));
+        let cred = &b[j..k];
+        if cred.len() < 8 || cred.len() > 4096 {
+            return;
+        }
+        let Ok(plain) = B64.decode(cred) else {
+            return;
+        };
+        if plain.contains(&b':') && plain.iter().all(|&c| (0x20..0x7f).contains(&c)) {
+            self.emit_value(j, k, Kind::Authorization);
+        }
+    }
+
+    /// Azure AD client secrets: `[\w~.]{3}\dQ~[\w~.-]{31,34}`; the
+    /// trigger is the `Q~` at offset 4.
+    fn azure(&mut self, ms: usize) {
+        let b = self.b;
+        let head = |c: u8| is_alnum(c) || matches!(c, b'_' | b'~' | b'.');
+        if ms < 4
+            || b[ms] != b'Q'
+            || !b[ms - 1].is_ascii_digit()
+            || !b[ms - 4..ms - 1].iter().all(|&c| head(c))
+            || (ms > 4 && (head(b[ms - 5]) || b[ms - 5] == b'-'))
+        {
+            return;
+        }
+        let end = scan_while(b, ms + 2, |c| head(c) || c == b'-');
+        if end - (ms + 2) >= 31 && classes(&b[ms + 2..end]) >= 2 {
+            self.emit(ms - 4, end, Kind::AzureSecret, PRIO_TOKEN);
         }
     }
 

@@ -19,8 +19,11 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
+#[doc(hidden)]
+pub mod corpus;
 mod detect;
 mod keys;
+mod normal;
 #[cfg(test)]
 mod tests;
 
@@ -50,8 +53,26 @@ pub enum Kind {
     XaiKey,
     /// `gsk_…` (Groq).
     GroqKey,
-    /// `hf_…` (Hugging Face).
+    /// `hf_…`, `api_org_…` (Hugging Face).
     HuggingfaceToken,
+    /// `GOCSPX-…` OAuth client secrets and `ya29.…` access tokens (Google).
+    GoogleOauth,
+    /// `pplx-…` (Perplexity).
+    PerplexityKey,
+    /// `glpat-`, `glptt-`, `gldt-`, `glrt-`, `gloas-` (GitLab).
+    GitlabToken,
+    /// `xoxb- xoxp- xoxa- xoxe- xoxo- xoxr- xoxs- xapp-` (Slack).
+    SlackToken,
+    /// `sk_live_ sk_test_ rk_live_ rk_test_` (Stripe).
+    StripeKey,
+    /// `npm_…` (npm).
+    NpmToken,
+    /// `pypi-…` (PyPI upload tokens).
+    PypiToken,
+    /// `SG.<id>.<secret>` (SendGrid).
+    SendgridKey,
+    /// Azure AD client secrets (`…8Q~…`).
+    AzureSecret,
     /// macfleet's own hub tokens: `mft_` and 43 base64url characters.
     MacfleetToken,
     /// `eyJ….eyJ….sig`.
@@ -84,7 +105,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in declaration order.
-    pub const ALL: [Kind; 23] = [
+    pub const ALL: [Kind; 32] = [
         Kind::AnthropicKey,
         Kind::OpenaiKey,
         Kind::OpenrouterKey,
@@ -95,6 +116,15 @@ impl Kind {
         Kind::XaiKey,
         Kind::GroqKey,
         Kind::HuggingfaceToken,
+        Kind::GoogleOauth,
+        Kind::PerplexityKey,
+        Kind::GitlabToken,
+        Kind::SlackToken,
+        Kind::StripeKey,
+        Kind::NpmToken,
+        Kind::PypiToken,
+        Kind::SendgridKey,
+        Kind::AzureSecret,
         Kind::MacfleetToken,
         Kind::Jwt,
         Kind::PrivateKey,
@@ -123,6 +153,15 @@ impl Kind {
             Kind::XaiKey => "xai-key",
             Kind::GroqKey => "groq-key",
             Kind::HuggingfaceToken => "huggingface-token",
+            Kind::GoogleOauth => "google-oauth",
+            Kind::PerplexityKey => "perplexity-key",
+            Kind::GitlabToken => "gitlab-token",
+            Kind::SlackToken => "slack-token",
+            Kind::StripeKey => "stripe-key",
+            Kind::NpmToken => "npm-token",
+            Kind::PypiToken => "pypi-token",
+            Kind::SendgridKey => "sendgrid-key",
+            Kind::AzureSecret => "azure-secret",
             Kind::MacfleetToken => "macfleet-token",
             Kind::Jwt => "jwt",
             Kind::PrivateKey => "private-key",
@@ -191,7 +230,18 @@ pub fn scrub_string(text: String) -> String {
 /// The runs [`scrub`] would replace: sorted, disjoint, on `char`
 /// boundaries. Empty (and not allocated) for clean text.
 pub fn find_secrets(text: &str) -> Vec<Finding> {
-    detect::scan(text)
+    match normal::shadow(text) {
+        None => detect::scan(text),
+        // Invisible characters, full-width forms or colour codes: scan a
+        // cleaned copy and map what it finds back.
+        Some(sh) => {
+            let mut found = detect::scan(&sh.text);
+            for f in &mut found {
+                f.range = sh.original(f.range.clone());
+            }
+            found
+        }
+    }
 }
 
 /// Whether [`scrub`] would change `text`.

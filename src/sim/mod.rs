@@ -1,6 +1,7 @@
 //! A simulated fleet in one process: up to 100,000 workers, each
 //! heartbeating at the hub's interval with jitter, each with its own
-//! capabilities, moving down the list only on structured failures, and
+//! capabilities, walking down the list as a real worker does (one failover
+//! per rung it leaves, the last with `to: null` when no rung is left), and
 //! following the list every heartbeat answer projects.
 
 pub mod scenario;
@@ -10,13 +11,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use color_eyre::eyre::{Context, Result};
 use rand::{Rng, SeedableRng};
 
 use crate::client::{Client, ClientError};
 use crate::wire::{
-    Capability, Cause, CauseKind, CauseSource, Failover, Heartbeat, KNOWN_AGENTS, Preflight,
+    Capability, Cause, CauseKind, CauseSource, Failover, Heartbeat, KNOWN_AGENTS,
+    MAX_FAILOVERS_PER_HEARTBEAT, Preflight,
 };
 pub use scenario::Scenario;
 
@@ -31,6 +33,31 @@ pub struct SimOptions {
     pub seed: u64,
     /// Worker id prefix.
     pub prefix: String,
+    /// Where on the scenario's timeline the live fleet starts.
+    pub start: Start,
+    /// Post the scenario's past before the live fleet starts.
+    pub backfill: Option<Backfill>,
+}
+
+/// Where on the scenario's timeline the live fleet starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// This many seconds in.
+    At(u64),
+    /// Just as the first timed phase takes a worker off its rung, so the
+    /// first live failover comes with the first heartbeats (see
+    /// [`Scenario`]'s phases; 0 for a scenario without any).
+    FirstEvent,
+}
+
+/// The scenario's past, replayed and posted through the API (each worker's
+/// failovers, with their past times) before the live fleet starts.
+#[derive(Debug, Clone, Copy)]
+pub struct Backfill {
+    /// How far back (the live start's past hour, say).
+    pub span: Duration,
+    /// A worker's step in the replay (the hub's heartbeat interval).
+    pub step: Duration,
 }
 
 impl SimOptions {
@@ -42,6 +69,8 @@ impl SimOptions {
             concurrency: 512,
             seed: 19,
             prefix: "w".into(),
+            start: Start::At(0),
+            backfill: None,
         }
     }
 }
@@ -80,9 +109,17 @@ fn uniform(seed: u64, worker: usize, salt: &str) -> f64 {
     (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// Failovers a worker keeps while the hub does not acknowledge them; past
+/// this the oldest are dropped.
+const MAX_PENDING: usize = 16 * MAX_FAILOVERS_PER_HEARTBEAT;
+
+/// Scenario time: milliseconds on the scenario's timeline (negative in a
+/// backfill before a timeline that does not repeat).
+type Ms = i64;
+
 #[derive(Debug, Clone)]
 struct Down {
-    until: Instant,
+    until: Ms,
     cause: Cause,
 }
 
@@ -94,25 +131,57 @@ struct Worker {
     agents: Vec<String>,
     revision: Option<String>,
     active: Option<String>,
+    /// The rungs above `active` (every rung when there is no route). The
+    /// worker left each of them with a recorded failover and has not
+    /// stood on it since, so it does not record leaving it again.
+    left: Vec<String>,
     cooldowns: HashMap<String, Down>,
     pending: Vec<Failover>,
     counter: u64,
     rng: rand::rngs::StdRng,
+    /// This worker's draw for each of the scenario's phases.
+    phase_u: Vec<f64>,
 }
 
+/// The scenario and the clocks: scenario time `t0` is `wall` and `start`.
+#[derive(Clone)]
 struct Shared {
     scenario: Scenario,
     seed: u64,
     start: Instant,
+    wall: DateTime<Utc>,
+    t0: Ms,
 }
 
 impl Shared {
-    fn cycle_t(&self, now: Instant) -> u64 {
-        let t = now.duration_since(self.start).as_secs();
+    fn new(scenario: Scenario, seed: u64, t0: Ms) -> Shared {
+        Shared {
+            scenario,
+            seed,
+            start: Instant::now(),
+            wall: Utc::now(),
+            t0,
+        }
+    }
+
+    /// The scenario time at `now`.
+    fn at(&self, now: Instant) -> Ms {
+        self.t0 + now.duration_since(self.start).as_millis() as Ms
+    }
+
+    /// The wall clock at scenario time `t` (never ahead of the real one).
+    fn wall_at(&self, t: Ms) -> DateTime<Utc> {
+        (self.wall + chrono::Duration::milliseconds(t - self.t0)).min(Utc::now())
+    }
+
+    /// Seconds into the cycle at `t`; `None` before a timeline that does
+    /// not repeat has begun.
+    fn cycle_t(&self, t: Ms) -> Option<u64> {
+        let s = t.div_euclid(1000);
         if self.scenario.cycle_s > 0 {
-            t % self.scenario.cycle_s
+            Some(s.rem_euclid(self.scenario.cycle_s as i64) as u64)
         } else {
-            t
+            u64::try_from(s).ok()
         }
     }
 }
@@ -128,10 +197,14 @@ impl Worker {
             agents: agents.to_vec(),
             revision: None,
             active: None,
+            left: Vec::new(),
             cooldowns: HashMap::new(),
             pending: Vec::new(),
             counter: 0,
             rng: rand::rngs::StdRng::seed_from_u64(shared.seed ^ idx as u64),
+            phase_u: (0..s.phases.len())
+                .map(|i| uniform(shared.seed, idx, &format!("phase{i}")))
+                .collect(),
         };
         for a in KNOWN_AGENTS
             .iter()
@@ -140,7 +213,6 @@ impl Worker {
         {
             w.ensure_caps(&a, shared);
         }
-        w.active = w.choose(shared, Instant::now()).0;
         w
     }
 
@@ -174,8 +246,8 @@ impl Worker {
         );
     }
 
-    /// Why `agent` is unavailable here now, if it is.
-    fn unavailable(&self, agent: &str, shared: &Shared, now: Instant) -> Option<Cause> {
+    /// Why `agent` is unavailable here at `t`, if it is.
+    fn unavailable(&self, agent: &str, shared: &Shared, t: Ms) -> Option<Cause> {
         let cause = |kind, source, status: Option<u16>, detail: Option<String>| Cause {
             kind,
             status,
@@ -207,41 +279,60 @@ impl Worker {
                 Some(format!("{agent} preflight exited 1")),
             ));
         }
-        let t = shared.cycle_t(now);
-        for (i, p) in shared.scenario.phases.iter().enumerate() {
-            if p.hits(agent) && uniform(shared.seed, self.idx, &format!("phase{i}")) < p.reach(t) {
-                return Some(cause(
-                    p.kind,
-                    CauseSource::HubRouter,
-                    p.status,
-                    p.detail.clone(),
-                ));
+        if let Some(ct) = shared.cycle_t(t) {
+            for (p, u) in shared.scenario.phases.iter().zip(&self.phase_u) {
+                if p.hits(agent) && *u < p.reach(ct) {
+                    return Some(cause(
+                        p.kind,
+                        CauseSource::HubRouter,
+                        p.status,
+                        p.detail.clone(),
+                    ));
+                }
             }
         }
         self.cooldowns
             .get(agent)
-            .filter(|d| d.until > now)
+            .filter(|d| d.until > t)
             .map(|d| d.cause.clone())
     }
 
-    fn choose(&self, shared: &Shared, now: Instant) -> (Option<String>, Option<Cause>) {
-        let mut leaving = None;
-        for a in &self.agents {
-            match self.unavailable(a, shared, now) {
-                None => return (Some(a.clone()), leaving),
-                Some(c) => {
-                    if self.active.as_deref() == Some(a.as_str()) {
-                        leaving = Some(c);
-                    }
-                }
-            }
-        }
-        (None, leaving)
+    /// The scenario time (seconds into the cycle) at which a phase first
+    /// takes this worker off the first rung it can run, if one does.
+    fn first_phase_hit(&self, shared: &Shared) -> Option<u64> {
+        let rung = self
+            .agents
+            .iter()
+            .find(|a| self.caps.get(*a).is_some_and(|c| c.capable()))?;
+        shared
+            .scenario
+            .phases
+            .iter()
+            .zip(&self.phase_u)
+            .filter(|(p, u)| p.hits(rung) && **u < p.fraction)
+            .filter_map(|(p, u)| {
+                // reach(t) = fraction · (t − at) / spread passes u just after
+                // at + spread · u / fraction.
+                let t = if p.spread_s == 0 {
+                    p.at_s
+                } else {
+                    p.at_s + (p.spread_s as f64 * u / p.fraction).floor() as u64 + 1
+                };
+                (t < p.until_s).then_some(t)
+            })
+            .min()
     }
 
-    /// One heartbeat's worth of weather and decisions.
-    fn step(&mut self, shared: &Shared, now: Instant) {
-        self.cooldowns.retain(|_, d| d.until > now);
+    /// One heartbeat's worth of weather and decisions at scenario time `t`.
+    ///
+    /// The worker walks the list from the top as a real one does: it stands
+    /// on the first rung it can run, and records one failover for each rung
+    /// it leaves on the way down (`from` that rung, `to` the next one it
+    /// tries, `null` when none is left). A rung it left earlier and has not
+    /// stood on since is passed over without a new record; coming back up
+    /// is not a failover.
+    fn step(&mut self, shared: &Shared, t: Ms) {
+        self.cooldowns.retain(|_, d| d.until > t);
         if let Some(active) = self.active.clone() {
             for b in &shared.scenario.background {
                 if (b.agents.is_empty() || b.agents.contains(&active))
@@ -250,7 +341,7 @@ impl Worker {
                     self.cooldowns.insert(
                         active.clone(),
                         Down {
-                            until: now + Duration::from_secs(b.cooldown_s),
+                            until: t + (b.cooldown_s as Ms) * 1000,
                             cause: Cause {
                                 kind: b.kind,
                                 status: b.status,
@@ -263,23 +354,52 @@ impl Worker {
                 }
             }
         }
-        let (next, leaving) = self.choose(shared, now);
-        if next != self.active {
-            if let (Some(from), Some(cause)) = (self.active.clone(), leaving) {
-                self.counter += 1;
-                self.pending.push(Failover {
-                    id: format!("{}-{:06}", self.id, self.counter),
-                    at: Utc::now(),
-                    from,
-                    to: next.clone(),
-                    cause,
-                });
+        let mut leaving: Vec<(usize, Cause)> = Vec::new();
+        let mut next = None;
+        for (i, a) in self.agents.iter().enumerate() {
+            match self.unavailable(a, shared, t) {
+                None => {
+                    next = Some(i);
+                    break;
+                }
+                Some(c) if !self.left.contains(a) => leaving.push((i, c)),
+                Some(_) => {}
             }
-            self.active = next;
+        }
+        let at = shared.wall_at(t);
+        for k in 0..leaving.len() {
+            let to = leaving.get(k + 1).map(|(j, _)| *j).or(next);
+            let (from, cause) = &leaving[k];
+            self.counter += 1;
+            self.pending.push(Failover {
+                id: format!("{}-{:06}", self.id, self.counter),
+                at,
+                from: self.agents[*from].clone(),
+                to: to.map(|j| self.agents[j].clone()),
+                cause: cause.clone(),
+            });
+        }
+        if self.pending.len() > MAX_PENDING {
+            let over = self.pending.len() - MAX_PENDING;
+            self.pending.drain(..over);
+        }
+        let above = &self.agents[..next.unwrap_or(self.agents.len())];
+        if self.left[..] != *above {
+            self.left = above.to_vec();
+        }
+        if self.active.as_deref() != next.map(|i| self.agents[i].as_str()) {
+            self.active = next.map(|i| self.agents[i].clone());
         }
     }
 
+    /// A heartbeat carrying the oldest pending failovers (at most a
+    /// heartbeat's worth).
     fn heartbeat(&self) -> Heartbeat {
+        let n = self.pending.len().min(MAX_FAILOVERS_PER_HEARTBEAT);
+        self.heartbeat_with(self.pending[..n].to_vec())
+    }
+
+    fn heartbeat_with(&self, failovers: Vec<Failover>) -> Heartbeat {
         let mut caps = std::collections::BTreeMap::new();
         for a in &self.agents {
             if let Some(c) = self.caps.get(a) {
@@ -294,55 +414,299 @@ impl Worker {
             agents: self.agents.clone(),
             active_agent: self.active.clone(),
             capabilities: caps,
-            failovers: self.pending.clone(),
+            failovers,
         }
+    }
+
+    /// Take in a heartbeat's answer: drop what it acknowledged, follow the
+    /// list it projects.
+    fn answered(&mut self, sent: &[Failover], p: crate::wire::Projection, shared: &Shared) {
+        let acked: std::collections::HashSet<&str> = sent.iter().map(|f| f.id.as_str()).collect();
+        self.pending.retain(|f| !acked.contains(f.id.as_str()));
+        if self.agents != p.agents {
+            for a in &p.agents {
+                self.ensure_caps(a, shared);
+            }
+            self.agents = p.agents;
+        }
+        self.revision = Some(p.config_revision);
     }
 }
 
-/// Run the fleet until `duration` passes or `stop` resolves.
+/// A simulated fleet, built against a hub and ready to run.
+pub struct Sim {
+    client: Client,
+    opts: SimOptions,
+    stats: Arc<SimStats>,
+    shared: Shared,
+    workers: Vec<Arc<Mutex<Worker>>>,
+    interval: Arc<AtomicU64>,
+}
+
+/// Build the fleet and run it until `duration` passes or `stop` resolves.
 pub async fn run(
     client: Client,
     opts: SimOptions,
     stats: Arc<SimStats>,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
-    let config = client
-        .config()
-        .await
-        .wrap_err("the simulator could not read the hub's config")?;
-    let agents = crate::agents_doc::locate(&config.text)
-        .map(|l| l.agents)
-        .unwrap_or_default();
-    let shared = Arc::new(Shared {
-        scenario: opts.scenario.clone(),
-        seed: opts.seed,
-        start: Instant::now(),
-    });
-    let interval = Arc::new(AtomicU64::new(10_000));
-    let workers: Vec<Arc<Mutex<Worker>>> = (0..opts.workers)
-        .map(|i| {
-            let mut w = Worker::new(i, &opts.prefix, &shared, &agents);
-            // A worker starts from the document it read, like a real one.
-            w.revision = Some(config.revision.clone());
-            Arc::new(Mutex::new(w))
-        })
-        .collect();
-    // The first worker reports at once, and its answer tells the fleet the
-    // hub's interval before the rest are scheduled.
-    if let Some(w0) = workers.first() {
-        let hb = match w0.lock() {
-            Ok(mut w) => {
-                w.step(&shared, Instant::now());
-                Some(w.heartbeat())
-            }
-            Err(_) => None,
+    Sim::prepare(client, opts, stats).await?.run(stop).await
+}
+
+impl Sim {
+    /// Read the hub's list, build the workers, and either post the
+    /// scenario's past ([`SimOptions::backfill`]) or send the first
+    /// worker's heartbeat, whose answer tells the fleet the hub's interval.
+    /// When this returns, what it posted is in the hub's log.
+    pub async fn prepare(client: Client, opts: SimOptions, stats: Arc<SimStats>) -> Result<Sim> {
+        let config = client
+            .config()
+            .await
+            .wrap_err("the simulator could not read the hub's config")?;
+        let agents = crate::agents_doc::locate(&config.text)
+            .map(|l| l.agents)
+            .unwrap_or_default();
+        let mut shared = Shared::new(opts.scenario.clone(), opts.seed, 0);
+        let mut workers: Vec<Worker> = (0..opts.workers)
+            .map(|i| {
+                let mut w = Worker::new(i, &opts.prefix, &shared, &agents);
+                // A worker starts from the document it read, like a real one.
+                w.revision = Some(config.revision.clone());
+                w
+            })
+            .collect();
+        let start_s = match opts.start {
+            Start::At(s) => s,
+            Start::FirstEvent => workers
+                .iter()
+                .filter_map(|w| w.first_phase_hit(&shared))
+                .min()
+                .unwrap_or(0),
         };
-        if let Some(hb) = hb {
+        shared.t0 = (start_s as Ms) * 1000;
+        let interval = Arc::new(AtomicU64::new(10_000));
+        if let Some(b) = opts.backfill {
+            backfill(&client, &mut workers, &shared, b, &stats, &interval).await;
+        }
+        // The live clock starts now, at the scenario time chosen above:
+        // everything posted so far is dated before this.
+        shared.start = Instant::now();
+        shared.wall = Utc::now();
+        let workers: Vec<Arc<Mutex<Worker>>> = workers
+            .into_iter()
+            .map(|w| Arc::new(Mutex::new(w)))
+            .collect();
+        let sim = Sim {
+            client,
+            opts,
+            stats,
+            shared,
+            workers,
+            interval,
+        };
+        if sim.opts.backfill.is_none() {
+            if let Some(w0) = sim.workers.first() {
+                // The first worker reports at once, and its answer tells
+                // the fleet the hub's interval before the rest are
+                // scheduled.
+                send(&sim.client, w0, &sim.shared, &sim.stats, &sim.interval).await;
+            }
+        }
+        Ok(sim)
+    }
+
+    /// The scenario time (seconds) at which the live fleet starts.
+    pub fn start_s(&self) -> u64 {
+        u64::try_from(self.shared.t0 / 1000).unwrap_or(0)
+    }
+
+    /// When the live fleet started: every failover dated before this was
+    /// posted by the backfill, every later one is live.
+    pub fn live_since(&self) -> DateTime<Utc> {
+        self.shared.wall
+    }
+
+    /// Run the fleet until `duration` passes or `stop` resolves.
+    pub async fn run(self, stop: impl std::future::Future<Output = ()>) -> Result<()> {
+        let Sim {
+            client,
+            opts,
+            stats,
+            shared,
+            workers,
+            interval,
+        } = self;
+        let shared = Arc::new(shared);
+        let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
+        // Each worker's next due time, spread over the first interval.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
+        // A small fleet shows up at once; a large one ramps up at ~5,000/s.
+        let spread_ms = (opts.workers as u64 / 5).max(2_000);
+        // Due times in a min-heap: a tick touches only the workers that are due.
+        let mut due: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>> = (0..opts
+            .workers)
+            .map(|i| {
+                std::cmp::Reverse((
+                    shared.start + Duration::from_millis(rng.random_range(0..spread_ms)),
+                    i,
+                ))
+            })
+            .collect();
+        let deadline = opts.duration.map(|d| shared.start + d);
+        // Short ticks: a tick can start at most `concurrency` heartbeats, so
+        // the tick bounds throughput (512 per 10 ms is 51,200/s).
+        let mut tick = tokio::time::interval(Duration::from_millis(10));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                () = &mut stop => break,
+                _ = tick.tick() => {}
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            let iv = interval.load(Ordering::Relaxed);
+            while let Some(&std::cmp::Reverse((at, i))) = due.peek() {
+                if at > now {
+                    break;
+                }
+                let Ok(permit) = permits.clone().try_acquire_owned() else {
+                    // Saturated: the rest are late; they go next tick.
+                    break;
+                };
+                due.pop();
+                let jitter = rng.random_range(0.9..1.1);
+                due.push(std::cmp::Reverse((
+                    now + Duration::from_millis((iv as f64 * jitter) as u64),
+                    i,
+                )));
+                let w = workers[i].clone();
+                let client = client.clone();
+                let shared = shared.clone();
+                let stats = stats.clone();
+                let interval = interval.clone();
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    send(&client, &w, &shared, &stats, &interval).await;
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One live heartbeat of one worker: step, send, take in the answer.
+async fn send(
+    client: &Client,
+    w: &Mutex<Worker>,
+    shared: &Shared,
+    stats: &SimStats,
+    interval: &AtomicU64,
+) {
+    let hb = match w.lock() {
+        Ok(mut w) => {
+            w.step(shared, shared.at(Instant::now()));
+            w.heartbeat()
+        }
+        Err(_) => return,
+    };
+    let n_failovers = hb.failovers.len() as u64;
+    stats.sent.fetch_add(1, Ordering::Relaxed);
+    match client.heartbeat(&hb).await {
+        Ok(p) => {
+            stats.ok.fetch_add(1, Ordering::Relaxed);
+            stats.failovers.fetch_add(n_failovers, Ordering::Relaxed);
+            interval.store(p.heartbeat_interval_s.max(1) * 1000, Ordering::Relaxed);
+            if let Ok(mut w) = w.lock() {
+                w.answered(&hb.failovers, p, shared);
+            }
+        }
+        Err(e) => {
+            stats.failed.fetch_add(1, Ordering::Relaxed);
+            log_error(&e);
+        }
+    }
+}
+
+/// Replay the scenario over `b.span` before the live start, then post each
+/// worker's failovers from it with their past times. They go in time
+/// slices, each slice acknowledged before the next is sent, so the hub's
+/// log (ordered by arrival) reads roughly in time order. A failover the
+/// hub did not take stays pending and goes with the worker's next live
+/// heartbeat.
+async fn backfill(
+    client: &Client,
+    workers: &mut [Worker],
+    shared: &Shared,
+    b: Backfill,
+    stats: &SimStats,
+    interval: &AtomicU64,
+) {
+    use futures::StreamExt;
+    const SLICES: i64 = 20;
+    // A bounded replay: at most ~2 million worker steps, at most ~20,000
+    // failovers posted, whatever the fleet's size.
+    let n = workers.len().max(1);
+    let span = b.span.as_millis() as Ms;
+    let steps = (2_000_000 / n)
+        .min((span / b.step.as_millis().max(1) as Ms) as usize)
+        .max(1);
+    let step = (span / steps as Ms).max(1);
+    let keep = (20_000 / n).clamp(4, MAX_FAILOVERS_PER_HEARTBEAT);
+    let from = shared.t0 - span;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(shared.seed ^ 0xBAC4_F111);
+    for w in workers.iter_mut() {
+        let mut t = from + rng.random_range(0..step);
+        while t < shared.t0 {
+            w.step(shared, t);
+            t += (step as f64 * rng.random_range(0.9..1.1)) as Ms;
+        }
+        let over = w.pending.len().saturating_sub(keep);
+        w.pending.drain(..over);
+    }
+    let slice = (span / SLICES).max(1);
+    for k in 1..=SLICES {
+        let end = shared.wall_at(from + k * slice);
+        let last = k == SLICES;
+        let batch: Vec<(usize, Heartbeat)> = workers
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, w)| {
+                let n = w
+                    .pending
+                    .iter()
+                    .take_while(|f| last || f.at < end)
+                    .count()
+                    .min(MAX_FAILOVERS_PER_HEARTBEAT);
+                // The last slice has every worker report, so the whole
+                // fleet is on the hub before the live one starts.
+                (n > 0 || last).then(|| (i, w.heartbeat_with(w.pending[..n].to_vec())))
+            })
+            .collect();
+        let answers: Vec<(
+            usize,
+            Heartbeat,
+            Result<crate::wire::Projection, ClientError>,
+        )> = futures::stream::iter(batch)
+            .map(|(i, hb)| async move {
+                let r = client.heartbeat(&hb).await;
+                (i, hb, r)
+            })
+            .buffer_unordered(64)
+            .collect()
+            .await;
+        for (i, hb, r) in answers {
             stats.sent.fetch_add(1, Ordering::Relaxed);
-            match client.heartbeat(&hb).await {
+            match r {
                 Ok(p) => {
                     stats.ok.fetch_add(1, Ordering::Relaxed);
+                    stats
+                        .failovers
+                        .fetch_add(hb.failovers.len() as u64, Ordering::Relaxed);
                     interval.store(p.heartbeat_interval_s.max(1) * 1000, Ordering::Relaxed);
+                    workers[i].answered(&hb.failovers, p, shared);
                 }
                 Err(e) => {
                     stats.failed.fetch_add(1, Ordering::Relaxed);
@@ -351,94 +715,6 @@ pub async fn run(
             }
         }
     }
-    let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
-    // Each worker's next due time, spread over the first interval.
-    let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
-    // A small fleet shows up at once; a large one ramps up at ~5,000/s.
-    let spread_ms = (opts.workers as u64 / 5).max(2_000);
-    // Due times in a min-heap: a tick touches only the workers that are due.
-    let mut due: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>> = (0..opts
-        .workers)
-        .map(|i| {
-            std::cmp::Reverse((
-                shared.start + Duration::from_millis(rng.random_range(0..spread_ms)),
-                i,
-            ))
-        })
-        .collect();
-    let deadline = opts.duration.map(|d| shared.start + d);
-    // Short ticks: a tick can start at most `concurrency` heartbeats, so
-    // the tick bounds throughput (512 per 10 ms is 51,200/s).
-    let mut tick = tokio::time::interval(Duration::from_millis(10));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    tokio::pin!(stop);
-    loop {
-        tokio::select! {
-            () = &mut stop => break,
-            _ = tick.tick() => {}
-        }
-        let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
-            break;
-        }
-        let iv = interval.load(Ordering::Relaxed);
-        while let Some(&std::cmp::Reverse((at, i))) = due.peek() {
-            if at > now {
-                break;
-            }
-            let Ok(permit) = permits.clone().try_acquire_owned() else {
-                // Saturated: the rest are late; they go next tick.
-                break;
-            };
-            due.pop();
-            let jitter = rng.random_range(0.9..1.1);
-            due.push(std::cmp::Reverse((
-                now + Duration::from_millis((iv as f64 * jitter) as u64),
-                i,
-            )));
-            let w = workers[i].clone();
-            let client = client.clone();
-            let shared = shared.clone();
-            let stats = stats.clone();
-            let interval = interval.clone();
-            tokio::spawn(async move {
-                let _permit = permit;
-                let hb = match w.lock() {
-                    Ok(mut w) => {
-                        w.step(&shared, Instant::now());
-                        w.heartbeat()
-                    }
-                    Err(_) => return,
-                };
-                let n_failovers = hb.failovers.len() as u64;
-                stats.sent.fetch_add(1, Ordering::Relaxed);
-                match client.heartbeat(&hb).await {
-                    Ok(p) => {
-                        stats.ok.fetch_add(1, Ordering::Relaxed);
-                        stats.failovers.fetch_add(n_failovers, Ordering::Relaxed);
-                        interval.store(p.heartbeat_interval_s.max(1) * 1000, Ordering::Relaxed);
-                        if let Ok(mut w) = w.lock() {
-                            let acked: std::collections::HashSet<&str> =
-                                hb.failovers.iter().map(|f| f.id.as_str()).collect();
-                            w.pending.retain(|f| !acked.contains(f.id.as_str()));
-                            if w.agents != p.agents {
-                                for a in &p.agents {
-                                    w.ensure_caps(a, &shared);
-                                }
-                                w.agents = p.agents;
-                            }
-                            w.revision = Some(p.config_revision);
-                        }
-                    }
-                    Err(e) => {
-                        stats.failed.fetch_add(1, Ordering::Relaxed);
-                        log_error(&e);
-                    }
-                }
-            });
-        }
-    }
-    Ok(())
 }
 
 fn log_error(e: &ClientError) {
@@ -450,11 +726,31 @@ mod tests {
     use super::*;
 
     fn shared(s: &str) -> Shared {
-        Shared {
-            scenario: Scenario::load(s).expect("scenario"),
-            seed: 7,
-            start: Instant::now(),
+        Shared::new(Scenario::load(s).expect("scenario"), 7, 0)
+    }
+
+    fn all_capable(w: &mut Worker) {
+        for a in w.agents.clone() {
+            w.caps.insert(
+                a,
+                Capability {
+                    binary: true,
+                    token: true,
+                    preflight: Preflight::Ok,
+                },
+            );
         }
+    }
+
+    fn walk(w: &Worker) -> Vec<(String, Option<String>, CauseKind)> {
+        w.pending
+            .iter()
+            .map(|f| (f.from.clone(), f.to.clone(), f.cause.kind))
+            .collect()
+    }
+
+    fn s(a: &str) -> String {
+        a.to_string()
     }
 
     #[test]
@@ -465,37 +761,132 @@ mod tests {
     }
 
     #[test]
-    fn worker_steps_down_on_structured_failure_and_fails_closed() {
+    fn worker_walks_every_rung_down_and_fails_closed() {
         let sh = shared("aug19");
-        let agents: Vec<String> = ["opencode", "claude"].map(String::from).to_vec();
+        let agents: Vec<String> = ["opencode", "pi", "claude"].map(String::from).to_vec();
         let mut w = Worker::new(1, "w", &sh, &agents);
-        // Make both capable so only the phase matters.
-        for a in &agents {
-            w.caps.insert(
-                a.clone(),
-                Capability {
-                    binary: true,
-                    token: true,
-                    preflight: Preflight::Ok,
-                },
-            );
-        }
-        w.active = Some("opencode".into());
-        w.step(&sh, sh.start + Duration::from_secs(1));
+        all_capable(&mut w);
+        w.step(&sh, 1_000);
         assert_eq!(w.active.as_deref(), Some("opencode"));
         assert!(w.pending.is_empty());
-        // Inside the outage every rung is down: no route, loudly.
-        w.step(&sh, sh.start + Duration::from_secs(40));
+        // Inside the outage every rung is down: one failover per rung, each
+        // to the next one tried, the last to nothing. No route, loudly.
+        w.step(&sh, 40_000);
         assert_eq!(w.active, None);
-        assert_eq!(w.pending.len(), 1);
-        assert_eq!(w.pending[0].to, None);
-        assert_eq!(w.pending[0].cause.kind, CauseKind::UpstreamStatus);
+        let kind = CauseKind::UpstreamStatus;
+        assert_eq!(
+            walk(&w),
+            [
+                (s("opencode"), Some(s("pi")), kind),
+                (s("pi"), Some(s("claude")), kind),
+                (s("claude"), None, kind),
+            ]
+        );
+        // Still down: nothing new is recorded.
+        w.step(&sh, 45_000);
+        assert_eq!(w.pending.len(), 3);
         // Recovery is not a failover.
-        w.step(&sh, sh.start + Duration::from_secs(100));
+        w.step(&sh, 100_000);
         assert_eq!(w.active.as_deref(), Some("opencode"));
-        assert_eq!(w.pending.len(), 1);
+        assert_eq!(w.pending.len(), 3);
         w.heartbeat()
             .validate()
             .expect("a simulated heartbeat is valid");
+        // The next cycle's outage is recorded again, rung by rung.
+        w.step(&sh, 241_000 + 30_000);
+        assert_eq!(w.pending.len(), 6);
+        assert_eq!(w.pending[5].to, None);
+    }
+
+    #[test]
+    fn a_rung_that_cannot_run_is_left_with_its_cause_and_passed_over_after() {
+        let sh = shared("aug19");
+        let agents: Vec<String> = ["opencode", "pi", "claude"].map(String::from).to_vec();
+        let mut w = Worker::new(1, "w", &sh, &agents);
+        all_capable(&mut w);
+        w.caps.insert(
+            s("opencode"),
+            Capability {
+                binary: false,
+                token: true,
+                preflight: Preflight::Unknown,
+            },
+        );
+        // Starting up, the worker tries rank 0 and finds no binary.
+        w.step(&sh, 1_000);
+        assert_eq!(w.active.as_deref(), Some("pi"));
+        assert_eq!(
+            walk(&w),
+            [(s("opencode"), Some(s("pi")), CauseKind::MissingBinary)]
+        );
+        // In the outage it leaves pi and claude; opencode, already left and
+        // still off, is not recorded again.
+        w.step(&sh, 40_000);
+        assert_eq!(w.active, None);
+        assert_eq!(
+            walk(&w)[1..],
+            [
+                (s("pi"), Some(s("claude")), CauseKind::UpstreamStatus),
+                (s("claude"), None, CauseKind::UpstreamStatus),
+            ]
+        );
+        // A worker on pi whose pi fails goes on to claude: one record.
+        w.step(&sh, 100_000);
+        assert_eq!(w.active.as_deref(), Some("pi"));
+        w.cooldowns.insert(
+            s("pi"),
+            Down {
+                until: 200_000,
+                cause: Cause {
+                    kind: CauseKind::RateLimited,
+                    status: Some(429),
+                    source: CauseSource::HubRouter,
+                    detail: None,
+                },
+            },
+        );
+        w.step(&sh, 101_000);
+        assert_eq!(w.active.as_deref(), Some("claude"));
+        assert_eq!(
+            walk(&w)[3..],
+            [(s("pi"), Some(s("claude")), CauseKind::RateLimited)]
+        );
+    }
+
+    #[test]
+    fn the_first_event_is_where_a_phase_first_reaches_a_worker() {
+        for name in ["aug19", "quota-cap", "steady"] {
+            let sh = shared(name);
+            let agents: Vec<String> = KNOWN_AGENTS.map(String::from).to_vec();
+            let workers: Vec<Worker> = (0..40).map(|i| Worker::new(i, "w", &sh, &agents)).collect();
+            let t = workers
+                .iter()
+                .filter_map(|w| w.first_phase_hit(&sh))
+                .min()
+                .expect("every built-in scenario has a phase that reaches someone");
+            // At that second some worker cannot run its first capable
+            // rung any more; a second earlier none was off it.
+            let off = |at: Ms| {
+                workers.iter().any(|w| {
+                    let rung = w
+                        .agents
+                        .iter()
+                        .find(|a| w.caps.get(*a).is_some_and(|c| c.capable()));
+                    rung.is_some_and(|r| w.unavailable(r, &sh, at).is_some())
+                })
+            };
+            assert!(
+                off(t as Ms * 1000),
+                "{name}: a phase reaches a worker at {t}s"
+            );
+            assert!(!off((t as Ms - 1) * 1000), "{name}: and not before");
+        }
+    }
+
+    #[test]
+    fn a_backfill_clock_is_in_the_past() {
+        let sh = Shared::new(Scenario::load("steady").expect("scenario"), 7, 30_000);
+        assert!(sh.wall_at(30_000 - 3_600_000) < Utc::now() - chrono::Duration::minutes(59));
+        assert_eq!(sh.cycle_t(-1), Some(599));
     }
 }

@@ -20,6 +20,11 @@ pub struct Scenario {
     /// The whole timeline repeats after this many seconds (0: never).
     #[serde(default)]
     pub cycle_s: u64,
+    /// The list the demo's owner puts in place through `PUT /v1/config`
+    /// before the fleet starts (so History has an entry); empty: keep the
+    /// config's own.
+    #[serde(default)]
+    pub agents: Vec<String>,
     #[serde(default)]
     pub hosts: HostTraits,
     /// Per-heartbeat chance that the active route fails on its own.
@@ -167,6 +172,9 @@ impl Scenario {
             if !(0.0..=1.0).contains(&b.rate) {
                 return Err(bad("rate is 0 to 1".into()));
             }
+        }
+        if !s.agents.is_empty() {
+            crate::agents_doc::validate_list(&s.agents).map_err(|e| bad(format!("agents: {e}")))?;
         }
         if s.workers_per_host == 0 {
             return Err(bad("workers_per_host is at least 1".into()));

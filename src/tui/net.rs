@@ -21,6 +21,11 @@ use crate::client::{Client, ClientError, FailoverQuery, HubEvent, StreamItem};
 
 /// Worker poll period while the hub answers.
 pub const POLL_EVERY: Duration = Duration::from_secs(2);
+
+/// [`POLL_EVERY`], or the test-only stretched period (`run::QUIET_ENV`).
+fn poll_every() -> Duration {
+    super::run::quiet().unwrap_or(POLL_EVERY)
+}
 /// Longest wait between retries while it does not.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
 const PAGE: u32 = 1000;
@@ -245,7 +250,7 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
         }
         let wait = if ok {
             backoff = Duration::from_secs(1);
-            POLL_EVERY
+            poll_every()
         } else {
             let w = backoff;
             backoff = (backoff * 2).min(MAX_BACKOFF);

@@ -1,22 +1,26 @@
-//! The runner: terminal events, hub messages and ticks under one
+//! The runner: terminal input, hub messages and ticks under one
 //! `tokio::select!`; bursts coalesced (everything pending is applied, then at
 //! most one frame); a frame drawn only when its cells differ from the last
 //! one, at most ~60 per second.
+//!
+//! Terminal input, the terminal watchdog and signals each come from a
+//! thread of their own through a tokio channel ([`input`]), so a key wakes
+//! this task at once and nothing here can block on a dead terminal.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream};
-use futures::{FutureExt, StreamExt};
+use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
 use super::app::App;
+use super::input::{self, Input};
 use super::msg::{Effect, Msg};
 use super::theme::Theme;
 use super::{net, term, views};
-use crate::client::{Client, Writer};
+use crate::client::{Client, WriteGrant, Writer};
 
 /// How the session looks and behaves; the caller reads flags and `NO_COLOR`.
 #[derive(Debug, Clone, Default)]
@@ -35,185 +39,289 @@ pub struct TuiOptions {
 
 const FRAME_MIN: Duration = Duration::from_millis(16);
 const TICK: Duration = Duration::from_secs(1);
+/// Hub messages applied before the next look at the terminal, so a
+/// flooding hub cannot keep a key waiting.
+const DRAIN_MAX: usize = 1024;
 
-/// `$XDG_STATE_HOME/macfleet/macfleet.log`, `~/.local/state/...` by default.
-pub fn default_log_file() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".local").join("state"))
-        })?;
-    Some(base.join("macfleet").join("macfleet.log"))
+/// Test-only: stretch the 1 s tick and the 2 s worker poll to this many
+/// milliseconds, so a test can see whether a key wakes the loop by itself.
+pub const QUIET_ENV: &str = "MACFLEET_TEST_QUIET_MS";
+
+/// The tick, or [`QUIET_ENV`]'s stretched one.
+pub fn tick_period() -> Duration {
+    quiet().unwrap_or(TICK)
 }
 
-/// Send tracing to a file, never the screen. Does nothing when a subscriber
-/// is already installed or the file cannot be opened.
-fn init_logging(path: Option<PathBuf>) {
-    let Some(path) = path.or_else(default_log_file) else {
-        return;
-    };
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    else {
-        return;
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("MACFLEET_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::sync::Mutex::new(file))
-        .with_ansi(false)
-        .with_env_filter(filter)
-        .try_init();
+/// [`QUIET_ENV`] if set to a number of milliseconds.
+pub fn quiet() -> Option<Duration> {
+    std::env::var(QUIET_ENV)
+        .ok()?
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_millis)
 }
 
-/// Run the TUI until the user quits. Never exits because the hub went away.
-/// `writer` is `None` for read-only sessions; the views never see it.
+/// Run the TUI until the user quits, a signal arrives or the terminal goes
+/// away. Never exits because the hub went away.
+///
+/// `grant` is `None` for read-only sessions: they can never hold the one
+/// write path. An owner's session gets its [`Writer`] once the hub confirms
+/// the token is an owner's, whenever that is (a hub down at launch
+/// included). The views never see the writer.
+///
+/// The caller installs its error and panic hooks first (`main` does);
+/// the terminal's own panic hook runs before them.
 pub async fn run(
     client: Client,
-    writer: Option<Writer>,
+    grant: Option<WriteGrant>,
     opts: TuiOptions,
 ) -> color_eyre::Result<()> {
-    crate::cli::install_error_hooks();
-    init_logging(opts.log_file.clone());
-    // Ladder editing arrives in a later version; until then the writer is
-    // only held, and a read-only session holds none.
-    let writer = if opts.read_only { None } else { writer };
+    super::log::init(opts.log_file.clone());
+    let grant = if opts.read_only { None } else { grant };
     let theme = Theme::new(opts.no_color, opts.ascii);
-    let mut app = App::new(
-        opts.hub_label.clone(),
-        writer.is_some(),
-        theme,
-        Instant::now(),
-    );
-    tracing::info!(hub = %opts.hub_label, owner = writer.is_some(), "tui starting");
+    let app = App::new(opts.hub_label.clone(), false, theme, Instant::now());
+    tracing::info!(hub = %opts.hub_label, may_write = grant.is_some(), "tui starting");
 
-    let (mut term, _guard) = term::enter(opts.mouse)?;
-    let (tx, mut rx) = mpsc::channel::<Msg>(4096);
+    let (term, _guard) = term::enter(opts.mouse)?;
+    let (in_tx, in_rx) = mpsc::channel::<Input>(256);
+    input::spawn_reader(in_tx.clone())?;
+    if let Err(e) = input::spawn_watchdog(in_tx.clone()) {
+        tracing::warn!(error = %e, "no terminal watchdog");
+    }
+    input::spawn_signals(in_tx)?;
+
+    let (tx, rx) = mpsc::channel::<Msg>(4096);
     let (fx_tx, fx_rx) = mpsc::unbounded_channel::<Effect>();
     let _net = net::spawn(client, tx, fx_rx);
 
     let (w, h) = crossterm::terminal::size()?;
-    app.update(Msg::Resize(w, h));
-    app.update(tick());
+    let mut ui = Ui {
+        app,
+        term,
+        mouse: opts.mouse,
+        fx: fx_tx,
+        grant,
+        writer: None,
+        frame: Buffer::empty(Rect::new(0, 0, w, h)),
+        last: None,
+        resized: false,
+        last_draw: Instant::now() - FRAME_MIN,
+        started: Instant::now(),
+    };
+    ui.apply(Msg::Resize(w, h));
+    ui.apply(tick());
+    let end = ui.run(in_rx, rx).await;
+    drop(ui);
+    match end {
+        End::Quit => tracing::info!("tui done: quit"),
+        End::Signal(s) => tracing::info!(signal = s, "tui done: signal"),
+        End::TerminalGone(why) => tracing::info!(%why, "tui done: the terminal is gone"),
+        End::Failed(e) => {
+            tracing::warn!(error = %e, "tui failed");
+            return Err(e);
+        }
+    }
+    Ok(())
+}
 
-    let mut events = EventStream::new();
-    let mut ticker = tokio::time::interval(TICK);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    #[cfg(unix)]
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    #[cfg(unix)]
-    let mut sighup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+/// Why the loop stopped.
+enum End {
+    Quit,
+    Signal(&'static str),
+    TerminalGone(String),
+    Failed(color_eyre::Report),
+}
 
-    let mut frame = Buffer::empty(Rect::new(0, 0, w, h));
-    let mut last: Option<Buffer> = None;
-    let mut last_draw = Instant::now() - FRAME_MIN;
+/// The loop's state: the app and what draws it.
+struct Ui {
+    app: App,
+    term: term::Term,
+    mouse: bool,
+    fx: mpsc::UnboundedSender<Effect>,
+    grant: Option<WriteGrant>,
+    /// The one write path, once the hub said we are an owner. Held for the
+    /// ladder editor's writes.
+    writer: Option<Writer>,
+    frame: Buffer,
+    last: Option<Buffer>,
+    /// The terminal changed size since the last frame: what it shows is
+    /// undefined (reflowed, cut), so the next frame clears and writes
+    /// every cell, even at a size drawn before.
+    resized: bool,
+    last_draw: Instant,
+    started: Instant,
+}
 
-    let started = Instant::now();
-    let mut apply = |app: &mut App, m: Msg| {
+impl Ui {
+    async fn run(&mut self, mut input: mpsc::Receiver<Input>, mut hub: mpsc::Receiver<Msg>) -> End {
+        let mut ticker = tokio::time::interval(tick_period());
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            let due = self.app.dirty.then(|| self.last_draw + FRAME_MIN);
+            let frame_due = async {
+                match due {
+                    Some(t) => tokio::time::sleep_until(t.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                Some(i) = input.recv() => {
+                    if let Some(end) = self.input(i) {
+                        return end;
+                    }
+                }
+                Some(m) = hub.recv() => self.apply(m),
+                _ = ticker.tick() => self.apply(tick()),
+                _ = frame_due => {}
+            }
+            // Coalesce: take what is already waiting before drawing.
+            while let Ok(i) = input.try_recv() {
+                if let Some(end) = self.input(i) {
+                    return end;
+                }
+            }
+            for _ in 0..DRAIN_MAX {
+                match hub.try_recv() {
+                    Ok(m) => self.apply(m),
+                    Err(_) => break,
+                }
+            }
+            if self.app.quit {
+                return End::Quit;
+            }
+            if let Err(e) = self.draw_if_due() {
+                if term::is_gone() {
+                    return End::TerminalGone(e.to_string());
+                }
+                return End::Failed(e.into());
+            }
+        }
+    }
+
+    /// Apply one message; hand its effects to the hub tasks.
+    fn apply(&mut self, m: Msg) {
         let t = Instant::now();
         let full_page = matches!(&m, Msg::Workers { page, .. } if !page.delta);
-        for e in app.update(m) {
-            let _ = fx_tx.send(e);
+        if let Msg::Whoami(who) = &m {
+            // The writer exists only for an owner's token in a session that
+            // was granted one.
+            self.writer = self.grant.as_ref().and_then(|g| g.writer(who));
+            self.app.can_write = self.writer.is_some();
+        }
+        for e in self.app.update(m) {
+            let _ = self.fx.send(e);
         }
         if full_page {
             tracing::info!(
                 ms = t.elapsed().as_millis() as u64,
-                since_start_ms = started.elapsed().as_millis() as u64,
+                since_start_ms = self.started.elapsed().as_millis() as u64,
                 "full workers page applied"
             );
         }
-    };
-
-    loop {
-        let due = app.dirty.then(|| last_draw + FRAME_MIN);
-        let sleep = async {
-            match due {
-                Some(t) => tokio::time::sleep_until(t.into()).await,
-                None => std::future::pending().await,
-            }
-        };
-        #[cfg(unix)]
-        let signal = async {
-            tokio::select! {
-                _ = sigterm.recv() => {},
-                _ = sighup.recv() => {},
-            }
-        };
-        #[cfg(not(unix))]
-        let signal = std::future::pending::<()>();
-        tokio::select! {
-            ev = events.next() => match ev {
-                Some(Ok(ev)) => term_event(&mut app, ev, &mut apply),
-                Some(Err(e)) => return Err(e.into()),
-                None => break,
-            },
-            Some(m) = rx.recv() => apply(&mut app, m),
-            _ = ticker.tick() => apply(&mut app, tick()),
-            _ = sleep => {},
-            _ = signal => break,
-        }
-        // Coalesce: take everything already waiting before drawing.
-        while let Ok(m) = rx.try_recv() {
-            apply(&mut app, m);
-        }
-        while let Some(Some(Ok(ev))) = events.next().now_or_never() {
-            term_event(&mut app, ev, &mut apply);
-        }
-        if app.quit {
-            break;
-        }
-        if app.dirty && last_draw.elapsed() >= FRAME_MIN {
-            let t = Instant::now();
-            app.settle();
-            tracing::debug!(us = t.elapsed().as_micros() as u64, "settled");
-            app.dirty = false;
-            let area = Rect::new(0, 0, app.size.0, app.size.1);
-            if frame.area != area {
-                frame.resize(area);
-                last = None;
-            }
-            let t = Instant::now();
-            views::draw(&app, &mut frame);
-            tracing::debug!(us = t.elapsed().as_micros() as u64, "frame drawn");
-            // An idle screen writes nothing: skip frames equal to the last.
-            if last.as_ref() != Some(&frame) {
-                term::present(&mut term, &frame)?;
-                // `draw` resets the whole buffer, so the old frame can be
-                // reused as the next scratch buffer instead of cloned.
-                match &mut last {
-                    Some(l) if l.area == frame.area => std::mem::swap(l, &mut frame),
-                    _ => last = Some(frame.clone()),
-                }
-                last_draw = Instant::now();
-            }
-        }
     }
-    drop(term);
-    tracing::info!("tui done");
-    Ok(())
+
+    /// A terminal event, a hang-up or a signal. `Some` ends the loop.
+    fn input(&mut self, i: Input) -> Option<End> {
+        match i {
+            Input::Event(Event::Key(k))
+                if k.kind != KeyEventKind::Release
+                    && k.code == KeyCode::Char('z')
+                    && k.modifiers.contains(KeyModifiers::CONTROL) =>
+            {
+                if let Err(e) = term::suspend(&mut self.term, self.mouse) {
+                    return Some(End::Failed(e.into()));
+                }
+                // Everything is drawn again on the cleared screen.
+                self.last = None;
+                self.app.dirty = true;
+                if let Ok((w, h)) = crossterm::terminal::size() {
+                    self.apply(Msg::Resize(w, h));
+                }
+            }
+            Input::Event(Event::Key(k)) => self.apply(Msg::Key(k)),
+            Input::Event(Event::Mouse(m)) => self.apply(Msg::Mouse(m)),
+            Input::Event(Event::Resize(w, h)) => {
+                self.resized = true;
+                self.apply(Msg::Resize(w, h));
+            }
+            Input::Event(_) => {}
+            Input::Gone(why) => {
+                term::forget();
+                return Some(End::TerminalGone(why));
+            }
+            Input::Signal(s) => return Some(End::Signal(s)),
+        }
+        None
+    }
+
+    /// Settle and draw when something changed and a frame is due; write
+    /// only when the cells differ from the last frame written.
+    fn draw_if_due(&mut self) -> std::io::Result<()> {
+        if !self.app.dirty || self.last_draw.elapsed() < FRAME_MIN {
+            return Ok(());
+        }
+        let t = Instant::now();
+        self.app.settle();
+        tracing::debug!(us = t.elapsed().as_micros() as u64, "settled");
+        self.app.dirty = false;
+        let area = Rect::new(0, 0, self.app.size.0, self.app.size.1);
+        if self.frame.area != area {
+            self.frame.resize(area);
+            self.last = None;
+        }
+        if std::mem::take(&mut self.resized) {
+            // Clears the screen and forgets ratatui's last frame (no
+            // cursor-position query in fullscreen).
+            self.term.resize(area)?;
+            self.last = None;
+        }
+        let t = Instant::now();
+        draw(&self.app, &mut self.frame);
+        tracing::debug!(us = t.elapsed().as_micros() as u64, "frame drawn");
+        // An idle screen writes nothing: skip frames equal to the last.
+        if self.last.as_ref() != Some(&self.frame) {
+            term::present(&mut self.term, &self.frame)?;
+            // `draw` resets the whole buffer, so the old frame can be
+            // reused as the next scratch buffer instead of cloned.
+            match &mut self.last {
+                Some(l) if l.area == self.frame.area => std::mem::swap(l, &mut self.frame),
+                _ => self.last = Some(self.frame.clone()),
+            }
+            self.last_draw = Instant::now();
+        }
+        Ok(())
+    }
+}
+
+/// Smallest window the views are drawn in; below it the screen says so.
+pub const MIN_SIZE: (u16, u16) = (20, 4);
+
+/// The views, or a note that the window is too small for them.
+pub fn draw(app: &App, buf: &mut Buffer) {
+    let a = buf.area;
+    if a.width < MIN_SIZE.0 || a.height < MIN_SIZE.1 {
+        buf.reset();
+        let text = ["window too small", "too small", "small"]
+            .into_iter()
+            .find(|t| t.len() <= a.width as usize)
+            .unwrap_or("");
+        if a.height > 0 && a.width > 0 {
+            buf.set_string(
+                a.x,
+                a.y + a.height / 2,
+                text,
+                ratatui::style::Style::default(),
+            );
+        }
+        return;
+    }
+    views::draw(app, buf);
 }
 
 fn tick() -> Msg {
     Msg::Tick {
         mono: Instant::now(),
         wall: chrono::Utc::now(),
-    }
-}
-
-fn term_event(app: &mut App, ev: Event, apply: &mut impl FnMut(&mut App, Msg)) {
-    match ev {
-        Event::Key(k) => apply(app, Msg::Key(k)),
-        Event::Mouse(m) => apply(app, Msg::Mouse(m)),
-        Event::Resize(w, h) => apply(app, Msg::Resize(w, h)),
-        _ => {}
     }
 }

@@ -110,6 +110,12 @@ impl TestHub {
     }
 }
 
+/// `secs` seconds before now on this machine's clock (the hub's, in tests),
+/// as the contract writes times: the hub refuses times far from its clock.
+pub fn ago(secs: i64) -> String {
+    macfleet::wire::fmt_time(chrono::Utc::now() - chrono::Duration::seconds(secs))
+}
+
 /// A valid heartbeat as JSON.
 pub fn heartbeat(
     worker: &str,
@@ -119,7 +125,7 @@ pub fn heartbeat(
     serde_json::json!({
         "worker": worker,
         "host": "gpu-node-17",
-        "sent_at": "2026-11-29T15:04:05Z",
+        "sent_at": ago(1),
         "config_revision": revision,
         "agents": ["opencode", "claude"],
         "active_agent": "claude",
@@ -133,7 +139,7 @@ pub fn heartbeat(
 
 pub fn failover(id: &str, kind: &str, detail: &str) -> serde_json::Value {
     serde_json::json!({
-        "id": id, "at": "2026-11-29T15:03:58Z", "from": "opencode", "to": "claude",
+        "id": id, "at": ago(8), "from": "opencode", "to": "claude",
         "cause": {"kind": kind, "status": 429, "source": "hub_router", "detail": detail}
     })
 }
@@ -171,4 +177,86 @@ pub fn macfleet(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
 
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// Start the real `macfleet hub` binary on an ephemeral loopback port over
+/// `dir` (which holds `hub.toml` and `tokens.toml`), with `extra` flags and,
+/// when given, a descriptor limit (soft and hard) set in the child before
+/// it runs. Returns the child and the URL it printed.
+pub fn spawn_hub(
+    dir: &std::path::Path,
+    extra: &[&str],
+    nofile: Option<u64>,
+) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_macfleet"));
+    cmd.args(["hub", "--config"])
+        .arg(dir.join("hub.toml"))
+        .arg("--tokens")
+        .arg(dir.join("tokens.toml"))
+        .args(["--listen", "127.0.0.1:0"])
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null());
+    if let Some(n) = nofile {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe, touches only the child,
+        // and the closure allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: n as libc::rlim_t,
+                    rlim_max: n as libc::rlim_t,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn().expect("hub starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        let Some(Ok(line)) = lines.next() else { break };
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            let url = rest.split_whitespace().next().expect("url").to_string();
+            // Keep draining stderr so the hub never blocks on a full pipe.
+            std::thread::spawn(move || for _ in lines.by_ref() {});
+            return (child, url);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the hub did not say where it listens");
+}
+
+/// A directory with a config and a tokens file holding one token per role;
+/// returns (dir, owner, viewer, worker) tokens.
+pub fn hub_dir() -> (tempfile::TempDir, String, String, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("hub.toml"), CONFIG).expect("config");
+    let (owner, viewer, worker) = (fake("own"), fake("view"), fake("work"));
+    let text = [
+        auth::token_entry("alice", Role::Owner, &owner),
+        auth::token_entry("screen", Role::Viewer, &viewer),
+        auth::token_entry("fleet", Role::Worker, &worker),
+    ]
+    .join("\n");
+    std::fs::write(dir.path().join("tokens.toml"), text).expect("tokens");
+    (dir, owner, viewer, worker)
+}
+
+/// The resident set of a process, in KiB, from /proc.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
 }

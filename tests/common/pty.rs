@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 
 pub const COLS: u16 = 100;
 pub const ROWS: u16 = 30;
@@ -16,6 +16,7 @@ pub struct Pty {
     pub parser: Arc<Mutex<vt100::Parser>>,
     pub bytes: Arc<Mutex<Vec<u8>>>,
     writer: Box<dyn Write + Send>,
+    master: Box<dyn MasterPty + Send>,
     pub child: Box<dyn Child + Send + Sync>,
     _dir: tempfile::TempDir,
 }
@@ -30,6 +31,11 @@ impl Pty {
     /// Start `macfleet args…` in a `COLS`x`ROWS` terminal, with a clean
     /// environment (no hub, no token, empty config and state homes) plus `env`.
     pub fn spawn(args: &[&str], env: &[(&str, &str)]) -> Pty {
+        Pty::spawn_program(env!("CARGO_BIN_EXE_macfleet"), args, env)
+    }
+
+    /// Like [`Pty::spawn`], for another program (a shell around macfleet).
+    pub fn spawn_program(program: &str, args: &[&str], env: &[(&str, &str)]) -> Pty {
         let dir = tempfile::tempdir().expect("tempdir");
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -39,7 +45,7 @@ impl Pty {
                 pixel_height: 0,
             })
             .expect("pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_macfleet"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.env("TERM", "xterm-256color");
         cmd.env("XDG_STATE_HOME", dir.path());
@@ -71,14 +77,31 @@ impl Pty {
             }
         });
         let writer = pair.master.take_writer().expect("writer");
-        // Keep the master alive for the child's lifetime.
-        std::mem::forget(pair.master);
         Pty {
             parser,
             bytes,
             writer,
+            master: pair.master,
             child,
             _dir: dir,
+        }
+    }
+
+    /// Resize the terminal (the child gets SIGWINCH); the parser follows.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize");
+        if let (Some(r), Some(c)) = (
+            std::num::NonZeroU16::new(rows),
+            std::num::NonZeroU16::new(cols),
+        ) {
+            self.parser.lock().expect("parser").set_size(r, c);
         }
     }
 

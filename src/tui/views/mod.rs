@@ -19,7 +19,6 @@ use ratatui::widgets::{Row, StatefulWidget, Table, TableState, Widget};
 
 use super::app::App;
 use super::lists::View;
-use crate::scrub::scrub;
 use crate::text;
 
 pub use super::geom::{Areas, HEADER_ROWS, areas, window};
@@ -67,9 +66,9 @@ pub fn draw(app: &App, buf: &mut Buffer) {
     }
 }
 
-/// Hub text, scrubbed before it is drawn.
+/// Hub text, scrubbed and made terminal-safe before it is drawn.
 pub fn hub(s: &str) -> Cow<'_, str> {
-    scrub(s)
+    crate::textsafe::for_terminal(s)
 }
 
 /// `s` cut to `width` characters, ending in the ellipsis when cut.

@@ -1,0 +1,305 @@
+//! What the hub does, apart from HTTP: replace the config
+//! ([`Hub::replace_config`]) and take in a heartbeat ([`Hub::ingest`]).
+//! `api` parses requests, calls one of these, and maps the result to a
+//! status; the guarantees are tested here directly as well as over HTTP.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::db::NewFailover;
+use super::events::Payload;
+use super::ingest::HeartbeatIn;
+use super::{Current, Hub, publish_config, store};
+use crate::agents_doc::{self, DocError};
+use crate::wire::{HistoryEntry, Invalid};
+
+/// Why a config was not replaced.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplaceError {
+    /// Not UTF-8, not TOML, or no usable `MAC_CODING_AGENTS`.
+    #[error(transparent)]
+    Doc(#[from] DocError),
+    /// `If-Match` names another revision than the current one.
+    #[error("the document is at revision {current} now")]
+    Mismatch { current: String },
+    /// The disk or the runtime failed; the old document stands.
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// Why a heartbeat was not taken in. Nothing is stored in any case.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
+    /// A new worker while the fleet is at its cap.
+    #[error("the hub holds its maximum of {max} workers")]
+    FleetFull { max: usize },
+    /// The failover log's queue is full, or its commit is late: retry.
+    #[error("the failover log is behind")]
+    Overloaded,
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// How long a heartbeat with failovers waits for their commit.
+const COMMIT_WAIT: Duration = Duration::from_secs(10);
+
+impl Hub {
+    /// Replace the config with `bytes` if `if_match` (entity tags, already
+    /// checked for syntax) names the current revision: validate, then under
+    /// the write lock compare, write durably, swap, record history, resync
+    /// the fleet and publish. Returns the document now current (the same
+    /// one, for identical bytes).
+    pub async fn replace_config(
+        &self,
+        by: &str,
+        if_match: &str,
+        bytes: bytes::Bytes,
+    ) -> Result<Arc<Current>, ReplaceError> {
+        let text = agents_doc::decode(&bytes)?;
+        let located = agents_doc::locate(text)?;
+        let _guard = self.write_lock.lock().await;
+        let before = self.current();
+        // Only strong comparison counts for If-Match (RFC 9110 13.1.1).
+        let matches = if_match
+            .split(',')
+            .map(str::trim)
+            .any(|v| v == "*" || (!v.starts_with("W/") && v.trim_matches('"') == before.revision));
+        if !matches {
+            return Err(ReplaceError::Mismatch {
+                current: before.revision.clone(),
+            });
+        }
+        let new = Current::new(
+            text.to_string(),
+            located.agents,
+            self.opts.heartbeat_interval_s,
+        );
+        if new.revision == before.revision {
+            return Ok(before);
+        }
+        let path = self.opts.config.clone();
+        let data = bytes.clone();
+        tokio::task::spawn_blocking(move || store::write_atomic(&path, &data))
+            .await
+            .map_err(|e| ReplaceError::Internal(e.to_string()))?
+            .map_err(|e| ReplaceError::Internal(e.to_string()))?;
+        let new = Arc::new(new);
+        self.current.store(new.clone());
+        if let Err(e) = self
+            .db
+            .record_history(HistoryEntry {
+                revision: new.revision.clone(),
+                at: Utc::now(),
+                by: by.to_string(),
+                agents: new.agents.clone(),
+                previous_agents: before.agents.clone(),
+            })
+            .await
+        {
+            // The document is stored; a restart records the revision anyway.
+            tracing::error!(error = %e, "history not recorded");
+        }
+        // The `config` event first, then the `sync` flips it causes.
+        publish_config(self, &new, by);
+        if let Ok(mut f) = self.fleet.lock() {
+            f.resync(&new.revision);
+        }
+        tracing::info!(%by, revision = %new.revision, agents = ?new.agents, "config replaced");
+        Ok(new)
+    }
+
+    /// Take in a parsed heartbeat sent with the token named `token`,
+    /// received at `received_at` (the hub's clock): validate it (times
+    /// included), refuse a new worker past the cap, scrub, commit its
+    /// failovers (answered once they are on disk), record the worker and
+    /// publish. Returns the projection every worker inherits.
+    pub async fn ingest(
+        &self,
+        token: &str,
+        mut hb: HeartbeatIn<'_>,
+        received_at: DateTime<Utc>,
+    ) -> Result<bytes::Bytes, IngestError> {
+        hb.validate_at(received_at)?;
+        // Heartbeats in flight may pass this check together, so the fleet
+        // can exceed the cap by at most the requests in progress.
+        let admitted = self
+            .fleet
+            .lock()
+            .map(|f| f.admits(hb.worker.as_str(), self.opts.max_workers))
+            .map_err(|_| IngestError::Internal("fleet lock poisoned".into()))?;
+        if !admitted {
+            return Err(IngestError::FleetFull {
+                max: self.opts.max_workers,
+            });
+        }
+        for f in &mut hb.failovers {
+            f.cause.detail = f.cause.detail.take().map(crate::scrub::scrub_string);
+        }
+        if !hb.failovers.is_empty() {
+            let batch: Vec<NewFailover> = hb
+                .failovers
+                .iter()
+                .map(|f| NewFailover {
+                    worker: hb.worker.as_str().to_owned(),
+                    token: token.to_string(),
+                    host: hb.host.as_str().to_owned(),
+                    received_at,
+                    failover: f.clone(),
+                })
+                .collect();
+            let committed = self
+                .db
+                .queue_failovers(batch)
+                .map_err(|e| IngestError::Internal(e.to_string()))?
+                .ok_or(IngestError::Overloaded)?;
+            // Answered once the failovers are on disk: an acknowledged
+            // failover survives a crash. (Batched with every other
+            // heartbeat's, so a storm costs one commit per batch.)
+            match tokio::time::timeout(COMMIT_WAIT, committed).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(e))) => return Err(IngestError::Internal(e)),
+                Ok(Err(_)) => return Err(IngestError::Internal("database writer is gone".into())),
+                Err(_) => return Err(IngestError::Overloaded),
+            }
+        }
+        let Ok(mut fleet) = self.fleet.lock() else {
+            return Err(IngestError::Internal("fleet lock poisoned".into()));
+        };
+        // Read under the fleet lock: a config PUT stores the new document
+        // and then resyncs the fleet under this lock, so the revision this
+        // heartbeat is judged against is never older than the last resync.
+        // A guard, not a clone: no await follows.
+        let current = self.current.load();
+        let view = fleet.record(&hb, received_at, &current.revision);
+        // Published under the fleet lock, like the sweeper's `state` and a
+        // resync's `sync` events: the feed's order is the order of change, so
+        // a client that applies views in feed order ends with the latest.
+        self.events.publish(Payload::Heartbeat(view));
+        drop(fleet);
+        Ok(current.projection.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::{HubOptions, auth, open};
+    use crate::wire::Role;
+
+    async fn hub(dir: &std::path::Path, tweak: impl FnOnce(&mut HubOptions)) -> Arc<Hub> {
+        std::fs::write(
+            dir.join("hub.toml"),
+            "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"claude\"]\n",
+        )
+        .expect("config");
+        let tok = format!("{}{}", "mft_test_", "o".repeat(20));
+        let tokens = auth::Tokens::parse(&auth::token_entry("alice", Role::Owner, &tok), "t")
+            .expect("tokens");
+        let mut o = HubOptions::new(dir.join("hub.toml"), tokens);
+        tweak(&mut o);
+        open(o).await.expect("hub opens")
+    }
+
+    fn heartbeat(worker: &str, at: DateTime<Utc>, failover_id: Option<&str>) -> String {
+        let fo = failover_id.map_or(String::new(), |id| {
+            format!(
+                r#","failovers":[{{"id":"{id}","at":"{}","from":"opencode","to":"claude","cause":{{"kind":"rate_limited","status":429,"source":"hub_router"}}}}]"#,
+                crate::wire::fmt_time(at)
+            )
+        });
+        format!(
+            r#"{{"worker":"{worker}","host":"h1","sent_at":"{}","agents":["opencode","claude"],"active_agent":"claude"{fo}}}"#,
+            crate::wire::fmt_time(at)
+        )
+    }
+
+    #[tokio::test]
+    async fn replace_compares_writes_and_records() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let hub = hub(dir.path(), |_| {}).await;
+        let r0 = hub.current().revision.clone();
+        let doc = "[fleet]\nMAC_CODING_AGENTS = [\"claude\", \"opencode\"]\n";
+        let stale = hub
+            .replace_config("alice", "\"nope\"", doc.into())
+            .await
+            .map(|_| ())
+            .expect_err("a stale If-Match");
+        assert!(matches!(stale, ReplaceError::Mismatch { ref current } if *current == r0));
+        let bad = hub
+            .replace_config("alice", "*", "MAC_CODING_AGENTS = []".into())
+            .await
+            .map(|_| ())
+            .expect_err("empty");
+        assert!(matches!(bad, ReplaceError::Doc(DocError::Empty)));
+        assert_eq!(hub.current().revision, r0, "nothing changed");
+        let new = hub
+            .replace_config("alice", &format!("\"{r0}\""), doc.into())
+            .await
+            .expect("replaced");
+        assert_eq!(new.agents, ["claude", "opencode"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("hub.toml")).expect("read"),
+            doc
+        );
+        let h = hub.db.history(10).expect("history");
+        assert_eq!(
+            (h[0].by.as_str(), h[0].revision.as_str()),
+            ("alice", new.revision.as_str())
+        );
+        // The same bytes again: the same revision, no new history.
+        let same = hub
+            .replace_config("alice", "*", doc.into())
+            .await
+            .expect("no-op");
+        assert_eq!(same.revision, new.revision);
+        assert_eq!(hub.db.history(10).expect("history").len(), h.len());
+    }
+
+    #[tokio::test]
+    async fn ingest_validates_caps_commits_and_records() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let hub = hub(dir.path(), |o| o.max_workers = 1).await;
+        let now = Utc::now();
+        let body = heartbeat("w-1", now, Some("f-1"));
+        let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
+        let projection = hub.ingest("pool", hb, now).await.expect("taken in");
+        let p: crate::wire::Projection = serde_json::from_slice(&projection).expect("projection");
+        assert_eq!(p.agents, ["opencode", "claude"]);
+        // Committed before the answer: the log holds it now.
+        let log = hub
+            .db
+            .failovers(&crate::hub::db::FailoverFilter {
+                limit: 10,
+                ..Default::default()
+            })
+            .expect("log");
+        assert_eq!(log.records.len(), 1);
+        // A second worker is past the cap; nothing of it is stored.
+        let body = heartbeat("w-2", now, Some("f-2"));
+        let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
+        let e = hub.ingest("pool", hb, now).await.expect_err("full");
+        assert!(matches!(e, IngestError::FleetFull { max: 1 }));
+        // A time from the far future is refused by the hub's clock.
+        let body = heartbeat("w-1", now + chrono::Duration::hours(2), None);
+        let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
+        let e = hub.ingest("pool", hb, now).await.expect_err("ahead");
+        assert!(
+            matches!(e, IngestError::Invalid(ref i) if i.field == "sent_at"),
+            "{e}"
+        );
+        hub.db.flush().await.expect("flush");
+        let log = hub
+            .db
+            .failovers(&crate::hub::db::FailoverFilter {
+                limit: 10,
+                ..Default::default()
+            })
+            .expect("log");
+        assert_eq!(log.records.len(), 1);
+        assert_eq!(hub.fleet.lock().map(|f| f.len()).unwrap_or(0), 1);
+    }
+}

@@ -1,0 +1,12 @@
+//! The owner's plan for `MAC_CODING_AGENTS` before it is sent: the pending
+//! edit (order, undo/redo, the document it renders, a rebase after a 412)
+//! and the projection of what the new order would do to the fleet. Plain
+//! data and pure functions, for the TUI and for `macfleet agents`.
+
+mod pending;
+mod projection;
+
+pub use pending::{Conflict, PendingEdit, Rebased, Rung};
+pub use projection::{
+    Projection, RungForecast, Warning, project, rung_of, seen_agents, unreported,
+};

@@ -1,0 +1,442 @@
+//! What a new order would do to the fleet before it is sent: a pure
+//! function over the workers as the hub reports them.
+//!
+//! The rule is the workers' own (docs/hub-api.md, `src/sim/`): a worker
+//! walks the list from rank 0 and stands on the first agent it can run that
+//! nothing holds it off. It moves down only on a structured failure, so
+//! every agent it can run that stands above its active agent in the list it
+//! follows now is held off (a router's `rate_limited`, `auth`, ...), and with
+//! no route, every agent it can run is. Those holds are assumed to last; an
+//! agent the worker has not reported a capability for is assumed not
+//! runnable (and counted as `unreported`).
+
+use std::collections::{BTreeSet, HashSet};
+
+use crate::wire::{KNOWN_AGENTS, WorkerState, WorkerView};
+
+/// One agent's rung, today and under the new order, over healthy workers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RungForecast {
+    pub agent: String,
+    /// Rank in the new order; `None`: the new order removes it.
+    pub rank: Option<usize>,
+    /// Rank in today's order; `None`: the new order adds it.
+    pub old_rank: Option<usize>,
+    /// Healthy workers that report they can run it.
+    pub can: usize,
+    /// Healthy workers on it now (their reported active agent).
+    pub today: usize,
+    /// Healthy workers that would stand on it under the new order.
+    pub projected: usize,
+    /// Healthy workers that reach this rung without having reported a
+    /// capability for it (assumed to pass it by).
+    pub unreported: usize,
+}
+
+/// Something the owner should see before sending the new order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    /// The new rank 0 can be run by fewer than half of the healthy workers.
+    WeakTop {
+        agent: String,
+        can: usize,
+        healthy: usize,
+    },
+    /// An agent no healthy worker can run stands above one that at least
+    /// half of them can.
+    DeadAbove {
+        agent: String,
+        above: String,
+        can: usize,
+    },
+    /// The new order drops an agent healthy workers run now.
+    RemovedInUse { agent: String, running: usize },
+    /// No worker has ever reported the name and it is not a known agent:
+    /// most likely a typo, and it routes nobody.
+    Unreported { agent: String },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::WeakTop {
+                agent,
+                can,
+                healthy,
+            } => write!(
+                f,
+                "rank 0 {agent} can be run by only {can} of {healthy} healthy workers"
+            ),
+            Warning::DeadAbove { agent, above, can } => write!(
+                f,
+                "no healthy worker can run {agent}, placed above {above} ({can} can)"
+            ),
+            Warning::RemovedInUse { agent, running } => write!(
+                f,
+                "removing {agent}, which {running} healthy workers run now"
+            ),
+            Warning::Unreported { agent } => write!(
+                f,
+                "{agent:?} is not a known agent and no worker has reported it (a typo routes nobody)"
+            ),
+        }
+    }
+}
+
+/// The new order against today's, over the fleet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Projection {
+    pub healthy: usize,
+    /// The new order's agents in rank order, then the agents it removes.
+    pub rungs: Vec<RungForecast>,
+    /// Healthy workers with no route now.
+    pub no_route_today: usize,
+    /// Healthy workers that would have no route under the new order.
+    pub no_route: usize,
+    pub warnings: Vec<Warning>,
+}
+
+impl Projection {
+    /// Does any rung's count (or the no-route count) change?
+    pub fn moves_workers(&self) -> bool {
+        self.no_route != self.no_route_today || self.rungs.iter().any(|r| r.projected != r.today)
+    }
+}
+
+/// Every agent name a worker has reported: capabilities and active agents.
+/// (The list a worker follows comes from the hub, so it proves nothing.)
+pub fn seen_agents(workers: &[WorkerView]) -> BTreeSet<&str> {
+    let mut seen = BTreeSet::new();
+    for w in workers {
+        seen.extend(w.capabilities.keys().map(String::as_str));
+        seen.extend(w.active_agent.as_deref());
+    }
+    seen
+}
+
+/// Names in `agents` that are neither known agents nor reported by any
+/// worker, in order.
+pub fn unreported<'a>(agents: &'a [String], workers: &[WorkerView]) -> Vec<&'a str> {
+    let seen = seen_agents(workers);
+    agents
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !KNOWN_AGENTS.contains(a) && !seen.contains(a))
+        .collect()
+}
+
+/// The agents `worker` is held off now: those it can run that stand above
+/// its active agent in the list it follows (all of them with no route).
+fn held(worker: &WorkerView) -> HashSet<&str> {
+    worker
+        .agents
+        .iter()
+        .take_while(|a| worker.active_agent.as_deref() != Some(a.as_str()))
+        .filter(|a| worker.capabilities.get(*a).is_some_and(|c| c.capable()))
+        .map(String::as_str)
+        .collect()
+}
+
+/// Where `worker` would stand under `order` (`None`: no route), and the
+/// ranks it passed without a reported capability.
+pub fn rung_of<'o>(worker: &WorkerView, order: &'o [String]) -> (Option<&'o str>, Vec<usize>) {
+    let held = held(worker);
+    let mut unreported = Vec::new();
+    for (i, a) in order.iter().enumerate() {
+        match worker.capabilities.get(a) {
+            None => unreported.push(i),
+            Some(c) if c.capable() && !held.contains(a.as_str()) => {
+                return (Some(a.as_str()), unreported);
+            }
+            Some(_) => {}
+        }
+    }
+    (None, unreported)
+}
+
+/// What `new` would do, against `today` (the hub's order now), over
+/// `workers` as the hub reports them.
+pub fn project(workers: &[WorkerView], today: &[String], new: &[String]) -> Projection {
+    let healthy: Vec<&WorkerView> = workers
+        .iter()
+        .filter(|w| w.state == WorkerState::Healthy)
+        .collect();
+    let mut rungs: Vec<RungForecast> = new
+        .iter()
+        .enumerate()
+        .map(|(i, a)| forecast(a, Some(i), today, &healthy))
+        .collect();
+    rungs.extend(
+        today
+            .iter()
+            .filter(|a| !new.contains(*a))
+            .map(|a| forecast(a, None, today, &healthy)),
+    );
+    let mut no_route = 0;
+    for w in &healthy {
+        let (rung, passed) = rung_of(w, new);
+        for i in passed {
+            rungs[i].unreported += 1;
+        }
+        match rung.and_then(|a| new.iter().position(|n| n == a)) {
+            Some(i) => rungs[i].projected += 1,
+            None => no_route += 1,
+        }
+    }
+    let no_route_today = healthy.iter().filter(|w| w.active_agent.is_none()).count();
+    let warnings = warnings(&rungs, healthy.len(), new, workers);
+    Projection {
+        healthy: healthy.len(),
+        rungs,
+        no_route_today,
+        no_route,
+        warnings,
+    }
+}
+
+fn forecast(
+    agent: &str,
+    rank: Option<usize>,
+    today: &[String],
+    healthy: &[&WorkerView],
+) -> RungForecast {
+    RungForecast {
+        agent: agent.to_string(),
+        rank,
+        old_rank: today.iter().position(|a| a == agent),
+        can: healthy
+            .iter()
+            .filter(|w| w.capabilities.get(agent).is_some_and(|c| c.capable()))
+            .count(),
+        today: healthy
+            .iter()
+            .filter(|w| w.active_agent.as_deref() == Some(agent))
+            .count(),
+        projected: 0,
+        unreported: 0,
+    }
+}
+
+fn warnings(
+    rungs: &[RungForecast],
+    healthy: usize,
+    new: &[String],
+    workers: &[WorkerView],
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let listed = || rungs.iter().filter(|r| r.rank.is_some());
+    if healthy > 0 {
+        if let Some(top) = listed().next()
+            && top.can * 2 < healthy
+        {
+            out.push(Warning::WeakTop {
+                agent: top.agent.clone(),
+                can: top.can,
+                healthy,
+            });
+        }
+        let ranked: Vec<&RungForecast> = listed().collect();
+        for (i, r) in ranked.iter().enumerate() {
+            if r.can > 0 {
+                continue;
+            }
+            if let Some(b) = ranked[i + 1..].iter().find(|b| b.can * 2 >= healthy) {
+                out.push(Warning::DeadAbove {
+                    agent: r.agent.clone(),
+                    above: b.agent.clone(),
+                    can: b.can,
+                });
+            }
+        }
+    }
+    for r in rungs.iter().filter(|r| r.rank.is_none() && r.today > 0) {
+        out.push(Warning::RemovedInUse {
+            agent: r.agent.clone(),
+            running: r.today,
+        });
+    }
+    for a in unreported(new, workers) {
+        out.push(Warning::Unreported {
+            agent: a.to_string(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Capability, Preflight};
+    use chrono::Utc;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    const OK: Capability = Capability {
+        binary: true,
+        token: true,
+        preflight: Preflight::Ok,
+    };
+    const NO_BINARY: Capability = Capability {
+        binary: false,
+        token: true,
+        preflight: Preflight::Unknown,
+    };
+
+    /// A worker following `agents`, on `active`, with `caps`.
+    fn worker(
+        id: &str,
+        agents: &[&str],
+        active: Option<&str>,
+        caps: &[(&str, Capability)],
+    ) -> WorkerView {
+        WorkerView {
+            worker: id.into(),
+            host: "h".into(),
+            received_at: Utc::now(),
+            sent_at: Utc::now(),
+            state: WorkerState::Healthy,
+            config_revision: Some("r1".into()),
+            in_sync: true,
+            agents: v(agents),
+            active_agent: active.map(str::to_string),
+            capabilities: caps.iter().map(|(a, c)| (a.to_string(), *c)).collect(),
+            last_failover: None,
+        }
+    }
+
+    fn rung<'p>(p: &'p Projection, agent: &str) -> &'p RungForecast {
+        p.rungs.iter().find(|r| r.agent == agent).expect("rung")
+    }
+
+    const LIST: [&str; 3] = ["opencode", "pi", "claude"];
+
+    #[test]
+    fn counts_follow_the_workers_rule() {
+        let all = [("opencode", OK), ("pi", OK), ("claude", OK)];
+        let workers = vec![
+            // Free to go anywhere.
+            worker("a", &LIST, Some("opencode"), &all),
+            // Held off opencode (rate limited): stays off it in any order.
+            worker("b", &LIST, Some("pi"), &all),
+            // Cannot run opencode at all.
+            worker(
+                "c",
+                &LIST,
+                Some("pi"),
+                &[("opencode", NO_BINARY), ("pi", OK), ("claude", OK)],
+            ),
+            // No route: everything it can run is held.
+            worker("d", &LIST, None, &all),
+            // Not healthy: not counted.
+            WorkerView {
+                state: WorkerState::Stale,
+                ..worker("e", &LIST, Some("opencode"), &all)
+            },
+        ];
+        let today = v(&LIST);
+        let p = project(&workers, &today, &v(&["claude", "opencode", "pi"]));
+        assert_eq!(p.healthy, 4);
+        assert_eq!(
+            (rung(&p, "claude").today, rung(&p, "claude").projected),
+            (0, 3)
+        );
+        assert_eq!(
+            (rung(&p, "opencode").today, rung(&p, "opencode").projected),
+            (1, 0)
+        );
+        assert_eq!((rung(&p, "pi").today, rung(&p, "pi").projected), (2, 0));
+        assert_eq!((p.no_route_today, p.no_route), (1, 1));
+        assert_eq!(rung(&p, "opencode").can, 3);
+        assert_eq!(rung(&p, "claude").old_rank, Some(2));
+        assert!(p.moves_workers());
+        // Today's order projects today's counts.
+        let same = project(&workers, &today, &today);
+        assert!(!same.moves_workers(), "{same:?}");
+        assert!(same.warnings.is_empty(), "{:?}", same.warnings);
+    }
+
+    #[test]
+    fn held_rungs_and_unreported_capabilities() {
+        // A worker on claude, held off opencode; it never reported cursor.
+        let w = worker(
+            "a",
+            &LIST,
+            Some("claude"),
+            &[("opencode", OK), ("pi", NO_BINARY), ("claude", OK)],
+        );
+        let order = v(&["cursor", "opencode", "claude"]);
+        assert_eq!(rung_of(&w, &order), (Some("claude"), vec![0]));
+        let p = project(&[w], &v(&LIST), &order);
+        assert_eq!(rung(&p, "cursor").unreported, 1);
+        assert_eq!(rung(&p, "cursor").projected, 0);
+        assert_eq!(rung(&p, "pi").rank, None, "removed rungs are listed");
+    }
+
+    #[test]
+    fn warns_before_the_order_is_sent() {
+        let few = [
+            ("opencode", OK),
+            ("pi", OK),
+            ("claude", OK),
+            ("codex", NO_BINARY),
+        ];
+        let most = [
+            ("opencode", OK),
+            ("pi", NO_BINARY),
+            ("claude", OK),
+            ("codex", NO_BINARY),
+        ];
+        let workers = vec![
+            worker("a", &LIST, Some("pi"), &few),
+            worker("b", &LIST, Some("opencode"), &most),
+            worker("c", &LIST, Some("opencode"), &most),
+        ];
+        let today = v(&LIST);
+        // pi first: 1 of 3 can run it. codex (nobody) above claude (all).
+        // opencode removed while two run it. "claud" is a typo.
+        let p = project(&workers, &today, &v(&["pi", "codex", "claude", "claud"]));
+        assert_eq!(
+            p.warnings,
+            vec![
+                Warning::WeakTop {
+                    agent: "pi".into(),
+                    can: 1,
+                    healthy: 3
+                },
+                Warning::DeadAbove {
+                    agent: "codex".into(),
+                    above: "claude".into(),
+                    can: 3
+                },
+                Warning::RemovedInUse {
+                    agent: "opencode".into(),
+                    running: 2
+                },
+                Warning::Unreported {
+                    agent: "claud".into()
+                },
+            ]
+        );
+        assert_eq!(
+            p.warnings[0].to_string(),
+            "rank 0 pi can be run by only 1 of 3 healthy workers"
+        );
+        // A name a worker reported is no typo, known or not.
+        let mut w = worker("d", &LIST, Some("opencode"), &few);
+        w.capabilities.insert("aider".into(), NO_BINARY);
+        assert_eq!(
+            unreported(&v(&["aider", "cursor", "claud"]), &[w]),
+            ["claud"]
+        );
+        // No healthy worker: no counting warnings, only the typo.
+        let p = project(&[], &today, &v(&["claud", "opencode"]));
+        assert_eq!(
+            p.warnings,
+            vec![Warning::Unreported {
+                agent: "claud".into()
+            }]
+        );
+    }
+}

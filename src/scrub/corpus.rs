@@ -1,0 +1,475 @@
+//! A corpus of fake secret-shaped strings, one or more per family that
+//! matters to a fleet of coding agents (after gitleaks' and TruffleHog's
+//! rule sets), and look-alikes that must come back unchanged. Shared by the
+//! tests (`tests/scrub.rs`), the fuzz targets and the bench.
+//!
+//! Nothing here is a real secret, and no secret-shaped literal is written in
+//! the source: every entry is a prefix glued at run time to characters from
+//! a small deterministic generator.
+
+/// One fake secret, as a worker might send it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Which family (for messages).
+    pub family: &'static str,
+    /// The text as sent: the secret in a realistic failover detail (at most
+    /// 200 characters), possibly with invisible characters or full-width
+    /// forms in it.
+    pub detail: String,
+    /// The random part that must not come back, not even a piece of it
+    /// (see [`leaked`]).
+    pub needle: String,
+}
+
+/// xorshift64: a tiny deterministic generator.
+struct Rng(u64);
+
+const B62: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const UPPER_DIGITS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+const LOWER_DIGITS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+const LETTERS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const HEX: &[u8] = b"0123456789abcdef";
+const DIGITS: &[u8] = b"0123456789";
+const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick(&mut self, alphabet: &[u8], n: usize) -> String {
+        (0..n)
+            .map(|_| alphabet[(self.next() % alphabet.len() as u64) as usize] as char)
+            .collect()
+    }
+    /// Base62 that surely mixes cases and digits, as real keys do.
+    fn b62(&mut self, n: usize) -> String {
+        let mut s = self.pick(B62, n);
+        let at = (self.next() as usize) % (n - 2);
+        s.replace_range(at..at + 3, "aQ3");
+        s
+    }
+}
+
+fn e(family: &'static str, detail: String, needle: String) -> Entry {
+    Entry {
+        family,
+        detail: detail.chars().take(200).collect(),
+        needle,
+    }
+}
+
+/// `prefix + body` in a detail; the body is the needle.
+fn tok(family: &'static str, prefix: &str, body: String) -> Entry {
+    e(
+        family,
+        format!("opencode route: 401 from upstream, key {prefix}{body} rejected"),
+        body,
+    )
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn b64url(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// The fake secrets: at least 60, every family.
+pub fn secrets() -> Vec<Entry> {
+    let mut r = Rng(0x5EED_CAFE_F00D_0001);
+    let mut v = Vec::new();
+    let ant = |r: &mut Rng| format!("{}AA", r.b62(93));
+    // Anthropic, and the ways a key hides.
+    v.push(tok("anthropic", "sk-ant-api03-", ant(&mut r)));
+    v.push(tok("anthropic", "sk-ant-admin01-", ant(&mut r)));
+    v.push(tok("anthropic", "sk-ant-oat01-", ant(&mut r)));
+    let body = ant(&mut r);
+    v.push(e(
+        "anthropic glued to a letter",
+        format!("claude: key xsk-ant-api03-{body} rejected"),
+        body,
+    ));
+    let body = r.b62(60);
+    let (a, z) = body.split_at(30);
+    v.push(e(
+        "anthropic split by a zero-width space",
+        format!("claude: key sk-ant-api03-{a}\u{200B}{z} rejected"),
+        body.clone(),
+    ));
+    let body = r.b62(60);
+    v.push(e(
+        "anthropic with full-width hyphens",
+        format!("claude: key sk\u{FF0D}ant\u{FF0D}api03\u{FF0D}{body} rejected"),
+        body,
+    ));
+    let body = r.b62(60);
+    v.push(e(
+        "anthropic inside colour codes",
+        format!("claude: key \u{1b}[1msk-ant-api03-{body}\u{1b}[0m rejected"),
+        body,
+    ));
+    let body = r.b62(60);
+    let (a, z) = body.split_at(20);
+    v.push(e(
+        "anthropic split by a word joiner and a soft hyphen",
+        format!(
+            "claude: key sk-ant-api03-{a}\u{2060}{}\u{AD}{}",
+            &z[..20],
+            &z[20..]
+        ),
+        body.clone(),
+    ));
+    // OpenAI, OpenRouter and the other model providers.
+    let body = format!("{}-{}_{}", r.b62(74), r.b62(40), r.b62(40));
+    v.push(tok("openai", "sk-proj-", body));
+    v.push(tok("openai", "sk-", r.b62(48)));
+    v.push(tok("openai", "sk-svcacct-", r.b62(74)));
+    v.push(tok("openai", "sk-admin-", r.b62(74)));
+    let body = r.b62(48);
+    v.push(e(
+        "openai glued to a colour code",
+        format!("codex: \u{1b}[31msk-{body}\u{1b}[0m invalid"),
+        body,
+    ));
+    v.push(tok("openrouter", "sk-or-v1-", r.pick(HEX, 64)));
+    v.push(tok("xai", "xai-", r.b62(80)));
+    v.push(tok("groq", "gsk_", r.b62(52)));
+    v.push(tok("perplexity", "pplx-", r.b62(48)));
+    // Google.
+    v.push(tok("google api key", "AIza", format!("Sy{}", r.b62(33))));
+    v.push(tok("google oauth client secret", "GOCSPX-", r.b62(28)));
+    v.push(tok(
+        "google oauth access token",
+        "ya29.",
+        format!("a0{}", r.b62(100)),
+    ));
+    // AWS.
+    v.push(tok("aws access key id", "AKIA", r.pick(UPPER_DIGITS, 16)));
+    v.push(tok("aws session key id", "ASIA", r.pick(UPPER_DIGITS, 16)));
+    let body = r.pick(B64, 40);
+    v.push(e(
+        "aws secret key",
+        format!("bedrock: aws_secret_access_key = {body}"),
+        body,
+    ));
+    let body = r.pick(B64, 40);
+    v.push(e(
+        "aws secret key in prose",
+        format!("bedrock: the AWS secret access key {body} is not valid"),
+        body,
+    ));
+    // GitHub.
+    v.push(tok("github classic", "ghp_", r.b62(36)));
+    v.push(tok("github all lower case", "ghp_", r.pick(LOWER, 36)));
+    v.push(tok("github oauth", "gho_", r.b62(36)));
+    v.push(tok("github app", "ghs_", r.b62(36)));
+    v.push(tok("github refresh", "ghr_", r.b62(76)));
+    let body = format!("{}_{}", r.b62(22), r.b62(59));
+    v.push(tok("github fine-grained", "github_pat_", body));
+    let body = r.b62(36);
+    v.push(e(
+        "github glued to a letter",
+        format!("git push: token xghp_{body} denied"),
+        body,
+    ));
+    // GitLab.
+    v.push(tok("gitlab personal", "glpat-", r.b62(20)));
+    v.push(tok("gitlab personal, new format", "glpat-", r.b62(48)));
+    v.push(tok("gitlab deploy", "gldt-", r.b62(20)));
+    v.push(tok("gitlab runner", "glrt-", r.b62(20)));
+    // Hugging Face.
+    v.push(tok("huggingface", "hf_", r.pick(LETTERS, 34)));
+    v.push(tok("huggingface org", "api_org_", r.pick(LETTERS, 34)));
+    // Slack.
+    let body = format!(
+        "{}-{}-{}",
+        r.pick(DIGITS, 12),
+        r.pick(DIGITS, 13),
+        r.b62(24)
+    );
+    v.push(tok("slack bot", "xoxb-", body));
+    let body = format!(
+        "{}-{}-{}-{}",
+        r.pick(DIGITS, 12),
+        r.pick(DIGITS, 12),
+        r.pick(DIGITS, 13),
+        r.pick(HEX, 32)
+    );
+    v.push(tok("slack user", "xoxp-", body));
+    let body = format!(
+        "1-A{}-{}-{}",
+        r.pick(UPPER_DIGITS, 10),
+        r.pick(DIGITS, 13),
+        r.pick(HEX, 64)
+    );
+    v.push(tok("slack app", "xapp-", body));
+    let body = format!(
+        "T{}/B{}/{}",
+        r.pick(UPPER_DIGITS, 10),
+        r.pick(UPPER_DIGITS, 10),
+        r.b62(24)
+    );
+    v.push(e(
+        "slack webhook",
+        format!("notify: POST https://hooks.slack.com/services/{body} -> 404"),
+        body,
+    ));
+    // Stripe.
+    v.push(tok("stripe live", "sk_live_", r.b62(99)));
+    v.push(tok("stripe restricted", "rk_live_", r.b62(24)));
+    v.push(tok("stripe test", "sk_test_", r.b62(24)));
+    // Package registries.
+    v.push(tok("npm", "npm_", r.b62(36)));
+    v.push(tok("npm lower case", "npm_", r.pick(LOWER_DIGITS, 36)));
+    v.push(tok(
+        "pypi",
+        "pypi-",
+        format!("AgEIcHlwaS5vcmc{}", r.b62(70)),
+    ));
+    // SendGrid.
+    let body = format!("{}.{}", r.b62(22), r.b62(43));
+    v.push(tok("sendgrid", "SG.", body));
+    // Azure.
+    let body = format!("{}8Q~{}", r.b62(3), r.b62(34));
+    v.push(e(
+        "azure ad client secret",
+        format!("azure: client secret {body} expired"),
+        body,
+    ));
+    let body = format!("{}==", r.pick(B64, 86));
+    v.push(e(
+        "azure storage connection string",
+        format!("DefaultEndpointsProtocol=https;AccountName=fleetlogs;AccountKey={body};EndpointSuffix=core.windows.net"),
+        body,
+    ));
+    let body = r.b62(32);
+    v.push(e(
+        "azure openai api-key header",
+        format!("azure openai: api-key: {body} (401)"),
+        body,
+    ));
+    // macfleet's own.
+    v.push(tok("macfleet", "mft_", r.b62(43)));
+    // JWTs.
+    let h = b64url(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let p = b64url(format!(r#"{{"sub":"{}","exp":1893456000}}"#, r.b62(24)).as_bytes());
+    let sig = r.b62(43);
+    v.push(e(
+        "jwt",
+        format!("upstream said: bearer-less token {h}.{p}.{sig} expired"),
+        format!("{p}.{sig}"),
+    ));
+    let long = b64url(
+        format!(
+            r#"{{"sub":"{}","org":"{}","scope":"all"}}"#,
+            r.b62(40),
+            r.b62(60)
+        )
+        .as_bytes(),
+    );
+    let cut = format!(
+        "opencode route: 401, upstream token {h}.{long}.{}",
+        r.b62(43)
+    );
+    v.push(e(
+        "jwt cut at the 200-character bound",
+        cut,
+        long[..60].to_string(),
+    ));
+    v.push(e(
+        "jwt without a signature",
+        format!("token {h}.{p} refused"),
+        p.clone(),
+    ));
+    // Private keys.
+    let body = r.pick(B64, 64);
+    v.push(e(
+        "private key",
+        format!(
+            "-----BEGIN {} KEY-----\n{body}\n-----END {} KEY-----",
+            "RSA PRIVATE", "RSA PRIVATE"
+        ),
+        body,
+    ));
+    let body = r.pick(B64, 64);
+    v.push(e(
+        "openssh private key, cut",
+        format!("ssh: -----BEGIN {} KEY-----\n{body}", "OPENSSH PRIVATE"),
+        body,
+    ));
+    // Headers and auth schemes.
+    let body = r.b62(40);
+    v.push(e(
+        "bearer",
+        format!("GET /v1/models: Authorization: Bearer {body}"),
+        body,
+    ));
+    let body = r.b62(40);
+    v.push(e("bare bearer", format!("retry with Bearer {body}"), body));
+    let cred = b64(format!("deploy:{}", r.b62(20)).as_bytes());
+    v.push(e(
+        "basic auth header",
+        format!("registry: Authorization: Basic {cred}"),
+        cred.clone(),
+    ));
+    let cred = b64(format!("ci-bot:{}", r.b62(24)).as_bytes());
+    v.push(e(
+        "bare basic credentials",
+        format!("proxy said 407; sent Basic {cred}"),
+        cred.clone(),
+    ));
+    let body = r.b62(32);
+    v.push(e("x-api-key", format!("x-api-key: {body}"), body));
+    let body = r.b62(32);
+    v.push(e(
+        "cookie",
+        format!("Set-Cookie: session={body}; Path=/; HttpOnly"),
+        body,
+    ));
+    // URLs with credentials.
+    let pw = r.b62(20);
+    v.push(e(
+        "url userinfo",
+        format!("git fetch https://bot:{pw}@git.example.com/fleet.git failed"),
+        pw,
+    ));
+    let pw = r.b62(20);
+    v.push(e(
+        "postgres url",
+        format!("db: postgres://fleet:{pw}@10.0.0.5:5432/hub"),
+        pw,
+    ));
+    let pw = r.b62(20);
+    v.push(e(
+        "redis url without a user",
+        format!("cache: redis://:{pw}@cache:6379/0 refused"),
+        pw,
+    ));
+    let q = r.b62(32);
+    v.push(e(
+        "url query token",
+        format!("GET https://api.example.com/v1/x?access_token={q}&page=2 -> 401"),
+        q,
+    ));
+    let q = r.b62(32);
+    v.push(e(
+        "sentry dsn",
+        format!("https://{q}@o1.ingest.sentry.io/42"),
+        q,
+    ));
+    // Key-value pairs.
+    let body = r.b62(24);
+    v.push(e(
+        "password=",
+        format!("login failed: password={body}"),
+        body,
+    ));
+    let body = r.b62(40);
+    v.push(e(
+        "json api_key",
+        format!(r#"config: {{"api_key": "{body}", "model": "gpt-4o"}}"#),
+        body,
+    ));
+    let body = format!("sk-{}", r.b62(48));
+    v.push(e(
+        "env assignment",
+        format!("env: OPENAI_API_KEY={body}"),
+        body[3..].to_string(),
+    ));
+    let body = r.b62(32);
+    v.push(e(
+        "client_secret",
+        format!("oauth: client_secret: {body}"),
+        body,
+    ));
+    let body = r.b62(32);
+    v.push(e(
+        "full-width key name",
+        format!("\u{FF54}\u{FF4F}\u{FF4B}\u{FF45}\u{FF4E}={body}"),
+        body,
+    ));
+    v
+}
+
+/// Text that looks a little like a secret and must come back unchanged.
+pub fn lookalikes() -> Vec<String> {
+    let mut r = Rng(0x5EED_CAFE_F00D_0002);
+    vec![
+        "sk-learn".into(),
+        "pip install scikit-learn==1.5.2 (sk-learn)".into(),
+        "locale sk_SK and sk-SK".into(),
+        "task-key rotation".into(),
+        "disk-0123456789abcdefghij".into(),
+        "npm_config_registry is unset".into(),
+        "npm_package_version=1.2.3".into(),
+        "hf_hub_download failed".into(),
+        "ghp_short".into(),
+        "the glpat- prefix marks GitLab tokens".into(),
+        "xoxo from the team".into(),
+        "msg.len() > SG.max".into(),
+        "pypi-simple index".into(),
+        "ya29 is an OAuth prefix".into(),
+        "Basic Authentication required".into(),
+        "WWW-Authenticate: Basic realm=\"registry\"".into(),
+        "Bearer token missing".into(),
+        "OPENAI_API_KEY is not set".into(),
+        "ANTHROPIC_API_KEY: ${ANTHROPIC_API_KEY}".into(),
+        "api_key: OPENAI_API_KEY".into(),
+        "token: expired".into(),
+        "no_token: claude has no credentials".into(),
+        "max_tokens=4096, input_tokens: 1200".into(),
+        "claude-sonnet-4-5-20250929".into(),
+        "gpt-4o-mini via openrouter".into(),
+        "429 Too Many Requests from upstream anthropic".into(),
+        "upstream 502 from route opencode".into(),
+        format!("worker {}", "3f2a9c1e-7b4d-4e8a-9f0c-1d2e3f4a5b6c"),
+        format!("commit {}", r.pick(HEX, 40)),
+        format!("sha256:{}", r.pick(HEX, 64)),
+        "https://api.anthropic.com/v1/messages returned 529".into(),
+        "AKIAshort".into(),
+        "eyJhbGciOi".into(),
+        "the Q~ sign".into(),
+        "org-wide rollout".into(),
+        "Your credit balance is too low".into(),
+        "café, naïve, 日本語, ＡＢＣ full width, emoji 🚀".into(),
+        "rate_limited 429 (hub_router) 7s ago".into(),
+        "sk-ant-…abcd (masked in logs)".into(),
+        "xapp-config missing".into(),
+    ]
+}
+
+/// Whether any piece of `needle` (10 characters or more) is in `out`, once
+/// `out` is read as a person would: `<U+XXXX>` escapes, invisible and
+/// control characters dropped, full-width forms as ASCII.
+pub fn leaked(out: &str, needle: &str) -> bool {
+    const W: usize = 10;
+    let mut seen = String::with_capacity(out.len());
+    let mut rest = out;
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("<U+") {
+            if let Some(end) = rest.find('>').filter(|&e| e <= 10) {
+                rest = &rest[end + 1..];
+                continue;
+            }
+        }
+        rest = &rest[c.len_utf8()..];
+        match c {
+            '\u{FF01}'..='\u{FF5E}' => {
+                seen.push(char::from_u32(c as u32 - 0xFEE0).unwrap_or(c));
+            }
+            c if crate::textsafe::is_unsafe(c) => {}
+            c => seen.push(c),
+        }
+    }
+    if needle.len() < W {
+        return seen.contains(needle);
+    }
+    (0..=needle.len() - W).any(|i| needle.is_char_boundary(i) && seen.contains(&needle[i..i + W]))
+}

@@ -1,0 +1,126 @@
+//! The text the detectors see when the input hides a secret from them: a
+//! key broken by a zero-width space, spelled with full-width hyphens, or
+//! glued to a terminal colour code. A "shadow" copy drops invisible and
+//! control characters (and whole CSI sequences such as `ESC[0m`), and maps
+//! full-width ASCII and Unicode hyphens to ASCII; the detectors scan it,
+//! and every finding is mapped back to the original text.
+//!
+//! Most text needs none of this: printable ASCII (with `\t`, `\n`, `\r`)
+//! and text whose non-ASCII characters are all ordinary is left alone, and
+//! costs one pass over its bytes, without allocating.
+
+use std::ops::Range;
+
+/// What one original character becomes in the shadow.
+enum Map {
+    Keep,
+    Drop,
+    To(char),
+}
+
+fn map(c: char) -> Map {
+    match c {
+        '\t' | '\n' | '\r' => Map::Keep,
+        // Full-width ASCII (U+FF01–U+FF5E) and the ideographic space.
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).map_or(Map::Keep, Map::To),
+        '\u{3000}' => Map::To(' '),
+        // Hyphens and dashes that look like `-`.
+        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Map::To('-'),
+        c if crate::textsafe::is_unsafe(c) => Map::Drop,
+        _ => Map::Keep,
+    }
+}
+
+/// The shadow text and, per shadow byte, the original character it came
+/// from.
+pub(super) struct Shadow {
+    pub text: String,
+    from: Vec<Range<usize>>,
+}
+
+impl Shadow {
+    /// The original range of a shadow range (both on `char` boundaries).
+    pub fn original(&self, r: Range<usize>) -> Range<usize> {
+        if r.is_empty() {
+            let at = self.from.get(r.start).map_or(usize::MAX, |f| f.start);
+            return at..at;
+        }
+        self.from[r.start].start..self.from[r.end - 1].end
+    }
+}
+
+/// `None` when the detectors can scan `text` as it is.
+pub(super) fn shadow(text: &str) -> Option<Shadow> {
+    let b = text.as_bytes();
+    let first = b
+        .iter()
+        .position(|&c| (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r')) || c >= 0x7f)?;
+    // Non-ASCII text is only copied when some character is mapped.
+    text[first..]
+        .chars()
+        .any(|c| !matches!(map(c), Map::Keep))
+        .then(|| build(text))
+}
+
+fn build(text: &str) -> Shadow {
+    let mut out = String::with_capacity(text.len());
+    let mut from = Vec::with_capacity(text.len());
+    let mut it = text.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        // A CSI sequence (`ESC [ params final`, or 8-bit CSI) is dropped
+        // whole: `ESC[0msk-…` must not leave `m` glued to the key.
+        if (c == '\u{1b}' && it.peek().map(|&(_, n)| n) == Some('[')) || c == '\u{9b}' {
+            if c == '\u{1b}' {
+                it.next();
+            }
+            // Parameter and intermediate bytes, then one final byte.
+            let mut n = 0;
+            while let Some(&(_, p)) = it.peek() {
+                if n > 32 || !('\u{20}'..='\u{7e}').contains(&p) {
+                    break;
+                }
+                n += 1;
+                it.next();
+                if p >= '\u{40}' {
+                    break;
+                }
+            }
+            continue;
+        }
+        let end = i + c.len_utf8();
+        let to = match map(c) {
+            Map::Drop => continue,
+            Map::Keep => c,
+            Map::To(t) => t,
+        };
+        let at = out.len();
+        out.push(to);
+        for _ in at..out.len() {
+            from.push(i..end);
+        }
+    }
+    Shadow { text: out, from }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_needs_no_shadow() {
+        assert!(shadow("").is_none());
+        assert!(shadow("429 Too Many Requests\tretry\r\n").is_none());
+        assert!(shadow("café 日本語 🚀 — “quoted”").is_none());
+    }
+
+    #[test]
+    fn shadow_maps_back() {
+        let t = "a\u{200B}b\u{FF0D}c\u{1b}[31md";
+        let s = shadow(t).expect("needs a shadow");
+        assert_eq!(s.text, "ab-cd");
+        let r = s.original(0..5);
+        assert_eq!(r, 0..t.len());
+        assert_eq!(&t[s.original(2..3)], "\u{FF0D}");
+        assert_eq!(&t[s.original(4..5)], "d");
+    }
+}

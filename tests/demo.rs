@@ -1,0 +1,217 @@
+//! `macfleet demo --headless`, the real binary: the moment it prints its
+//! hub's URL and a token, the hub already holds the scenario's last hour
+//! (failovers with past times, and History beyond the hub's own entry), and
+//! a live failover arrives within 5 s of launch. Ctrl-C stops it and
+//! removes its temporary directory.
+
+mod common;
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use macfleet::client::{Client, ClientOptions, FailoverQuery, Token};
+
+/// A demo child process, interrupted (SIGINT, as Ctrl-C) and reaped when
+/// dropped.
+struct Demo {
+    child: Child,
+    url: String,
+    token: String,
+    /// When the live fleet started, as the demo says.
+    live_since: Option<chrono::DateTime<Utc>>,
+    tmp: Option<std::path::PathBuf>,
+    _cfg: tempfile::TempDir,
+}
+
+impl Demo {
+    /// Start the demo and read its stderr until it has printed the URL, the
+    /// token and its temporary directory (at most 60 s).
+    fn start(scenario: &str) -> Demo {
+        let cfg = tempfile::tempdir().expect("tempdir");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .args(["demo", "--headless", "--scenario", scenario])
+            .env_remove("MAC_HUB_URL")
+            .env_remove("MAC_HUB_TOKEN")
+            .env("XDG_CONFIG_HOME", cfg.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("macfleet demo starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut demo = Demo {
+            child,
+            url: String::new(),
+            token: String::new(),
+            live_since: None,
+            tmp: None,
+            _cfg: cfg,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while demo.tmp.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("the demo printed its URL, token and directory in time")
+            });
+            if let Some(u) = line.trim().strip_prefix("export MAC_HUB_URL=") {
+                demo.url = u.to_string();
+            } else if let Some(t) = line.trim().strip_prefix("export MAC_HUB_TOKEN=") {
+                demo.token = t.to_string();
+            } else if let Some(rest) = line.strip_prefix("live since ") {
+                let at = rest.split_once(": ").map_or(rest, |(at, _)| at);
+                demo.live_since = Some(at.parse().expect("an RFC 3339 time"));
+            } else if let Some(rest) = line.split("and removes ").nth(1) {
+                demo.tmp = Some(rest.trim().into());
+            }
+        }
+        assert!(demo.url.starts_with("http://127.0.0.1:"), "{}", demo.url);
+        assert!(!demo.token.is_empty());
+        demo
+    }
+
+    fn client(&self) -> Client {
+        Client::new(
+            &self.url,
+            Some(Token::new(self.token.clone())),
+            ClientOptions::default(),
+        )
+        .expect("client")
+    }
+
+    /// Ctrl-C, then wait (bounded) for a clean exit.
+    fn interrupt(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        for _ in 0..200 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("the demo did not stop within 10 s of Ctrl-C");
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+async fn first_screen_then_live_failover(scenario: &str) {
+    let launched = Instant::now();
+    let launched_at = Utc::now();
+    let mut demo = Demo::start(scenario);
+    let client = demo.client();
+
+    // At once: the last hour's failovers, spread over the hour.
+    let page = client
+        .failovers(&FailoverQuery {
+            limit: Some(1000),
+            ..FailoverQuery::default()
+        })
+        .await
+        .expect("failovers");
+    assert!(
+        page.events.len() >= 10,
+        "{scenario}: the last hour has failovers on the first screen ({})",
+        page.events.len()
+    );
+    let oldest = page
+        .events
+        .iter()
+        .map(|e| e.failover.at)
+        .min()
+        .expect("some");
+    assert!(
+        oldest < launched_at - chrono::Duration::minutes(45),
+        "{scenario}: they reach back most of an hour (oldest {oldest})"
+    );
+    assert!(page.events.iter().all(|e| e.failover.at <= Utc::now()));
+    // Enough distinct minutes for a sparkline, not one burst.
+    let minutes: std::collections::BTreeSet<i64> = page
+        .events
+        .iter()
+        .map(|e| (launched_at - e.failover.at).num_minutes())
+        .collect();
+    assert!(minutes.len() >= 5, "{scenario}: {minutes:?}");
+    // History: the hub's own entry and the owner's change.
+    let history = client.history().await.expect("history");
+    assert!(history.revisions.len() >= 2, "{history:?}");
+    assert_eq!(history.revisions[0].by, "demo-owner");
+    assert_ne!(
+        history.revisions[0].agents,
+        history.revisions[0].previous_agents
+    );
+
+    // Everything posted before the live fleet started is dated before it.
+    let live_since = demo.live_since.expect("the demo says when it went live");
+    assert!(live_since >= launched_at);
+    let backfilled = page
+        .events
+        .iter()
+        .filter(|e| e.failover.at < live_since)
+        .count();
+    assert!(
+        backfilled >= 10,
+        "{scenario}: {backfilled} from the last hour"
+    );
+
+    // A live failover (one dated after the live start) within 5 s of launch.
+    let mut since = 0;
+    let live = loop {
+        let p = client
+            .failovers(&FailoverQuery {
+                since: Some(since),
+                limit: Some(1000),
+                ..FailoverQuery::default()
+            })
+            .await
+            .expect("failovers");
+        since = p.next;
+        if let Some(e) = p.events.into_iter().find(|e| e.failover.at >= live_since) {
+            break e;
+        }
+        assert!(
+            launched.elapsed() < Duration::from_secs(5),
+            "{scenario}: no live failover within 5 s of launch"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(live.failover.cause.kind.takes_status(), "{live:?}");
+
+    let status = demo.interrupt();
+    assert!(status.success(), "{status:?}");
+    let tmp = demo.tmp.clone().expect("dir");
+    assert!(!tmp.exists(), "{} removed", tmp.display());
+}
+
+#[tokio::test]
+async fn quota_cap_demo_starts_with_its_last_hour_and_a_live_failover() {
+    first_screen_then_live_failover("quota-cap").await;
+}
+
+#[tokio::test]
+async fn aug19_demo_starts_with_its_last_hour_and_a_live_failover() {
+    first_screen_then_live_failover("aug19").await;
+}
+
+#[tokio::test]
+async fn steady_demo_starts_with_its_last_hour_and_a_live_failover() {
+    first_screen_then_live_failover("steady").await;
+}

@@ -1,0 +1,408 @@
+//! Resources one client can hold, against the real hub on loopback (issue
+//! #10 items 2, 3 and 6): slow-header connections, event-stream subscribers
+//! that never read, and the worker cap. Every loop is bounded in count and
+//! time; figures are printed (run with `--nocapture` to see them).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestHub, heartbeat};
+use reqwest::StatusCode;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// A client that opens a connection and sends half a request head.
+async fn slow_header(addr: std::net::SocketAddr) -> Option<TcpStream> {
+    let mut s = TcpStream::connect(addr).await.ok()?;
+    s.write_all(b"GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .await
+        .ok()?;
+    Some(s)
+}
+
+/// `GET /v1/health` on a fresh connection; its latency when it answers ok.
+async fn health(url: &str) -> Option<Duration> {
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(5))
+        .build()
+        .ok()?;
+    let t0 = Instant::now();
+    let r = http.get(format!("{url}/v1/health")).send().await.ok()?;
+    (r.status() == StatusCode::OK).then(|| t0.elapsed())
+}
+
+/// Item 2, in-process: 4x the connection cap in slow-header clients; health
+/// still answers every time, the cap holds, and the slow ones are closed
+/// after the head timeout.
+#[tokio::test]
+async fn slow_header_clients_do_not_starve_health() {
+    let h = TestHub::start_with(common::CONFIG, |o| {
+        o.limits.max_connections = 32;
+        o.limits.header_timeout = Duration::from_secs(2);
+    })
+    .await;
+    let addr = h.running().addr;
+    let mut slow = Vec::new();
+    for _ in 0..128 {
+        slow.extend(slow_header(addr).await);
+    }
+    assert_eq!(slow.len(), 128, "the slow clients connected");
+    let mut worst = Duration::ZERO;
+    for _ in 0..20 {
+        let took = health(&h.url()).await.expect("health answers");
+        worst = worst.max(took);
+    }
+    let stats = h.running().conns.get();
+    eprintln!("128 slow-header clients, cap 32: health 20/20, slowest {worst:?}, {stats:?}");
+    assert!(stats.open <= 32, "{stats:?}");
+    assert!(stats.evicted >= 96, "{stats:?}");
+    // Those still open are closed by the head timeout (2 s).
+    let t0 = Instant::now();
+    let mut closed = 0;
+    for s in &mut slow {
+        let mut buf = [0u8; 512];
+        match tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => closed += 1,
+            // hyper may answer 408 before closing.
+            Ok(Ok(_)) => closed += 1,
+            Err(_) => {}
+        }
+    }
+    assert_eq!(closed, slow.len(), "every slow client was closed");
+    assert!(t0.elapsed() < Duration::from_secs(6));
+}
+
+/// Item 2, the binary under a 256-descriptor limit (as in the issue): 300
+/// slow-header clients; health answers every time, and the hub lives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_header_clients_under_a_descriptor_limit() {
+    let (dir, _owner, viewer, _worker) = common::hub_dir();
+    let (mut hub, url) = common::spawn_hub(dir.path(), &[], Some(256));
+    let addr: std::net::SocketAddr = url
+        .trim_start_matches("http://")
+        .parse()
+        .expect("an address");
+    let mut slow = Vec::new();
+    for _ in 0..300 {
+        slow.extend(slow_header(addr).await);
+    }
+    let mut worst = Duration::ZERO;
+    let mut ok = 0;
+    for _ in 0..20 {
+        if let Some(t) = health(&url).await {
+            ok += 1;
+            worst = worst.max(t);
+        }
+    }
+    // And an authenticated request still works.
+    let r = reqwest::Client::new()
+        .get(format!("{url}/v1/whoami"))
+        .bearer_auth(&viewer)
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await;
+    let whoami_ok = r.is_ok_and(|r| r.status() == StatusCode::OK);
+    let alive = hub.try_wait().expect("wait").is_none();
+    let _ = hub.kill();
+    let _ = hub.wait();
+    eprintln!(
+        "nofile 256, {} slow-header clients: health {ok}/20, slowest {worst:?}",
+        slow.len()
+    );
+    assert!(alive, "the hub survived");
+    assert_eq!(ok, 20, "health answered every time");
+    assert!(whoami_ok);
+}
+
+/// A raw `GET /v1/events` that never reads, with a small receive buffer.
+async fn stalled_subscriber(addr: std::net::SocketAddr, token: &str) -> Option<TcpStream> {
+    let sock = tokio::net::TcpSocket::new_v4().ok()?;
+    sock.set_recv_buffer_size(4096).ok()?;
+    let mut s = sock.connect(addr).await.ok()?;
+    s.write_all(
+        format!("GET /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .ok()?;
+    Some(s)
+}
+
+/// Send `n` heartbeats for `workers` distinct ids, `par` at a time.
+async fn heartbeats(url: &str, token: &str, n: usize, workers: usize, par: usize) -> usize {
+    let body = |k: usize| heartbeat(&format!("w-{:05}", k % workers), None, json!([]));
+    heartbeats_of(url, token, n, par, body).await
+}
+
+/// A heartbeat as large as the bounds allow (64 agents of 32 characters,
+/// a capability each): an event of about 7 KB, so that a few thousand fill
+/// any socket buffer.
+fn big_heartbeat(k: usize) -> serde_json::Value {
+    let agents: Vec<String> = (0..64).map(|i| format!("a{i:031}")).collect();
+    let caps: serde_json::Map<String, serde_json::Value> = agents
+        .iter()
+        .map(|a| {
+            (
+                a.clone(),
+                json!({"binary": true, "token": true, "preflight": "ok"}),
+            )
+        })
+        .collect();
+    let mut hb = heartbeat(&format!("w-big-{}", k % 50), None, json!([]));
+    hb["agents"] = json!(agents);
+    hb["active_agent"] = json!(agents[0]);
+    hb["capabilities"] = serde_json::Value::Object(caps);
+    hb
+}
+
+/// Send `n` heartbeats made by `body`, `par` at a time; how many got 200.
+async fn heartbeats_of(
+    url: &str,
+    token: &str,
+    n: usize,
+    par: usize,
+    body: impl Fn(usize) -> serde_json::Value,
+) -> usize {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("http");
+    let mut ok = 0;
+    let mut i = 0;
+    while i < n {
+        let batch: Vec<_> = (i..(i + par).min(n))
+            .map(|k| {
+                http.post(format!("{url}/v1/heartbeats"))
+                    .bearer_auth(token)
+                    .json(&body(k))
+                    .send()
+            })
+            .collect();
+        for r in futures::future::join_all(batch).await {
+            if r.is_ok_and(|r| r.status() == StatusCode::OK) {
+                ok += 1;
+            }
+        }
+        i += par;
+    }
+    ok
+}
+
+/// Item 3, the binary: 64 subscribers (the per-token cap) that never read,
+/// under 1,500 heartbeats of the largest size (~7 KB an event, 10 MB of
+/// events offered to each subscriber); the 65th is refused with 429; the
+/// hub's resident set grows by less than the stated bound (96 MiB); it
+/// keeps answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_reading_subscribers_stay_within_a_memory_bound() {
+    let (dir, _owner, viewer, worker) = common::hub_dir();
+    let (mut hub, url) = common::spawn_hub(dir.path(), &[], None);
+    let addr: std::net::SocketAddr = url
+        .trim_start_matches("http://")
+        .parse()
+        .expect("an address");
+    // Warm up: the fleet at its full size first, so growth is the streams'.
+    assert_eq!(heartbeats(&url, &worker, 500, 500, 16).await, 500);
+    let before = common::rss_kib(hub.id());
+    let mut subs = Vec::new();
+    for _ in 0..64 {
+        subs.extend(stalled_subscriber(addr, &viewer).await);
+    }
+    assert_eq!(subs.len(), 64);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = reqwest::Client::new()
+        .get(format!("{url}/v1/events"))
+        .bearer_auth(&viewer)
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .expect("65th");
+    let refused = r.status();
+    let body = r.text().await.unwrap_or_default();
+    let t0 = Instant::now();
+    let sent = heartbeats_of(&url, &worker, 1_500, 32, big_heartbeat).await;
+    let took = t0.elapsed();
+    let after = common::rss_kib(hub.id());
+    let healthy = health(&url).await.is_some();
+    let _ = hub.kill();
+    let _ = hub.wait();
+    let grown = after.saturating_sub(before);
+    eprintln!(
+        "64 stalled subscribers, {sent} heartbeats in {took:?}: hub RSS {before} -> {after} KiB (+{} MiB)",
+        grown / 1024
+    );
+    assert_eq!(refused, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(body.contains("too_many_streams"), "{body}");
+    assert_eq!(sent, 1_500);
+    assert!(healthy);
+    assert!(grown < 96 * 1024, "grew {grown} KiB");
+}
+
+/// Item 3, in-process: a subscriber that stops reading is sent `reset` and
+/// dropped; its slot and its connection come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_subscriber_is_reset_and_dropped() {
+    let h = TestHub::start_with(common::CONFIG, |o| {
+        o.streams.buffer = 16;
+        o.streams.grace = Duration::from_millis(500);
+        o.limits.stall_timeout = Duration::from_secs(2);
+    })
+    .await;
+    let addr = h.running().addr;
+    let mut subs = Vec::new();
+    for _ in 0..4 {
+        subs.extend(stalled_subscriber(addr, &h.viewer).await);
+    }
+    assert_eq!(subs.len(), 4);
+    let hub = &h.running().hub;
+    let opened = common::eventually(100, || async {
+        (hub.streams.open_count() == 4).then_some(())
+    })
+    .await;
+    assert!(opened.is_some(), "4 streams open");
+    let sent = heartbeats_of(&h.url(), &h.worker, 3_000, 16, big_heartbeat).await;
+    assert_eq!(sent, 3_000);
+    let dropped = common::eventually(200, || async {
+        (hub.streams.open_count() == 0).then_some(())
+    })
+    .await;
+    assert!(dropped.is_some(), "the stalled streams were dropped");
+    // Reading now, a subscriber finds the reset, then the end.
+    let mut all = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let s = &mut subs[0];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        match tokio::time::timeout(Duration::from_secs(1), s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
+            Ok(Ok(n)) => all.extend_from_slice(&buf[..n]),
+        }
+    }
+    // The connection was closed while the client was not reading: what it
+    // finds now is the start of the answer (or nothing, if the close
+    // arrived as a reset), then the end.
+    let text = String::from_utf8_lossy(&all);
+    assert!(
+        all.is_empty() || text.starts_with("HTTP/1.1 200"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    let stats = h.running().conns.get();
+    eprintln!(
+        "stalled subscribers: {} bytes read after the drop; {stats:?}",
+        all.len()
+    );
+    // A new subscriber is let in.
+    let r = h
+        .http()
+        .get(h.path("/v1/events"))
+        .bearer_auth(&h.viewer)
+        .send()
+        .await
+        .expect("a new stream");
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
+/// Item 6 of the issue: the worker cap holds; a known worker still reports
+/// at the cap; the refusal says why and stores nothing.
+#[tokio::test]
+async fn the_worker_cap_holds() {
+    let h = TestHub::start_with(common::CONFIG, |o| o.max_workers = 50).await;
+    let url = h.url();
+    assert_eq!(heartbeats(&url, &h.worker, 50, 50, 10).await, 50);
+    let http = h.http();
+    let post = |id: &str, failovers: serde_json::Value| {
+        http.post(h.path("/v1/heartbeats"))
+            .bearer_auth(&h.worker)
+            .json(&heartbeat(id, None, failovers))
+            .send()
+    };
+    let r = post(
+        "w-new",
+        json!([common::failover("f-new", "rate_limited", "429")]),
+    )
+    .await
+    .expect("post");
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        r.headers().get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("60")
+    );
+    let v: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(v["error"]["code"], "fleet_full", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("maximum of 50 workers")
+    );
+    let r = post("w-00007", json!([])).await.expect("post");
+    assert_eq!(r.status(), StatusCode::OK, "a known worker reports");
+    let viewer = h.client(&h.viewer);
+    let page = viewer.workers(None).await.expect("workers");
+    assert_eq!(page.workers.len(), 50);
+    assert!(page.workers.iter().all(|w| w.worker != "w-new"));
+    let log = viewer
+        .failovers(&macfleet::client::FailoverQuery::default())
+        .await
+        .expect("failovers");
+    assert!(log.events.is_empty(), "the refused failover was not stored");
+}
+
+/// Item 4 of the issue: the agent-count bound is the heartbeat's own, on
+/// both sides of the wire: a `PUT` of 65 agents is refused with 422 and
+/// changes nothing; 64 are accepted and a heartbeat carrying them is too.
+#[tokio::test]
+async fn put_bounds_match_the_heartbeats() {
+    let h = TestHub::start().await;
+    let viewer = h.client(&h.viewer);
+    let before = viewer.config().await.expect("config");
+    let names = |n: usize| (0..n).map(|i| format!("a{i}")).collect::<Vec<_>>();
+    let put = |agents: Vec<String>, rev: String| {
+        let doc = format!("[fleet]\nMAC_CODING_AGENTS = {agents:?}\n");
+        h.http()
+            .put(h.path("/v1/config"))
+            .bearer_auth(&h.owner)
+            .header("content-type", "application/toml")
+            .header("if-match", format!("\"{rev}\""))
+            .body(doc)
+            .send()
+    };
+    let max = macfleet::wire::MAX_AGENTS;
+    let r = put(names(max + 1), before.revision.clone())
+        .await
+        .expect("put");
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let v: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(v["error"]["code"], "invalid_agents", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("at most 64")
+    );
+    let r = put(names(20_000), before.revision.clone())
+        .await
+        .expect("put");
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let now = viewer.config().await.expect("config");
+    assert_eq!(now.text, before.text, "nothing changed");
+    let r = put(names(max), before.revision.clone()).await.expect("put");
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut hb = heartbeat("w-64", None, json!([]));
+    hb["agents"] = json!(names(max));
+    hb["active_agent"] = json!("a0");
+    hb["capabilities"] = json!({});
+    let r = h
+        .http()
+        .post(h.path("/v1/heartbeats"))
+        .bearer_auth(&h.worker)
+        .json(&hb)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), StatusCode::OK, "the fleet can follow the list");
+}
