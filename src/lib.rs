@@ -8,6 +8,7 @@ pub mod hub;
 pub mod plan;
 pub mod scrub;
 pub mod sim;
+pub mod text;
 pub mod textsafe;
 pub mod tui;
 pub mod wire;

@@ -251,7 +251,7 @@ fn disconnected_data_stays_greyed_with_its_age() {
     let buf = buffer(&mut app);
     assert!(find(&buf, "disconnected 12s").is_some());
     assert!(find(&buf, "data 14s old").is_some());
-    assert_eq!(app.workers.slots.len(), 60, "last data kept");
+    assert_eq!(app.lists.workers.rows.slots.len(), 60, "last data kept");
     // A data row (not the selected one) is grey, no-route red included.
     let y = views::HEADER_ROWS + 2;
     for x in [0u16, 30, 40] {
@@ -360,4 +360,53 @@ fn ascii_screens_hold_no_arrow_glyphs() {
         assert!(screen.contains(title), "{screen}");
         assert!(!screen.contains('→'), "{screen}");
     }
+}
+
+fn screen_text(buf: &Buffer) -> String {
+    let a = buf.area;
+    (0..a.height)
+        .map(|y| {
+            (0..a.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn cut_text_ends_in_an_ellipsis_and_space_goes_where_the_text_is() {
+    let at_80 = |view: char| {
+        let (mut app, _) = fixture::app(60, false, color(), 80, 24);
+        key(&mut app, view);
+        screen_text(&buffer(&mut app))
+    };
+    // Ladder: CANNOT is kept at 80 columns; the away text is cut with "…".
+    let s = at_80('1');
+    assert!(s.contains("CANNOT (bin/tok/pf)"), "{s}");
+    assert!(s.contains("0/15/5"), "{s}");
+    assert!(s.contains("rate_limited 9 ·…"), "{s}");
+    // Workers: a 7-character id gets 7 columns; the last failover is whole.
+    let s = at_80('2');
+    assert!(s.contains("\nw-00005 "), "{s}");
+    assert!(s.contains("opencode→claude rate_limited 429 6m"), "{s}");
+    // Failovers: every DETAIL cell that is cut says so.
+    let s = at_80('3');
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("opencode→")).collect();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert!(r.trim_end().ends_with('…'), "cut without an ellipsis: {r}");
+    }
+    // History: the before → after is whole; WHEN gives way for it.
+    let s = at_80('4');
+    assert!(
+        s.contains("pi,opencode,claude,codex → opencode,pi,claude,codex"),
+        "{s}"
+    );
+    // ASCII cuts with "~".
+    let (mut app, _) = fixture::app(60, false, Theme::new(true, true), 80, 24);
+    key(&mut app, '3');
+    let s = screen_text(&buffer(&mut app));
+    assert!(s.contains("opencode rout~"), "{s}");
+    assert!(!s.contains('…'), "{s}");
 }

@@ -35,7 +35,9 @@ fn typed(app: &mut App, s: &str) {
 }
 
 fn ids(app: &App) -> Vec<String> {
-    app.workers
+    app.lists
+        .workers
+        .rows
         .slots
         .iter()
         .map(|s| app.fleet.get(*s).unwrap().view.worker.to_string())
@@ -43,30 +45,30 @@ fn ids(app: &App) -> Vec<String> {
 }
 
 fn selected_id(app: &App) -> String {
-    let s = app.workers_sel.key.expect("a selection");
+    let s = app.lists.workers.sel.key.expect("a selection");
     app.fleet.get(s).unwrap().view.worker.to_string()
 }
 
 #[test]
 fn view_keys_tab_and_quit() {
     let (mut a, _) = app(10, false);
-    assert_eq!(a.view, View::Workers);
+    assert_eq!(a.view(), View::Workers);
     key(&mut a, '1');
-    assert_eq!(a.view, View::Ladder);
+    assert_eq!(a.view(), View::Ladder);
     code(&mut a, KeyCode::Tab);
-    assert_eq!(a.view, View::Workers);
+    assert_eq!(a.view(), View::Workers);
     code(&mut a, KeyCode::Tab);
     code(&mut a, KeyCode::Tab);
-    assert_eq!(a.view, View::History);
+    assert_eq!(a.view(), View::History);
     code(&mut a, KeyCode::Tab);
-    assert_eq!(a.view, View::Ladder);
+    assert_eq!(a.view(), View::Ladder);
     code(&mut a, KeyCode::BackTab);
-    assert_eq!(a.view, View::History);
+    assert_eq!(a.view(), View::History);
     key(&mut a, '?');
-    assert!(a.help);
+    assert!(a.screen.help);
     key(&mut a, 'j'); // ignored under help
     code(&mut a, KeyCode::Esc);
-    assert!(!a.help);
+    assert!(!a.screen.help);
     assert!(!a.quit);
     key(&mut a, 'q');
     assert!(a.quit);
@@ -83,11 +85,11 @@ fn edit_keys_in_a_read_only_session_say_read_only_and_do_nothing() {
     for c in ['J', 'K', 'a', 'd', 'u', 'w'] {
         let (mut a, _) = app(10, false);
         key(&mut a, '1');
-        let before = (a.ladder.clone(), a.ladder_sel.pos);
+        let before = (a.config.agents.clone(), a.lists.ladder.sel.pos);
         let fx = key(&mut a, c);
         assert!(fx.is_empty());
         assert_eq!(a.status.as_ref().unwrap().text, "read-only", "key {c}");
-        assert_eq!((a.ladder.clone(), a.ladder_sel.pos), before);
+        assert_eq!((a.config.agents.clone(), a.lists.ladder.sel.pos), before);
     }
     let (mut a, _) = app(10, false);
     a.update(Msg::Key(KeyEvent::new(
@@ -108,7 +110,9 @@ fn edit_keys_in_a_read_only_session_say_read_only_and_do_nothing() {
 fn default_order_is_most_urgent_first() {
     let (a, _) = app(60, false);
     let rows: Vec<(u8, String)> = a
+        .lists
         .workers
+        .rows
         .slots
         .iter()
         .map(|s| {
@@ -121,7 +125,12 @@ fn default_order_is_most_urgent_first() {
     sorted.sort();
     assert_eq!(classes, sorted, "no route, lost, stale, then healthy");
     assert_eq!(classes[0], 0);
-    assert!(a.fleet.get(a.workers.slots[0]).unwrap().no_route());
+    assert!(
+        a.fleet
+            .get(a.lists.workers.rows.slots[0])
+            .unwrap()
+            .no_route()
+    );
     // Within healthy: workers with a failover (newest first) before the rest, then by id.
     let healthy: Vec<&(u8, String)> = rows.iter().filter(|r| r.0 == 3).collect();
     let first_plain = healthy
@@ -188,15 +197,15 @@ fn filter_matches_agent_and_cause_and_is_case_insensitive() {
         );
     }
     // Narrowing in place and a fresh rebuild agree.
-    let fresh = WorkerIndex::build(&a.fleet, a.workers_sort(), false, "rate_limited");
-    assert_eq!(fresh.slots, a.workers.slots);
+    let fresh = WorkerIndex::build(&a.fleet, a.lists.workers.sort, false, "rate_limited");
+    assert_eq!(fresh.slots, a.lists.workers.rows.slots);
     // Failovers view filters its own rows by worker, agent and cause.
     key(&mut a, '3');
     key(&mut a, '/');
     typed(&mut a, "auth");
     code(&mut a, KeyCode::Enter);
-    assert!(!a.failover_rows.is_empty());
-    for s in &a.failover_rows {
+    assert!(!a.lists.failovers.rows.is_empty());
+    for s in &a.lists.failovers.rows {
         assert_eq!(a.log.get(*s).unwrap().failover.cause.kind.as_str(), "auth");
     }
 }
@@ -205,7 +214,7 @@ fn filter_matches_agent_and_cause_and_is_case_insensitive() {
 fn sort_cycles_and_reverses() {
     let (mut a, _) = app(60, false);
     key(&mut a, 's');
-    assert_eq!(a.workers_sort().name(), "worker");
+    assert_eq!(a.lists.workers.sort.name(), "worker");
     let v = ids(&a);
     let mut sorted = v.clone();
     sorted.sort();
@@ -217,10 +226,10 @@ fn sort_cycles_and_reverses() {
     for _ in 0..5 {
         key(&mut a, 's');
     }
-    assert_eq!(a.workers_sort().name(), "urgency");
+    assert_eq!(a.lists.workers.sort.name(), "urgency");
     // Failovers: newest first by default.
     key(&mut a, '3');
-    let seqs = a.failover_rows.clone();
+    let seqs = a.lists.failovers.rows.clone();
     assert!(seqs.windows(2).all(|w| w[0] > w[1]));
 }
 
@@ -229,20 +238,23 @@ fn navigation_keys_move_and_scroll() {
     let (mut a, _) = app(200, false);
     let rows = views::body_rows(&a);
     key(&mut a, 'G');
-    assert_eq!(a.workers_sel.pos, 199);
-    assert_eq!(a.workers_sel.offset, 200 - rows);
+    assert_eq!(a.lists.workers.sel.pos, 199);
+    assert_eq!(a.lists.workers.sel.offset, 200 - rows);
     key(&mut a, 'g');
-    assert_eq!((a.workers_sel.pos, a.workers_sel.offset), (0, 0));
+    assert_eq!(
+        (a.lists.workers.sel.pos, a.lists.workers.sel.offset),
+        (0, 0)
+    );
     code(&mut a, KeyCode::PageDown);
-    assert_eq!(a.workers_sel.pos, rows);
+    assert_eq!(a.lists.workers.sel.pos, rows);
     code(&mut a, KeyCode::Down);
     code(&mut a, KeyCode::Up);
     key(&mut a, 'k');
-    assert_eq!(a.workers_sel.pos, rows - 1);
+    assert_eq!(a.lists.workers.sel.pos, rows - 1);
     code(&mut a, KeyCode::PageUp);
-    assert_eq!(a.workers_sel.pos, 0);
+    assert_eq!(a.lists.workers.sel.pos, 0);
     key(&mut a, 'k');
-    assert_eq!(a.workers_sel.pos, 0);
+    assert_eq!(a.lists.workers.sel.pos, 0);
 }
 
 #[test]
@@ -252,7 +264,7 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
         key(&mut a, 'j');
     }
     let chosen = selected_id(&a);
-    let pos = a.workers_sel.pos;
+    let pos = a.lists.workers.sel.pos;
     // Three new no-route workers arrive: they sort above the selection.
     let now = t0();
     let mut delta = Vec::new();
@@ -267,7 +279,7 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
     });
     a.settle();
     assert_eq!(selected_id(&a), chosen);
-    assert_eq!(a.workers_sel.pos, pos + 3);
+    assert_eq!(a.lists.workers.sel.pos, pos + 3);
     // The selected worker itself changes class: the cursor follows it.
     let mut w = a.fleet.by_id(&chosen).unwrap().to_wire();
     w.active_agent = None;
@@ -277,9 +289,9 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
     });
     a.settle();
     assert_eq!(selected_id(&a), chosen);
-    assert!(a.workers_sel.pos < 10);
+    assert!(a.lists.workers.sel.pos < 10);
     // The selected worker disappears (full page without it): the cursor stays at its place.
-    let pos = a.workers_sel.pos;
+    let pos = a.lists.workers.sel.pos;
     let rest: Vec<_> = a
         .fleet
         .iter()
@@ -291,7 +303,7 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
         at: m0,
     });
     a.settle();
-    assert_eq!(a.workers_sel.pos, pos);
+    assert_eq!(a.lists.workers.sel.pos, pos);
     assert_ne!(selected_id(&a), chosen);
 }
 
@@ -325,7 +337,7 @@ fn delta_updates_map_aggregates_and_index_like_a_full_rebuild() {
     assert_eq!(ids(&a).len(), 501);
     let mut fresh = WorkerIndex::default();
     fresh.rebuild(&a.fleet);
-    assert_eq!(fresh.slots, a.workers.slots);
+    assert_eq!(fresh.slots, a.lists.workers.rows.slots);
 }
 
 #[test]
@@ -352,7 +364,7 @@ fn many_random_deltas_keep_index_and_aggregates_exact() {
         a.settle();
         let mut fresh = WorkerIndex::default();
         fresh.rebuild(&a.fleet);
-        assert_eq!(fresh.slots, a.workers.slots, "round {round}");
+        assert_eq!(fresh.slots, a.lists.workers.rows.slots, "round {round}");
         // Aggregates equal a recount.
         let (mut h, mut s, mut l, mut nr) = (0, 0, 0, 0);
         for (_, e) in a.fleet.iter() {
@@ -389,7 +401,7 @@ fn liveness_follows_the_hub_clock_without_new_data() {
     assert_eq!(a.fleet.agg.stale + a.fleet.agg.lost, 60);
     let mut fresh = WorkerIndex::default();
     fresh.rebuild(&a.fleet);
-    assert_eq!(fresh.slots, a.workers.slots);
+    assert_eq!(fresh.slots, a.lists.workers.rows.slots);
     // 200 s: all lost.
     a.update(Msg::Tick {
         mono: m0 + Duration::from_secs(200),
@@ -454,7 +466,7 @@ fn stream_events_effects_and_dedupe() {
     a.update(Msg::Failover(rec));
     a.settle();
     assert_eq!(a.log.len(), n + 1);
-    assert_eq!(a.failover_rows[0], 41);
+    assert_eq!(a.lists.failovers.rows[0], 41);
     assert_eq!(a.update(Msg::Reset), vec![Effect::Refetch]);
     assert_eq!(key(&mut a, 'r'), vec![Effect::Refetch]);
     let fx = a.update(Msg::Config(ConfigEvent {
@@ -465,7 +477,10 @@ fn stream_events_effects_and_dedupe() {
     }));
     assert_eq!(fx, vec![Effect::FetchHistory]);
     a.settle();
-    assert_eq!(a.ladder, vec!["claude".to_string(), "opencode".to_string()]);
+    assert_eq!(
+        a.config.agents,
+        vec!["claude".to_string(), "opencode".to_string()]
+    );
     assert_eq!(
         a.fleet.agg.out_of_sync,
         a.fleet.agg.total - a.fleet.agg.lost
@@ -486,16 +501,16 @@ fn enter_opens_detail_esc_closes_and_j_follows() {
     let (mut a, _) = app(60, false);
     code(&mut a, KeyCode::Enter);
     let first = selected_id(&a);
-    assert_eq!(a.detail, Some(Detail::Worker(first.clone())));
+    assert_eq!(a.screen.detail, Some(Detail::Worker(first.clone())));
     key(&mut a, 'j');
     let second = selected_id(&a);
     assert_ne!(first, second);
-    assert_eq!(a.detail, Some(Detail::Worker(second)));
+    assert_eq!(a.screen.detail, Some(Detail::Worker(second)));
     code(&mut a, KeyCode::Esc);
-    assert_eq!(a.detail, None);
+    assert_eq!(a.screen.detail, None);
     key(&mut a, '3');
     code(&mut a, KeyCode::Enter);
-    assert!(matches!(a.detail, Some(Detail::Failover(40))));
+    assert!(matches!(a.screen.detail, Some(Detail::Failover(40))));
 }
 
 #[test]
@@ -531,18 +546,23 @@ fn help_is_generated_from_the_key_table() {
             .iter()
             .map(|l| l.to_string() + "\n")
             .collect();
-        for b in keys::help_for(a.view) {
+        for b in keys::help_for(a.view()) {
             assert!(
                 text.contains(b.help),
                 "{:?} help lacks {:?}",
-                a.view,
+                a.view(),
                 b.help
             );
         }
         for b in keys::BINDINGS {
             for k in b.keys {
                 let ev = KeyEvent::new(k.code, k.mods);
-                assert_eq!(keys::action_for(&ev), Some(b.action));
+                let found = if b.scope == keys::Scope::Prompt {
+                    keys::prompt_action_for(&ev)
+                } else {
+                    keys::action_for(&ev)
+                };
+                assert_eq!(found, Some(b.action));
             }
         }
     }
@@ -584,7 +604,7 @@ fn resize_keeps_the_cursor_visible() {
     }
     a.update(Msg::Resize(80, 24));
     let rows = views::body_rows(&a);
-    let s = &a.workers_sel;
+    let s = &a.lists.workers.sel;
     assert!(s.pos >= s.offset && s.pos < s.offset + rows);
 }
 
@@ -594,7 +614,7 @@ fn incremental_index_matches_a_rebuild_for_every_sort_and_direction() {
     for sort in WorkerSort::ALL {
         for reverse in [false, true] {
             let (mut a, m0) = app(300, false);
-            a.workers.set_sort(&a.fleet, sort, reverse);
+            a.lists.workers.rows.set_sort(&a.fleet, sort, reverse);
             let mut now = t0();
             for round in 0..6u64 {
                 now += TimeDelta::seconds(9);
@@ -617,10 +637,316 @@ fn incremental_index_matches_a_rebuild_for_every_sort_and_direction() {
                 a.settle();
                 let fresh = WorkerIndex::build(&a.fleet, sort, reverse, "");
                 assert_eq!(
-                    fresh.slots, a.workers.slots,
+                    fresh.slots, a.lists.workers.rows.slots,
                     "{sort:?} reverse={reverse} round {round}"
                 );
             }
         }
     }
+}
+
+#[test]
+fn shift_tab_as_tmux_reports_it_goes_to_the_previous_view() {
+    let (mut a, _) = app(10, false);
+    assert_eq!(a.view(), View::Workers);
+    // tmux sends `\e[Z`; crossterm reports BackTab with SHIFT.
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::BackTab,
+        KeyModifiers::SHIFT,
+    )));
+    assert_eq!(a.view(), View::Ladder);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::BackTab,
+        KeyModifiers::SHIFT,
+    )));
+    assert_eq!(a.view(), View::History);
+}
+
+/// A failover from the stream, `seq` on worker `i`, at the fixture's clock.
+fn streamed(seq: u64, i: usize) -> macfleet::wire::FailoverRecord {
+    let mut r = fixture::failovers(1, t0()).events.pop().unwrap();
+    r.seq = seq;
+    r.worker = format!("w-{i:05}");
+    r.failover.id = format!("w-{i:05}-{seq}");
+    r
+}
+
+#[test]
+fn failovers_arriving_keep_a_cursor_at_the_top_on_the_newest() {
+    let (mut a, _) = app(10, false);
+    key(&mut a, '3');
+    // The view opens on its first row: the newest.
+    assert_eq!(a.lists.failovers.sel.pos, 0);
+    assert_eq!(a.lists.failovers.sel.key, Some(40));
+    for seq in 41..80 {
+        a.update(Msg::Failover(streamed(seq, seq as usize % 7)));
+        a.settle();
+        assert_eq!(a.lists.failovers.sel.pos, 0, "seq {seq}");
+        assert_eq!(a.lists.failovers.sel.key, Some(seq), "the newest");
+        assert_eq!(a.lists.failovers.sel.offset, 0);
+    }
+    let footer = |a: &App| {
+        let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
+        views::draw(a, &mut buf);
+        (0..120).map(|x| buf[(x, 39)].symbol()).collect::<String>()
+    };
+    assert!(footer(&a).trim_end().ends_with("1/79"), "{}", footer(&a));
+}
+
+#[test]
+fn failovers_arriving_keep_a_cursor_moved_down_on_its_item() {
+    let (mut a, _) = app(10, false);
+    key(&mut a, '3');
+    for _ in 0..3 {
+        key(&mut a, 'j');
+    }
+    let chosen = a.lists.failovers.sel.key.expect("a selection");
+    assert_eq!(a.lists.failovers.sel.pos, 3);
+    let offset = a.lists.failovers.sel.offset;
+    for (n, seq) in (41..46).enumerate() {
+        a.update(Msg::Failover(streamed(seq, 3)));
+        a.settle();
+        assert_eq!(a.lists.failovers.sel.key, Some(chosen), "seq {seq}");
+        assert_eq!(a.lists.failovers.sel.pos, 3 + n + 1);
+        // The window does not move while the item stays on screen.
+        assert_eq!(a.lists.failovers.sel.offset, offset);
+    }
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.screen.detail, Some(Detail::Failover(chosen)));
+}
+
+#[test]
+fn a_revision_that_comes_back_is_its_own_history_row_with_its_own_diff() {
+    use macfleet::wire::{History, HistoryEntry};
+    let (mut a, _) = app(10, true);
+    let e = |rev: &str, mins: i64, agents: &[&str], prev: &[&str]| HistoryEntry {
+        revision: rev.into(),
+        at: t0() - TimeDelta::minutes(mins),
+        by: "alice".into(),
+        agents: agents.iter().map(|s| s.to_string()).collect(),
+        previous_agents: prev.iter().map(|s| s.to_string()).collect(),
+    };
+    // add cursor, then remove it: the list returns to revision ra.
+    a.update(Msg::History(History {
+        revisions: vec![
+            e("ra", 1, &["opencode", "pi"], &["opencode", "pi", "cursor"]),
+            e("rb", 2, &["opencode", "pi", "cursor"], &["opencode", "pi"]),
+            e("ra", 3, &["opencode", "pi"], &["pi", "opencode"]),
+        ],
+    }));
+    key(&mut a, '4');
+    assert_eq!(a.lists.history.rows.len(), 3);
+    let screen = |a: &App| {
+        let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
+        views::draw(a, &mut buf);
+        (0..40)
+            .map(|y| (0..120).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
+            .collect::<String>()
+    };
+    let s = screen(&a);
+    assert!(s.contains("opencode,pi,cursor → opencode,pi"), "{s}");
+    assert!(s.contains("pi,opencode → opencode,pi"), "{s}");
+    // Enter on each `ra` row names its own entry and tells its own change.
+    code(&mut a, KeyCode::Enter);
+    let Some(Detail::Revision(newest)) = a.screen.detail.clone() else {
+        panic!("a revision detail");
+    };
+    assert_eq!(newest.at, t0() - TimeDelta::minutes(1));
+    assert!(screen(&a).contains("removed"), "{}", screen(&a));
+    code(&mut a, KeyCode::Esc);
+    key(&mut a, 'G');
+    code(&mut a, KeyCode::Enter);
+    let Some(Detail::Revision(oldest)) = a.screen.detail.clone() else {
+        panic!("a revision detail");
+    };
+    assert_eq!(oldest.revision, newest.revision);
+    assert_eq!(oldest.at, t0() - TimeDelta::minutes(3));
+    let s = screen(&a);
+    assert!(!s.contains("removed"), "a reorder removes nothing: {s}");
+    assert!(s.contains("pi,opencode"), "{s}");
+}
+
+#[test]
+fn filters_match_state_rank_cause_fields_and_negation() {
+    let (mut a, m0) = app(60, false);
+    // 40 s without a heartbeat: every worker is stale or lost by the clock.
+    let (mut b, _) = app(60, false);
+    b.update(Msg::Tick {
+        mono: m0 + Duration::from_secs(40),
+        wall: t0(),
+    });
+    key(&mut b, '/');
+    typed(&mut b, "stale");
+    let stale = ids(&b);
+    assert!(!stale.is_empty());
+    for id in &stale {
+        assert_eq!(b.fleet.by_id(id).unwrap().state, WorkerState::Stale, "{id}");
+    }
+    let count = |a: &App, f: &dyn Fn(&macfleet::tui::fleet::Entry) -> bool| {
+        a.fleet.iter().filter(|(_, e)| f(e)).count()
+    };
+    let filter = |a: &mut App, text: &str| {
+        code(a, KeyCode::Esc);
+        key(a, '/');
+        code(
+            a,
+            KeyCode::Char('u'), // typed as text: Ctrl-U is below
+        );
+        a.update(Msg::Key(KeyEvent::new(
+            KeyCode::Char('u'),
+            KeyModifiers::CONTROL,
+        )));
+        typed(a, text);
+        code(a, KeyCode::Enter);
+        ids(a)
+    };
+    // The active agent with its rank, as the row shows it.
+    let rows = filter(&mut a, "opencode #0");
+    assert_eq!(
+        rows.len(),
+        count(&a, &|e| e.view.active_agent.as_deref() == Some("opencode")
+            && e.active_rank() == Some(0))
+    );
+    assert!(!rows.is_empty());
+    let rows = filter(&mut a, "state:lost");
+    assert_eq!(rows.len(), a.fleet.agg.lost);
+    assert!(!rows.is_empty());
+    let rows = filter(&mut a, "cause:auth");
+    assert_eq!(
+        rows.len(),
+        count(&a, &|e| e.view.last_failover.as_ref().is_some_and(|f| f
+            .cause
+            .kind
+            .as_str()
+            == "auth"))
+    );
+    assert!(!rows.is_empty());
+    let rows = filter(&mut a, "agent:pi");
+    assert_eq!(
+        rows.len(),
+        count(&a, &|e| e.view.active_agent.as_deref() == Some("pi"))
+    );
+    let rows = filter(&mut a, "!state:healthy");
+    assert_eq!(rows.len(), a.fleet.agg.stale + a.fleet.agg.lost);
+    // A host filter, then narrowing in place agrees with a rebuild.
+    let rows = filter(&mut a, "gpu-node-01 !cause:auth");
+    assert!(!rows.is_empty());
+    let fresh = WorkerIndex::build(
+        &a.fleet,
+        a.lists.workers.sort,
+        false,
+        "gpu-node-01 !cause:auth",
+    );
+    assert_eq!(fresh.slots, a.lists.workers.rows.slots);
+    // Failovers: fields of their own.
+    key(&mut a, '3');
+    key(&mut a, '/');
+    typed(&mut a, "cause:auth");
+    code(&mut a, KeyCode::Enter);
+    assert!(!a.lists.failovers.rows.is_empty());
+    for s in &a.lists.failovers.rows {
+        assert_eq!(a.log.get(*s).unwrap().failover.cause.kind.as_str(), "auth");
+    }
+}
+
+#[test]
+fn an_empty_result_says_which_filter_emptied_it() {
+    let (mut a, _) = app(60, false);
+    key(&mut a, '/');
+    typed(&mut a, "gpu-node-01 state:lost");
+    code(&mut a, KeyCode::Enter);
+    assert!(ids(&a).is_empty());
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
+    views::draw(&a, &mut buf);
+    let screen: String = (0..40)
+        .map(|y| (0..120).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
+        .collect();
+    assert!(
+        screen.contains("no worker matches /gpu-node-01 state:lost (state:lost emptied it)"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn ctrl_u_in_the_filter_prompt_erases_and_the_prompt_help_lists_it() {
+    let (mut a, _) = app(60, false);
+    key(&mut a, '/');
+    typed(&mut a, "gpu");
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    assert_eq!(a.filter(View::Workers).text, "");
+    assert!(a.filter(View::Workers).editing);
+    let text: String = views::help::lines(&a)
+        .iter()
+        .map(|l| l.to_string() + "\n")
+        .collect();
+    for b in keys::prompt_keys() {
+        assert!(text.contains(b.help), "help lacks {:?}", b.help);
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("C-u") && l.trim_end().ends_with("erase all")),
+        "{text}"
+    );
+}
+
+fn top_line(a: &App) -> String {
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
+    views::draw(a, &mut buf);
+    (0..120).map(|x| buf[(x, 0)].symbol()).collect()
+}
+
+#[test]
+fn a_refused_token_says_so_on_the_top_line() {
+    let (mut a, m0) = app(5, false);
+    a.update(Msg::Refused {
+        what: Fetch::Workers,
+        at: m0 + Duration::from_secs(1),
+    });
+    let top = top_line(&a);
+    assert!(
+        top.contains("unauthorized: the hub refused this token"),
+        "{top}"
+    );
+    assert!(!top.contains("disconnected"), "{top}");
+    assert_eq!(a.conn_label(), ConnLabel::Refused);
+    // The hub takes the token again.
+    a.update(Msg::Workers {
+        page: fixture::page(Vec::new(), t0(), true, 9),
+        at: m0 + Duration::from_secs(3),
+    });
+    assert!(!top_line(&a).contains("unauthorized"));
+}
+
+#[test]
+fn before_the_first_answer_the_body_says_where_it_is_connecting() {
+    let m0 = std::time::Instant::now();
+    let mut a = App::new("http://127.0.0.1:7878", false, Theme::new(false, false), m0);
+    a.update(Msg::Resize(100, 30));
+    a.settle();
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 100, 30));
+    views::draw(&a, &mut buf);
+    let screen: String = (0..30)
+        .map(|y| (0..100).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
+        .collect();
+    assert!(
+        screen.contains("connecting to http://127.0.0.1:7878"),
+        "{screen}"
+    );
+    // Keys work at once: q quits.
+    key(&mut a, 'q');
+    assert!(a.quit);
+}
+
+#[test]
+fn r_says_when_the_refetch_finished() {
+    let (mut a, _) = app(5, false);
+    assert_eq!(key(&mut a, 'r'), vec![Effect::Refetch]);
+    assert_eq!(a.status.as_ref().unwrap().text, "refetching");
+    a.update(Msg::Refetched { ok: true });
+    assert_eq!(a.status.as_ref().unwrap().text, "refetch finished");
+    a.update(Msg::Refetched { ok: false });
+    assert_eq!(a.status.as_ref().unwrap().text, "refetch failed; retrying");
 }

@@ -62,22 +62,20 @@ pub fn render_table(columns: Vec<(&'static str, u8, Vec<String>)>, max: usize) -
             })
             .collect()
     };
-    loop {
-        let w = widths(&cols);
-        let total: usize = w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
-        if total <= max || cols.len() <= 1 {
-            break;
-        }
-        // Drop the least important (highest number), rightmost first.
-        let Some((idx, _)) = cols
-            .iter()
-            .enumerate()
-            .max_by_key(|(i, c)| (c.priority, *i))
-        else {
-            break;
-        };
-        cols.remove(idx);
-    }
+    // Drop the least important (highest number), rightmost first, until the
+    // rest fit whole: the TUI's column fitting, without cutting.
+    let fits: Vec<crate::text::Fit> = widths(&cols)
+        .into_iter()
+        .zip(&cols)
+        .map(|(w, c)| crate::text::Fit {
+            min: w,
+            want: w,
+            drop: c.priority.saturating_add(1),
+        })
+        .collect();
+    let kept = crate::text::fit_columns(&fits, max, 2);
+    let mut kept = kept.iter();
+    cols.retain(|_| kept.next().is_some_and(|w| w.is_some()));
     let w = widths(&cols);
     let rows = cols.first().map_or(0, |c| c.cells.len());
     let mut out = String::new();
@@ -105,7 +103,7 @@ pub fn render_table(columns: Vec<(&'static str, u8, Vec<String>)>, max: usize) -
 
 /// `3m`, `12s`, `2h`, `4d`.
 pub fn age(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
-    crate::tui::fmt::age(now - then)
+    crate::text::age_at(now, then)
 }
 
 fn failover_brief(f: &Failover, now: DateTime<Utc>) -> String {

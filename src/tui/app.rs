@@ -9,160 +9,28 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, TimeDelta, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
-use super::faillog::{self, FailLog, FailoverSort};
-use super::fleet::{Fleet, Slot, WorkerIndex, WorkerSort};
+use ratatui::layout::Rect;
+
+use super::edit::LadderEdit;
+use super::faillog::{self, FailLog};
+use super::fleet::{Fleet, Slot};
+use super::geom;
 use super::keys::{self, Action};
+use super::lists::{AgentRow, HISTORY_FIELDS, HistorySort, LADDER_FIELDS, LadderSort, Lists, Pane};
+pub use super::lists::{Detail, Filter, HistKey, View};
 use super::msg::{Effect, Fetch, Msg};
+use super::query::Query;
 use super::theme::Theme;
-use super::views;
 use crate::wire::{HistoryEntry, Whoami};
+
+/// What the top line says when the hub answers 401.
+pub const REFUSED: &str = "unauthorized: the hub refused this token";
 
 /// How long a status-line message stays.
 const STATUS_TTL: Duration = Duration::from_secs(5);
 /// Re-anchor the hub clock only when the estimate is this far off, so that
 /// network jitter does not make ages jump back and forth.
 const CLOCK_SLACK_MS: i64 = 1500;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum View {
-    Ladder,
-    Workers,
-    Failovers,
-    History,
-}
-
-impl View {
-    pub const ALL: [View; 4] = [View::Ladder, View::Workers, View::Failovers, View::History];
-
-    pub fn index(self) -> usize {
-        match self {
-            View::Ladder => 0,
-            View::Workers => 1,
-            View::Failovers => 2,
-            View::History => 3,
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            View::Ladder => "Ladder",
-            View::Workers => "Workers",
-            View::Failovers => "Failovers",
-            View::History => "History",
-        }
-    }
-
-    fn next(self) -> View {
-        View::ALL[(self.index() + 1) % 4]
-    }
-
-    fn prev(self) -> View {
-        View::ALL[(self.index() + 3) % 4]
-    }
-
-    /// Sort columns this view cycles through with `s`.
-    pub fn sorts(self) -> &'static [&'static str] {
-        match self {
-            View::Ladder => &["rank", "capable", "active", "away"],
-            View::Workers => &["urgency", "worker", "host", "age", "rank", "failover"],
-            View::Failovers => &["time", "worker", "cause", "from"],
-            View::History => &["time", "by"],
-        }
-    }
-}
-
-/// What `Enter` opened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Detail {
-    Worker(String),
-    Failover(u64),
-    Agent(String),
-    Revision(String),
-}
-
-/// The filter of one view. `text` survives switching views; Esc clears it
-/// but keeps it in `recall` (↑ in the prompt brings it back).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Filter {
-    pub text: String,
-    pub editing: bool,
-    pub recall: String,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct ViewState {
-    pub filter: Filter,
-    pub sort: usize,
-    pub reverse: bool,
-}
-
-/// The cursor of one list, kept by key so that rows arriving or moving do
-/// not make it jump.
-#[derive(Debug, Clone)]
-pub struct Sel<K> {
-    pub key: Option<K>,
-    pub pos: usize,
-    pub offset: usize,
-}
-
-impl<K> Default for Sel<K> {
-    fn default() -> Self {
-        Sel {
-            key: None,
-            pos: 0,
-            offset: 0,
-        }
-    }
-}
-
-impl<K: Clone + PartialEq> Sel<K> {
-    /// After the index changed: follow the selected key; if it left the
-    /// index, stay at the same position.
-    pub fn resync(&mut self, index: &[K]) {
-        if let Some(k) = &self.key {
-            if index.get(self.pos) == Some(k) {
-                return;
-            }
-            if let Some(p) = index.iter().position(|x| x == k) {
-                self.pos = p;
-                return;
-            }
-        }
-        self.pos = self.pos.min(index.len().saturating_sub(1));
-        self.key = index.get(self.pos).cloned();
-    }
-
-    pub fn set(&mut self, index: &[K], pos: usize) {
-        self.pos = pos.min(index.len().saturating_sub(1));
-        self.key = index.get(self.pos).cloned();
-    }
-
-    /// Keep the cursor inside a window of `rows` rows.
-    pub fn scroll(&mut self, len: usize, rows: usize) {
-        self.offset = views::window(self.pos, self.offset, len, rows).0;
-    }
-
-    fn nav(&mut self, index: &[K], action: Action, rows: usize) -> bool {
-        let len = index.len();
-        if len == 0 {
-            return false;
-        }
-        let page = rows.max(1);
-        let pos = match action {
-            Action::Down => (self.pos + 1).min(len - 1),
-            Action::Up => self.pos.saturating_sub(1),
-            Action::Top => 0,
-            Action::Bottom => len - 1,
-            Action::PageDown => (self.pos + page).min(len - 1),
-            Action::PageUp => self.pos.saturating_sub(page),
-            _ => return false,
-        };
-        let before = (self.pos, self.offset);
-        self.set(index, pos);
-        self.scroll(len, rows);
-        before != (self.pos, self.offset)
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stream {
@@ -174,6 +42,8 @@ pub enum Stream {
 /// Connection as the top line tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnLabel {
+    /// The hub answered 401: it does not know our token.
+    Refused,
     Connecting,
     Live,
     Polling,
@@ -188,6 +58,8 @@ pub struct Conn {
     /// First failure of the current run of failures.
     pub failing_since: Option<Instant>,
     pub last_error: Option<String>,
+    /// The last answer was 401: the token, not the network, is the trouble.
+    pub refused: bool,
 }
 
 /// The hub's clock: its `now` at a local monotonic instant.
@@ -205,30 +77,47 @@ pub struct Status {
     pub at: Instant,
 }
 
-/// Small lists to rebuild at the next settle.
-#[derive(Debug, Default, Clone, Copy)]
-struct Lists {
+/// What changed since the last settle: derived rows to recompute.
+#[derive(Debug, Default)]
+struct Todo {
+    /// Workers updated, added, removed or whose derived state moved.
+    slots: Vec<Slot>,
+    /// A full page replaced the fleet.
+    all_workers: bool,
+    /// The Workers filter or sort changed.
+    workers_index: bool,
     ladder: bool,
     failovers: bool,
     history: bool,
 }
 
-impl Lists {
-    const ALL: Lists = Lists {
-        ladder: true,
-        failovers: true,
-        history: true,
-    };
-
-    fn any(self) -> bool {
-        self.ladder || self.failovers || self.history
-    }
-
+impl Todo {
     /// The log changed: its list, and the ladder's failovers-away counts.
     fn failovers_changed(&mut self) {
         self.failovers = true;
         self.ladder = true;
     }
+}
+
+/// The hub's list of agents, its history, and the revision they belong to.
+#[derive(Debug, Default)]
+pub struct Config {
+    /// The list in rank order.
+    pub agents: Vec<String>,
+    pub revision: Option<String>,
+    /// The revision whose config we asked for last (asked once).
+    requested: Option<String>,
+    /// Newest first, as the hub sends it.
+    pub history: Vec<HistoryEntry>,
+}
+
+/// What is on screen besides the list: which view, the overlays, the size.
+#[derive(Debug)]
+pub struct Screen {
+    pub view: View,
+    pub help: bool,
+    pub detail: Option<Detail>,
+    pub detail_scroll: usize,
 }
 
 pub struct App {
@@ -237,37 +126,20 @@ pub struct App {
     /// The session holds a writer. Views never see the writer itself.
     pub can_write: bool,
     pub theme: Theme,
-    pub view: View,
-    pub help: bool,
-    pub detail: Option<Detail>,
-    pub detail_scroll: usize,
+    pub screen: Screen,
+    /// The terminal's size (width, height).
     pub size: (u16, u16),
     pub clock: Option<HubClock>,
     pub mono_now: Instant,
     pub conn: Conn,
     pub fleet: Fleet,
     pub log: FailLog,
-    pub history: Vec<HistoryEntry>,
-    /// The list in rank order, and the revision it belongs to.
-    pub ladder: Vec<String>,
-    pub ladder_revision: Option<String>,
-    config_requested: Option<String>,
-
-    pub views: [ViewState; 4],
-    pub workers: WorkerIndex,
-    pub workers_sel: Sel<Slot>,
-    pub ladder_rows: Vec<String>,
-    pub ladder_sel: Sel<String>,
-    pub failover_rows: Vec<u64>,
-    pub failover_sel: Sel<u64>,
-    pub history_rows: Vec<String>,
-    pub history_sel: Sel<String>,
-
-    pending: Vec<Slot>,
-    rebuild_workers: bool,
-    /// Which of the small lists (ladder, failovers, history) to rebuild.
-    lists: Lists,
-
+    pub config: Config,
+    /// The four list views: rows, selection, sort, filter.
+    pub lists: Lists,
+    /// The owner's pending edit of the list (filled by the editing issue).
+    pub edit: LadderEdit,
+    todo: Todo,
     pub status: Option<Status>,
     /// Something visible may have changed since the last frame.
     pub dirty: bool,
@@ -281,10 +153,12 @@ impl App {
             who: None,
             can_write,
             theme,
-            view: View::Workers,
-            help: false,
-            detail: None,
-            detail_scroll: 0,
+            screen: Screen {
+                view: View::Workers,
+                help: false,
+                detail: None,
+                detail_scroll: 0,
+            },
             size: (80, 24),
             clock: None,
             mono_now: now,
@@ -293,29 +167,28 @@ impl App {
                 last_ok: None,
                 failing_since: None,
                 last_error: None,
+                refused: false,
             },
             fleet: Fleet::default(),
             log: FailLog::default(),
-            history: Vec::new(),
-            ladder: Vec::new(),
-            ladder_revision: None,
-            config_requested: None,
-            views: Default::default(),
-            workers: WorkerIndex::default(),
-            workers_sel: Sel::default(),
-            ladder_rows: Vec::new(),
-            ladder_sel: Sel::default(),
-            failover_rows: Vec::new(),
-            failover_sel: Sel::default(),
-            history_rows: Vec::new(),
-            history_sel: Sel::default(),
-            pending: Vec::new(),
-            rebuild_workers: false,
-            lists: Lists::ALL,
+            config: Config::default(),
+            lists: Lists::default(),
+            edit: LadderEdit::default(),
+            todo: Todo {
+                ladder: true,
+                failovers: true,
+                history: true,
+                ..Todo::default()
+            },
             status: None,
             dirty: true,
             quit: false,
         }
+    }
+
+    /// The view on screen.
+    pub fn view(&self) -> View {
+        self.screen.view
     }
 
     /// The hub's time now, as best we know it.
@@ -330,7 +203,9 @@ impl App {
     }
 
     pub fn conn_label(&self) -> ConnLabel {
-        if let Some(t) = self.conn.failing_since {
+        if self.conn.refused {
+            ConnLabel::Refused
+        } else if let Some(t) = self.conn.failing_since {
             ConnLabel::Disconnected(self.mono_now.saturating_duration_since(t))
         } else if self.conn.last_ok.is_none() {
             ConnLabel::Connecting
@@ -341,9 +216,10 @@ impl App {
         }
     }
 
-    /// The data on screen is from a hub we cannot currently reach.
+    /// The data on screen is from a hub we cannot currently reach (or
+    /// that refuses our token).
     pub fn is_stale(&self) -> bool {
-        matches!(self.conn_label(), ConnLabel::Disconnected(_))
+        self.conn.refused || matches!(self.conn_label(), ConnLabel::Disconnected(_))
     }
 
     /// Age of the last good data.
@@ -353,21 +229,37 @@ impl App {
             .map(|t| self.mono_now.saturating_duration_since(t))
     }
 
-    pub fn workers_sort(&self) -> WorkerSort {
-        WorkerSort::ALL[self.views[1].sort]
+    /// The current view's list.
+    pub fn pane(&self) -> &dyn Pane {
+        self.lists.pane(self.screen.view)
     }
 
-    pub fn failovers_sort(&self) -> FailoverSort {
-        FailoverSort::ALL[self.views[2].sort]
+    fn pane_mut(&mut self) -> &mut dyn Pane {
+        self.lists.pane_mut(self.screen.view)
     }
 
     pub fn filter(&self, v: View) -> &Filter {
-        &self.views[v.index()].filter
+        self.lists.pane(v).filter()
+    }
+
+    /// Rows the Failovers view puts above its table in a body `body_h` tall.
+    pub fn spark_rows(&self, body_h: u16) -> u16 {
+        geom::spark_height(body_h, self.log.causes_seen(self.now()).len())
+    }
+
+    /// The current view's table (data rows, below the column header).
+    pub fn table_area(&self) -> Rect {
+        let body = geom::areas(geom::screen(self.size)).body;
+        let above = match self.screen.view {
+            View::Failovers => self.spark_rows(body.height),
+            _ => 0,
+        };
+        geom::table_in(body, above)
     }
 
     /// Rows the current view's table shows at the current size.
     pub fn body_rows(&self) -> usize {
-        views::body_rows(self)
+        self.table_area().height as usize
     }
 
     fn say(&mut self, text: impl Into<String>) {
@@ -381,6 +273,7 @@ impl App {
         self.conn.last_ok = Some(at.max(self.conn.last_ok.unwrap_or(at)));
         self.conn.failing_since = None;
         self.conn.last_error = None;
+        self.conn.refused = false;
     }
 
     fn advance_mono(&mut self, t: Instant) {
@@ -392,64 +285,83 @@ impl App {
     /// Recompute derived indices from what changed. Cheap when nothing did.
     pub fn settle(&mut self) {
         let now = self.now();
-        let mut changed = std::mem::take(&mut self.pending);
+        let mut changed = std::mem::take(&mut self.todo.slots);
         if self.clock.is_some() {
             changed.extend(self.fleet.advance(now));
         }
-        let workers_changed = self.rebuild_workers || !changed.is_empty();
-        if self.rebuild_workers {
-            self.rebuild_workers = false;
-            self.workers.rebuild(&self.fleet);
+        let w = &mut self.lists.workers;
+        let mut workers_changed = std::mem::take(&mut self.todo.workers_index);
+        if workers_changed {
+            w.rows.set_sort(&self.fleet, w.sort, w.reverse);
+            w.rows.set_filter(&self.fleet, &w.filter.text);
+        }
+        if std::mem::take(&mut self.todo.all_workers) {
+            workers_changed = true;
+            w.rows.rebuild(&self.fleet);
         } else if !changed.is_empty() {
-            self.workers.apply_changes(&self.fleet, &changed);
+            workers_changed = true;
+            w.rows.apply_changes(&self.fleet, &changed);
         }
         if workers_changed {
             // The ladder's counts come from the workers; the failover and
             // history lists do not depend on them.
-            self.lists.ladder = true;
+            self.todo.ladder = true;
         }
-        let lists = std::mem::take(&mut self.lists);
-        if workers_changed || lists.any() {
+        let (ladder, failovers, history) = (
+            std::mem::take(&mut self.todo.ladder),
+            std::mem::take(&mut self.todo.failovers),
+            std::mem::take(&mut self.todo.history),
+        );
+        if workers_changed || ladder || failovers || history {
             self.log.prune(now);
-            if lists.ladder {
+            if ladder {
                 self.rebuild_ladder(now);
-                self.ladder_sel.resync(&self.ladder_rows);
+                self.lists.ladder.resync();
             }
-            if lists.failovers {
+            if failovers {
                 self.rebuild_failovers();
-                self.failover_sel.resync(&self.failover_rows);
+                self.lists.failovers.resync();
             }
-            if lists.history {
+            if history {
                 self.rebuild_history();
-                self.history_sel.resync(&self.history_rows);
+                self.lists.history.resync();
             }
-            self.workers_sel.resync(&self.workers.slots);
+            self.lists.workers.resync();
+            self.note_workers_emptied();
             self.rescroll();
             self.dirty = true;
         }
     }
 
+    /// When the Workers filter left no row, which of its terms did it.
+    fn note_workers_emptied(&mut self) {
+        let w = &self.lists.workers;
+        let q = &w.rows.filter;
+        let emptied = (w.is_empty() && !q.is_empty() && !self.fleet.is_empty()).then(|| {
+            q.empty_text("worker", &w.filter.text, |q| {
+                self.fleet.iter().any(|(_, e)| q.matches(e))
+            })
+        });
+        self.lists.workers.emptied = emptied;
+    }
+
     fn rescroll(&mut self) {
         let rows = self.body_rows();
-        match self.view {
-            View::Ladder => self.ladder_sel.scroll(self.ladder_rows.len(), rows),
-            View::Workers => self.workers_sel.scroll(self.workers.slots.len(), rows),
-            View::Failovers => self.failover_sel.scroll(self.failover_rows.len(), rows),
-            View::History => self.history_sel.scroll(self.history_rows.len(), rows),
-        }
+        self.pane_mut().scroll(rows);
     }
 
     /// Every agent worth a ladder row: the list in rank order, then agents
     /// workers report that the list does not hold (a worker behind on its
     /// revision, or an unknown name).
     pub fn ladder_agents(&self) -> Vec<String> {
-        let mut out = self.ladder.clone();
+        let list = &self.config.agents;
+        let mut out = list.clone();
         let mut extra: Vec<&String> = self
             .fleet
             .agg
             .agents
             .iter()
-            .filter(|(a, c)| (c.active > 0 || c.capable > 0) && !self.ladder.contains(a))
+            .filter(|(a, c)| (c.active > 0 || c.capable > 0) && !list.contains(a))
             .map(|(a, _)| a)
             .collect();
         extra.sort();
@@ -458,17 +370,25 @@ impl App {
     }
 
     fn rebuild_ladder(&mut self, now: DateTime<Utc>) {
-        let f = self.views[0].filter.text.to_lowercase();
-        let mut rows: Vec<String> = self
-            .ladder_agents()
-            .into_iter()
-            .filter(|a| f.is_empty() || a.contains(&f))
+        let l = &self.lists.ladder;
+        let q = Query::parse(&l.filter.text, LADDER_FIELDS);
+        let all = self.ladder_agents();
+        let mut rows: Vec<String> = all
+            .iter()
+            .filter(|a| q.matches(&AgentRow(a)))
+            .cloned()
             .collect();
+        let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
+            q.empty_text("agent", &l.filter.text, |q| {
+                all.iter().any(|a| q.matches(&AgentRow(a)))
+            })
+        });
         let agg = &self.fleet.agg;
-        match self.views[0].sort {
-            1 => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).capable)),
-            2 => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).active)),
-            3 => {
+        match l.sort {
+            LadderSort::Rank => {}
+            LadderSort::Capable => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).capable)),
+            LadderSort::Active => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).active)),
+            LadderSort::Away => {
                 let away = self.log.away_last_hour(now);
                 rows.sort_by_key(|a| {
                     std::cmp::Reverse(
@@ -478,69 +398,71 @@ impl App {
                     )
                 })
             }
-            _ => {}
         }
-        if self.views[0].reverse {
+        if l.reverse {
             rows.reverse();
         }
-        self.ladder_rows = rows;
+        self.lists.ladder.rows = rows;
+        self.lists.ladder.emptied = emptied;
     }
 
     fn rebuild_failovers(&mut self) {
-        let fv = &self.views[2];
-        self.failover_rows = faillog::index(
-            &self.log,
-            &fv.filter.text.to_lowercase(),
-            FailoverSort::ALL[fv.sort],
-            fv.reverse,
-        );
+        let l = &self.lists.failovers;
+        let q = Query::parse(&l.filter.text, faillog::FIELDS);
+        let rows = faillog::index(&self.log, &q, l.sort, l.reverse);
+        let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
+            q.empty_text("failover", &l.filter.text, |q| {
+                self.log.records.values().any(|r| q.matches(r))
+            })
+        });
+        let l = &mut self.lists.failovers;
+        l.rows = rows;
+        l.emptied = emptied;
     }
 
-    /// History: newest first as the hub sends it.
+    /// History: newest first as the hub sends it; one row per entry.
     fn rebuild_history(&mut self) {
-        let hv = &self.views[3];
-        let f = hv.filter.text.to_lowercase();
-        let mut rows: Vec<&HistoryEntry> = self
-            .history
-            .iter()
-            .filter(|h| {
-                f.is_empty()
-                    || h.revision.to_lowercase().contains(&f)
-                    || h.by.to_lowercase().contains(&f)
-                    || h.agents.iter().any(|a| a.contains(&f))
-                    || h.previous_agents.iter().any(|a| a.contains(&f))
+        let l = &self.lists.history;
+        let q = Query::parse(&l.filter.text, HISTORY_FIELDS);
+        let all = &self.config.history;
+        let mut rows: Vec<&HistoryEntry> = all.iter().filter(|h| q.matches(*h)).collect();
+        let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
+            q.empty_text("revision", &l.filter.text, |q| {
+                all.iter().any(|h| q.matches(h))
             })
-            .collect();
-        if hv.sort == 1 {
+        });
+        if l.sort == HistorySort::By {
             rows.sort_by(|a, b| a.by.cmp(&b.by));
         }
-        if hv.reverse {
+        if l.reverse {
             rows.reverse();
         }
-        self.history_rows = rows.into_iter().map(|h| h.revision.clone()).collect();
+        let rows = rows
+            .into_iter()
+            .map(|h| HistKey {
+                revision: h.revision.clone(),
+                at: h.at,
+            })
+            .collect();
+        self.lists.history.rows = rows;
+        self.lists.history.emptied = emptied;
     }
 
-    /// Apply the current view's filter text.
-    fn refilter(&mut self) {
-        match self.view {
-            View::Workers => {
-                let text = self.views[1].filter.text.clone();
-                self.workers.set_filter(&self.fleet, &text);
-                self.workers_sel.resync(&self.workers.slots);
-            }
-            _ => self.lists = Lists::ALL,
-        }
-        self.settle();
-        self.rescroll();
+    /// The history entry a key names.
+    pub fn history_entry(&self, k: &HistKey) -> Option<&HistoryEntry> {
+        self.config
+            .history
+            .iter()
+            .find(|h| h.at == k.at && h.revision == k.revision)
     }
 
-    fn resort(&mut self) {
-        if self.view == View::Workers {
-            let (s, r) = (self.workers_sort(), self.views[1].reverse);
-            self.workers.set_sort(&self.fleet, s, r);
-            self.workers_sel.resync(&self.workers.slots);
-        } else {
-            self.lists = Lists::ALL;
+    /// The current view's filter text or sort changed: recompute its rows.
+    fn reorder(&mut self) {
+        match self.screen.view {
+            View::Workers => self.todo.workers_index = true,
+            View::Ladder => self.todo.ladder = true,
+            View::Failovers => self.todo.failovers = true,
+            View::History => self.todo.history = true,
         }
         self.settle();
         self.rescroll();
@@ -605,24 +527,22 @@ impl App {
                     });
                 }
                 let now = self.now();
-                self.pending
-                    .extend(self.fleet.set_interval(page.heartbeat_interval_s));
-                self.pending
-                    .extend(self.fleet.set_revision(&page.config_revision));
-                self.pending.extend(self.fleet.advance(now));
+                let slots = &mut self.todo.slots;
+                slots.extend(self.fleet.set_interval(page.heartbeat_interval_s));
+                slots.extend(self.fleet.set_revision(&page.config_revision));
+                slots.extend(self.fleet.advance(now));
                 if page.delta {
                     for w in page.workers {
-                        let slot = self.fleet.upsert(w);
-                        self.pending.push(slot);
+                        slots.push(self.fleet.upsert(w));
                     }
                 } else {
                     self.fleet.replace_all(page.workers);
-                    self.rebuild_workers = true;
+                    self.todo.all_workers = true;
                 }
-                if self.ladder_revision.as_deref() != Some(page.config_revision.as_str())
-                    && self.config_requested.as_deref() != Some(page.config_revision.as_str())
-                {
-                    self.config_requested = Some(page.config_revision.clone());
+                let rev = page.config_revision.as_str();
+                let c = &mut self.config;
+                if c.revision.as_deref() != Some(rev) && c.requested.as_deref() != Some(rev) {
+                    c.requested = Some(page.config_revision.clone());
                     fx.push(Effect::FetchConfig);
                     fx.push(Effect::FetchHistory);
                 }
@@ -636,39 +556,42 @@ impl App {
                     self.log.insert(r);
                 }
                 self.log.next = self.log.next.max(page.next);
-                self.lists.failovers_changed();
+                self.todo.failovers_changed();
                 self.dirty = true;
             }
             Msg::Failover(r) => {
                 if self.log.insert(r) {
-                    self.lists.failovers_changed();
+                    self.todo.failovers_changed();
                     self.dirty = true;
                 }
             }
             Msg::Config(ev) => {
-                self.ladder = ev.agents;
-                self.ladder_revision = Some(ev.revision.clone());
-                self.pending.extend(self.fleet.set_revision(&ev.revision));
-                self.lists.ladder = true;
+                self.config.agents = ev.agents;
+                self.config.revision = Some(ev.revision.clone());
+                self.todo
+                    .slots
+                    .extend(self.fleet.set_revision(&ev.revision));
+                self.todo.ladder = true;
                 self.dirty = true;
                 fx.push(Effect::FetchHistory);
             }
             Msg::Agents { revision, agents } => {
-                self.ladder = agents;
-                self.ladder_revision = Some(revision);
-                self.lists.ladder = true;
+                self.config.agents = agents;
+                self.config.revision = Some(revision);
+                self.todo.ladder = true;
                 self.dirty = true;
             }
             Msg::History(h) => {
-                self.history = h.revisions;
-                if self.ladder.is_empty() {
-                    if let Some(newest) = self.history.first() {
-                        self.ladder = newest.agents.clone();
-                        self.ladder_revision = Some(newest.revision.clone());
+                let c = &mut self.config;
+                c.history = h.revisions;
+                if c.agents.is_empty() {
+                    if let Some(newest) = c.history.first() {
+                        c.agents = newest.agents.clone();
+                        c.revision = Some(newest.revision.clone());
                     }
                 }
-                self.lists.ladder = true;
-                self.lists.history = true;
+                self.todo.ladder = true;
+                self.todo.history = true;
                 self.dirty = true;
             }
             Msg::StreamUp => {
@@ -696,6 +619,25 @@ impl App {
                 self.conn.last_error = Some(error);
                 self.dirty = true;
             }
+            Msg::Refused { what, at } => {
+                self.advance_mono(at);
+                if matches!(what, Fetch::Workers | Fetch::Whoami)
+                    && self.conn.failing_since.is_none()
+                {
+                    self.conn.failing_since = Some(at);
+                }
+                self.conn.refused = true;
+                self.conn.last_error = Some(REFUSED.to_string());
+                self.dirty = true;
+            }
+            Msg::Refetched { ok } => {
+                self.say(if ok {
+                    "refetch finished"
+                } else {
+                    "refetch failed; retrying"
+                });
+                self.dirty = true;
+            }
         }
         fx
     }
@@ -704,8 +646,7 @@ impl App {
         if k.kind == KeyEventKind::Release {
             return;
         }
-        let vi = self.view.index();
-        if self.views[vi].filter.editing {
+        if self.pane().filter().editing {
             self.filter_key(k);
             return;
         }
@@ -713,9 +654,9 @@ impl App {
             return;
         };
         self.dirty = true;
-        if self.help {
+        if self.screen.help {
             match action {
-                Action::Help | Action::Back => self.help = false,
+                Action::Help | Action::Back => self.screen.help = false,
                 Action::Quit => self.quit = true,
                 _ => {}
             }
@@ -729,58 +670,53 @@ impl App {
             });
             return;
         }
+        if let Some(m) = action.movement() {
+            if self.screen.detail.is_some() && !matches!(action, Action::Down | Action::Up) {
+                // PgUp/PgDn/g/G scroll the detail text.
+                self.scroll_detail(action);
+            } else {
+                self.nav(m);
+                if self.screen.detail.is_some() {
+                    self.screen.detail = self.selected_detail();
+                    self.screen.detail_scroll = 0;
+                }
+            }
+            return;
+        }
         match action {
             Action::Quit => self.quit = true,
             Action::ViewLadder => self.switch(View::Ladder),
             Action::ViewWorkers => self.switch(View::Workers),
             Action::ViewFailovers => self.switch(View::Failovers),
             Action::ViewHistory => self.switch(View::History),
-            Action::NextView => self.switch(self.view.next()),
-            Action::PrevView => self.switch(self.view.prev()),
-            Action::Down
-            | Action::Up
-            | Action::Top
-            | Action::Bottom
-            | Action::PageDown
-            | Action::PageUp => {
-                if self.detail.is_some() && !matches!(action, Action::Down | Action::Up) {
-                    // PgUp/PgDn/g/G scroll the detail text.
-                    self.scroll_detail(action);
-                } else {
-                    self.nav(action);
-                    if self.detail.is_some() {
-                        self.detail = self.selected_detail();
-                        self.detail_scroll = 0;
-                    }
-                }
-            }
+            Action::NextView => self.switch(self.screen.view.next()),
+            Action::PrevView => self.switch(self.screen.view.prev()),
             Action::Filter => {
-                self.detail = None;
-                self.views[vi].filter.editing = true;
+                self.screen.detail = None;
+                self.pane_mut().filter_mut().editing = true;
             }
             Action::Sort => {
-                let n = self.view.sorts().len();
-                self.views[vi].sort = (self.views[vi].sort + 1) % n;
-                self.resort();
+                self.pane_mut().next_sort();
+                self.reorder();
             }
             Action::SortReverse => {
-                self.views[vi].reverse = !self.views[vi].reverse;
-                self.resort();
+                self.pane_mut().flip();
+                self.reorder();
             }
-            Action::Detail if self.detail.is_none() => {
-                self.detail = self.selected_detail();
-                self.detail_scroll = 0;
+            Action::Detail if self.screen.detail.is_none() => {
+                self.screen.detail = self.selected_detail();
+                self.screen.detail_scroll = 0;
             }
             Action::Back => {
-                if self.detail.is_some() {
-                    self.detail = None;
-                } else if !self.views[vi].filter.text.is_empty() {
-                    let f = &mut self.views[vi].filter;
+                if self.screen.detail.is_some() {
+                    self.screen.detail = None;
+                } else if !self.pane().filter().text.is_empty() {
+                    let f = self.pane_mut().filter_mut();
                     f.recall = std::mem::take(&mut f.text);
-                    self.refilter();
+                    self.reorder();
                 }
             }
-            Action::Help => self.help = true,
+            Action::Help => self.screen.help = true,
             Action::Refetch => {
                 self.say("refetching");
                 fx.push(Effect::Refetch);
@@ -789,127 +725,101 @@ impl App {
         }
     }
 
+    /// A key in the filter prompt: the prompt's bindings (see
+    /// [`keys::prompt_keys`]), else a character is text.
     fn filter_key(&mut self, k: KeyEvent) {
-        let vi = self.view.index();
         self.dirty = true;
-        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-        let f = &mut self.views[vi].filter;
-        match k.code {
-            KeyCode::Char('c') if ctrl => {
+        let action = keys::prompt_action_for(&k);
+        let f = self.pane_mut().filter_mut();
+        match (action, k.code) {
+            (Some(Action::Quit), _) => {
                 self.quit = true;
                 return;
             }
-            KeyCode::Char('u') if ctrl => f.text.clear(),
-            KeyCode::Char(c) if !ctrl => f.text.push(c),
-            KeyCode::Backspace => {
+            (Some(Action::PromptEraseAll), _) => f.text.clear(),
+            (Some(Action::PromptErase), _) => {
                 f.text.pop();
             }
-            KeyCode::Enter => {
+            (Some(Action::PromptKeep), _) => {
                 f.editing = false;
                 return;
             }
-            KeyCode::Esc => {
+            (Some(Action::PromptClear), _) => {
                 f.editing = false;
                 if !f.text.is_empty() {
                     f.recall = std::mem::take(&mut f.text);
                 }
             }
-            KeyCode::Up => {
+            (Some(Action::PromptRecall), _) => {
                 if f.text.is_empty() {
                     f.text = f.recall.clone();
                 }
             }
+            (None, KeyCode::Char(c))
+                if !k
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                f.text.push(c)
+            }
             _ => return,
         }
-        self.refilter();
+        self.reorder();
     }
 
     fn switch(&mut self, v: View) {
-        self.view = v;
-        self.detail = None;
+        self.screen.view = v;
+        self.screen.detail = None;
         self.rescroll();
     }
 
-    fn nav(&mut self, action: Action) {
+    fn nav(&mut self, m: super::lists::Move) {
         let rows = self.body_rows();
-        match self.view {
-            View::Ladder => self.ladder_sel.nav(&self.ladder_rows, action, rows),
-            View::Workers => self.workers_sel.nav(&self.workers.slots, action, rows),
-            View::Failovers => self.failover_sel.nav(&self.failover_rows, action, rows),
-            View::History => self.history_sel.nav(&self.history_rows, action, rows),
-        };
+        self.pane_mut().nav(m, rows);
     }
 
     fn scroll_detail(&mut self, action: Action) {
         let page = self.size.1.saturating_sub(8).max(1) as usize;
-        self.detail_scroll = match action {
+        let s = &mut self.screen.detail_scroll;
+        *s = match action {
             Action::Top => 0,
             Action::Bottom => usize::MAX / 2,
-            Action::PageDown => self.detail_scroll + page,
-            Action::PageUp => self.detail_scroll.saturating_sub(page),
-            _ => self.detail_scroll,
+            Action::PageDown => *s + page,
+            Action::PageUp => s.saturating_sub(page),
+            _ => *s,
         };
     }
 
     /// The selected row's detail target, if any row is selected.
     pub fn selected_detail(&self) -> Option<Detail> {
-        match self.view {
-            View::Ladder => self.ladder_sel.key.clone().map(Detail::Agent),
-            View::Workers => self
-                .workers_sel
-                .key
-                .and_then(|s| self.fleet.get(s))
+        let l = &self.lists;
+        match self.screen.view {
+            View::Ladder => l.ladder.selected().cloned().map(Detail::Agent),
+            View::Workers => l
+                .workers
+                .selected()
+                .and_then(|s| self.fleet.get(*s))
                 .map(|e| Detail::Worker(e.view.worker.to_string())),
-            View::Failovers => self.failover_sel.key.map(Detail::Failover),
-            View::History => self.history_sel.key.clone().map(Detail::Revision),
+            View::Failovers => l.failovers.selected().copied().map(Detail::Failover),
+            View::History => l.history.selected().cloned().map(Detail::Revision),
         }
     }
 
     fn mouse(&mut self, m: crossterm::event::MouseEvent) {
         match m.kind {
-            MouseEventKind::ScrollDown => self.nav(Action::Down),
-            MouseEventKind::ScrollUp => self.nav(Action::Up),
+            MouseEventKind::ScrollDown => self.nav(super::lists::Move::Down),
+            MouseEventKind::ScrollUp => self.nav(super::lists::Move::Up),
             MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
-                if self.detail.is_some() || self.help {
+                if self.screen.detail.is_some() || self.screen.help {
                     return;
                 }
-                if let Some(row) = views::row_at(self, m.column, m.row) {
-                    match self.view {
-                        View::Ladder => self.ladder_sel.set(&self.ladder_rows, row),
-                        View::Workers => self.workers_sel.set(&self.workers.slots, row),
-                        View::Failovers => self.failover_sel.set(&self.failover_rows, row),
-                        View::History => self.history_sel.set(&self.history_rows, row),
-                    }
+                let t = self.table_area();
+                if let Some(row) = geom::row_at(t, self.pane().cursor(), m.column, m.row) {
+                    self.pane_mut().select(row);
                 }
             }
             _ => return,
         }
         self.dirty = true;
-    }
-
-    /// Cursor state of the current view: (position, offset, rows).
-    pub fn cursor(&self) -> (usize, usize, usize) {
-        match self.view {
-            View::Ladder => (
-                self.ladder_sel.pos,
-                self.ladder_sel.offset,
-                self.ladder_rows.len(),
-            ),
-            View::Workers => (
-                self.workers_sel.pos,
-                self.workers_sel.offset,
-                self.workers.slots.len(),
-            ),
-            View::Failovers => (
-                self.failover_sel.pos,
-                self.failover_sel.offset,
-                self.failover_rows.len(),
-            ),
-            View::History => (
-                self.history_sel.pos,
-                self.history_sel.offset,
-                self.history_rows.len(),
-            ),
-        }
     }
 }

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::query::{Query, Searchable, starts_ci};
 use crate::scrub::scrub;
 use crate::wire::{CauseKind, FailoverRecord};
 
@@ -37,9 +38,35 @@ pub struct LogRec {
     hay: String,
 }
 
-impl LogRec {
-    pub fn matches(&self, needle_lower: &str) -> bool {
-        needle_lower.is_empty() || self.hay.contains(needle_lower)
+/// Fields a Failovers filter can name (`cause:auth`, `agent:pi`, ...);
+/// `agent` is either end of the move.
+pub const FIELDS: &[&str] = &[
+    "worker", "host", "from", "to", "agent", "cause", "source", "status",
+];
+
+impl Searchable for LogRec {
+    fn shows(&self, needle: &str) -> bool {
+        self.hay.contains(needle)
+    }
+
+    fn field_starts(&self, field: &str, value: &str) -> bool {
+        let r = &self.rec;
+        let f = &r.failover;
+        let to = f.to.as_deref().unwrap_or("no route");
+        match field {
+            "worker" => starts_ci(&r.worker, value),
+            "host" => starts_ci(&r.host, value),
+            "from" => starts_ci(&f.from, value),
+            "to" => starts_ci(to, value),
+            "agent" => starts_ci(&f.from, value) || starts_ci(to, value),
+            "cause" => starts_ci(f.cause.kind.as_str(), value),
+            "source" => starts_ci(f.cause.source.as_str(), value),
+            "status" => f
+                .cause
+                .status
+                .is_some_and(|s| starts_ci(&s.to_string(), value)),
+            _ => false,
+        }
     }
 }
 
@@ -136,6 +163,17 @@ impl FailLog {
         out
     }
 
+    /// Causes with at least one failover in the last hour, in `CauseKind::ALL` order.
+    pub fn causes_seen(&self, now: DateTime<Utc>) -> Vec<CauseKind> {
+        let per = self.per_minute(now, WINDOW_MIN as usize);
+        CauseKind::ALL
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| per.iter().any(|m| m[*i] > 0))
+            .map(|(_, k)| *k)
+            .collect()
+    }
+
     pub fn get(&self, seq: u64) -> Option<&FailoverRecord> {
         self.records.get(&seq).map(|r| &r.rec)
     }
@@ -177,9 +215,10 @@ fn haystack(r: &FailoverRecord) -> String {
 }
 
 /// How the Failovers view orders rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FailoverSort {
     /// Newest first.
+    #[default]
     Time,
     Worker,
     Cause,
@@ -193,15 +232,24 @@ impl FailoverSort {
         FailoverSort::Cause,
         FailoverSort::From,
     ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FailoverSort::Time => "time",
+            FailoverSort::Worker => "worker",
+            FailoverSort::Cause => "cause",
+            FailoverSort::From => "from",
+        }
+    }
 }
 
 /// The Failovers view's rows, as seqs.
-pub fn index(log: &FailLog, filter_lower: &str, sort: FailoverSort, reverse: bool) -> Vec<u64> {
+pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -> Vec<u64> {
     let mut v: Vec<u64> = log
         .records
         .iter()
         .rev()
-        .filter(|(_, r)| r.matches(filter_lower))
+        .filter(|(_, r)| filter.matches(*r))
         .map(|(s, _)| *s)
         .collect();
     if sort != FailoverSort::Time {

@@ -12,6 +12,7 @@ use std::collections::{BTreeSet, HashMap};
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::compact::{Interner, Worker};
+use super::query::{Query, Searchable, starts_ci};
 use crate::scrub::scrub;
 use crate::wire::{Preflight, WorkerState, WorkerView};
 
@@ -49,8 +50,8 @@ impl Entry {
         self.view.to_wire(self.state, self.in_sync)
     }
 
-    pub fn matches(&self, needle_lower: &str) -> bool {
-        needle_lower.is_empty() || self.hay.contains(needle_lower)
+    pub fn matches(&self, q: &Query) -> bool {
+        q.matches(self)
     }
 
     /// No route and still alive: the worker fails closed right now.
@@ -78,6 +79,37 @@ impl Entry {
     }
 }
 
+/// Fields a Workers filter can name (`state:lost`, `agent:pi`, ...).
+pub const FIELDS: &[&str] = &["worker", "host", "state", "agent", "rank", "cause", "rev"];
+
+impl Searchable for Entry {
+    fn shows(&self, needle: &str) -> bool {
+        self.hay.contains(needle) || self.state.as_str().contains(needle)
+    }
+
+    fn field_starts(&self, field: &str, value: &str) -> bool {
+        let v = &self.view;
+        match field {
+            "worker" => starts_ci(&v.worker, value),
+            "host" => starts_ci(&v.host, value),
+            "state" => starts_ci(self.state.as_str(), value),
+            "agent" => starts_ci(v.active_agent.as_deref().unwrap_or("no route"), value),
+            "rank" => self
+                .active_rank()
+                .is_some_and(|r| starts_ci(&r.to_string(), value)),
+            "cause" => v
+                .last_failover
+                .as_ref()
+                .is_some_and(|f| starts_ci(f.cause.kind.as_str(), value)),
+            "rev" => v
+                .config_revision
+                .as_deref()
+                .is_some_and(|r| starts_ci(r, value)),
+            _ => false,
+        }
+    }
+}
+
 fn haystack(v: &Worker) -> Box<str> {
     let mut s = String::with_capacity(v.worker.len() + v.host.len() + 48);
     s.push_str(&v.worker);
@@ -85,7 +117,12 @@ fn haystack(v: &Worker) -> Box<str> {
     s.push_str(&v.host);
     s.push('\u{1f}');
     if let Some(a) = &v.active_agent {
+        // As the row shows it: `opencode #0`.
         s.push_str(a);
+        match v.agents.iter().position(|x| x == a) {
+            Some(r) => s.push_str(&format!(" #{r}")),
+            None => s.push_str(" #?"),
+        }
     } else {
         s.push_str("no route");
     }
@@ -186,9 +223,10 @@ impl Aggregates {
 }
 
 /// How the Workers view orders rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WorkerSort {
     /// No route, lost, stale, then most recent failover, then id.
+    #[default]
     Urgency,
     Worker,
     Host,
@@ -540,8 +578,8 @@ pub struct WorkerIndex {
     keys: Vec<SortKey>,
     pub sort: WorkerSort,
     pub reverse: bool,
-    /// Lower-cased filter the index was built with.
-    pub filter: String,
+    /// The filter the index was built with.
+    pub filter: Query,
 }
 
 impl Default for WorkerIndex {
@@ -551,7 +589,7 @@ impl Default for WorkerIndex {
             keys: Vec::new(),
             sort: WorkerSort::Urgency,
             reverse: false,
-            filter: String::new(),
+            filter: Query::default(),
         }
     }
 }
@@ -572,7 +610,7 @@ impl WorkerIndex {
         let mut i = WorkerIndex {
             sort,
             reverse,
-            filter: filter.to_lowercase(),
+            filter: Query::parse(filter, FIELDS),
             ..WorkerIndex::default()
         };
         i.rebuild(fleet);
@@ -611,14 +649,14 @@ impl WorkerIndex {
         self.keys.truncate(w);
     }
 
-    /// A new filter. A filter that contains the old one can only narrow the
-    /// rows, so the index is filtered in place without a sort.
+    /// A new filter. A filter that can only narrow the rows (see
+    /// [`Query::narrows`]) filters the index in place without a sort.
     pub fn set_filter(&mut self, fleet: &Fleet, filter: &str) {
-        let filter = filter.to_lowercase();
+        let filter = Query::parse(filter, FIELDS);
         if filter == self.filter {
             return;
         }
-        let narrows = filter.contains(self.filter.as_str());
+        let narrows = filter.narrows(&self.filter);
         self.filter = filter;
         if narrows {
             let f = self.filter.clone();

@@ -1,25 +1,9 @@
-//! Small text helpers shared by the views: ages, counts, lists.
+//! Small text helpers for the views: counts, lists, clock times; ages come
+//! from the shared [`crate::text`].
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 
-/// A compact age: `12s`, `3m`, `5h`, `2d`. Future times (clock skew) read `0s`.
-pub fn age(d: TimeDelta) -> String {
-    let s = d.num_seconds().max(0);
-    if s < 60 {
-        format!("{s}s")
-    } else if s < 3600 {
-        format!("{}m", s / 60)
-    } else if s < 86_400 {
-        format!("{}h", s / 3600)
-    } else {
-        format!("{}d", s / 86_400)
-    }
-}
-
-/// Age of `then` at `now`.
-pub fn age_at(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
-    age(now - then)
-}
+pub use crate::text::{age, age_at};
 
 /// `1234567` -> `1,234,567`: big fleets stay readable.
 pub fn count(n: usize) -> String {
@@ -59,15 +43,6 @@ pub fn stamp(t: DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ages() {
-        assert_eq!(age(TimeDelta::seconds(-4)), "0s");
-        assert_eq!(age(TimeDelta::seconds(59)), "59s");
-        assert_eq!(age(TimeDelta::seconds(61)), "1m");
-        assert_eq!(age(TimeDelta::seconds(7200)), "2h");
-        assert_eq!(age(TimeDelta::days(3)), "3d");
-    }
 
     #[test]
     fn counts() {

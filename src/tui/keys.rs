@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::View;
+use super::lists::{Move, View};
 
 /// What a key asks for. `update` decides what it means in the current state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,12 @@ pub enum Action {
     Help,
     Refetch,
     Quit,
+    // In the filter prompt (scope `Prompt`): every other key is text.
+    PromptKeep,
+    PromptClear,
+    PromptRecall,
+    PromptErase,
+    PromptEraseAll,
     // Ladder edits: arrive in a later version; a read-only session refuses them.
     MoveAgentDown,
     MoveAgentUp,
@@ -52,6 +58,19 @@ impl Action {
                 | Action::Write
         )
     }
+
+    /// The cursor move this action is, if it is one.
+    pub fn movement(self) -> Option<Move> {
+        Some(match self {
+            Action::Down => Move::Down,
+            Action::Up => Move::Up,
+            Action::Top => Move::Top,
+            Action::Bottom => Move::Bottom,
+            Action::PageDown => Move::PageDown,
+            Action::PageUp => Move::PageUp,
+            _ => return None,
+        })
+    }
 }
 
 /// Where a binding is listed in the help.
@@ -61,6 +80,8 @@ pub enum Scope {
     Global,
     /// Only the named view.
     Only(View),
+    /// The filter prompt, where other keys are text.
+    Prompt,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +137,7 @@ const fn b(
     }
 }
 
-use Scope::{Global, Only};
+use Scope::{Global, Only, Prompt};
 
 pub const BINDINGS: &[Binding] = &[
     b(&[k('1')], "1", Action::ViewLadder, "Ladder view", Global),
@@ -278,11 +299,57 @@ pub const BINDINGS: &[Binding] = &[
         "write: diff, then y sends",
         Only(View::Ladder),
     ),
+    b(
+        &[code(KeyCode::Enter)],
+        "Enter",
+        Action::PromptKeep,
+        "keep",
+        Prompt,
+    ),
+    b(
+        &[code(KeyCode::Esc)],
+        "Esc",
+        Action::PromptClear,
+        "clear",
+        Prompt,
+    ),
+    b(
+        &[code(KeyCode::Up)],
+        "↑",
+        Action::PromptRecall,
+        "recall",
+        Prompt,
+    ),
+    b(
+        &[code(KeyCode::Backspace)],
+        "Bksp",
+        Action::PromptErase,
+        "erase",
+        Prompt,
+    ),
+    b(
+        &[ctrl('u')],
+        "C-u",
+        Action::PromptEraseAll,
+        "erase all",
+        Prompt,
+    ),
+    b(&[ctrl('c')], "C-c", Action::Quit, "quit", Prompt),
 ];
 
 /// The action bound to a key press, whatever the view: edit keys are
 /// recognised everywhere so that a read-only session can always say no.
 pub fn action_for(ev: &KeyEvent) -> Option<Action> {
+    find(ev, |s| s != Prompt)
+}
+
+/// The action bound to a key press in the filter prompt; `None` for a key
+/// that is text (or nothing).
+pub fn prompt_action_for(ev: &KeyEvent) -> Option<Action> {
+    find(ev, |s| s == Prompt)
+}
+
+fn find(ev: &KeyEvent, scope: impl Fn(Scope) -> bool) -> Option<Action> {
     if ev.kind == KeyEventKind::Release {
         return None;
     }
@@ -290,12 +357,38 @@ pub fn action_for(ev: &KeyEvent) -> Option<Action> {
         // Shift is already in the character ('J'); terminals disagree on
         // whether they also report it.
         KeyCode::Char(_) => ev.modifiers - KeyModifiers::SHIFT,
+        // Shift-Tab: tmux sends `\e[Z`, which crossterm reports as BackTab
+        // *with* SHIFT; some terminals leave SHIFT out.
+        KeyCode::BackTab => ev.modifiers - KeyModifiers::SHIFT,
         _ => ev.modifiers,
     };
     BINDINGS
         .iter()
+        .filter(|b| scope(b.scope))
         .find(|b| b.keys.iter().any(|k| k.code == ev.code && k.mods == mods))
         .map(|b| b.action)
+}
+
+/// Bindings of the filter prompt, in table order.
+pub fn prompt_keys() -> impl Iterator<Item = &'static Binding> {
+    BINDINGS.iter().filter(|b| b.scope == Prompt)
+}
+
+/// The filter prompt's keys in one line: `Enter keep · Esc clear · …`.
+pub fn prompt_help(sep: &str, ascii: bool) -> String {
+    prompt_keys()
+        .map(|b| format!("{} {}", label(b, ascii), b.help))
+        .collect::<Vec<_>>()
+        .join(&format!(" {sep} "))
+}
+
+/// How a binding's keys are written (`--ascii` spells the arrows).
+pub fn label(b: &Binding, ascii: bool) -> String {
+    if ascii {
+        b.label.replace('↓', "Down").replace('↑', "Up")
+    } else {
+        b.label.to_string()
+    }
 }
 
 /// Bindings listed in the help of `view`, in table order.
@@ -303,6 +396,7 @@ pub fn help_for(view: View) -> impl Iterator<Item = &'static Binding> {
     BINDINGS.iter().filter(move |b| match b.scope {
         Global => true,
         Only(v) => v == view,
+        Prompt => false,
     })
 }
 
@@ -315,14 +409,33 @@ mod tests {
     }
 
     #[test]
-    fn every_key_is_bound_once() {
-        let mut seen = Vec::new();
-        for b in BINDINGS {
-            for k in b.keys {
-                assert!(!seen.contains(k), "{k:?} bound twice");
-                seen.push(*k);
+    fn every_key_is_bound_once_in_the_views_and_once_in_the_prompt() {
+        for prompt in [false, true] {
+            let mut seen = Vec::new();
+            for b in BINDINGS.iter().filter(|b| (b.scope == Prompt) == prompt) {
+                for k in b.keys {
+                    assert!(!seen.contains(k), "{k:?} bound twice");
+                    seen.push(*k);
+                }
             }
         }
+    }
+
+    #[test]
+    fn the_prompt_has_its_own_keys_and_leaves_the_rest_as_text() {
+        let enter = press(KeyCode::Enter, KeyModifiers::NONE);
+        assert_eq!(action_for(&enter), Some(Action::Detail));
+        assert_eq!(prompt_action_for(&enter), Some(Action::PromptKeep));
+        let ctrl_u = press(KeyCode::Char('u'), KeyModifiers::CONTROL);
+        assert_eq!(prompt_action_for(&ctrl_u), Some(Action::PromptEraseAll));
+        let q = press(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(prompt_action_for(&q), None);
+        let help = prompt_help("·", false);
+        assert!(help.contains("C-u erase all"), "{help}");
+        assert!(
+            help.starts_with("Enter keep · Esc clear · ↑ recall"),
+            "{help}"
+        );
     }
 
     #[test]
@@ -341,6 +454,20 @@ mod tests {
         );
         assert_eq!(
             action_for(&press(KeyCode::Char('c'), KeyModifiers::NONE)),
+            None
+        );
+    }
+
+    #[test]
+    fn shift_tab_is_the_previous_view_with_or_without_shift_reported() {
+        for mods in [KeyModifiers::SHIFT, KeyModifiers::NONE] {
+            assert_eq!(
+                action_for(&press(KeyCode::BackTab, mods)),
+                Some(Action::PrevView)
+            );
+        }
+        assert_eq!(
+            action_for(&press(KeyCode::BackTab, KeyModifiers::CONTROL)),
             None
         );
     }

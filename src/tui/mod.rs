@@ -4,16 +4,20 @@
 
 pub mod app;
 pub mod compact;
+pub mod edit;
 pub mod faillog;
 #[doc(hidden)]
 pub mod fixture;
 pub mod fleet;
 pub mod fmt;
+pub mod geom;
 pub mod input;
 pub mod keys;
+pub mod lists;
 pub mod log;
 pub mod msg;
 pub mod net;
+pub mod query;
 pub mod run;
 pub mod term;
 pub mod theme;

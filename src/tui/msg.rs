@@ -54,6 +54,16 @@ pub enum Msg {
         error: String,
         at: Instant,
     },
+    /// The hub answered 401 to `what`: it does not know this token.
+    Refused {
+        what: Fetch,
+        at: Instant,
+    },
+    /// The requests of a refetch (`r`, or a `reset`) are done; `ok` when
+    /// all of them were answered.
+    Refetched {
+        ok: bool,
+    },
 }
 
 /// Which request failed.

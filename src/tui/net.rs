@@ -17,7 +17,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 use super::msg::{Effect, Fetch, Msg};
-use crate::client::{Client, FailoverQuery, HubEvent, StreamItem};
+use crate::client::{Client, ClientError, FailoverQuery, HubEvent, StreamItem};
 
 /// Worker poll period while the hub answers.
 pub const POLL_EVERY: Duration = Duration::from_secs(2);
@@ -45,6 +45,8 @@ struct Shared {
     max_seq: AtomicU64,
     refetch: Notify,
     refetch_wanted: AtomicBool,
+    /// Told whether the poll round that served a refetch was answered.
+    refetch_done: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<bool>>>,
 }
 
 /// The running tasks; dropping this aborts them.
@@ -67,6 +69,7 @@ pub fn spawn(client: Client, tx: mpsc::Sender<Msg>, fx: mpsc::UnboundedReceiver<
         max_seq: AtomicU64::new(0),
         refetch: Notify::new(),
         refetch_wanted: AtomicBool::new(false),
+        refetch_done: std::sync::Mutex::new(None),
     });
     let tasks = vec![
         tokio::spawn(stream_task(client.clone(), tx.clone(), shared.clone())),
@@ -119,6 +122,17 @@ fn failed(what: Fetch, e: impl std::fmt::Display) -> Msg {
     }
 }
 
+/// A failed request: a 401 is its own message (the token, not the hub).
+fn refused_or_failed(what: Fetch, e: &ClientError) -> Msg {
+    match e {
+        ClientError::Unauthorized(_) => Msg::Refused {
+            what,
+            at: Instant::now(),
+        },
+        e => failed(what, e),
+    }
+}
+
 /// Page through the failover log from `since`; `fresh` marks the first page
 /// of a full refetch. Returns false when a request failed.
 async fn pull_failovers(
@@ -153,7 +167,7 @@ async fn pull_failovers(
             }
             Err(e) => {
                 tracing::warn!(error = %e, "failovers fetch failed");
-                let _ = send(tx, failed(Fetch::Failovers, e)).await;
+                let _ = send(tx, refused_or_failed(Fetch::Failovers, &e)).await;
                 return false;
             }
         }
@@ -166,7 +180,8 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
     let mut need_failovers = true;
     let mut backoff = Duration::from_secs(1);
     loop {
-        if sh.refetch_wanted.swap(false, Ordering::SeqCst) {
+        let refetching = sh.refetch_wanted.swap(false, Ordering::SeqCst);
+        if refetching {
             cursor = None;
             need_failovers = true;
         }
@@ -183,7 +198,7 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                 }
                 Err(e) => {
                     ok = false;
-                    if !send(&tx, failed(Fetch::Whoami, e)).await {
+                    if !send(&tx, refused_or_failed(Fetch::Whoami, &e)).await {
                         return;
                     }
                 }
@@ -209,7 +224,7 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                 Err(e) => {
                     tracing::warn!(error = %e, "workers poll failed");
                     ok = false;
-                    if !send(&tx, failed(Fetch::Workers, e)).await {
+                    if !send(&tx, refused_or_failed(Fetch::Workers, &e)).await {
                         return;
                     }
                 }
@@ -226,6 +241,12 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
         }
         if !ok {
             sh.catch_up_from.fetch_min(catch_up, Ordering::SeqCst);
+        }
+        if refetching {
+            let done = sh.refetch_done.lock().ok().and_then(|mut d| d.take());
+            if let Some(done) = done {
+                let _ = done.send(ok);
+            }
         }
         let wait = if ok {
             backoff = Duration::from_secs(1);
@@ -245,7 +266,8 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
     }
 }
 
-async fn fetch_config(client: &Client, tx: &mpsc::Sender<Msg>) {
+/// `GET /v1/config`; true when it was answered and its list read.
+async fn fetch_config(client: &Client, tx: &mpsc::Sender<Msg>) -> bool {
     match client.config().await {
         Ok(doc) => match crate::agents_doc::locate(&doc.text) {
             Ok(found) => {
@@ -257,24 +279,30 @@ async fn fetch_config(client: &Client, tx: &mpsc::Sender<Msg>) {
                     },
                 )
                 .await;
+                true
             }
             Err(e) => {
                 let _ = send(tx, failed(Fetch::Config, e)).await;
+                false
             }
         },
         Err(e) => {
-            let _ = send(tx, failed(Fetch::Config, e)).await;
+            let _ = send(tx, refused_or_failed(Fetch::Config, &e)).await;
+            false
         }
     }
 }
 
-async fn fetch_history(client: &Client, tx: &mpsc::Sender<Msg>) {
+/// `GET /v1/config/history`; true when it was answered.
+async fn fetch_history(client: &Client, tx: &mpsc::Sender<Msg>) -> bool {
     match client.history().await {
         Ok(h) => {
             let _ = send(tx, Msg::History(h)).await;
+            true
         }
         Err(e) => {
-            let _ = send(tx, failed(Fetch::History, e)).await;
+            let _ = send(tx, refused_or_failed(Fetch::History, &e)).await;
+            false
         }
     }
 }
@@ -288,13 +316,31 @@ async fn effect_task(
     while let Some(e) = fx.recv().await {
         match e {
             Effect::Refetch => {
+                // The poller refetches workers and failovers; this task the
+                // config and history. `Refetched` follows both.
+                let (done, polled) = tokio::sync::oneshot::channel();
+                if let Ok(mut d) = sh.refetch_done.lock() {
+                    *d = Some(done);
+                }
                 sh.refetch_wanted.store(true, Ordering::SeqCst);
                 sh.refetch.notify_one();
+                let config = fetch_config(&client, &tx).await;
+                let history = fetch_history(&client, &tx).await;
+                let polled = polled.await.unwrap_or(false);
+                let _ = send(
+                    &tx,
+                    Msg::Refetched {
+                        ok: config && history && polled,
+                    },
+                )
+                .await;
+            }
+            Effect::FetchConfig => {
                 fetch_config(&client, &tx).await;
+            }
+            Effect::FetchHistory => {
                 fetch_history(&client, &tx).await;
             }
-            Effect::FetchConfig => fetch_config(&client, &tx).await,
-            Effect::FetchHistory => fetch_history(&client, &tx).await,
         }
         if tx.is_closed() {
             return;

@@ -7,10 +7,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
 use super::{cell_style, hub};
-use crate::tui::app::{App, Detail};
+use crate::tui::app::App;
 use crate::tui::compact::Sym;
 use crate::tui::fleet::Entry;
 use crate::tui::fmt;
+use crate::tui::lists::{Detail, HistKey};
 use crate::wire::{Failover, Preflight};
 
 /// Why a worker stands on its rung, e.g.
@@ -319,7 +320,8 @@ fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
 fn agent_lines(app: &App, agent: &str) -> Vec<Line<'static>> {
     let c = app.fleet.agg.agent(agent);
     let rank = app
-        .ladder
+        .config
+        .agents
         .iter()
         .position(|a| a == agent)
         .map(|r| format!("#{r}"))
@@ -350,11 +352,11 @@ fn agent_lines(app: &App, agent: &str) -> Vec<Line<'static>> {
     ]
 }
 
-fn revision_lines(app: &App, rev: &str) -> Vec<Line<'static>> {
-    let Some(h) = app.history.iter().find(|h| h.revision == rev) else {
+fn revision_lines(app: &App, k: &HistKey) -> Vec<Line<'static>> {
+    let Some(h) = app.history_entry(k) else {
         return vec![Line::raw(format!(
             "revision {} is no longer held",
-            hub(rev)
+            hub(&k.revision)
         ))];
     };
     let added: Vec<&String> = h
@@ -416,7 +418,10 @@ pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
         Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(app, id)),
         Detail::Failover(seq) => (format!("failover {seq}"), failover_lines(app, *seq)),
         Detail::Agent(a) => (format!("agent {}", hub(a)), agent_lines(app, a)),
-        Detail::Revision(r) => (format!("revision {}", hub(r)), revision_lines(app, r)),
+        Detail::Revision(k) => (
+            format!("revision {}", hub(&k.revision)),
+            revision_lines(app, k),
+        ),
     }
 }
 
@@ -432,7 +437,7 @@ pub fn draw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
     block.render(area, buf);
     // Detail texts are short (tens of lines), so wrapping them all is cheap.
     let h = inner.height as usize;
-    let scroll = app.detail_scroll.min(lines.len().saturating_sub(h));
+    let scroll = app.screen.detail_scroll.min(lines.len().saturating_sub(h));
     let style = if app.is_stale() {
         t.greyed()
     } else {

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::{Col, cell_style, col, empty, fill, fit, fit_columns, hub, line, table, window};
+use super::{Col, cell_style, col, empty, fill, fit_line, hub, line, table};
 use crate::tui::app::App;
 use crate::tui::faillog::{ByKind, WINDOW_MIN};
 use crate::tui::fmt;
@@ -14,35 +14,19 @@ use crate::tui::theme::Theme;
 use crate::wire::{CauseKind, FailoverRecord};
 
 pub const COLS: [Col; 8] = [
-    col("AGE", 4, 0),
-    col("TIME", 8, 4),
-    col("WORKER", 14, 0),
-    col("FROM→TO", 18, 0),
-    col("CAUSE", 16, 0),
-    col("ST", 3, 1),
-    col("SOURCE", 10, 3),
+    col("AGE", 3, 4, 0),
+    col("TIME", 8, 8, 4),
+    col("WORKER", 7, 36, 0),
+    col("FROM→TO", 12, 40, 0),
+    col("CAUSE", 12, 16, 0),
+    col("ST", 3, 3, 1),
+    col("SOURCE", 6, 10, 3),
     fill("DETAIL", 12, 2),
 ];
 
-/// Rows above the table: a title line, one sparkline for all causes and, when
-/// the screen is tall enough, one per cause seen in the hour; else a legend.
+/// Rows above the table (see [`crate::tui::geom::spark_height`]).
 pub fn spark_height(app: &App, body: Rect) -> u16 {
-    let want = if body.height >= 30 {
-        2 + causes_seen(app).len() as u16
-    } else {
-        3
-    };
-    want.min(body.height / 3)
-}
-
-fn causes_seen(app: &App) -> Vec<CauseKind> {
-    let per = app.log.per_minute(app.now(), WINDOW_MIN as usize);
-    CauseKind::ALL
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| per.iter().any(|m| m[*i] > 0))
-        .map(|(_, k)| *k)
-        .collect()
+    app.spark_rows(body.height)
 }
 
 pub fn kind_style(t: &Theme, k: CauseKind) -> Style {
@@ -99,7 +83,7 @@ fn draw_spark(app: &App, area: Rect, buf: &mut Buffer) {
                     ..area
                 },
                 buf,
-                l,
+                fit_line(l, usize::from(area.width), t.ellipsis()),
             );
             y += 1;
         }
@@ -113,7 +97,7 @@ fn draw_spark(app: &App, area: Rect, buf: &mut Buffer) {
         Span::styled(bars(t, &total), cell_style(app, t.warn())),
         Span::raw(format!(" {sum}")),
     ]));
-    let seen = causes_seen(app);
+    let seen = app.log.causes_seen(app.now());
     if area.height >= 2 + seen.len() as u16 && area.height > 3 {
         for k in seen {
             let i = crate::tui::faillog::kind_index(k);
@@ -170,15 +154,11 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         height: area.height - sh,
         ..area
     };
-    let cols = COLS;
-    let keep = fit_columns(&cols, area.width);
     let rows_h = area.height.saturating_sub(1) as usize;
-    let idx = &app.failover_rows;
-    let sel = &app.failover_sel;
-    let (off, end) = window(sel.pos, sel.offset, idx.len(), rows_h);
+    let list = &app.lists.failovers;
     let now = app.now();
-    let ell = t.ellipsis();
-    let rows = idx[off..end]
+    let rows = list
+        .window(rows_h)
         .iter()
         .filter_map(|s| app.log.get(*s))
         .map(|r| {
@@ -191,8 +171,8 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             vec![
                 Span::raw(fmt::age_at(now, f.at)),
                 Span::raw(fmt::clock(f.at)),
-                Span::raw(fit(&hub(&r.worker), 14, ell)),
-                Span::styled(fit(&route_text(app, r), 18, ell), cell_style(app, to_style)),
+                Span::raw(hub(&r.worker).into_owned()),
+                Span::styled(route_text(app, r), cell_style(app, to_style)),
                 Span::styled(
                     f.cause.kind.as_str(),
                     cell_style(app, kind_style(t, f.cause.kind)),
@@ -203,9 +183,8 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             ]
         })
         .collect();
-    let selected = (!idx.is_empty()).then(|| sel.pos.saturating_sub(off));
-    table(app, area, buf, &cols, &keep, rows, selected);
-    if idx.is_empty() {
+    table(app, area, buf, &COLS, rows, list.selected_row(rows_h));
+    if list.is_empty() {
         empty(
             app,
             area,
@@ -213,7 +192,9 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             if app.log.is_empty() {
                 "no failovers logged"
             } else {
-                "no failover matches the filter"
+                list.emptied
+                    .as_deref()
+                    .unwrap_or("no failover matches the filter")
             },
         );
     }

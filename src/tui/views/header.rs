@@ -6,8 +6,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{hub, line};
-use crate::tui::app::{App, ConnLabel, View};
+use crate::tui::app::{App, ConnLabel};
 use crate::tui::fmt;
+use crate::tui::lists::View;
 
 fn row(area: Rect, i: u16) -> Option<Rect> {
     (i < area.height).then(|| Rect {
@@ -19,6 +20,7 @@ fn row(area: Rect, i: u16) -> Option<Rect> {
 
 pub fn conn_text(app: &App) -> String {
     match app.conn_label() {
+        ConnLabel::Refused => crate::tui::app::REFUSED.into(),
         ConnLabel::Connecting => "connecting".into(),
         ConnLabel::Live => "live".into(),
         ConnLabel::Polling => "polling".into(),
@@ -54,7 +56,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         let conn_style = match app.conn_label() {
             ConnLabel::Live => t.ok(),
             ConnLabel::Polling | ConnLabel::Connecting => t.warn(),
-            ConnLabel::Disconnected(_) => t.bad(),
+            ConnLabel::Disconnected(_) | ConnLabel::Refused => t.bad(),
         };
         spans.push(Span::styled(conn_text(app), conn_style));
         if app.is_stale() {
@@ -70,7 +72,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         }
         spans.push(sep.clone());
         let rev = if app.fleet.revision.is_empty() {
-            app.ladder_revision.clone().unwrap_or_else(|| "-".into())
+            app.config.revision.clone().unwrap_or_else(|| "-".into())
         } else {
             app.fleet.revision.clone()
         };
@@ -142,16 +144,20 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
                 },
             ),
         ));
-        line(r, buf, Line::from(spans));
+        line(
+            r,
+            buf,
+            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
+        );
     }
 
     // 3: agents in rank order: can run / run now.
     if let Some(r) = row(area, 2) {
         let mut spans = vec![Span::styled("can/run ", t.muted())];
-        let agents = if app.ladder.is_empty() {
+        let agents = if app.config.agents.is_empty() {
             app.ladder_agents()
         } else {
-            app.ladder.clone()
+            app.config.agents.clone()
         };
         if agents.is_empty() {
             spans.push(Span::styled("(no list yet)", t.muted()));
@@ -172,7 +178,11 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
                 super::cell_style(app, style),
             ));
         }
-        line(r, buf, Line::from(spans));
+        line(
+            r,
+            buf,
+            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
+        );
     }
 }
 
@@ -184,8 +194,8 @@ pub fn draw_tabs(app: &App, area: Rect, buf: &mut Buffer) {
     let mut spans = Vec::new();
     for v in View::ALL {
         spans.push(Span::raw(" "));
-        if v == app.view {
-            let (_, _, len) = app.cursor();
+        if v == app.view() {
+            let len = app.pane().cursor().len;
             spans.push(Span::styled(
                 format!("{} {} {}", v.index() + 1, v.title(), fmt::count(len)),
                 t.tab_active(),
@@ -198,20 +208,24 @@ pub fn draw_tabs(app: &App, area: Rect, buf: &mut Buffer) {
         }
         spans.push(Span::raw(" "));
     }
-    let vs = &app.views[app.view.index()];
-    let sorts = app.view.sorts();
-    let dir = if vs.reverse { ", reversed" } else { "" };
+    let pane = app.pane();
+    let dir = if pane.reversed() { ", reversed" } else { "" };
     spans.push(Span::styled(
-        format!("{} sort {}{}", t.sep(), sorts[vs.sort], dir),
+        format!("{} sort {}{}", t.sep(), pane.sort_name(), dir),
         t.muted(),
     ));
-    if !vs.filter.text.is_empty() && !vs.filter.editing {
+    let filter = pane.filter();
+    if !filter.text.is_empty() && !filter.editing {
         spans.push(Span::styled(
-            format!(" {} /{}", t.sep(), vs.filter.text),
+            format!(" {} /{}", t.sep(), filter.text),
             t.warn(),
         ));
     }
-    line(area, buf, Line::from(spans));
+    line(
+        area,
+        buf,
+        super::fit_line(Line::from(spans), usize::from(area.width), t.ellipsis()),
+    );
 }
 
 pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
@@ -219,24 +233,32 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let t = &app.theme;
-    let vs = &app.views[app.view.index()];
-    if vs.filter.editing {
+    let filter = app.pane().filter();
+    if filter.editing {
         line(
             area,
             buf,
             Line::from(vec![
                 Span::styled("/", t.title()),
-                Span::raw(vs.filter.text.clone()),
+                Span::raw(filter.text.clone()),
                 Span::styled("_", t.title()),
                 Span::styled(
-                    format!("   Enter keep {0} Esc clear {0} Up recall", t.sep()),
+                    format!(
+                        "   {}",
+                        super::fit(
+                            &crate::tui::keys::prompt_help(t.sep(), t.ascii),
+                            usize::from(area.width).saturating_sub(filter.text.chars().count() + 5),
+                            t.ellipsis()
+                        )
+                    ),
                     t.muted(),
                 ),
             ]),
         );
         return;
     }
-    let (pos, _, len) = app.cursor();
+    let c = app.pane().cursor();
+    let (pos, len) = (c.pos, c.len);
     let right = if len > 0 {
         format!("{}/{}", fmt::count(pos + 1), fmt::count(len))
     } else {
@@ -256,7 +278,7 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
             ),
             t.bad(),
         )
-    } else if app.detail.is_some() {
+    } else if app.screen.detail.is_some() {
         Line::styled(
             format!(
                 "Esc close {0} j/k next {0} PgUp/PgDn scroll {0} ? help",

@@ -4,31 +4,27 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 
-use super::{Col, col, empty, fill, fit, fit_columns, hub, table, window};
+use super::{Col, col, empty, fill, hub, table};
 use crate::tui::app::App;
 use crate::tui::fmt;
 
 pub const COLS: [Col; 5] = [
-    col("REV", 8, 0),
-    col("AGE", 4, 0),
-    col("WHEN", 17, 2),
-    col("BY", 12, 1),
-    fill("BEFORE → AFTER", 40, 0),
+    col("REV", 8, 12, 0),
+    col("AGE", 3, 4, 0),
+    col("WHEN", 17, 17, 2),
+    col("BY", 6, 16, 1),
+    fill("BEFORE → AFTER", 20, 0),
 ];
 
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let cols = COLS;
-    let keep = fit_columns(&cols, area.width);
     let rows_h = area.height.saturating_sub(1) as usize;
-    let idx = &app.history_rows;
-    let sel = &app.history_sel;
-    let (off, end) = window(sel.pos, sel.offset, idx.len(), rows_h);
+    let list = &app.lists.history;
     let now = app.now();
-    let ell = t.ellipsis();
-    let rows = idx[off..end]
+    let rows = list
+        .window(rows_h)
         .iter()
-        .filter_map(|rev| app.history.iter().find(|h| &h.revision == rev))
+        .filter_map(|k| app.history_entry(k))
         .map(|h| {
             let change = if h.previous_agents.is_empty() {
                 format!("(first) {} {}", t.arrow(), hub(&fmt::list(&h.agents)))
@@ -41,17 +37,17 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
                 )
             };
             vec![
-                Span::raw(fit(&hub(&h.revision), 8, ell)),
+                Span::raw(hub(&h.revision).into_owned()),
                 Span::raw(fmt::age_at(now, h.at)),
                 Span::raw(fmt::stamp(h.at)),
-                Span::raw(fit(&hub(&h.by), 12, ell)),
+                Span::raw(hub(&h.by).into_owned()),
                 Span::raw(change),
             ]
         })
         .collect();
-    let selected = (!idx.is_empty()).then(|| sel.pos.saturating_sub(off));
-    table(app, area, buf, &cols, &keep, rows, selected);
-    if idx.is_empty() {
-        empty(app, area, buf, "no revisions yet");
+    table(app, area, buf, &COLS, rows, list.selected_row(rows_h));
+    if list.is_empty() {
+        let msg = list.emptied.as_deref().unwrap_or("no revisions yet");
+        empty(app, area, buf, msg);
     }
 }

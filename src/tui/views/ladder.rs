@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Span;
 
-use super::{Col, cell_style, col, empty, fill, fit, fit_columns, hub, table, window};
+use super::{Col, cell_style, col, empty, fill, hub, table};
 use crate::agents_doc::unknown_agents;
 use crate::tui::app::App;
 use crate::tui::faillog::ByKind;
@@ -14,12 +14,12 @@ use crate::tui::fmt;
 use crate::wire::CauseKind;
 
 pub const COLS: [Col; 6] = [
-    col("#", 3, 0),
-    col("AGENT", 14, 0),
-    col("CAN", 7, 0),
-    col("RUN", 7, 0),
-    col("CANNOT (bin/tok/pf)", 19, 2),
-    fill("AWAY LAST HOUR", 30, 0),
+    col("#", 1, 3, 0),
+    col("AGENT", 8, 24, 0),
+    col("CAN", 3, 9, 0),
+    col("RUN", 3, 9, 0),
+    col("CANNOT (bin/tok/pf)", 19, 19, 2),
+    fill("AWAY LAST HOUR", 12, 0),
 ];
 
 /// `8 rate_limited 5 · auth 3`
@@ -42,22 +42,20 @@ pub fn away_text(app: &App, k: &ByKind) -> String {
 
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let keep = fit_columns(&COLS, area.width);
     let rows_h = area.height.saturating_sub(1) as usize;
-    let idx = &app.ladder_rows;
-    let sel = &app.ladder_sel;
-    let (off, end) = window(sel.pos, sel.offset, idx.len(), rows_h);
+    let list = &app.lists.ladder;
     let away = app.log.away_last_hour(app.now());
     let unknown = unknown_agents(&app.ladder_agents());
-    let rows = idx[off..end]
+    let rows = list
+        .window(rows_h)
         .iter()
         .map(|a| {
             let c = app.fleet.agg.agent(a);
-            let rank = match app.ladder.iter().position(|x| x == a) {
+            let rank = match app.config.agents.iter().position(|x| x == a) {
                 Some(r) => format!("{r}"),
                 None => "-".into(),
             };
-            let mut name = fit(&hub(a), 13, t.ellipsis());
+            let mut name = hub(a).into_owned();
             if unknown.contains(a) {
                 name.push('?');
             }
@@ -87,9 +85,9 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             ]
         })
         .collect();
-    let selected = (!idx.is_empty()).then(|| sel.pos.saturating_sub(off));
-    table(app, area, buf, &COLS, &keep, rows, selected);
-    if idx.is_empty() {
-        empty(app, area, buf, "no agents list yet");
+    table(app, area, buf, &COLS, rows, list.selected_row(rows_h));
+    if list.is_empty() {
+        let msg = list.emptied.as_deref().unwrap_or("no agents list yet");
+        empty(app, area, buf, msg);
     }
 }

@@ -17,89 +17,20 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Row, StatefulWidget, Table, TableState, Widget};
 
-use super::app::{App, View};
+use super::app::App;
+use super::lists::View;
+use crate::text;
 
-/// Lines above the body: top line, fleet glance, agents, tabs.
-pub const HEADER_ROWS: u16 = 4;
-
-/// Where things go on a screen of `area`.
-#[derive(Debug, Clone, Copy)]
-pub struct Areas {
-    pub header: Rect,
-    pub tabs: Rect,
-    pub body: Rect,
-    pub status: Rect,
-}
-
-pub fn areas(area: Rect) -> Areas {
-    let h = area.height;
-    let header_h = (HEADER_ROWS - 1).min(h);
-    let tabs_h = 1.min(h - header_h);
-    let status_h = 1.min(h - header_h - tabs_h);
-    let body_h = h - header_h - tabs_h - status_h;
-    let header = Rect {
-        height: header_h,
-        ..area
-    };
-    let tabs = Rect {
-        y: area.y + header_h,
-        height: tabs_h,
-        ..area
-    };
-    let body = Rect {
-        y: tabs.y + tabs_h,
-        height: body_h,
-        ..area
-    };
-    let status = Rect {
-        y: body.y + body_h,
-        height: status_h,
-        ..area
-    };
-    Areas {
-        header,
-        tabs,
-        body,
-        status,
-    }
-}
-
-fn screen(app: &App) -> Rect {
-    Rect::new(0, 0, app.size.0, app.size.1)
-}
+pub use super::geom::{Areas, HEADER_ROWS, areas, window};
 
 /// The table's data area in the current view (below its column header).
 pub fn table_area(app: &App) -> Rect {
-    let body = areas(screen(app)).body;
-    let top = match app.view {
-        View::Failovers => failovers::spark_height(app, body),
-        _ => 0,
-    } + 1;
-    let top = top.min(body.height);
-    Rect {
-        y: body.y + top,
-        height: body.height - top,
-        ..body
-    }
+    app.table_area()
 }
 
 /// Data rows the current view shows at the current size.
 pub fn body_rows(app: &App) -> usize {
-    table_area(app).height as usize
-}
-
-/// The row index under a mouse click, if it is on a row.
-pub fn row_at(app: &App, x: u16, y: u16) -> Option<usize> {
-    let t = table_area(app);
-    if x < t.x || x >= t.right() || y < t.y || y >= t.bottom() {
-        return None;
-    }
-    // The offset the view draws with (see `table`'s callers), not only
-    // the stored one.
-    let (pos, offset, len) = app.cursor();
-    let (offset, _) = window(pos, offset, len, t.height as usize);
-    let row = offset + (y - t.y) as usize;
-    (row < len).then_some(row)
+    app.body_rows()
 }
 
 /// Draw the whole screen.
@@ -112,10 +43,17 @@ pub fn draw(app: &App, buf: &mut Buffer) {
     let a = areas(area);
     header::draw(app, a.header, buf);
     header::draw_tabs(app, a.tabs, buf);
-    if let Some(d) = &app.detail {
+    if let Some(d) = &app.screen.detail {
         detail::draw(app, d, a.body, buf);
+    } else if app.conn.last_ok.is_none() {
+        // Nothing from the hub yet: say where we are trying.
+        let mut text = format!("connecting to {}", hub(&app.hub_label));
+        if let Some(e) = &app.conn.last_error {
+            text.push_str(&format!(" {} {}", app.theme.sep(), hub(e)));
+        }
+        empty(app, a.body, buf, &text);
     } else {
-        match app.view {
+        match app.view() {
             View::Ladder => ladder::draw(app, a.body, buf),
             View::Workers => workers::draw(app, a.body, buf),
             View::Failovers => failovers::draw(app, a.body, buf),
@@ -123,7 +61,7 @@ pub fn draw(app: &App, buf: &mut Buffer) {
         }
     }
     header::draw_status(app, a.status, buf);
-    if app.help {
+    if app.screen.help {
         help::draw(app, area, buf);
     }
 }
@@ -133,32 +71,29 @@ pub fn hub(s: &str) -> Cow<'_, str> {
     crate::textsafe::for_terminal(s)
 }
 
-/// `s` cut to `width` characters with an ellipsis.
+/// `s` cut to `width` characters, ending in the ellipsis when cut.
 pub fn fit(s: &str, width: usize, ellipsis: &str) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let keep = width.saturating_sub(ellipsis.chars().count());
-    let mut out: String = s.chars().take(keep).collect();
-    out.push_str(ellipsis);
-    out
+    text::ellipsize(s, width, ellipsis).into_owned()
 }
 
-/// A table column: its header, width (`None` fills the rest) and the
-/// priority by which it is dropped when the screen is narrow (higher goes first).
+/// A table column: its header, its narrowest useful width, the most it can
+/// use (`None`: as much as is left), and the priority by which it is
+/// dropped when even the narrowest widths do not fit (0 never; higher goes
+/// first). Between `min` and `max` a column gets what its visible cells
+/// need, so space goes where the text is; see [`text::fit_columns`].
 #[derive(Debug, Clone, Copy)]
 pub struct Col {
     pub title: &'static str,
-    pub width: Option<u16>,
     pub min: u16,
+    pub max: Option<u16>,
     pub drop: u8,
 }
 
-pub const fn col(title: &'static str, width: u16, drop: u8) -> Col {
+pub const fn col(title: &'static str, min: u16, max: u16, drop: u8) -> Col {
     Col {
         title,
-        width: Some(width),
-        min: width,
+        min,
+        max: Some(max),
         drop,
     }
 }
@@ -166,75 +101,71 @@ pub const fn col(title: &'static str, width: u16, drop: u8) -> Col {
 pub const fn fill(title: &'static str, min: u16, drop: u8) -> Col {
     Col {
         title,
-        width: None,
         min,
+        max: None,
         drop,
     }
 }
 
-/// Which of `cols` fit in `width`, dropping by priority; returns a mask.
-pub fn fit_columns(cols: &[Col], width: u16) -> Vec<bool> {
-    let mut keep = vec![true; cols.len()];
-    loop {
-        let n = keep.iter().filter(|k| **k).count() as u16;
-        let need: u16 = cols
-            .iter()
-            .zip(&keep)
-            .filter(|(_, k)| **k)
-            .map(|(c, _)| c.min)
-            .sum::<u16>()
-            + n.saturating_sub(1);
-        if need <= width {
-            return keep;
-        }
-        // Drop the highest-priority-to-drop column still kept (last one on ties).
-        let victim = cols
-            .iter()
-            .enumerate()
-            .filter(|(i, c)| keep[*i] && c.drop > 0)
-            .max_by_key(|(i, c)| (c.drop, *i))
-            .map(|(i, _)| i);
-        match victim {
-            Some(i) => keep[i] = false,
-            None => return keep,
-        }
-    }
+/// The width of each column for these visible `rows` in `width` cells
+/// (`None`: dropped).
+pub fn widths(cols: &[Col], rows: &[Vec<Span<'_>>], width: u16) -> Vec<Option<usize>> {
+    let fits: Vec<text::Fit> = cols
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let content = rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|s| s.width())
+                .max()
+                .unwrap_or(0)
+                .max(text::width(c.title));
+            text::Fit {
+                min: c.min as usize,
+                want: c.max.map_or(content, |m| content.min(m as usize)),
+                drop: c.drop,
+            }
+        })
+        .collect();
+    text::fit_columns(&fits, width as usize, 1)
 }
 
-/// Draw a table of the visible window. `rows` are the visible rows only;
-/// `selected` is the selected row's index among them.
+/// Draw a table of the visible window. `rows` are the visible rows only,
+/// one span per column; `selected` is the selected row's index among them.
+/// Every cell wider than its column is cut with the theme's ellipsis.
 pub fn table(
     app: &App,
     area: Rect,
     buf: &mut Buffer,
     cols: &[Col],
-    keep: &[bool],
     rows: Vec<Vec<Span<'static>>>,
     selected: Option<usize>,
 ) {
     let t = &app.theme;
-    let widths: Vec<Constraint> = cols
+    let ell = t.ellipsis();
+    let w = widths(cols, &rows, area.width);
+    let cut = |s: Span<'static>, w: usize| -> Line<'static> {
+        if s.width() <= w {
+            Line::from(s)
+        } else {
+            Line::from(Span::styled(fit(&s.content, w, ell), s.style))
+        }
+    };
+    let constraints: Vec<Constraint> = w
         .iter()
-        .zip(keep)
-        .filter(|(_, k)| **k)
-        .map(|(c, _)| match c.width {
-            Some(w) => Constraint::Length(w),
-            None => Constraint::Fill(1),
-        })
+        .flatten()
+        .map(|w| Constraint::Length(*w as u16))
         .collect();
-    let header = Row::new(
-        cols.iter()
-            .zip(keep)
-            .filter(|(_, k)| **k)
-            // Titles are written with Unicode arrows; `--ascii` gets "->".
-            .map(|(c, _)| {
-                if t.ascii && c.title.contains('→') {
-                    std::borrow::Cow::Owned(c.title.replace('→', "->"))
-                } else {
-                    std::borrow::Cow::Borrowed(c.title)
-                }
-            }),
-    )
+    let header = Row::new(cols.iter().zip(&w).filter_map(|(c, w)| {
+        // Titles are written with Unicode arrows; `--ascii` gets "->".
+        let title = if t.ascii && c.title.contains('→') {
+            c.title.replace('→', "->")
+        } else {
+            c.title.to_string()
+        };
+        w.map(|w| cut(Span::raw(title), w))
+    }))
     .style(t.column_header());
     let row_style = if app.is_stale() {
         t.greyed()
@@ -247,35 +178,19 @@ pub fn table(
             Row::new(
                 cells
                     .into_iter()
-                    .zip(keep)
-                    .filter(|(_, k)| **k)
-                    .map(|(c, _)| Line::from(c)),
+                    .zip(&w)
+                    .filter_map(|(c, w)| w.map(|w| cut(c, w))),
             )
             .style(row_style)
         })
         .collect();
-    let table = Table::new(rows, widths)
+    let table = Table::new(rows, constraints)
         .header(header)
         .column_spacing(1)
+        .flex(ratatui::layout::Flex::Start)
         .row_highlight_style(t.selected());
     let mut state = TableState::default().with_selected(selected);
     StatefulWidget::render(table, area, buf, &mut state);
-}
-
-/// Offset that keeps `pos` visible in `rows` rows, starting from `offset`
-/// (and leaves no blank rows at the bottom when the list shrank), and the
-/// end of the window.
-pub fn window(pos: usize, offset: usize, len: usize, rows: usize) -> (usize, usize) {
-    let rows = rows.max(1);
-    let mut off = offset;
-    if pos < off {
-        off = pos;
-    } else if pos >= off + rows {
-        off = pos + 1 - rows;
-    }
-    off = off.min(len.saturating_sub(rows));
-    let end = (off + rows).min(len);
-    (off, end)
 }
 
 /// Style for a cell: its own, or grey when the data is old.
@@ -290,6 +205,30 @@ pub fn cell_style(app: &App, s: Style) -> Style {
 /// A line of text written at `area` (clipped).
 pub fn line(area: Rect, buf: &mut Buffer, l: Line<'_>) {
     l.render(area, buf);
+}
+
+/// `l` in at most `width` cells: whole when it fits, else cut inside the
+/// span that crosses the edge, which ends in the ellipsis.
+pub fn fit_line<'a>(l: Line<'a>, width: usize, ellipsis: &str) -> Line<'a> {
+    if l.width() <= width {
+        return l;
+    }
+    let mut out = Vec::with_capacity(l.spans.len());
+    let mut used = 0;
+    for s in l.spans {
+        let w = s.width();
+        if used + w < width {
+            used += w;
+            out.push(s);
+        } else {
+            out.push(Span::styled(
+                fit(&s.content, width - used, ellipsis),
+                s.style,
+            ));
+            break;
+        }
+    }
+    Line::from(out).style(l.style)
 }
 
 /// Text shown in an empty view.

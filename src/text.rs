@@ -1,0 +1,211 @@
+//! Text for a terminal, shared by the commands (`cli`) and the TUI: compact
+//! ages, text cut to a width with an ellipsis, and table columns fitted to
+//! a width. Widths are counted in characters.
+
+use std::borrow::Cow;
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+/// A compact age: `12s`, `3m`, `5h`, `2d`. Future times (clock skew) read `0s`.
+pub fn age(d: TimeDelta) -> String {
+    let s = d.num_seconds().max(0);
+    if s < 60 {
+        format!("{s}s")
+    } else if s < 3600 {
+        format!("{}m", s / 60)
+    } else if s < 86_400 {
+        format!("{}h", s / 3600)
+    } else {
+        format!("{}d", s / 86_400)
+    }
+}
+
+/// Age of `then` at `now`.
+pub fn age_at(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
+    age(now - then)
+}
+
+/// Width of `s` in columns (one per character).
+pub fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// `s` in at most `width` columns: whole when it fits, else cut and ending
+/// in `ellipsis`, so a cut is never silent.
+pub fn ellipsize<'a>(s: &'a str, width: usize, ellipsis: &str) -> Cow<'a, str> {
+    if self::width(s) <= width {
+        return Cow::Borrowed(s);
+    }
+    let ell = self::width(ellipsis);
+    if width < ell {
+        return Cow::Owned(ellipsis.chars().take(width).collect());
+    }
+    let mut out: String = s.chars().take(width - ell).collect();
+    // A cut right after a space reads as a whole word: say it was cut there.
+    let trimmed = out.trim_end().len();
+    out.truncate(trimmed);
+    out.push_str(ellipsis);
+    Cow::Owned(out)
+}
+
+/// A table column as the fitter sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fit {
+    /// Narrowest useful width: below its content's width the column is cut
+    /// with an ellipsis, never below this.
+    pub min: usize,
+    /// Width of its widest content (the header's included): more is waste.
+    pub want: usize,
+    /// When the minimums do not fit: 0 is never dropped, otherwise the
+    /// highest goes first (the rightmost on ties).
+    pub drop: u8,
+}
+
+/// The width of each column in `total` columns with `gap` between kept
+/// columns; `None` for a dropped one.
+///
+/// - Columns are dropped by [`Fit::drop`] while the kept columns' minimums
+///   (each at most its content) do not fit, and while more than one is left.
+/// - Every kept column gets its minimum, and the spare columns are shared
+///   out evenly among the columns still short of their content, so a short
+///   column never takes room a cut one needs.
+/// - If a column is still cut, the droppable column that carries least (by
+///   `drop`) among those shown whole is dropped when that alone lets every
+///   other column show whole: a redundant column never costs a cut one.
+pub fn fit_columns(cols: &[Fit], total: usize, gap: usize) -> Vec<Option<usize>> {
+    let floor = |c: &Fit| c.min.min(c.want);
+    let need = |keep: &[bool]| -> usize {
+        let n = keep.iter().filter(|k| **k).count();
+        cols.iter()
+            .zip(keep)
+            .filter(|(_, k)| **k)
+            .map(|(c, _)| floor(c))
+            .sum::<usize>()
+            + gap * n.saturating_sub(1)
+    };
+    let mut keep = vec![true; cols.len()];
+    while need(&keep) > total && keep.iter().filter(|k| **k).count() > 1 {
+        let victim = cols
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| keep[*i] && c.drop > 0)
+            .max_by_key(|(i, c)| (c.drop, *i))
+            .map(|(i, _)| i);
+        match victim {
+            Some(i) => keep[i] = false,
+            None => break,
+        }
+    }
+    let allocate = |keep: &[bool]| -> Vec<Option<usize>> {
+        let mut widths: Vec<Option<usize>> = cols
+            .iter()
+            .zip(keep)
+            .map(|(c, k)| k.then(|| floor(c)))
+            .collect();
+        let mut spare = total.saturating_sub(need(keep));
+        // Round by round, one column to each column still short; every
+        // round hands out at least one, so this ends within `total` rounds.
+        while spare > 0 {
+            let mut gave = false;
+            for (w, c) in widths.iter_mut().zip(cols) {
+                if let Some(w) = w {
+                    if spare > 0 && *w < c.want {
+                        *w += 1;
+                        spare -= 1;
+                        gave = true;
+                    }
+                }
+            }
+            if !gave {
+                break;
+            }
+        }
+        widths
+    };
+    let cut = |w: &[Option<usize>]| {
+        w.iter()
+            .zip(cols)
+            .any(|(w, c)| w.is_some_and(|w| w < c.want))
+    };
+    let widths = allocate(&keep);
+    if !cut(&widths) {
+        return widths;
+    }
+    let mut victims: Vec<usize> = (0..cols.len())
+        .filter(|i| cols[*i].drop > 0 && widths[*i] == Some(cols[*i].want))
+        .collect();
+    victims.sort_by_key(|i| std::cmp::Reverse((cols[*i].drop, *i)));
+    for i in victims {
+        let mut k = keep.clone();
+        k[i] = false;
+        let w = allocate(&k);
+        if !cut(&w) {
+            return w;
+        }
+    }
+    widths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages() {
+        assert_eq!(age(TimeDelta::seconds(-4)), "0s");
+        assert_eq!(age(TimeDelta::seconds(59)), "59s");
+        assert_eq!(age(TimeDelta::seconds(61)), "1m");
+        assert_eq!(age(TimeDelta::seconds(7200)), "2h");
+        assert_eq!(age(TimeDelta::days(3)), "3d");
+    }
+
+    #[test]
+    fn a_cut_always_ends_in_the_ellipsis() {
+        assert_eq!(ellipsize("opencode", 8, "…"), "opencode");
+        assert_eq!(ellipsize("opencode", 7, "…"), "openco…");
+        assert_eq!(ellipsize("opencode", 7, "…").chars().count(), 7);
+        assert_eq!(
+            ellipsize("rate limited (account)", 15, "…"),
+            "rate limited (…"
+        );
+        // Cut right after a word: no dangling space before the ellipsis.
+        assert_eq!(ellipsize("rate limited now", 14, "~"), "rate limited~");
+        assert_eq!(ellipsize("abc", 0, "…"), "");
+        assert_eq!(ellipsize("abcdef", 2, "..."), "..");
+    }
+
+    fn f(min: usize, want: usize, drop: u8) -> Fit {
+        Fit { min, want, drop }
+    }
+
+    #[test]
+    fn short_columns_get_their_content_and_the_rest_goes_to_the_cut_one() {
+        // A 7-character id, a long detail: the id gets 7, the detail the rest.
+        let w = fit_columns(&[f(6, 7, 0), f(4, 4, 1), f(12, 200, 2)], 40, 1);
+        assert_eq!(w, vec![Some(7), Some(4), Some(27)]);
+        // Everything fits: each column its content.
+        let w = fit_columns(&[f(6, 7, 0), f(12, 20, 2)], 80, 1);
+        assert_eq!(w, vec![Some(7), Some(20)]);
+    }
+
+    #[test]
+    fn columns_are_dropped_only_when_the_minimums_do_not_fit() {
+        let cols = [f(10, 30, 0), f(10, 30, 2), f(10, 30, 1)];
+        assert_eq!(
+            fit_columns(&cols, 32, 1),
+            vec![Some(10), Some(10), Some(10)]
+        );
+        assert_eq!(fit_columns(&cols, 31, 1), vec![Some(15), None, Some(15)]);
+        assert_eq!(fit_columns(&cols, 12, 1), vec![Some(12), None, None]);
+        // A column shown whole gives way when that ends every cut.
+        let cols = [f(8, 8, 0), f(17, 17, 2), f(20, 45, 0)];
+        assert_eq!(fit_columns(&cols, 60, 1), vec![Some(8), None, Some(45)]);
+        // Not when a cut would remain anyway.
+        assert_eq!(fit_columns(&cols, 50, 1), vec![Some(8), Some(17), Some(23)]);
+        // Never below one column, even when it does not fit.
+        assert_eq!(
+            fit_columns(&[f(10, 10, 1), f(10, 10, 2)], 5, 2),
+            vec![Some(10), None]
+        );
+    }
+}
