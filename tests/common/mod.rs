@@ -137,9 +137,11 @@ pub fn heartbeat(
     })
 }
 
+/// A valid failover as JSON, an hour old: inside the hub's time window,
+/// and older than the "last 10 minutes" some tests filter on.
 pub fn failover(id: &str, kind: &str, detail: &str) -> serde_json::Value {
     serde_json::json!({
-        "id": id, "at": ago(8), "from": "opencode", "to": "claude",
+        "id": id, "at": ago(3600), "from": "opencode", "to": "claude",
         "cause": {"kind": kind, "status": 429, "source": "hub_router", "detail": detail}
     })
 }
