@@ -20,7 +20,10 @@
 //! Nothing is dropped, so on-call sees that something odd was sent.
 //!
 //! Clean text (the common case) comes back borrowed, without allocating.
-//! `for_terminal(for_terminal(x)) == for_terminal(x)`.
+//! The output passes through [`escape`] unchanged. A second `for_terminal`
+//! may redact more, never less: an escaped line break joins two lines for
+//! the scrubber's line-based rules (a `Cookie:` value runs to the end of its
+//! line).
 //!
 //! See `docs/scrubbing.md`, "Terminal safety".
 
@@ -200,6 +203,21 @@ mod tests {
         let once = for_terminal(s).into_owned();
         assert_eq!(for_terminal(&once), once);
         assert!(once.chars().all(|c| !is_unsafe(c)));
+    }
+
+    /// Found by fuzzing: a cookie header ends at its line break, and once
+    /// the break is escaped a second pass reads one long line.
+    #[test]
+    fn a_second_pass_redacts_more_never_less() {
+        let value = "ab12CD".repeat(5);
+        let s = format!(" \nSet-Cookie: session={value}; Path=/; HttpOnly\n x");
+        let once = for_terminal(&s).into_owned();
+        assert!(!once.contains(&value), "{once}");
+        assert!(once.ends_with("<U+000A> x"), "{once}");
+        assert_eq!(escape(&once, false), once);
+        let twice = for_terminal(&once);
+        assert!(!twice.contains(&value));
+        assert!(twice.chars().all(|c| !is_unsafe(c)));
     }
 
     #[test]
