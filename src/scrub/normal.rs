@@ -29,7 +29,7 @@ fn map(c: char) -> Map {
         '\u{3000}' => Map::To(' '),
         // Hyphens that look like `-` (not the en and em dashes of prose).
         '\u{2010}'..='\u{2012}' | '\u{2212}' | '\u{FE63}' => Map::To('-'),
-        c if crate::textsafe::is_unsafe(c) => Map::Drop,
+        c if super::is_unsafe(c) => Map::Drop,
         _ => Map::Keep,
     }
 }
