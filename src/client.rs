@@ -99,7 +99,7 @@ fn fmt_pos(line: Option<usize>, column: Option<usize>) -> String {
 }
 
 impl ClientError {
-    /// The exit codes of `product.md`: 3 conflict, 4 validation,
+    /// The exit codes of the README (and `macfleet --help`): 3 conflict, 4 validation,
     /// 5 unreachable, 6 not allowed, 1 anything else.
     pub fn exit_code(&self) -> i32 {
         match self {

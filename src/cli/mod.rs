@@ -1,4 +1,4 @@
-//! The command line: `product.md`'s commands, flags and exit codes.
+//! The command line: commands, flags and exit codes (README, `--help`).
 
 pub mod agents;
 pub mod context;
@@ -16,7 +16,7 @@ use color_eyre::eyre::{Result, eyre};
 
 use crate::client::{Client, ClientError, ClientOptions};
 
-/// Exit codes of `product.md`.
+/// Exit codes, as the README lists them.
 pub mod exit {
     pub const OK: i32 = 0;
     pub const ERROR: i32 = 1;
