@@ -29,8 +29,9 @@ fn owner_session_shows_the_fleet_live_and_quits_cleanly() {
     t.esc();
     t.send("4");
     t.wait_for("BEFORE", SOON);
+    t.send("1");
     t.send("w");
-    t.wait_for("editing arrives in a later version", SOON);
+    t.wait_for("nothing to write: no pending edit", SOON);
     t.send("2");
     t.send("/");
     t.send("w-0001");

@@ -34,7 +34,7 @@ pub enum Action {
     PromptRecall,
     PromptErase,
     PromptEraseAll,
-    // Ladder edits: arrive in a later version; a read-only session refuses them.
+    // Ladder edits (see `edit`); a read-only session refuses them.
     MoveAgentDown,
     MoveAgentUp,
     AddAgent,

@@ -8,13 +8,14 @@ use ratatui::text::Span;
 
 use super::{Col, cell_style, col, empty, fill, hub, table};
 use crate::agents_doc::unknown_agents;
+use crate::plan::Rung;
 use crate::tui::app::App;
 use crate::tui::faillog::ByKind;
 use crate::tui::fmt;
 use crate::wire::CauseKind;
 
 pub const COLS: [Col; 6] = [
-    col("#", 1, 3, 0),
+    col("#", 1, 7, 0),
     col("AGENT", 8, 24, 0),
     col("CAN", 3, 9, 0),
     col("RUN", 3, 9, 0),
@@ -40,21 +41,35 @@ pub fn away_text(app: &App, k: &ByKind) -> String {
     format!("{total}: {}", detail.join(&sep))
 }
 
+/// The rank column: `2` as the hub has it; with an edit pending, a
+/// changed rung shows old and new (`2→0`, `-→4` added, `1→-` removed).
+fn rank_text(app: &App, agent: &str, pending: Option<&[Rung]>) -> String {
+    let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+    match pending.and_then(|p| p.iter().find(|r| r.agent == agent)) {
+        Some(r) if r.changed() => format!("{}{}{}", rank(r.old), app.theme.arrow(), rank(r.new)),
+        Some(r) => rank(r.new),
+        None => rank(app.config.agents.iter().position(|x| x == agent)),
+    }
+}
+
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let rows_h = area.height.saturating_sub(1) as usize;
     let list = &app.lists.ladder;
     let away = app.log.away_last_hour(app.now());
     let unknown = unknown_agents(&app.ladder_agents());
+    let pending = app
+        .edit
+        .plan
+        .as_ref()
+        .filter(|p| p.is_pending())
+        .map(|p| p.rungs());
     let rows = list
         .window(rows_h)
         .iter()
         .map(|a| {
             let c = app.fleet.agg.agent(a);
-            let rank = match app.config.agents.iter().position(|x| x == a) {
-                Some(r) => format!("{r}"),
-                None => "-".into(),
-            };
+            let rank = rank_text(app, a, pending.as_deref());
             let mut name = hub(a).into_owned();
             if unknown.contains(a) {
                 name.push('?');
