@@ -1,0 +1,153 @@
+//! End to end: the owner reorders the ladder in the real binary, in a
+//! pseudo-terminal, against a real `macfleet hub` on loopback.
+
+mod common;
+#[path = "common/pty.rs"]
+mod pty;
+
+use std::time::Duration;
+
+use macfleet::tui::fixture::DOC;
+use pty::Pty;
+
+const START: Duration = Duration::from_secs(30);
+const SOON: Duration = Duration::from_secs(10);
+
+/// A hub over `DOC` (comments beside each agent, a key after the list),
+/// killed on drop.
+struct Hub {
+    _dir: tempfile::TempDir,
+    child: std::process::Child,
+    url: String,
+    owner: String,
+}
+
+impl Hub {
+    fn start() -> Hub {
+        let (dir, owner, _viewer, _worker) = common::hub_dir();
+        std::fs::write(dir.path().join("hub.toml"), DOC).expect("config");
+        let (child, url) = common::spawn_hub(dir.path(), &[], None);
+        Hub {
+            _dir: dir,
+            child,
+            url,
+            owner,
+        }
+    }
+
+    fn client(&self) -> macfleet::client::Client {
+        macfleet::client::Client::new(
+            &self.url,
+            Some(macfleet::client::Token::new(&self.owner)),
+            Default::default(),
+        )
+        .expect("client")
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    fn document(&self) -> String {
+        Self::rt()
+            .block_on(self.client().config())
+            .expect("config")
+            .text
+    }
+
+    fn history_len(&self) -> usize {
+        Self::rt()
+            .block_on(self.client().history())
+            .expect("history")
+            .revisions
+            .len()
+    }
+
+    /// An owner's session on the Ladder, once the hub's document is in.
+    fn owner_on_ladder(&self) -> Pty {
+        let t = Pty::spawn(&["--hub", &self.url], &[("MAC_HUB_TOKEN", &self.owner)]);
+        t.wait_for("OWNER", START);
+        t.wait_for("live", START);
+        let mut t = t;
+        t.send("1");
+        t.wait_for("codex", SOON);
+        // The document (not only the list) arrives with the first config
+        // fetch, right after the first workers page.
+        std::thread::sleep(Duration::from_millis(500));
+        t
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn reorder_write_confirm_stores_the_new_order_and_every_other_byte() {
+    let hub = Hub::start();
+    assert_eq!(hub.document(), DOC);
+    let mut t = hub.owner_on_ladder();
+    // The cursor opens on opencode (rank 0): down one rank.
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("0→1"), "the old and new rank of opencode:\n{s}");
+    assert_eq!(hub.history_len(), 1, "an edit alone sends nothing");
+    t.send("w");
+    let s = t.wait_for("write onto revision", SOON);
+    assert!(s.contains("+    \"pi\",       # fast"), "{s}");
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    let want = DOC.replace(
+        "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+        "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+    );
+    assert_ne!(want, DOC);
+    assert_eq!(
+        hub.document(),
+        want,
+        "the new order, each comment beside its agent"
+    );
+    assert_eq!(hub.history_len(), 2);
+    // Nothing pending any more: q quits without asking.
+    t.wait_until("the pending mark gone", SOON, |s| {
+        !s.contains("EDIT PENDING")
+    });
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn undo_before_writing_sends_nothing_and_q_with_an_edit_asks() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    t.send("u");
+    t.wait_until("the pending mark gone", SOON, |s| {
+        !s.contains("EDIT PENDING")
+    });
+    t.send("w");
+    t.wait_for("nothing to write", SOON);
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    t.send("q");
+    t.wait_for("quit anyway?", SOON);
+    t.send("n");
+    t.wait_until("the question gone", SOON, |s| !s.contains("quit anyway?"));
+    assert!(
+        t.child.try_wait().expect("try_wait").is_none(),
+        "still running"
+    );
+    t.send("q");
+    t.wait_for("quit anyway?", SOON);
+    t.send("y");
+    assert!(t.wait_exit(SOON).success());
+    assert_eq!(hub.history_len(), 1, "the hub saw no write");
+    assert_eq!(hub.document(), DOC);
+}
