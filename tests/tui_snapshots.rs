@@ -410,3 +410,32 @@ fn cut_text_ends_in_an_ellipsis_and_space_goes_where_the_text_is() {
     assert!(s.contains("opencode rout~"), "{s}");
     assert!(!s.contains('…'), "{s}");
 }
+
+#[test]
+fn ladder_with_a_pending_edit_and_its_projection() {
+    snap(
+        "ladder_pending",
+        |a| {
+            key(a, '1');
+            key(a, 'J');
+            key(a, 'G');
+            key(a, 'd');
+        },
+        color(),
+        true,
+    );
+}
+
+#[test]
+fn write_shows_the_documents_diff() {
+    snap(
+        "ladder_diff",
+        |a| {
+            key(a, '1');
+            key(a, 'J');
+            key(a, 'w');
+        },
+        color(),
+        true,
+    );
+}

@@ -417,6 +417,7 @@ impl App {
         }
         self.lists.ladder.rows = rows;
         self.lists.ladder.emptied = emptied;
+        self.refresh_projection();
     }
 
     fn rebuild_failovers(&mut self) {

@@ -8,7 +8,7 @@
 //! with what is on screen: the add prompt, the diff under review, a write
 //! in flight, a conflict to choose on.
 
-use crate::plan::{Conflict, PendingEdit};
+use crate::plan::{self, Conflict, PendingEdit, Projection};
 
 /// The pending edit and the screen it is on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -22,6 +22,9 @@ pub struct LadderEdit {
     /// The last write failed for this reason (5xx, timeout, hub down,
     /// refused); the edit stays and `w` retries.
     pub error: Option<String>,
+    /// What the pending order would do to the fleet (recomputed with the
+    /// ladder, only while an edit is pending).
+    pub projection: Option<Projection>,
 }
 
 /// What the edit keys act on.
@@ -82,9 +85,27 @@ use super::keys::Action;
 use super::lists::Pane;
 use super::msg::Effect;
 use crate::client::ClientError;
-use crate::wire::{ConfigAccepted, KNOWN_AGENTS};
+use crate::wire::{ConfigAccepted, KNOWN_AGENTS, WorkerView};
 
 impl App {
+    /// The projection of the pending order over the workers held now.
+    pub(super) fn refresh_projection(&mut self) {
+        let Some(new) = self.edit.order().map(|o| o.to_vec()) else {
+            self.edit.projection = None;
+            return;
+        };
+        let workers: Vec<WorkerView> = self
+            .fleet
+            .iter()
+            .map(|(_, e)| e.view.to_wire(e.state, e.in_sync))
+            .collect();
+        let today = match &self.edit.plan {
+            Some(p) => p.base_order().to_vec(),
+            None => self.config.agents.clone(),
+        };
+        self.edit.projection = Some(plan::project(&workers, &today, &new));
+    }
+
     /// The agent under the cursor on the Ladder.
     fn selected_agent(&self) -> Option<String> {
         self.lists.ladder.selected().cloned()

@@ -4,9 +4,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::text::Span;
+use ratatui::text::{Line, Span};
 
-use super::{Col, cell_style, col, empty, fill, hub, table};
+use super::{Col, cell_style, col, empty, fill, hub, line, table};
 use crate::agents_doc::unknown_agents;
 use crate::plan::Rung;
 use crate::tui::app::App;
@@ -52,6 +52,65 @@ fn rank_text(app: &App, agent: &str, pending: Option<&[Rung]>) -> String {
     }
 }
 
+/// The RUN column: workers on the agent now; with an edit pending, the
+/// healthy ones on it now and under the new order (`3→5`) when they differ.
+fn run_text(app: &App, agent: &str, active: usize) -> String {
+    let rung = app
+        .edit
+        .projection
+        .as_ref()
+        .and_then(|p| p.rungs.iter().find(|r| r.agent == agent));
+    match rung {
+        Some(r) if r.projected != r.today => format!(
+            "{}{}{}",
+            fmt::count(r.today),
+            app.theme.arrow(),
+            fmt::count(r.projected)
+        ),
+        _ => fmt::count(active),
+    }
+}
+
+/// Below the rows, with an edit pending: the projection's summary and its
+/// warnings, as far as there is room.
+fn draw_projection(app: &App, area: Rect, buf: &mut Buffer, used: usize) {
+    let Some(p) = &app.edit.projection else {
+        return;
+    };
+    let t = &app.theme;
+    let mut lines = vec![Line::styled(
+        format!(
+            "pending order over {} healthy workers {} no route {}{}{}",
+            fmt::count(p.healthy),
+            t.sep(),
+            fmt::count(p.no_route_today),
+            t.arrow(),
+            fmt::count(p.no_route)
+        ),
+        t.title(),
+    )];
+    for w in &p.warnings {
+        lines.push(Line::styled(format!("! {}", hub(&w.to_string())), t.warn()));
+    }
+    let top = area.y + 2 + used as u16;
+    for (i, l) in lines.into_iter().enumerate() {
+        let y = top + i as u16;
+        if y >= area.y + area.height {
+            break;
+        }
+        let r = Rect {
+            y,
+            height: 1,
+            ..area
+        };
+        line(
+            r,
+            buf,
+            super::fit_line(l, usize::from(area.width), t.ellipsis()),
+        );
+    }
+}
+
 pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let rows_h = area.height.saturating_sub(1) as usize;
@@ -89,7 +148,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
                 Span::raw(rank),
                 Span::raw(name),
                 Span::styled(fmt::count(c.capable), cell_style(app, can_style)),
-                Span::raw(fmt::count(c.active)),
+                Span::raw(run_text(app, a, c.active)),
                 Span::raw(format!(
                     "{}/{}/{}",
                     fmt::count(c.no_binary),
@@ -100,7 +159,9 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             ]
         })
         .collect();
+    let used = list.window(rows_h).len();
     table(app, area, buf, &COLS, rows, list.selected_row(rows_h));
+    draw_projection(app, area, buf, used);
     if list.is_empty() {
         let msg = list.emptied.as_deref().unwrap_or("no agents list yet");
         empty(app, area, buf, msg);
