@@ -342,3 +342,66 @@ fn a_read_only_session_changes_nothing_and_sends_nothing() {
     assert_eq!(a.edit.plan, None);
     assert_eq!(status(&a), "read-only");
 }
+
+#[test]
+fn the_projection_follows_the_pending_order_and_warns() {
+    let mut a = app(true);
+    assert_eq!(a.edit.projection, None);
+    key(&mut a, 'J');
+    let p = a.edit.projection.clone().expect("a projection");
+    assert_eq!(p.healthy, a.fleet.agg.healthy);
+    let pi = p.rungs.iter().find(|r| r.agent == "pi").expect("pi");
+    assert_eq!((pi.old_rank, pi.rank), (Some(1), Some(0)));
+    assert!(pi.projected > pi.today, "pi on top draws workers: {pi:?}");
+    assert!(p.moves_workers());
+    key(&mut a, 'a');
+    for c in "zed-typo".chars() {
+        key(&mut a, c);
+    }
+    code(&mut a, KeyCode::Enter);
+    let p = a.edit.projection.clone().expect("a projection");
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.to_string().contains("zed-typo")),
+        "{:?}",
+        p.warnings
+    );
+    key(&mut a, 'u');
+    key(&mut a, 'u');
+    assert_eq!(
+        a.edit.projection, None,
+        "nothing pending, nothing projected"
+    );
+}
+
+#[test]
+fn after_a_write_the_convergence_line_counts_healthy_workers_on_it() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Ok(ConfigAccepted {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+    })));
+    a.settle();
+    let r = a.edit.rollout.clone().expect("a rollout");
+    assert_eq!(r.revision, "r43");
+    assert_eq!((r.on, r.healthy), (0, a.fleet.agg.healthy));
+    assert_eq!(r.behind(), a.fleet.agg.healthy);
+    key(&mut a, 'J');
+    assert!(status(&a).contains("not arrived yet"), "{}", status(&a));
+    assert!(!a.edit.is_pending(), "no edit without the new document");
+    a.update(Msg::Agents {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+        text: DOC.replace(
+            "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+            "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+        ),
+    });
+    key(&mut a, 'J');
+    assert!(a.edit.is_pending());
+    assert_eq!(a.edit.rollout, None, "a new edit ends it");
+}

@@ -103,6 +103,8 @@ fn reorder_write_confirm_stores_the_new_order_and_every_other_byte() {
     assert!(s.contains("+    \"pi\",       # fast"), "{s}");
     t.send("y");
     t.wait_for("written: revision", SOON);
+    // No worker runs on this hub: the rollout line says so.
+    t.wait_for("0/0 healthy workers on", SOON);
     let want = DOC.replace(
         "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
         "    \"pi\",       # fast\n    \"opencode\", # cheap\n",

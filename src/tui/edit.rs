@@ -25,6 +25,23 @@ pub struct LadderEdit {
     /// What the pending order would do to the fleet (recomputed with the
     /// ladder, only while an edit is pending).
     pub projection: Option<Projection>,
+    /// After a write: the fleet converging onto the new revision.
+    pub rollout: Option<Rollout>,
+}
+
+/// How many healthy workers report the revision written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rollout {
+    pub revision: String,
+    /// Healthy workers that report `revision`.
+    pub on: usize,
+    pub healthy: usize,
+}
+
+impl Rollout {
+    pub fn behind(&self) -> usize {
+        self.healthy.saturating_sub(self.on)
+    }
 }
 
 /// What the edit keys act on.
@@ -90,6 +107,18 @@ use crate::wire::{ConfigAccepted, KNOWN_AGENTS, WorkerView};
 impl App {
     /// The projection of the pending order over the workers held now.
     pub(super) fn refresh_projection(&mut self) {
+        if let Some(r) = &mut self.edit.rollout {
+            let (mut on, mut healthy) = (0, 0);
+            for (_, e) in self.fleet.iter() {
+                if e.state == crate::wire::WorkerState::Healthy {
+                    healthy += 1;
+                    if e.view.config_revision.as_deref() == Some(r.revision.as_str()) {
+                        on += 1;
+                    }
+                }
+            }
+            (r.on, r.healthy) = (on, healthy);
+        }
         let Some(new) = self.edit.order().map(|o| o.to_vec()) else {
             self.edit.projection = None;
             return;
@@ -197,6 +226,7 @@ impl App {
             Err(e) => self.say(e),
         }
         self.edit.error = None;
+        self.edit.rollout = None;
         self.reorder();
         if let Some(a) = sel {
             self.follow(&a);
@@ -388,9 +418,16 @@ impl App {
             Ok(acc) => {
                 self.say(format!("written: revision {}", acc.revision));
                 self.config.agents = acc.agents;
-                self.config.revision = Some(acc.revision);
+                self.config.revision = Some(acc.revision.clone());
                 self.config.text = None;
-                self.edit = LadderEdit::default();
+                self.edit = LadderEdit {
+                    rollout: Some(Rollout {
+                        revision: acc.revision,
+                        ..Rollout::default()
+                    }),
+                    ..LadderEdit::default()
+                };
+                self.refresh_projection();
                 fx.push(Effect::FetchConfig);
                 fx.push(Effect::FetchHistory);
             }

@@ -71,13 +71,42 @@ fn run_text(app: &App, agent: &str, active: usize) -> String {
     }
 }
 
-/// Below the rows, with an edit pending: the projection's summary and its
-/// warnings, as far as there is room.
+/// Below the rows: after a write, the rollout's convergence line; with an
+/// edit pending, the projection's summary and its warnings, as far as
+/// there is room.
 fn draw_projection(app: &App, area: Rect, buf: &mut Buffer, used: usize) {
+    let t = &app.theme;
+    if let Some(r) = &app.edit.rollout {
+        let text = format!(
+            "{}/{} healthy workers on {} {} {} behind",
+            fmt::count(r.on),
+            fmt::count(r.healthy),
+            hub(&r.revision),
+            t.sep(),
+            fmt::count(r.behind())
+        );
+        let style = if r.behind() == 0 { t.ok() } else { t.warn() };
+        let y = area.y + 2 + used as u16;
+        if y < area.y + area.height {
+            let r = Rect {
+                y,
+                height: 1,
+                ..area
+            };
+            line(
+                r,
+                buf,
+                super::fit_line(
+                    Line::styled(text, style),
+                    usize::from(area.width),
+                    t.ellipsis(),
+                ),
+            );
+        }
+    }
     let Some(p) = &app.edit.projection else {
         return;
     };
-    let t = &app.theme;
     let mut lines = vec![Line::styled(
         format!(
             "pending order over {} healthy workers {} no route {}{}{}",
