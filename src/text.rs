@@ -25,6 +25,22 @@ pub fn age_at(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
     age(now - then)
 }
 
+/// A failover's cause as one short phrase:
+/// `rate_limited 429 (hub_router) 3m ago`.
+pub fn cause_text(now: DateTime<Utc>, f: &crate::wire::Failover) -> String {
+    let c = &f.cause;
+    let mut s = c.kind.as_str().to_string();
+    if let Some(st) = c.status {
+        s.push_str(&format!(" {st}"));
+    }
+    s.push_str(&format!(
+        " ({}) {} ago",
+        c.source.as_str(),
+        age_at(now, f.at)
+    ));
+    s
+}
+
 /// Width of `s` in columns (one per character).
 pub fn width(s: &str) -> usize {
     s.chars().count()

@@ -237,7 +237,7 @@ pub fn why(now: DateTime<Utc>, w: &WorkerView, recent: &[FailoverRecord]) -> Vec
         .iter()
         .map(|a| {
             let reason = match (newest_away(a.as_str()), lack(w.capabilities.get(a))) {
-                (Some(f), _) => crate::tui::views::detail::cause_text(now, f),
+                (Some(f), _) => crate::text::cause_text(now, f),
                 (None, Some(l)) => l.to_string(),
                 (None, None) => "no failover recorded".to_string(),
             };

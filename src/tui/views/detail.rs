@@ -44,7 +44,7 @@ pub fn why(app: &App, e: &Entry) -> String {
             _ => None,
         };
         let reason = match (failover, lack) {
-            (Some(f), _) => cause_text(now, f),
+            (Some(f), _) => crate::text::cause_text(now, f),
             (None, Some(l)) => l,
             (None, None) => "no failover recorded".to_string(),
         };
@@ -59,21 +59,6 @@ pub fn why(app: &App, e: &Entry) -> String {
     } else {
         format!("{head}: {}", reasons.join("; "))
     }
-}
-
-/// `rate_limited 429 (hub_router) 3m ago`
-pub fn cause_text(now: chrono::DateTime<chrono::Utc>, f: &Failover) -> String {
-    let c = &f.cause;
-    let mut s = c.kind.as_str().to_string();
-    if let Some(st) = c.status {
-        s.push_str(&format!(" {st}"));
-    }
-    s.push_str(&format!(
-        " ({}) {} ago",
-        c.source.as_str(),
-        fmt::age_at(now, f.at)
-    ));
-    s
 }
 
 /// For each of `agents`, the newest failover away from it that we hold: from
