@@ -153,3 +153,81 @@ fn undo_before_writing_sends_nothing_and_q_with_an_edit_asks() {
     assert_eq!(hub.history_len(), 1, "the hub saw no write");
     assert_eq!(hub.document(), DOC);
 }
+
+impl Hub {
+    /// Another owner writes `text` over the current revision.
+    fn other_owner_writes(&self, text: &str) {
+        let c = self.client();
+        Self::rt().block_on(async {
+            let who = c.whoami().await.expect("whoami");
+            let w = macfleet::client::Writer::new(c.clone(), &who).expect("an owner");
+            let rev = c.config().await.expect("config").revision;
+            w.put_config(text, &rev).await.expect("their write");
+        });
+    }
+}
+
+fn swapped(doc: &str) -> String {
+    doc.replace(
+        "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+        "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+    )
+}
+
+#[test]
+fn a_concurrent_write_of_another_key_is_replayed_and_both_are_stored() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    let theirs = DOC.replace("retries = 2", "retries = 3");
+    hub.other_owner_writes(&theirs);
+    t.send("y");
+    let s = t.wait_for("replayed onto", SOON);
+    assert!(
+        s.contains("write onto revision"),
+        "the new diff to confirm:\n{s}"
+    );
+    assert_eq!(hub.history_len(), 2, "nothing of ours sent yet");
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    assert_eq!(hub.document(), swapped(&theirs), "both changes stored");
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn a_concurrent_change_of_the_list_asks_and_carrying_mine_keeps_theirs_around_it() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    hub.other_owner_writes(&theirs);
+    t.send("y");
+    let s = t.wait_for("the hub's list changed", SOON);
+    assert!(s.contains("theirs") && s.contains("mine (pending)"), "{s}");
+    t.send("c");
+    t.wait_for("your order now stands on the hub's document", SOON);
+    assert_eq!(
+        hub.history_len(),
+        2,
+        "nothing of ours sent before the choice"
+    );
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    let doc = hub.document();
+    assert!(
+        doc.find("\"pi\"") < doc.find("\"opencode\""),
+        "mine:\n{doc}"
+    );
+    assert!(doc.ends_with("]\nretries = 2\n"), "{doc}");
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
