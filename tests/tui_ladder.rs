@@ -231,3 +231,121 @@ fn a_concurrent_change_of_the_list_asks_and_carrying_mine_keeps_theirs_around_it
     t.send("q");
     assert!(t.wait_exit(SOON).success());
 }
+
+/// A hub on a fixed loopback port, so that it can be stopped and started
+/// again at the same address.
+struct Restartable {
+    dir: tempfile::TempDir,
+    child: Option<std::process::Child>,
+    port: u16,
+    owner: String,
+}
+
+impl Restartable {
+    fn new() -> Restartable {
+        let (dir, owner, _viewer, _worker) = common::hub_dir();
+        std::fs::write(dir.path().join("hub.toml"), DOC).expect("config");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut h = Restartable {
+            dir,
+            child: None,
+            port,
+            owner,
+        };
+        h.start();
+        h
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn start(&mut self) {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .arg("hub")
+            .arg("--config")
+            .arg(self.dir.path().join("hub.toml"))
+            .arg("--tokens")
+            .arg(self.dir.path().join("tokens.toml"))
+            .args(["--listen", &format!("127.0.0.1:{}", self.port)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("hub starts");
+        self.child = Some(child);
+        let end = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(std::time::Instant::now() < end, "the hub did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn document(&self) -> String {
+        let c = macfleet::client::Client::new(
+            &self.url(),
+            Some(macfleet::client::Token::new(&self.owner)),
+            Default::default(),
+        )
+        .expect("client");
+        Hub::rt().block_on(c.config()).expect("config").text
+    }
+}
+
+impl Drop for Restartable {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[test]
+fn the_hub_down_during_the_write_keeps_the_edit_and_w_retries_once_it_is_back() {
+    let mut hub = Restartable::new();
+    let mut t = Pty::spawn(&["--hub", &hub.url()], &[("MAC_HUB_TOKEN", &hub.owner)]);
+    t.wait_for("OWNER", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("codex", SOON);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("J");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    hub.stop();
+    t.send("y");
+    let s = t.wait_for("write failed", Duration::from_secs(20));
+    assert!(s.contains("EDIT PENDING"), "the edit stays:\n{s}");
+    assert_eq!(hub.document_if_up(), None);
+    hub.start();
+    t.wait_for("live", Duration::from_secs(25));
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    let s = t.wait_until("written, or replayed first", SOON, |s| {
+        s.contains("written: revision") || s.contains("replayed onto")
+    });
+    if s.contains("replayed onto") {
+        t.send("y");
+        t.wait_for("written: revision", SOON);
+    }
+    assert_eq!(hub.document(), swapped(DOC));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+impl Restartable {
+    /// The document, or `None` while nothing listens.
+    fn document_if_up(&self) -> Option<String> {
+        std::net::TcpStream::connect(("127.0.0.1", self.port))
+            .ok()
+            .map(|_| self.document())
+    }
+}

@@ -439,3 +439,27 @@ fn write_shows_the_documents_diff() {
         true,
     );
 }
+
+#[test]
+fn a_412_that_changed_the_list_shows_base_theirs_and_mine() {
+    snap(
+        "ladder_conflict",
+        |a| {
+            key(a, '1');
+            key(a, 'J');
+            key(a, 'w');
+            key(a, 'y');
+            a.update(Msg::Written(Err(macfleet::client::ClientError::Conflict {
+                current_revision: Some("r44".into()),
+                message: String::new(),
+            })));
+            a.update(Msg::Agents {
+                revision: "r44".into(),
+                agents: ["opencode", "pi", "codex"].map(String::from).to_vec(),
+                text: fixture::DOC.replace("    \"claude\",   # strong\n", ""),
+            });
+        },
+        color(),
+        true,
+    );
+}
