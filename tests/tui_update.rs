@@ -417,6 +417,47 @@ fn liveness_follows_the_hub_clock_without_new_data() {
 }
 
 #[test]
+fn a_hub_outage_is_not_a_fleet_outage() {
+    let (mut a, m0) = app(60, false);
+    let (healthy, stale, lost) = (a.fleet.agg.healthy, a.fleet.agg.stale, a.fleet.agg.lost);
+    assert!(healthy > 40);
+    let t1 = m0 + Duration::from_secs(2);
+    a.update(Msg::FetchFailed {
+        what: Fetch::Workers,
+        error: "hub unreachable".into(),
+        at: t1,
+    });
+    // Well past every threshold, with the hub unreachable all along.
+    for s in [40, 200, 3600] {
+        a.update(Msg::Tick {
+            mono: t1 + Duration::from_secs(s),
+            wall: t0(),
+        });
+        a.settle();
+        assert_eq!(
+            (a.fleet.agg.healthy, a.fleet.agg.stale, a.fleet.agg.lost),
+            (healthy, stale, lost),
+            "{s}s into an outage the hub's last judgement stands"
+        );
+    }
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
+    views::draw(&a, &mut buf);
+    let row: String = (0..120).map(|x| buf[(x, 1)].symbol().to_string()).collect();
+    assert!(
+        row.starts_with("hub unreachable 1h") && row.contains("last known:"),
+        "{row}"
+    );
+    assert!(row.contains(&format!("{healthy} healthy")), "{row}");
+    // The hub answers again: its clock judges again.
+    a.update(Msg::Workers {
+        page: fixture::page(Vec::new(), t0() + TimeDelta::seconds(3600), true, 9),
+        at: t1 + Duration::from_secs(3601),
+    });
+    a.settle();
+    assert_eq!(a.fleet.agg.lost, 60, "an hour without heartbeats: lost");
+}
+
+#[test]
 fn connection_states() {
     let (mut a, m0) = app(5, false);
     assert_eq!(a.conn_label(), ConnLabel::Live);

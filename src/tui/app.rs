@@ -288,7 +288,9 @@ impl App {
     pub fn settle(&mut self) {
         let now = self.now();
         let mut changed = std::mem::take(&mut self.todo.slots);
-        if self.clock.is_some() {
+        // While the hub cannot be reached, its last judgement stands: the
+        // TUI does not age workers into stale or lost on its own clock.
+        if self.clock.is_some() && !self.is_stale() {
             changed.extend(self.fleet.advance(now));
         }
         let w = &mut self.lists.workers;

@@ -107,6 +107,18 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     if let Some(r) = row(area, 1) {
         let a = &app.fleet.agg;
         let mut spans = Vec::new();
+        if let ConnLabel::Disconnected(d) = app.conn_label() {
+            // The hub cannot be asked: what follows is its last judgement,
+            // not a fleet outage.
+            spans.push(Span::styled(
+                format!(
+                    "hub unreachable {}",
+                    fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
+                ),
+                t.bad(),
+            ));
+            spans.push(Span::styled(" · last known: ", t.muted()));
+        }
         if a.no_route > 0 {
             spans.push(Span::styled(
                 format!("NO ROUTE {}", fmt::count(a.no_route)),
