@@ -322,9 +322,17 @@ fn q_with_a_pending_edit_asks_first() {
     assert_eq!(a.edit.mode, Mode::ConfirmQuit);
     key(&mut a, 'n');
     assert!(!a.quit && a.edit.is_pending());
+    key(&mut a, '?');
     key(&mut a, 'q');
+    assert!(!a.quit, "from the help too");
+    assert_eq!(a.edit.mode, Mode::ConfirmQuit);
     key(&mut a, 'y');
     assert!(a.quit);
+    // C-c is the hard quit: it never asks.
+    let mut b = app(true);
+    key(&mut b, 'J');
+    ctrl(&mut b, 'c');
+    assert!(b.quit);
 }
 
 #[test]

@@ -700,6 +700,10 @@ impl App {
         if self.screen.help {
             match action {
                 Action::Help | Action::Back => self.screen.help = false,
+                Action::Quit if self.edit.is_pending() && k.code == KeyCode::Char('q') => {
+                    self.screen.help = false;
+                    self.edit.mode = Mode::ConfirmQuit;
+                }
                 Action::Quit => self.quit = true,
                 _ => {}
             }
@@ -713,7 +717,7 @@ impl App {
             }
             return;
         }
-        if action == Action::Quit && self.edit.is_pending() {
+        if action == Action::Quit && self.edit.is_pending() && k.code == KeyCode::Char('q') {
             self.edit.mode = Mode::ConfirmQuit;
             return;
         }
