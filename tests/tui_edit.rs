@@ -46,6 +46,20 @@ fn v(s: &[&str]) -> Vec<String> {
     s.iter().map(|x| x.to_string()).collect()
 }
 
+fn screen_text(app: &App) -> String {
+    let (w, h) = app.size;
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, w, h));
+    macfleet::tui::views::draw(app, &mut buf);
+    (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
 fn status(app: &App) -> String {
     app.status
         .as_ref()
@@ -215,6 +229,16 @@ fn a_failed_write_keeps_the_edit_and_w_retries() {
     assert!(a.edit.is_pending());
     assert_eq!(a.edit.mode, Mode::Editing);
     assert!(status(&a).contains("connection refused"), "{}", status(&a));
+    assert_eq!(
+        a.edit.error.as_deref(),
+        Some("hub unreachable: connection refused")
+    );
+    a.settle();
+    let screen = screen_text(&a);
+    assert!(
+        screen.contains("last write failed: hub unreachable"),
+        "{screen}"
+    );
     key(&mut a, 'w');
     assert_eq!(key(&mut a, 'y'), sent, "the same document again");
 }

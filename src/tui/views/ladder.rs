@@ -107,7 +107,17 @@ fn draw_projection(app: &App, area: Rect, buf: &mut Buffer, used: usize) {
     let Some(p) = &app.edit.projection else {
         return;
     };
-    let mut lines = vec![Line::styled(
+    let mut lines = Vec::new();
+    if let Some(e) = &app.edit.error {
+        lines.push(Line::styled(
+            format!(
+                "last write failed: {} (the edit is kept: w retries)",
+                hub(e)
+            ),
+            t.bad(),
+        ));
+    }
+    lines.extend([Line::styled(
         format!(
             "pending order over {} healthy workers {} no route {}{}{}",
             fmt::count(p.healthy),
@@ -117,7 +127,7 @@ fn draw_projection(app: &App, area: Rect, buf: &mut Buffer, used: usize) {
             fmt::count(p.no_route)
         ),
         t.title(),
-    )];
+    )]);
     for w in &p.warnings {
         lines.push(Line::styled(format!("! {}", hub(&w.to_string())), t.warn()));
     }
