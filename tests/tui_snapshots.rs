@@ -458,6 +458,18 @@ fn a_412_that_changed_the_list_shows_base_theirs_and_mine() {
                 agents: ["opencode", "pi", "codex"].map(String::from).to_vec(),
                 text: fixture::DOC.replace("    \"claude\",   # strong\n", ""),
             });
+            let mut h = fixture::history(fixture::t0());
+            h.revisions.insert(
+                0,
+                macfleet::wire::HistoryEntry {
+                    revision: "r44".into(),
+                    at: fixture::t0() - chrono::TimeDelta::minutes(2),
+                    by: "bob".into(),
+                    agents: ["opencode", "pi", "codex"].map(String::from).to_vec(),
+                    previous_agents: fixture::LADDER.map(String::from).to_vec(),
+                },
+            );
+            a.update(Msg::History(h));
         },
         color(),
         true,

@@ -89,12 +89,26 @@ fn draw_conflict(
     let t = &app.theme;
     let s = &c.sides;
     if let Some(r) = row(area, 0) {
+        // Who changed it and when, once the history holds that revision.
+        let who = app
+            .config
+            .history
+            .iter()
+            .find(|h| h.revision == c.theirs_revision())
+            .map(|h| {
+                format!(
+                    " by {}, {} ago",
+                    hub(&h.by),
+                    crate::tui::fmt::age_at(app.now(), h.at)
+                )
+            })
+            .unwrap_or_default();
         line(
             r,
             buf,
             Line::styled(
                 format!(
-                    "the hub's list changed (now {}) while you edited it from {}",
+                    "the hub's list changed (now {}{who}) while you edited it from {}",
                     hub(c.theirs_revision()),
                     hub(c.mine.base_revision())
                 ),
