@@ -355,3 +355,26 @@ impl Restartable {
             .map(|_| self.document())
     }
 }
+
+#[test]
+fn in_the_demo_the_simulated_fleet_converges_onto_the_written_order() {
+    let mut t = Pty::spawn(&["demo", "--workers", "5", "--interval", "1"], &[]);
+    t.wait_for("OWNER", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("AWAY LAST HOUR", SOON);
+    t.wait_for("5 healthy", START);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("pending order over 5 healthy workers"), "{s}");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    t.wait_for("healthy workers on", SOON);
+    // Every simulated worker picks the new revision up on a heartbeat.
+    t.wait_for("5/5 healthy workers on", Duration::from_secs(30));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
