@@ -44,10 +44,12 @@ want=$(python3 -c "print(f'{$WORKERS:,}')")
 
 tm new -d -s "$SESSION" -x 120 -y 40 \
   "MAC_HUB_URL=http://127.0.0.1:$PORT MAC_HUB_TOKEN=$(cat "$dir/viewer.tok") $BIN --read-only"
+shown=
 for _ in $(seq 300); do
-  tm capture-pane -p -t "$SESSION" 2>/dev/null | grep -q "$want workers" && break
+  tm capture-pane -p -t "$SESSION" 2>/dev/null | grep -q "$want workers" && { shown=1; break; }
   sleep 0.1
 done
+[ -n "$shown" ] || { echo "the TUI never showed $want workers"; exit 1; }
 sleep 2
 
 # Send `key`, then capture until the pane differs from before; print ms.

@@ -273,7 +273,29 @@ fn a_failover_appears_unasked_and_a_lost_hub_is_shown_not_fatal() {
     hub.kill();
     let s = t.wait_for("disconnected", Duration::from_secs(20));
     assert!(s.contains("w-pty-1"), "last data kept:\n{s}");
-    std::thread::sleep(Duration::from_secs(2));
+    // Long past the lost threshold (10 intervals of 1 s), the hub's last
+    // judgement still stands: a hub outage is not a fleet outage.
+    let state = |s: &str| {
+        let row = s
+            .lines()
+            .find(|l| l.contains("w-pty-1"))
+            .unwrap_or_default();
+        ["healthy", "stale", "lost"]
+            .into_iter()
+            .find(|w| row.split_whitespace().any(|x| x == *w))
+            .map(str::to_string)
+    };
+    let before = state(&s);
+    assert!(before.is_some(), "w-pty-1's row shows its state:\n{s}");
+    std::thread::sleep(Duration::from_secs(12));
+    let s = t.screen();
+    assert!(s.contains("hub unreachable"), "{s}");
+    assert!(s.contains("last known:"), "{s}");
+    assert_eq!(
+        state(&s),
+        before,
+        "the worker's state moved on our clock:\n{s}"
+    );
     assert!(
         t.child.try_wait().expect("try_wait").is_none(),
         "still running"
