@@ -324,7 +324,8 @@ fn read_only_session_sends_no_write_whatever_keys_it_gets() {
     t.wait_for("READ-ONLY", START);
     t.send("1");
     for keys in [
-        "J", "K", "a", "d", "u", "\x12", "w", "y", "\r", "j", "J", "w", "y",
+        "J", "K", "a", "d", "u", "\x12", "w", "y", "\r", "j", "J", "w", "y", "e", "R", "c", "D",
+        "y",
     ] {
         t.send(keys);
         std::thread::sleep(Duration::from_millis(40));
