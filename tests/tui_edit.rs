@@ -437,3 +437,20 @@ fn after_a_write_the_convergence_line_counts_healthy_workers_on_it() {
     assert!(a.edit.is_pending());
     assert_eq!(a.edit.rollout, None, "a new edit ends it");
 }
+
+#[test]
+fn an_empty_list_is_refused_before_it_reaches_the_hub_and_the_edit_stays() {
+    let mut a = app(true);
+    for _ in 0..4 {
+        key(&mut a, 'g');
+        key(&mut a, 'd');
+    }
+    assert_eq!(order(&a), Vec::<String>::new());
+    assert!(a.edit.is_pending());
+    assert!(key(&mut a, 'w').is_empty(), "nothing sent");
+    assert_eq!(a.edit.mode, Mode::Editing, "no diff to confirm");
+    assert!(status(&a).starts_with("cannot write:"), "{}", status(&a));
+    assert!(status(&a).ends_with("(the edit is kept)"), "{}", status(&a));
+    key(&mut a, 'u');
+    assert_eq!(order(&a), v(&["codex"]), "every step can be undone");
+}
