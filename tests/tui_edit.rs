@@ -454,3 +454,37 @@ fn an_empty_list_is_refused_before_it_reaches_the_hub_and_the_edit_stays() {
     key(&mut a, 'u');
     assert_eq!(order(&a), v(&["codex"]), "every step can be undone");
 }
+
+#[test]
+fn r_on_history_prepares_a_revert_as_a_pending_edit() {
+    let (mut a, _) = fixture::app(20, true, Theme::new(false, false), 120, 40);
+    key(&mut a, '4');
+    assert_eq!(a.view(), View::History);
+    // The newest entry is the current order: nothing to revert.
+    key(&mut a, 'R');
+    assert!(!a.edit.is_pending(), "{}", status(&a));
+    // Down to the first entry whose order differs from the hub's now.
+    let mut want = a.config.agents.clone();
+    for _ in 0..a.config.history.len() {
+        code(&mut a, KeyCode::Down);
+        let k = a.lists.history.selected().cloned().expect("an entry");
+        want = a.history_entry(&k).expect("entry").agents.clone();
+        if want != a.config.agents {
+            break;
+        }
+    }
+    assert_ne!(want, a.config.agents, "the fixture holds an older order");
+    assert!(key(&mut a, 'R').is_empty(), "a revert sends nothing");
+    assert_eq!(a.view(), View::Ladder);
+    assert_eq!(order(&a), want);
+    assert!(a.edit.is_pending());
+    key(&mut a, 'u');
+    assert!(!a.edit.is_pending(), "u undoes it");
+
+    let (mut r, _) = fixture::app(20, false, Theme::new(false, false), 120, 40);
+    key(&mut r, '4');
+    code(&mut r, KeyCode::Down);
+    key(&mut r, 'R');
+    assert_eq!(status(&r), "read-only");
+    assert_eq!(r.edit.plan, None);
+}

@@ -712,6 +712,8 @@ impl App {
         if action.is_edit() {
             if !self.can_write {
                 self.say("read-only");
+            } else if action == Action::Revert && self.screen.view == View::History {
+                self.revert_to_selected();
             } else if self.screen.view == View::Ladder && self.screen.detail.is_none() {
                 self.edit_action(action);
             }

@@ -242,6 +242,42 @@ impl App {
         }
     }
 
+    /// `R` on History: the selected revision's order becomes the pending
+    /// order (on the hub's current document), shown on the Ladder to review.
+    pub(super) fn revert_to_selected(&mut self) {
+        if matches!(self.edit.mode, Mode::Sending { .. }) {
+            self.say("a write is on its way");
+            return;
+        }
+        let Some(entry) = self
+            .lists
+            .history
+            .selected()
+            .and_then(|k| self.history_entry(k))
+            .map(|h| (h.revision.clone(), h.agents.clone()))
+        else {
+            self.say("select a revision to revert to");
+            return;
+        };
+        let (revision, agents) = entry;
+        let Some(plan) = self.plan_mut() else {
+            return;
+        };
+        plan.set_order(agents);
+        let pending = plan.is_pending();
+        if pending {
+            self.screen.detail = None;
+            self.screen.view = View::Ladder;
+            self.edit.rollout = None;
+        }
+        self.say(if pending {
+            format!("{revision}'s order is pending: review it, then w (u undoes)")
+        } else {
+            format!("the hub already holds {revision}'s order")
+        });
+        self.reorder();
+    }
+
     /// `w`: the diff screen of the whole document, or why it cannot be
     /// written.
     fn review(&mut self) {
