@@ -20,41 +20,19 @@
 //! Nothing is dropped, so on-call sees that something odd was sent.
 //!
 //! Clean text (the common case) comes back borrowed, without allocating.
-//! `for_terminal(for_terminal(x)) == for_terminal(x)`.
+//! The output passes through [`escape`] unchanged. A second `for_terminal`
+//! may redact more, never less: an escaped line break joins two lines for
+//! the scrubber's line-based rules (a `Cookie:` value runs to the end of its
+//! line).
 //!
 //! See `docs/scrubbing.md`, "Terminal safety".
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Whether `c` must not reach a terminal as it is.
-pub fn is_unsafe(c: char) -> bool {
-    let u = c as u32;
-    if u < 0x80 {
-        return u < 0x20 || u == 0x7f;
-    }
-    matches!(u,
-        0x80..=0x9f          // C1 controls
-        | 0xad               // soft hyphen
-        | 0x34f              // combining grapheme joiner
-        | 0x61c              // Arabic letter mark (bidi)
-        | 0x115f | 0x1160    // Hangul fillers (render blank)
-        | 0x17b4 | 0x17b5    // Khmer invisible vowels
-        | 0x180b..=0x180f    // Mongolian variation selectors and vowel separator
-        | 0x200b..=0x200f    // ZWSP, ZWNJ, ZWJ, LRM, RLM
-        | 0x2028..=0x202e    // line/paragraph separators, LRE RLE PDF LRO RLO
-        | 0x2060..=0x206f    // word joiner, invisible operators, LRI RLI FSI PDI, …
-        | 0x3164             // Hangul filler
-        | 0xfe00..=0xfe0f    // variation selectors
-        | 0xfeff             // zero-width no-break space (BOM)
-        | 0xffa0             // half-width Hangul filler
-        | 0xfff9..=0xfffb    // interlinear annotation controls
-        | 0x1bca0..=0x1bca3  // shorthand format controls
-        | 0x1d173..=0x1d17a  // musical symbol format controls
-        | 0xe0000..=0xe007f  // tag characters ("ASCII smuggling")
-        | 0xe0100..=0xe01ef // variation selectors supplement
-    )
-}
+/// Whether `c` must not reach a terminal as it is (the scrubber's own
+/// character class: it reads through these too).
+pub use crate::scrub::is_unsafe;
 
 /// Hub text for one terminal cell or line: secrets scrubbed, and every
 /// unsafe character (including `\n` and `\t`) escaped as `<U+XXXX>`.
@@ -200,6 +178,21 @@ mod tests {
         let once = for_terminal(s).into_owned();
         assert_eq!(for_terminal(&once), once);
         assert!(once.chars().all(|c| !is_unsafe(c)));
+    }
+
+    /// Found by fuzzing: a cookie header ends at its line break, and once
+    /// the break is escaped a second pass reads one long line.
+    #[test]
+    fn a_second_pass_redacts_more_never_less() {
+        let value = "ab12CD".repeat(5);
+        let s = format!(" \nSet-Cookie: session={value}; Path=/; HttpOnly\n x");
+        let once = for_terminal(&s).into_owned();
+        assert!(!once.contains(&value), "{once}");
+        assert!(once.ends_with("<U+000A> x"), "{once}");
+        assert_eq!(escape(&once, false), once);
+        let twice = for_terminal(&once);
+        assert!(!twice.contains(&value));
+        assert!(twice.chars().all(|c| !is_unsafe(c)));
     }
 
     #[test]

@@ -464,7 +464,7 @@ pub fn leaked(out: &str, needle: &str) -> bool {
             '\u{FF01}'..='\u{FF5E}' => {
                 seen.push(char::from_u32(c as u32 - 0xFEE0).unwrap_or(c));
             }
-            c if crate::textsafe::is_unsafe(c) => {}
+            c if super::is_unsafe(c) => {}
             c => seen.push(c),
         }
     }

@@ -853,7 +853,7 @@ const SK_DISTINCT: [&[u8]; 5] = [b"ant-", b"proj-", b"or-v1-", b"svcacct-", b"ad
 /// prefix is there and `i` starts a word (or the prefix is distinctive
 /// enough not to need it).
 fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
-    let glued = i > 0 && is_alnum(b[i - 1]);
+    let glued = i > 0 && is_alnum(b[i - 1]) && !after_colour_code(b, i);
     let rest = b.get(i..)?;
     if rest.starts_with(b"sk-") {
         if glued && !SK_DISTINCT.iter().any(|p| rest[3..].starts_with(p)) {
@@ -889,6 +889,20 @@ fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
     }
     let s = SIMPLE.iter().find(|s| rest.starts_with(s.prefix))?;
     Some((s.fam, simple_at(b, i, s)))
+}
+
+/// Whether `b[..i]` ends with what is left of a terminal colour code once
+/// its ESC is gone (`[0m`, `[1;31m`, `[2`): a word starts after it.
+fn after_colour_code(b: &[u8], i: usize) -> bool {
+    let mut k = i;
+    if k > 0 && b[k - 1].is_ascii_alphabetic() {
+        k -= 1;
+    }
+    let params = k;
+    while k > 0 && params - k < 16 && (b[k - 1].is_ascii_digit() || b[k - 1] == b';') {
+        k -= 1;
+    }
+    k > 0 && b[k - 1] == b'[' && k < i
 }
 
 fn simple_at(b: &[u8], i: usize, s: &Simple) -> TokenScan {

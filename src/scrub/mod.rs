@@ -22,8 +22,11 @@ use std::ops::Range;
 #[doc(hidden)]
 pub mod corpus;
 mod detect;
+mod invisible;
 mod keys;
 mod normal;
+
+pub use invisible::is_unsafe;
 #[cfg(test)]
 mod tests;
 

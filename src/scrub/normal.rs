@@ -1,9 +1,12 @@
 //! The text the detectors see when the input hides a secret from them: a
 //! key broken by a zero-width space, spelled with full-width hyphens, or
 //! glued to a terminal colour code. A "shadow" copy drops invisible and
-//! control characters (and whole CSI sequences such as `ESC[0m`), and maps
-//! full-width ASCII and Unicode hyphens to ASCII; the detectors scan it,
-//! and every finding is mapped back to the original text.
+//! control characters (ESC among them: the rest of a colour code, `[0m`,
+//! is left, and a token right after such a code starts a word, see
+//! `detect::token_at`), and maps full-width ASCII and Unicode hyphens to
+//! ASCII; the detectors scan it, and every finding is mapped back to the
+//! original text. Nothing else is dropped, so a placeholder's `[` is never
+//! taken for part of a control sequence.
 //!
 //! Most text needs none of this: printable ASCII (with `\t`, `\n`, `\r`)
 //! and text whose non-ASCII characters are all ordinary is left alone, and
@@ -26,7 +29,7 @@ fn map(c: char) -> Map {
         '\u{3000}' => Map::To(' '),
         // Hyphens that look like `-` (not the en and em dashes of prose).
         '\u{2010}'..='\u{2012}' | '\u{2212}' | '\u{FE63}' => Map::To('-'),
-        c if crate::textsafe::is_unsafe(c) => Map::Drop,
+        c if super::is_unsafe(c) => Map::Drop,
         _ => Map::Keep,
     }
 }
@@ -65,28 +68,7 @@ pub(super) fn shadow(text: &str) -> Option<Shadow> {
 fn build(text: &str) -> Shadow {
     let mut out = String::with_capacity(text.len());
     let mut from = Vec::with_capacity(text.len());
-    let mut it = text.char_indices().peekable();
-    while let Some((i, c)) = it.next() {
-        // A CSI sequence (`ESC [ params final`, or 8-bit CSI) is dropped
-        // whole: `ESC[0msk-…` must not leave `m` glued to the key.
-        if (c == '\u{1b}' && it.peek().map(|&(_, n)| n) == Some('[')) || c == '\u{9b}' {
-            if c == '\u{1b}' {
-                it.next();
-            }
-            // Parameter and intermediate bytes, then one final byte.
-            let mut n = 0;
-            while let Some(&(_, p)) = it.peek() {
-                if n > 32 || !('\u{20}'..='\u{7e}').contains(&p) {
-                    break;
-                }
-                n += 1;
-                it.next();
-                if p >= '\u{40}' {
-                    break;
-                }
-            }
-            continue;
-        }
+    for (i, c) in text.char_indices() {
         let end = i + c.len_utf8();
         let to = match map(c) {
             Map::Drop => continue,
@@ -117,10 +99,10 @@ mod tests {
     fn shadow_maps_back() {
         let t = "a\u{200B}b\u{FF0D}c\u{1b}[31md";
         let s = shadow(t).expect("needs a shadow");
-        assert_eq!(s.text, "ab-cd");
-        let r = s.original(0..5);
+        assert_eq!(s.text, "ab-c[31md");
+        let r = s.original(0..9);
         assert_eq!(r, 0..t.len());
         assert_eq!(&t[s.original(2..3)], "\u{FF0D}");
-        assert_eq!(&t[s.original(4..5)], "d");
+        assert_eq!(&t[s.original(8..9)], "d");
     }
 }

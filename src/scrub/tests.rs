@@ -341,3 +341,26 @@ fn idempotent_on_fuzz_findings() {
         assert_eq!(scrub(&once), once, "{t:?}");
     }
 }
+
+/// Found by fuzzing: with ESC dropped from the shadow copy, `ESC` before a
+/// placeholder must not make its `[` part of a control sequence on a rescan.
+#[test]
+fn esc_before_a_placeholder_keeps_it_whole() {
+    let t = "1\u{19}Y \0:key:\u{1b}gggggggggggg\0\0\0{`";
+    let once = scrub(t).into_owned();
+    assert!(once.contains("\u{1b}[redacted:api-key]"), "{once:?}");
+    assert_eq!(scrub(&once), once);
+}
+
+#[test]
+fn a_token_after_a_colour_code_starts_a_word() {
+    let key = format!("sk-{}", b62(41, 48));
+    for t in [
+        format!("codex: \u{1b}[31m{key}\u{1b}[0m invalid"),
+        format!("codex: [1;31m{key}[0m invalid"),
+    ] {
+        let out = scrub(&t);
+        assert!(!out.contains(&key[3..]), "{out:?}");
+        assert!(out.contains("[redacted:openai-key]"), "{out:?}");
+    }
+}

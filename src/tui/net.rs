@@ -22,9 +22,23 @@ use crate::client::{Client, ClientError, FailoverQuery, HubEvent, StreamItem};
 /// Worker poll period while the hub answers.
 pub const POLL_EVERY: Duration = Duration::from_secs(2);
 
-/// [`POLL_EVERY`], or the test-only stretched period (`run::QUIET_ENV`).
+/// Test-only: stretch the runner's 1 s tick and the 2 s worker poll to
+/// this many milliseconds, so a test can see whether a key wakes the loop
+/// by itself.
+pub const QUIET_ENV: &str = "MACFLEET_TEST_QUIET_MS";
+
+/// [`QUIET_ENV`] if set to a number of milliseconds.
+pub fn quiet() -> Option<Duration> {
+    std::env::var(QUIET_ENV)
+        .ok()?
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_millis)
+}
+
+/// [`POLL_EVERY`], or the test-only stretched period ([`QUIET_ENV`]).
 fn poll_every() -> Duration {
-    super::run::quiet().unwrap_or(POLL_EVERY)
+    quiet().unwrap_or(POLL_EVERY)
 }
 /// Longest wait between retries while it does not.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);

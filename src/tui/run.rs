@@ -43,22 +43,9 @@ const TICK: Duration = Duration::from_secs(1);
 /// flooding hub cannot keep a key waiting.
 const DRAIN_MAX: usize = 1024;
 
-/// Test-only: stretch the 1 s tick and the 2 s worker poll to this many
-/// milliseconds, so a test can see whether a key wakes the loop by itself.
-pub const QUIET_ENV: &str = "MACFLEET_TEST_QUIET_MS";
-
-/// The tick, or [`QUIET_ENV`]'s stretched one.
+/// The tick, or the test-only stretched one ([`net::QUIET_ENV`]).
 pub fn tick_period() -> Duration {
-    quiet().unwrap_or(TICK)
-}
-
-/// [`QUIET_ENV`] if set to a number of milliseconds.
-pub fn quiet() -> Option<Duration> {
-    std::env::var(QUIET_ENV)
-        .ok()?
-        .parse::<u64>()
-        .ok()
-        .map(Duration::from_millis)
+    net::quiet().unwrap_or(TICK)
 }
 
 /// Run the TUI until the user quits, a signal arrives or the terminal goes
