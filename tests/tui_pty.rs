@@ -29,8 +29,9 @@ fn owner_session_shows_the_fleet_live_and_quits_cleanly() {
     t.esc();
     t.send("4");
     t.wait_for("BEFORE", SOON);
+    t.send("1");
     t.send("w");
-    t.wait_for("editing arrives in a later version", SOON);
+    t.wait_for("nothing to write: no pending edit", SOON);
     t.send("2");
     t.send("/");
     t.send("w-0001");
@@ -323,7 +324,8 @@ fn read_only_session_sends_no_write_whatever_keys_it_gets() {
     t.wait_for("READ-ONLY", START);
     t.send("1");
     for keys in [
-        "J", "K", "a", "d", "u", "\x12", "w", "y", "\r", "j", "J", "w", "y",
+        "J", "K", "a", "d", "u", "\x12", "w", "y", "\r", "j", "J", "w", "y", "e", "R", "c", "D",
+        "y",
     ] {
         t.send(keys);
         std::thread::sleep(Duration::from_millis(40));

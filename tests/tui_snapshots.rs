@@ -410,3 +410,68 @@ fn cut_text_ends_in_an_ellipsis_and_space_goes_where_the_text_is() {
     assert!(s.contains("opencode rout~"), "{s}");
     assert!(!s.contains('…'), "{s}");
 }
+
+#[test]
+fn ladder_with_a_pending_edit_and_its_projection() {
+    snap(
+        "ladder_pending",
+        |a| {
+            key(a, '1');
+            key(a, 'J');
+            key(a, 'G');
+            key(a, 'd');
+        },
+        color(),
+        true,
+    );
+}
+
+#[test]
+fn write_shows_the_documents_diff() {
+    snap(
+        "ladder_diff",
+        |a| {
+            key(a, '1');
+            key(a, 'J');
+            key(a, 'w');
+        },
+        color(),
+        true,
+    );
+}
+
+#[test]
+fn a_412_that_changed_the_list_shows_base_theirs_and_mine() {
+    snap(
+        "ladder_conflict",
+        |a| {
+            key(a, '1');
+            key(a, 'J');
+            key(a, 'w');
+            key(a, 'y');
+            a.update(Msg::Written(Err(macfleet::client::ClientError::Conflict {
+                current_revision: Some("r44".into()),
+                message: String::new(),
+            })));
+            a.update(Msg::Agents {
+                revision: "r44".into(),
+                agents: ["opencode", "pi", "codex"].map(String::from).to_vec(),
+                text: fixture::DOC.replace("    \"claude\",   # strong\n", ""),
+            });
+            let mut h = fixture::history(fixture::t0());
+            h.revisions.insert(
+                0,
+                macfleet::wire::HistoryEntry {
+                    revision: "r44".into(),
+                    at: fixture::t0() - chrono::TimeDelta::minutes(2),
+                    by: "bob".into(),
+                    agents: ["opencode", "pi", "codex"].map(String::from).to_vec(),
+                    previous_agents: fixture::LADDER.map(String::from).to_vec(),
+                },
+            );
+            a.update(Msg::History(h));
+        },
+        color(),
+        true,
+    );
+}

@@ -98,10 +98,11 @@ fn edit_keys_in_a_read_only_session_say_read_only_and_do_nothing() {
     )));
     assert_eq!(a.status.as_ref().unwrap().text, "read-only");
     let (mut a, _) = app(10, true);
+    key(&mut a, '1');
     key(&mut a, 'w');
     assert_eq!(
         a.status.as_ref().unwrap().text,
-        "editing arrives in a later version"
+        "nothing to write: no pending edit"
     );
     assert!(!a.quit);
 }

@@ -11,7 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 
 use ratatui::layout::Rect;
 
-use super::edit::LadderEdit;
+use super::edit::{LadderEdit, Mode};
 use super::faillog::{self, FailLog};
 use super::fleet::{Fleet, Slot};
 use super::geom;
@@ -105,6 +105,8 @@ pub struct Config {
     /// The list in rank order.
     pub agents: Vec<String>,
     pub revision: Option<String>,
+    /// The whole document at `revision` (what an edit starts from).
+    pub text: Option<String>,
     /// The revision whose config we asked for last (asked once).
     requested: Option<String>,
     /// Newest first, as the hub sends it.
@@ -137,7 +139,7 @@ pub struct App {
     pub config: Config,
     /// The four list views: rows, selection, sort, filter.
     pub lists: Lists,
-    /// The owner's pending edit of the list (filled by the editing issue).
+    /// The owner's pending edit of the list.
     pub edit: LadderEdit,
     todo: Todo,
     pub status: Option<Status>,
@@ -262,7 +264,7 @@ impl App {
         self.table_area().height as usize
     }
 
-    fn say(&mut self, text: impl Into<String>) {
+    pub(super) fn say(&mut self, text: impl Into<String>) {
         self.status = Some(Status {
             text: text.into(),
             at: self.mono_now,
@@ -355,8 +357,19 @@ impl App {
     /// Every agent worth a ladder row: the list in rank order, then agents
     /// workers report that the list does not hold (a worker behind on its
     /// revision, or an unknown name).
+    /// With an edit pending: the pending order, then the agents it removed.
     pub fn ladder_agents(&self) -> Vec<String> {
-        let list = &self.config.agents;
+        let mut list = self.config.agents.clone();
+        if let Some(p) = self.edit.plan.as_ref().filter(|p| p.is_pending()) {
+            list = p.order().to_vec();
+            list.extend(
+                p.rungs()
+                    .into_iter()
+                    .filter(|r| r.new.is_none())
+                    .map(|r| r.agent),
+            );
+        }
+        let list = &list;
         let mut out = list.clone();
         let mut extra: Vec<&String> = self
             .fleet
@@ -406,6 +419,7 @@ impl App {
         }
         self.lists.ladder.rows = rows;
         self.lists.ladder.emptied = emptied;
+        self.refresh_projection();
     }
 
     fn rebuild_failovers(&mut self) {
@@ -459,7 +473,7 @@ impl App {
     }
 
     /// The current view's filter text or sort changed: recompute its rows.
-    fn reorder(&mut self) {
+    pub(super) fn reorder(&mut self) {
         match self.screen.view {
             View::Workers => self.todo.workers_index = true,
             View::Ladder => self.todo.ladder = true,
@@ -568,6 +582,11 @@ impl App {
                 }
             }
             Msg::Config(ev) => {
+                if self.config.revision.as_deref() != Some(ev.revision.as_str()) {
+                    // The document changed: its text comes with the fetch.
+                    self.config.text = None;
+                    self.forget_unchanged_edit();
+                }
                 self.config.agents = ev.agents;
                 self.config.revision = Some(ev.revision.clone());
                 self.todo
@@ -577,9 +596,26 @@ impl App {
                 self.dirty = true;
                 fx.push(Effect::FetchHistory);
             }
-            Msg::Agents { revision, agents } => {
+            Msg::Agents {
+                revision,
+                agents,
+                text,
+            } => {
                 self.config.agents = agents;
-                self.config.revision = Some(revision);
+                self.config.revision = Some(revision.clone());
+                self.config.text = Some(text.clone());
+                if std::mem::take(&mut self.edit.rebase_wanted) {
+                    self.rebase_onto(&text, &revision);
+                } else if self.edit.plan.as_ref().map(|p| p.base_revision())
+                    != Some(revision.as_str())
+                {
+                    self.forget_unchanged_edit();
+                }
+                self.todo.ladder = true;
+                self.dirty = true;
+            }
+            Msg::Written(r) => {
+                self.written(r, &mut fx);
                 self.todo.ladder = true;
                 self.dirty = true;
             }
@@ -652,6 +688,11 @@ impl App {
             self.filter_key(k);
             return;
         }
+        if self.edit.takes_keys() {
+            self.dirty = true;
+            self.edit_key(k, fx);
+            return;
+        }
         let Some(action) = keys::action_for(&k) else {
             return;
         };
@@ -659,17 +700,27 @@ impl App {
         if self.screen.help {
             match action {
                 Action::Help | Action::Back => self.screen.help = false,
+                Action::Quit if self.edit.is_pending() && k.code == KeyCode::Char('q') => {
+                    self.screen.help = false;
+                    self.edit.mode = Mode::ConfirmQuit;
+                }
                 Action::Quit => self.quit = true,
                 _ => {}
             }
             return;
         }
         if action.is_edit() {
-            self.say(if self.can_write {
-                "editing arrives in a later version"
-            } else {
-                "read-only"
-            });
+            if !self.can_write {
+                self.say("read-only");
+            } else if action == Action::Revert && self.screen.view == View::History {
+                self.revert_to_selected();
+            } else if self.screen.view == View::Ladder && self.screen.detail.is_none() {
+                self.edit_action(action);
+            }
+            return;
+        }
+        if action == Action::Quit && self.edit.is_pending() && k.code == KeyCode::Char('q') {
+            self.edit.mode = Mode::ConfirmQuit;
             return;
         }
         if let Some(m) = action.movement() {

@@ -24,6 +24,10 @@ pub fn t0() -> DateTime<Utc> {
 pub const LADDER: [&str; 4] = ["opencode", "pi", "claude", "codex"];
 pub const REVISION: &str = "r42";
 
+/// The hub's document at [`REVISION`]: [`LADDER`] with a comment beside
+/// each agent, a commented-out `cursor` and a key after the list.
+pub const DOC: &str = "# the fleet's route order\n[fleet]\nMAC_CODING_AGENTS = [\n    \"opencode\", # cheap\n    \"pi\",       # fast\n    # \"cursor\",  # no seat yet\n    \"claude\",   # strong\n    \"codex\",    # last\n]\nretries = 2\n";
+
 fn ladder() -> Vec<String> {
     LADDER.iter().map(|s| s.to_string()).collect()
 }
@@ -211,6 +215,7 @@ pub fn app(n: usize, can_write: bool, theme: Theme, w: u16, h: u16) -> (App, Ins
     app.update(Msg::Agents {
         revision: REVISION.into(),
         agents: ladder(),
+        text: DOC.into(),
     });
     app.update(Msg::History(history(now)));
     app.update(Msg::Failovers {

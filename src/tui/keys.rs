@@ -34,7 +34,7 @@ pub enum Action {
     PromptRecall,
     PromptErase,
     PromptEraseAll,
-    // Ladder edits: arrive in a later version; a read-only session refuses them.
+    // Ladder edits (see `edit`); a read-only session refuses them.
     MoveAgentDown,
     MoveAgentUp,
     AddAgent,
@@ -42,6 +42,8 @@ pub enum Action {
     Undo,
     Redo,
     Write,
+    /// On History: the selected revision's order as a pending edit.
+    Revert,
 }
 
 impl Action {
@@ -56,6 +58,7 @@ impl Action {
                 | Action::Undo
                 | Action::Redo
                 | Action::Write
+                | Action::Revert
         )
     }
 
@@ -298,6 +301,13 @@ pub const BINDINGS: &[Binding] = &[
         Action::Write,
         "write: diff, then y sends",
         Only(View::Ladder),
+    ),
+    b(
+        &[k('R')],
+        "R",
+        Action::Revert,
+        "revert to this revision's order (a pending edit to review)",
+        Only(View::History),
     ),
     b(
         &[code(KeyCode::Enter)],

@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::wire::{ConfigEvent, FailoverRecord, FailoversPage, History, Whoami, WorkersPage};
+use crate::client::ClientError;
+use crate::wire::{
+    ConfigAccepted, ConfigEvent, FailoverRecord, FailoversPage, History, Whoami, WorkersPage,
+};
 
 #[derive(Debug, Clone)]
 pub enum Msg {
@@ -36,11 +39,15 @@ pub enum Msg {
     Failover(FailoverRecord),
     /// A new revision from the event stream.
     Config(ConfigEvent),
-    /// The list as `GET /v1/config` holds it.
+    /// The list as `GET /v1/config` holds it, and the whole document (the
+    /// base of an edit).
     Agents {
         revision: String,
         agents: Vec<String>,
+        text: String,
     },
+    /// The answer to an [`Effect::Write`].
+    Written(Result<ConfigAccepted, ClientError>),
     History(History),
     StreamUp,
     StreamDown {
@@ -83,4 +90,10 @@ pub enum Effect {
     Refetch,
     FetchConfig,
     FetchHistory,
+    /// `PUT /v1/config` of exactly `text` with `If-Match: if_match` (what
+    /// the diff screen showed). The runner sends it through its `Writer`.
+    Write {
+        text: String,
+        if_match: String,
+    },
 }

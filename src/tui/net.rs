@@ -290,6 +290,7 @@ async fn fetch_config(client: &Client, tx: &mpsc::Sender<Msg>) -> bool {
                     Msg::Agents {
                         revision: doc.revision,
                         agents: found.agents,
+                        text: doc.text,
                     },
                 )
                 .await;
@@ -355,6 +356,8 @@ async fn effect_task(
             Effect::FetchHistory => {
                 fetch_history(&client, &tx).await;
             }
+            // The runner sends writes through its `Writer`; never here.
+            Effect::Write { .. } => {}
         }
         if tx.is_closed() {
             return;

@@ -20,7 +20,7 @@ use super::input::{self, Input};
 use super::msg::{Effect, Msg};
 use super::theme::Theme;
 use super::{net, term, views};
-use crate::client::{Client, WriteGrant, Writer};
+use crate::client::{Client, ClientError, WriteGrant, Writer};
 
 /// How the session looks and behaves; the caller reads flags and `NO_COLOR`.
 #[derive(Debug, Clone, Default)]
@@ -79,6 +79,7 @@ pub async fn run(
 
     let (tx, rx) = mpsc::channel::<Msg>(4096);
     let (fx_tx, fx_rx) = mpsc::unbounded_channel::<Effect>();
+    let hub_tx = tx.clone();
     let _net = net::spawn(client, tx, fx_rx);
 
     let (w, h) = crossterm::terminal::size()?;
@@ -89,6 +90,7 @@ pub async fn run(
         fx: fx_tx,
         grant,
         writer: None,
+        hub_tx,
         frame: Buffer::empty(Rect::new(0, 0, w, h)),
         last: None,
         resized: false,
@@ -129,6 +131,8 @@ struct Ui {
     /// The one write path, once the hub said we are an owner. Held for the
     /// ladder editor's writes.
     writer: Option<Writer>,
+    /// Where a write's answer goes (the hub tasks' channel).
+    hub_tx: mpsc::Sender<Msg>,
     frame: Buffer,
     last: Option<Buffer>,
     /// The terminal changed size since the last frame: what it shows is
@@ -197,7 +201,12 @@ impl Ui {
             self.app.can_write = self.writer.is_some();
         }
         for e in self.app.update(m) {
-            let _ = self.fx.send(e);
+            match e {
+                Effect::Write { text, if_match } => self.write(text, if_match),
+                e => {
+                    let _ = self.fx.send(e);
+                }
+            }
         }
         if full_page {
             tracing::info!(
@@ -206,6 +215,28 @@ impl Ui {
                 "full workers page applied"
             );
         }
+    }
+
+    /// Send exactly the reviewed document through the one `Writer`; the
+    /// answer comes back as `Msg::Written`. Without a writer nothing is
+    /// sent.
+    fn write(&self, text: String, if_match: String) {
+        let tx = self.hub_tx.clone();
+        let Some(w) = self.writer.clone() else {
+            let no = ClientError::Forbidden(
+                "this session holds no writer (read-only, or not an owner): nothing was sent"
+                    .into(),
+            );
+            tokio::spawn(async move {
+                let _ = tx.send(Msg::Written(Err(no))).await;
+            });
+            return;
+        };
+        tokio::spawn(async move {
+            let r = w.put_config(&text, &if_match).await;
+            tracing::info!(ok = r.is_ok(), "config write answered");
+            let _ = tx.send(Msg::Written(r)).await;
+        });
     }
 
     /// A terminal event, a hang-up or a signal. `Some` ends the loop.

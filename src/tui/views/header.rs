@@ -77,6 +77,10 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             app.fleet.revision.clone()
         };
         spans.push(Span::raw(format!("rev {}", hub(&rev))));
+        if app.edit.is_pending() {
+            spans.push(sep.clone());
+            spans.push(Span::styled("EDIT PENDING (w writes)", t.warn()));
+        }
         // Who we are and where: shown whole or not at all (a URL cut at the
         // screen's edge reads as a different URL).
         let mut tail = Vec::new();
@@ -242,6 +246,9 @@ pub fn draw_tabs(app: &App, area: Rect, buf: &mut Buffer) {
 
 pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
     if area.height == 0 {
+        return;
+    }
+    if super::edit::draw_status(app, area, buf) {
         return;
     }
     let t = &app.theme;

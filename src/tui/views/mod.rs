@@ -2,6 +2,7 @@
 //! a buffer, nothing else. Rows are built only for the visible window.
 
 pub mod detail;
+pub mod edit;
 pub mod failovers;
 pub mod header;
 pub mod help;
@@ -43,7 +44,9 @@ pub fn draw(app: &App, buf: &mut Buffer) {
     let a = areas(area);
     header::draw(app, a.header, buf);
     header::draw_tabs(app, a.tabs, buf);
-    if let Some(d) = &app.screen.detail {
+    if edit::draw_body(app, a.body, buf) {
+        // The diff under review or a conflict to choose on.
+    } else if let Some(d) = &app.screen.detail {
         detail::draw(app, d, a.body, buf);
     } else if app.conn.last_ok.is_none() {
         // Nothing from the hub yet: say where we are trying.

@@ -1,0 +1,490 @@
+//! The ladder editor through `update`: moves, add (and uncomment), remove,
+//! undo/redo, the diff screen, the write effect and each answer to it.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use macfleet::client::ClientError;
+use macfleet::tui::app::{App, View};
+use macfleet::tui::edit::Mode;
+use macfleet::tui::fixture::{self, DOC, REVISION};
+use macfleet::tui::msg::{Effect, Msg};
+use macfleet::tui::theme::Theme;
+use macfleet::wire::ConfigAccepted;
+
+fn app(can_write: bool) -> App {
+    let (mut a, _) = fixture::app(20, can_write, Theme::new(false, false), 120, 40);
+    key(&mut a, '1');
+    assert_eq!(a.view(), View::Ladder);
+    a
+}
+
+fn key(app: &mut App, c: char) -> Vec<Effect> {
+    app.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    )))
+}
+
+fn code(app: &mut App, c: KeyCode) -> Vec<Effect> {
+    app.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
+    app.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+fn order(app: &App) -> Vec<String> {
+    app.edit
+        .order()
+        .map(|o| o.to_vec())
+        .unwrap_or_else(|| app.config.agents.clone())
+}
+
+fn v(s: &[&str]) -> Vec<String> {
+    s.iter().map(|x| x.to_string()).collect()
+}
+
+fn screen_text(app: &App) -> String {
+    let (w, h) = app.size;
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, w, h));
+    macfleet::tui::views::draw(app, &mut buf);
+    (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+fn status(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn j_and_k_move_the_selected_agent_and_the_cursor_follows_it() {
+    let mut a = app(true);
+    assert_eq!(
+        a.lists.ladder.selected().map(String::as_str),
+        Some("opencode")
+    );
+    assert!(!a.edit.is_pending());
+    assert!(key(&mut a, 'J').is_empty(), "an edit sends nothing");
+    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]));
+    assert!(a.edit.is_pending());
+    assert_eq!(
+        a.lists.ladder.selected().map(String::as_str),
+        Some("opencode")
+    );
+    key(&mut a, 'J');
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+    key(&mut a, 'K');
+    key(&mut a, 'K');
+    assert_eq!(order(&a), v(&["opencode", "pi", "claude", "codex"]));
+    assert!(
+        !a.edit.is_pending(),
+        "back where it started: nothing pending"
+    );
+    assert_eq!(a.config.agents, v(&["opencode", "pi", "claude", "codex"]));
+}
+
+#[test]
+fn undo_and_redo_walk_the_steps() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'J');
+    key(&mut a, 'u');
+    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]));
+    key(&mut a, 'u');
+    assert!(!a.edit.is_pending());
+    key(&mut a, 'u');
+    assert_eq!(status(&a), "nothing to undo");
+    ctrl(&mut a, 'r');
+    ctrl(&mut a, 'r');
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+    ctrl(&mut a, 'r');
+    assert_eq!(status(&a), "nothing to redo");
+}
+
+#[test]
+fn d_removes_and_a_brings_a_commented_out_name_back_in_its_place() {
+    let mut a = app(true);
+    code(&mut a, KeyCode::Down); // pi
+    key(&mut a, 'd');
+    assert_eq!(order(&a), v(&["opencode", "claude", "codex"]));
+    // The removed agent stays on the Ladder, marked, until written.
+    assert!(a.lists.ladder.rows.iter().any(|r| r == "pi"));
+    key(&mut a, 'u');
+    key(&mut a, 'a');
+    assert!(matches!(a.edit.mode, Mode::Adding { .. }));
+    for c in "cursor".chars() {
+        key(&mut a, c);
+    }
+    assert!(matches!(&a.edit.mode, Mode::Adding { error: None, .. }));
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.edit.mode, Mode::Editing);
+    // `# "cursor"` stands after pi in the document: it comes back there.
+    assert_eq!(
+        order(&a),
+        v(&["opencode", "pi", "cursor", "claude", "codex"])
+    );
+    let Some(plan) = &a.edit.plan else {
+        panic!("an edit")
+    };
+    let text = plan.render().expect("renders");
+    assert!(text.contains("    \"cursor\",   # no seat yet\n"), "{text}");
+    assert!(!text.contains("# \"cursor\""), "no second line: {text}");
+}
+
+#[test]
+fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
+    let mut a = app(true);
+    key(&mut a, 'a');
+    for c in "claude".chars() {
+        key(&mut a, c);
+    }
+    let Mode::Adding { text, error } = &a.edit.mode else {
+        panic!("the prompt")
+    };
+    assert_eq!(text, "claude");
+    assert!(
+        error.as_deref().is_some_and(|e| e.contains("claude")),
+        "{error:?}"
+    );
+    code(&mut a, KeyCode::Enter);
+    assert!(matches!(&a.edit.mode, Mode::Adding { text, .. } if text == "claude"));
+    assert!(!a.edit.is_pending());
+    code(&mut a, KeyCode::Esc);
+    assert_eq!(a.edit.mode, Mode::Editing);
+    key(&mut a, 'a');
+    key(&mut a, 'B');
+    assert!(
+        matches!(&a.edit.mode, Mode::Adding { error: Some(_), .. }),
+        "a malformed name"
+    );
+}
+
+#[test]
+fn w_shows_the_whole_documents_diff_and_y_sends_exactly_it() {
+    let mut a = app(true);
+    assert!(key(&mut a, 'w').is_empty());
+    assert_eq!(status(&a), "nothing to write: no pending edit");
+    key(&mut a, 'J');
+    assert!(key(&mut a, 'w').is_empty(), "w only shows the diff");
+    let Mode::Review {
+        text,
+        if_match,
+        diff,
+        ..
+    } = a.edit.mode.clone()
+    else {
+        panic!("the diff screen")
+    };
+    assert_eq!(if_match, REVISION);
+    assert!(
+        diff.contains(
+            "\n+    \"pi\",       # fast\n     \"opencode\", # cheap\n-    \"pi\",       # fast\n"
+        ),
+        "{diff}"
+    );
+    assert!(text.ends_with("]\nretries = 2\n"));
+    assert!(code(&mut a, KeyCode::Esc).is_empty());
+    assert_eq!(a.edit.mode, Mode::Editing);
+    assert!(a.edit.is_pending(), "n/Esc keeps the edit");
+    key(&mut a, 'w');
+    let fx = key(&mut a, 'y');
+    assert_eq!(
+        fx,
+        vec![Effect::Write {
+            text: text.clone(),
+            if_match: REVISION.into()
+        }]
+    );
+    assert!(key(&mut a, 'y').is_empty(), "one write at a time");
+    let fx = a.update(Msg::Written(Ok(ConfigAccepted {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+    })));
+    assert!(fx.contains(&Effect::FetchConfig));
+    assert!(!a.edit.is_pending());
+    assert_eq!(a.config.revision.as_deref(), Some("r43"));
+    assert!(status(&a).contains("r43"));
+}
+
+#[test]
+fn a_failed_write_keeps_the_edit_and_w_retries() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    let sent = key(&mut a, 'y');
+    a.update(Msg::Written(Err(ClientError::Unreachable(
+        "connection refused".into(),
+    ))));
+    assert!(a.edit.is_pending());
+    assert_eq!(a.edit.mode, Mode::Editing);
+    assert!(status(&a).contains("connection refused"), "{}", status(&a));
+    assert_eq!(
+        a.edit.error.as_deref(),
+        Some("hub unreachable: connection refused")
+    );
+    a.settle();
+    let screen = screen_text(&a);
+    assert!(
+        screen.contains("last write failed: hub unreachable"),
+        "{screen}"
+    );
+    key(&mut a, 'w');
+    assert_eq!(key(&mut a, 'y'), sent, "the same document again");
+}
+
+fn conflict() -> ClientError {
+    ClientError::Conflict {
+        current_revision: Some("r44".into()),
+        message: String::new(),
+    }
+}
+
+#[test]
+fn a_412_over_another_key_replays_the_order_and_shows_the_new_diff() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    let fx = a.update(Msg::Written(Err(conflict())));
+    assert!(fx.contains(&Effect::FetchConfig));
+    assert!(a.edit.is_pending());
+    let theirs = DOC.replace("retries = 2", "retries = 3");
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        text: theirs,
+    });
+    let Mode::Review { text, if_match, .. } = a.edit.mode.clone() else {
+        panic!("the new diff to confirm, not {:?}", a.edit.mode)
+    };
+    assert_eq!(if_match, "r44");
+    assert!(text.contains("retries = 3"), "theirs is kept: {text}");
+    assert!(
+        text.find("\"pi\"") < text.find("\"opencode\""),
+        "mine is kept: {text}"
+    );
+}
+
+#[test]
+fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Err(conflict())));
+    let theirs = DOC.replace("    \"codex\",    # last\n", "");
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: v(&["opencode", "pi", "claude"]),
+        text: theirs.clone(),
+    });
+    assert!(
+        matches!(a.edit.mode, Mode::Conflict { .. }),
+        "{:?}",
+        a.edit.mode
+    );
+    assert!(a.edit.is_pending());
+    key(&mut a, 'D');
+    key(&mut a, 'x');
+    assert!(
+        matches!(
+            a.edit.mode,
+            Mode::Conflict {
+                confirm_drop: false,
+                ..
+            }
+        ),
+        "a second key is needed"
+    );
+    key(&mut a, 'c');
+    assert_eq!(a.edit.mode, Mode::Editing);
+    let plan = a.edit.plan.clone().expect("carried");
+    assert_eq!(plan.base_revision(), "r44");
+    assert_eq!(plan.order(), &v(&["pi", "opencode", "claude", "codex"])[..]);
+
+    // The same conflict again, dropped this time.
+    let mut b = app(true);
+    key(&mut b, 'J');
+    key(&mut b, 'w');
+    key(&mut b, 'y');
+    b.update(Msg::Written(Err(conflict())));
+    b.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: v(&["opencode", "pi", "claude"]),
+        text: theirs,
+    });
+    key(&mut b, 'D');
+    assert!(matches!(
+        b.edit.mode,
+        Mode::Conflict {
+            confirm_drop: true,
+            ..
+        }
+    ));
+    key(&mut b, 'y');
+    assert_eq!(b.edit.mode, Mode::Editing);
+    assert!(!b.edit.is_pending());
+}
+
+#[test]
+fn q_with_a_pending_edit_asks_first() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'q');
+    assert!(!a.quit);
+    assert_eq!(a.edit.mode, Mode::ConfirmQuit);
+    key(&mut a, 'n');
+    assert!(!a.quit && a.edit.is_pending());
+    key(&mut a, '?');
+    key(&mut a, 'q');
+    assert!(!a.quit, "from the help too");
+    assert_eq!(a.edit.mode, Mode::ConfirmQuit);
+    key(&mut a, 'y');
+    assert!(a.quit);
+    // C-c is the hard quit: it never asks.
+    let mut b = app(true);
+    key(&mut b, 'J');
+    ctrl(&mut b, 'c');
+    assert!(b.quit);
+}
+
+#[test]
+fn a_read_only_session_changes_nothing_and_sends_nothing() {
+    let mut a = app(false);
+    for c in ['J', 'K', 'a', 'd', 'u', 'w', 'y', 'e', 'R'] {
+        assert!(
+            key(&mut a, c)
+                .iter()
+                .all(|e| !matches!(e, Effect::Write { .. }))
+        );
+        assert!(!a.edit.is_pending());
+    }
+    assert!(ctrl(&mut a, 'r').is_empty());
+    assert_eq!(a.edit.plan, None);
+    assert_eq!(status(&a), "read-only");
+}
+
+#[test]
+fn the_projection_follows_the_pending_order_and_warns() {
+    let mut a = app(true);
+    assert_eq!(a.edit.projection, None);
+    key(&mut a, 'J');
+    let p = a.edit.projection.clone().expect("a projection");
+    assert_eq!(p.healthy, a.fleet.agg.healthy);
+    let pi = p.rungs.iter().find(|r| r.agent == "pi").expect("pi");
+    assert_eq!((pi.old_rank, pi.rank), (Some(1), Some(0)));
+    assert!(pi.projected > pi.today, "pi on top draws workers: {pi:?}");
+    assert!(p.moves_workers());
+    key(&mut a, 'a');
+    for c in "zed-typo".chars() {
+        key(&mut a, c);
+    }
+    code(&mut a, KeyCode::Enter);
+    let p = a.edit.projection.clone().expect("a projection");
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.to_string().contains("zed-typo")),
+        "{:?}",
+        p.warnings
+    );
+    key(&mut a, 'u');
+    key(&mut a, 'u');
+    assert_eq!(
+        a.edit.projection, None,
+        "nothing pending, nothing projected"
+    );
+}
+
+#[test]
+fn after_a_write_the_convergence_line_counts_healthy_workers_on_it() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Ok(ConfigAccepted {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+    })));
+    a.settle();
+    let r = a.edit.rollout.clone().expect("a rollout");
+    assert_eq!(r.revision, "r43");
+    assert_eq!((r.on, r.healthy), (0, a.fleet.agg.healthy));
+    assert_eq!(r.behind(), a.fleet.agg.healthy);
+    key(&mut a, 'J');
+    assert!(status(&a).contains("not arrived yet"), "{}", status(&a));
+    assert!(!a.edit.is_pending(), "no edit without the new document");
+    a.update(Msg::Agents {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+        text: DOC.replace(
+            "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+            "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+        ),
+    });
+    key(&mut a, 'J');
+    assert!(a.edit.is_pending());
+    assert_eq!(a.edit.rollout, None, "a new edit ends it");
+}
+
+#[test]
+fn an_empty_list_is_refused_before_it_reaches_the_hub_and_the_edit_stays() {
+    let mut a = app(true);
+    for _ in 0..4 {
+        key(&mut a, 'g');
+        key(&mut a, 'd');
+    }
+    assert_eq!(order(&a), Vec::<String>::new());
+    assert!(a.edit.is_pending());
+    assert!(key(&mut a, 'w').is_empty(), "nothing sent");
+    assert_eq!(a.edit.mode, Mode::Editing, "no diff to confirm");
+    assert!(status(&a).starts_with("cannot write:"), "{}", status(&a));
+    assert!(status(&a).ends_with("(the edit is kept)"), "{}", status(&a));
+    key(&mut a, 'u');
+    assert_eq!(order(&a), v(&["codex"]), "every step can be undone");
+}
+
+#[test]
+fn r_on_history_prepares_a_revert_as_a_pending_edit() {
+    let (mut a, _) = fixture::app(20, true, Theme::new(false, false), 120, 40);
+    key(&mut a, '4');
+    assert_eq!(a.view(), View::History);
+    // The newest entry is the current order: nothing to revert.
+    key(&mut a, 'R');
+    assert!(!a.edit.is_pending(), "{}", status(&a));
+    // Down to the first entry whose order differs from the hub's now.
+    let mut want = a.config.agents.clone();
+    for _ in 0..a.config.history.len() {
+        code(&mut a, KeyCode::Down);
+        let k = a.lists.history.selected().cloned().expect("an entry");
+        want = a.history_entry(&k).expect("entry").agents.clone();
+        if want != a.config.agents {
+            break;
+        }
+    }
+    assert_ne!(want, a.config.agents, "the fixture holds an older order");
+    assert!(key(&mut a, 'R').is_empty(), "a revert sends nothing");
+    assert_eq!(a.view(), View::Ladder);
+    assert_eq!(order(&a), want);
+    assert!(a.edit.is_pending());
+    key(&mut a, 'u');
+    assert!(!a.edit.is_pending(), "u undoes it");
+
+    let (mut r, _) = fixture::app(20, false, Theme::new(false, false), 120, 40);
+    key(&mut r, '4');
+    code(&mut r, KeyCode::Down);
+    key(&mut r, 'R');
+    assert_eq!(status(&r), "read-only");
+    assert_eq!(r.edit.plan, None);
+}

@@ -1,0 +1,380 @@
+//! End to end: the owner reorders the ladder in the real binary, in a
+//! pseudo-terminal, against a real `macfleet hub` on loopback.
+
+mod common;
+#[path = "common/pty.rs"]
+mod pty;
+
+use std::time::Duration;
+
+use macfleet::tui::fixture::DOC;
+use pty::Pty;
+
+const START: Duration = Duration::from_secs(30);
+const SOON: Duration = Duration::from_secs(10);
+
+/// A hub over `DOC` (comments beside each agent, a key after the list),
+/// killed on drop.
+struct Hub {
+    _dir: tempfile::TempDir,
+    child: std::process::Child,
+    url: String,
+    owner: String,
+}
+
+impl Hub {
+    fn start() -> Hub {
+        let (dir, owner, _viewer, _worker) = common::hub_dir();
+        std::fs::write(dir.path().join("hub.toml"), DOC).expect("config");
+        let (child, url) = common::spawn_hub(dir.path(), &[], None);
+        Hub {
+            _dir: dir,
+            child,
+            url,
+            owner,
+        }
+    }
+
+    fn client(&self) -> macfleet::client::Client {
+        macfleet::client::Client::new(
+            &self.url,
+            Some(macfleet::client::Token::new(&self.owner)),
+            Default::default(),
+        )
+        .expect("client")
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    fn document(&self) -> String {
+        Self::rt()
+            .block_on(self.client().config())
+            .expect("config")
+            .text
+    }
+
+    fn history_len(&self) -> usize {
+        Self::rt()
+            .block_on(self.client().history())
+            .expect("history")
+            .revisions
+            .len()
+    }
+
+    /// An owner's session on the Ladder, once the hub's document is in.
+    fn owner_on_ladder(&self) -> Pty {
+        let t = Pty::spawn(&["--hub", &self.url], &[("MAC_HUB_TOKEN", &self.owner)]);
+        t.wait_for("OWNER", START);
+        t.wait_for("live", START);
+        let mut t = t;
+        t.send("1");
+        t.wait_for("codex", SOON);
+        // The document (not only the list) arrives with the first config
+        // fetch, right after the first workers page.
+        std::thread::sleep(Duration::from_millis(500));
+        t
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn reorder_write_confirm_stores_the_new_order_and_every_other_byte() {
+    let hub = Hub::start();
+    assert_eq!(hub.document(), DOC);
+    let mut t = hub.owner_on_ladder();
+    // The cursor opens on opencode (rank 0): down one rank.
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("0→1"), "the old and new rank of opencode:\n{s}");
+    assert_eq!(hub.history_len(), 1, "an edit alone sends nothing");
+    t.send("w");
+    let s = t.wait_for("write onto revision", SOON);
+    assert!(s.contains("+    \"pi\",       # fast"), "{s}");
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    // No worker runs on this hub: the rollout line says so.
+    t.wait_for("0/0 healthy workers on", SOON);
+    let want = DOC.replace(
+        "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+        "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+    );
+    assert_ne!(want, DOC);
+    assert_eq!(
+        hub.document(),
+        want,
+        "the new order, each comment beside its agent"
+    );
+    assert_eq!(hub.history_len(), 2);
+    // Nothing pending any more: q quits without asking.
+    t.wait_until("the pending mark gone", SOON, |s| {
+        !s.contains("EDIT PENDING")
+    });
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn undo_before_writing_sends_nothing_and_q_with_an_edit_asks() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    t.send("u");
+    t.wait_until("the pending mark gone", SOON, |s| {
+        !s.contains("EDIT PENDING")
+    });
+    t.send("w");
+    t.wait_for("nothing to write", SOON);
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    t.send("q");
+    t.wait_for("quit anyway?", SOON);
+    t.send("n");
+    t.wait_until("the question gone", SOON, |s| !s.contains("quit anyway?"));
+    assert!(
+        t.child.try_wait().expect("try_wait").is_none(),
+        "still running"
+    );
+    t.send("q");
+    t.wait_for("quit anyway?", SOON);
+    t.send("y");
+    assert!(t.wait_exit(SOON).success());
+    assert_eq!(hub.history_len(), 1, "the hub saw no write");
+    assert_eq!(hub.document(), DOC);
+}
+
+impl Hub {
+    /// Another owner writes `text` over the current revision.
+    fn other_owner_writes(&self, text: &str) {
+        let c = self.client();
+        Self::rt().block_on(async {
+            let who = c.whoami().await.expect("whoami");
+            let w = macfleet::client::Writer::new(c.clone(), &who).expect("an owner");
+            let rev = c.config().await.expect("config").revision;
+            w.put_config(text, &rev).await.expect("their write");
+        });
+    }
+}
+
+fn swapped(doc: &str) -> String {
+    doc.replace(
+        "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+        "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+    )
+}
+
+#[test]
+fn a_concurrent_write_of_another_key_is_replayed_and_both_are_stored() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    let theirs = DOC.replace("retries = 2", "retries = 3");
+    hub.other_owner_writes(&theirs);
+    t.send("y");
+    let s = t.wait_for("replayed onto", SOON);
+    assert!(
+        s.contains("write onto revision"),
+        "the new diff to confirm:\n{s}"
+    );
+    assert_eq!(hub.history_len(), 2, "nothing of ours sent yet");
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    assert_eq!(hub.document(), swapped(&theirs), "both changes stored");
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn a_concurrent_change_of_the_list_asks_and_carrying_mine_keeps_theirs_around_it() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    hub.other_owner_writes(&theirs);
+    t.send("y");
+    let s = t.wait_for("the hub's list changed", SOON);
+    // Who changed it, from the history (the other owner used alice's token).
+    let s = if s.contains("by alice") {
+        s
+    } else {
+        t.wait_for("by alice", SOON)
+    };
+    assert!(s.contains("theirs") && s.contains("mine (pending)"), "{s}");
+    t.send("c");
+    t.wait_for("your order now stands on the hub's document", SOON);
+    assert_eq!(
+        hub.history_len(),
+        2,
+        "nothing of ours sent before the choice"
+    );
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    let doc = hub.document();
+    assert!(
+        doc.find("\"pi\"") < doc.find("\"opencode\""),
+        "mine:\n{doc}"
+    );
+    assert!(doc.ends_with("]\nretries = 2\n"), "{doc}");
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+/// A hub on a fixed loopback port, so that it can be stopped and started
+/// again at the same address.
+struct Restartable {
+    dir: tempfile::TempDir,
+    child: Option<std::process::Child>,
+    port: u16,
+    owner: String,
+}
+
+impl Restartable {
+    fn new() -> Restartable {
+        let (dir, owner, _viewer, _worker) = common::hub_dir();
+        std::fs::write(dir.path().join("hub.toml"), DOC).expect("config");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut h = Restartable {
+            dir,
+            child: None,
+            port,
+            owner,
+        };
+        h.start();
+        h
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn start(&mut self) {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .arg("hub")
+            .arg("--config")
+            .arg(self.dir.path().join("hub.toml"))
+            .arg("--tokens")
+            .arg(self.dir.path().join("tokens.toml"))
+            .args(["--listen", &format!("127.0.0.1:{}", self.port)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("hub starts");
+        self.child = Some(child);
+        let end = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(std::time::Instant::now() < end, "the hub did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn document(&self) -> String {
+        let c = macfleet::client::Client::new(
+            &self.url(),
+            Some(macfleet::client::Token::new(&self.owner)),
+            Default::default(),
+        )
+        .expect("client");
+        Hub::rt().block_on(c.config()).expect("config").text
+    }
+}
+
+impl Drop for Restartable {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[test]
+fn the_hub_down_during_the_write_keeps_the_edit_and_w_retries_once_it_is_back() {
+    let mut hub = Restartable::new();
+    let mut t = Pty::spawn(&["--hub", &hub.url()], &[("MAC_HUB_TOKEN", &hub.owner)]);
+    t.wait_for("OWNER", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("codex", SOON);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("J");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    hub.stop();
+    t.send("y");
+    let s = t.wait_for("write failed", Duration::from_secs(20));
+    assert!(s.contains("EDIT PENDING"), "the edit stays:\n{s}");
+    assert_eq!(hub.document_if_up(), None);
+    hub.start();
+    t.wait_for("live", Duration::from_secs(25));
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    let s = t.wait_until("written, or replayed first", SOON, |s| {
+        s.contains("written: revision") || s.contains("replayed onto")
+    });
+    if s.contains("replayed onto") {
+        t.send("y");
+        t.wait_for("written: revision", SOON);
+    }
+    assert_eq!(hub.document(), swapped(DOC));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+impl Restartable {
+    /// The document, or `None` while nothing listens.
+    fn document_if_up(&self) -> Option<String> {
+        std::net::TcpStream::connect(("127.0.0.1", self.port))
+            .ok()
+            .map(|_| self.document())
+    }
+}
+
+#[test]
+fn in_the_demo_the_simulated_fleet_converges_onto_the_written_order() {
+    let mut t = Pty::spawn(&["demo", "--workers", "5", "--interval", "1"], &[]);
+    t.wait_for("OWNER", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("AWAY LAST HOUR", SOON);
+    t.wait_for("5 healthy", START);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("pending order over 5 healthy workers"), "{s}");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    t.wait_for("healthy workers on", SOON);
+    // Every simulated worker picks the new revision up on a heartbeat.
+    t.wait_for("5/5 healthy workers on", Duration::from_secs(30));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
