@@ -222,12 +222,16 @@ impl HubProc {
 
     /// A heartbeat with one failover, as a worker would send it.
     fn post_failover(&self, worker: &str, id: &str) {
+        // Times relative to now: the hub refuses times more than 30 days old.
+        let now = chrono::Utc::now();
+        let sent = macfleet::wire::fmt_time(now);
+        let at = macfleet::wire::fmt_time(now - chrono::Duration::seconds(7));
         let hb: macfleet::wire::Heartbeat = serde_json::from_value(serde_json::json!({
-            "worker": worker, "host": "gpu-node-7", "sent_at": "2026-11-29T15:04:05Z",
+            "worker": worker, "host": "gpu-node-7", "sent_at": sent,
             "config_revision": null, "agents": ["opencode", "claude"], "active_agent": "claude",
             "capabilities": {"opencode": {"binary": true, "token": true, "preflight": "ok"},
                              "claude": {"binary": true, "token": true, "preflight": "ok"}},
-            "failovers": [{"id": id, "at": "2026-11-29T15:03:58Z", "from": "opencode", "to": "claude",
+            "failovers": [{"id": id, "at": at, "from": "opencode", "to": "claude",
                 "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router",
                           "detail": "opencode route: 429 from upstream"}}]
         }))
