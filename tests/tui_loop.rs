@@ -35,7 +35,7 @@ fn quiet_session() -> Pty {
 fn a_key_is_drawn_without_waiting_for_a_tick_or_the_hub() {
     let mut t = quiet_session();
     // Each key changes the screen; each must appear long before the next
-    // tick or poll (a minute away). 5 s is generous for a loaded machine.
+    // tick or poll (a minute away). 10 s is generous for a loaded machine.
     let steps = [
         ("1", "AWAY LAST HOUR"),
         ("3", "failovers per minute"),
@@ -44,12 +44,12 @@ fn a_key_is_drawn_without_waiting_for_a_tick_or_the_hub() {
     for (key, marker) in steps {
         let t0 = Instant::now();
         t.send(key);
-        t.wait_for(marker, Duration::from_secs(5));
+        t.wait_for(marker, Duration::from_secs(10));
         eprintln!("{key:?} → {marker:?} in {:?}", t0.elapsed());
     }
     t.esc();
     t.send("q");
-    let st = t.wait_exit(Duration::from_secs(5));
+    let st = t.wait_exit(Duration::from_secs(10));
     assert!(st.success(), "{st:?}");
 }
 
@@ -103,7 +103,7 @@ fn ctrl_z_stops_under_job_control_and_fg_redraws_everything() {
     t.send(&format!("{bin} demo --workers 0\r"));
     t.wait_for("live", START);
     t.send("\x1a"); // Ctrl-Z
-    let s = t.wait_for("Stopped", Duration::from_secs(5));
+    let s = t.wait_for("Stopped", Duration::from_secs(10));
     {
         let p = t.parser.lock().expect("parser");
         assert!(
@@ -112,7 +112,7 @@ fn ctrl_z_stops_under_job_control_and_fg_redraws_everything() {
         );
     }
     t.send("fg\r");
-    let s = t.wait_for("live", Duration::from_secs(5));
+    let s = t.wait_for("live", Duration::from_secs(10));
     assert!(s.contains("OWNER"), "the whole screen is drawn again:\n{s}");
     {
         let p = t.parser.lock().expect("parser");
@@ -122,9 +122,9 @@ fn ctrl_z_stops_under_job_control_and_fg_redraws_everything() {
         );
     }
     t.send("q");
-    t.wait_for("SHELL$", Duration::from_secs(5));
+    t.wait_for("SHELL$", Duration::from_secs(10));
     t.send("exit\r");
-    t.wait_exit(Duration::from_secs(5));
+    t.wait_exit(Duration::from_secs(10));
 }
 
 #[test]
@@ -144,9 +144,9 @@ fn a_resize_storm_through_tiny_sizes_costs_at_most_a_frame_each_16ms() {
     }
     let storm = t0.elapsed();
     t.resize(10, 3);
-    t.wait_for("too small", Duration::from_secs(5));
+    t.wait_for("too small", Duration::from_secs(10));
     t.resize(100, 30);
-    t.wait_for("OWNER", Duration::from_secs(5));
+    t.wait_for("OWNER", Duration::from_secs(10));
     let frames = count(&t) - before;
     let bound = (storm.as_millis() as usize / 16) + 10;
     eprintln!("400 resizes in {storm:?}: {frames} frames (bound {bound})");
@@ -156,5 +156,5 @@ fn a_resize_storm_through_tiny_sizes_costs_at_most_a_frame_each_16ms() {
         "still running"
     );
     t.send("q");
-    t.wait_exit(Duration::from_secs(5));
+    t.wait_exit(Duration::from_secs(10));
 }
