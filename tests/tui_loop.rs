@@ -122,7 +122,15 @@ fn ctrl_z_stops_under_job_control_and_fg_redraws_everything() {
         );
     }
     t.send("q");
-    t.wait_for("SHELL$", Duration::from_secs(10));
+    // A fresh prompt on the last line (the old prompts are on the normal
+    // screen already): only then is the shell reading again.
+    t.wait_until("a fresh prompt", Duration::from_secs(10), |s| {
+        s.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(str::trim)
+            == Some("SHELL$")
+    });
     t.send("exit\r");
     t.wait_exit(Duration::from_secs(10));
 }

@@ -299,7 +299,13 @@ impl Ui {
         tracing::debug!(us = t.elapsed().as_micros() as u64, "frame drawn");
         // An idle screen writes nothing: skip frames equal to the last.
         if self.last.as_ref() != Some(&self.frame) {
-            term::present(&mut self.term, &self.frame)?;
+            if let Some(now) = term::present(&mut self.term, &self.frame)? {
+                // The terminal changed size before its event was read:
+                // draw again at the size it has (the event, when it comes,
+                // only repeats it).
+                self.resized = true;
+                self.apply(Msg::Resize(now.width, now.height));
+            }
             // `draw` resets the whole buffer, so the old frame can be
             // reused as the next scratch buffer instead of cloned.
             match &mut self.last {

@@ -14,6 +14,7 @@ use crossterm::{cursor, execute, queue};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 
 /// Whether the terminal is in our modes (so restore runs once).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -149,23 +150,89 @@ pub fn suspend(term: &mut Term, mouse: bool) -> io::Result<()> {
 }
 
 /// Draw `frame` (already rendered) inside synchronized output, in one write.
-pub fn present(term: &mut Term, frame: &Buffer) -> io::Result<()> {
+/// `Some(area)` when the terminal had already changed size to `area`: only
+/// the cells that fit were drawn, and the caller draws again at that size.
+pub fn present(term: &mut Term, frame: &Buffer) -> io::Result<Option<Rect>> {
     HOLD.store(true, Ordering::Relaxed);
     let res = (|| {
         queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
-        term.draw(|f| {
-            let buf = f.buffer_mut();
-            if buf.area == frame.area {
-                buf.content.clone_from(&frame.content);
-            } else {
-                // The terminal changed size under us: the next resize event
-                // redraws at the right size; draw what fits now.
-                buf.merge(frame);
-            }
-        })?;
-        queue!(term.backend_mut(), EndSynchronizedUpdate)
+        let stale = blit(term, frame)?;
+        queue!(term.backend_mut(), EndSynchronizedUpdate)?;
+        Ok(stale)
     })();
     HOLD.store(false, Ordering::Relaxed);
     ratatui::backend::Backend::flush(term.backend_mut())?;
     res
+}
+
+/// Hand `frame` to ratatui, which writes the cells that differ from the
+/// last frame. ratatui sizes its own buffer to the terminal as it is now
+/// (a resize may have landed since `frame` was rendered, its event not yet
+/// read): that buffer's area must stay as ratatui made it (its diff panics
+/// on buffers of different widths, which a resize storm once reached), so
+/// only the cells inside both are copied, and the new area is returned.
+pub fn blit<B: ratatui::backend::Backend>(
+    term: &mut Terminal<B>,
+    frame: &Buffer,
+) -> Result<Option<Rect>, B::Error> {
+    let mut stale = None;
+    term.draw(|f| {
+        let buf = f.buffer_mut();
+        if buf.area == frame.area {
+            buf.content.clone_from(&frame.content);
+            return;
+        }
+        stale = Some(buf.area);
+        let both = buf.area.intersection(frame.area);
+        for y in both.top()..both.bottom() {
+            for x in both.left()..both.right() {
+                if let (Some(to), Some(from)) = (buf.cell_mut((x, y)), frame.cell((x, y))) {
+                    to.clone_from(from);
+                }
+            }
+        }
+    })?;
+    Ok(stale)
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+
+    fn frame(w: u16, h: u16, text: &str) -> Buffer {
+        let mut b = Buffer::empty(Rect::new(0, 0, w, h));
+        b.set_string(0, 0, text, ratatui::style::Style::default());
+        b
+    }
+
+    /// A resize storm: the terminal changes size between rendering a frame
+    /// and writing it. ratatui's diff panicked on that (buffers of
+    /// different widths) and ended the TUI.
+    #[test]
+    fn a_frame_for_an_old_size_draws_what_fits_and_names_the_new_size() {
+        let mut term = Terminal::new(TestBackend::new(10, 3)).expect("terminal");
+        assert_eq!(
+            blit(&mut term, &frame(10, 3, "too small")).expect("blit"),
+            None
+        );
+        for (w, h) in [(80, 24), (2, 40), (200, 1), (1, 1), (10, 3)] {
+            term.backend_mut().resize(w, h);
+            let old = frame(10, 3, "too small");
+            let now = blit(&mut term, &old).expect("blit");
+            let area = Rect::new(0, 0, w, h);
+            if (w, h) == (10, 3) {
+                assert_eq!(now, None, "same size, drawn as is");
+            } else {
+                assert_eq!(now, Some(area), "the new size is reported");
+            }
+            // What fits of the old frame is on the screen.
+            let shown = term.backend().buffer().clone();
+            let row: String = (0..w.min(9))
+                .filter_map(|x| shown.cell((x, 0)).map(|c| c.symbol().to_string()))
+                .collect();
+            assert_eq!(row, "too small"[..w.min(9) as usize], "{w}x{h}");
+        }
+    }
 }

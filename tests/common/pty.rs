@@ -87,8 +87,18 @@ impl Pty {
         }
     }
 
-    /// Resize the terminal (the child gets SIGWINCH); the parser follows.
+    /// Resize the terminal (the child gets SIGWINCH). The parser takes the
+    /// new size first: the child draws at the new size only after the
+    /// signal, so its next frame is never parsed into the old grid (and
+    /// clipped away) while bytes from older frames still in flight are
+    /// overwritten by that frame.
     pub fn resize(&mut self, cols: u16, rows: u16) {
+        if let (Some(r), Some(c)) = (
+            std::num::NonZeroU16::new(rows),
+            std::num::NonZeroU16::new(cols),
+        ) {
+            self.parser.lock().expect("parser").set_size(r, c);
+        }
         self.master
             .resize(PtySize {
                 rows,
@@ -97,11 +107,19 @@ impl Pty {
                 pixel_height: 0,
             })
             .expect("resize");
-        if let (Some(r), Some(c)) = (
-            std::num::NonZeroU16::new(rows),
-            std::num::NonZeroU16::new(cols),
-        ) {
-            self.parser.lock().expect("parser").set_size(r, c);
+    }
+
+    /// The end of the TUI's own log (its state home is this pty's temp
+    /// dir), for failure messages.
+    pub fn log_tail(&self) -> String {
+        let path = self._dir.path().join("macfleet").join("macfleet.log");
+        match std::fs::read_to_string(&path) {
+            Ok(log) => {
+                let lines: Vec<&str> = log.lines().collect();
+                let from = lines.len().saturating_sub(40);
+                format!("log ({}):\n{}", path.display(), lines[from..].join("\n"))
+            }
+            Err(e) => format!("no log at {}: {e}", path.display()),
         }
     }
 
@@ -130,7 +148,10 @@ impl Pty {
                 return s;
             }
             if Instant::now() > end {
-                panic!("{what} did not appear within {timeout:?}; screen:\n{s}");
+                panic!(
+                    "{what} did not appear within {timeout:?}; screen:\n{s}\n{}",
+                    self.log_tail()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
