@@ -44,13 +44,37 @@ pub enum AgentsCommand {
     /// The list in rank order.
     Show,
     /// Replace the list: `set opencode,claude,pi`.
-    Set { agents: String },
+    Set {
+        /// The whole list, comma-separated, rank 0 first; agents left out
+        /// are removed (with their comments).
+        #[arg(value_name = "AGENTS")]
+        agents: String,
+    },
     /// Move an agent to a rank (0 is first).
-    Move { name: String, index: usize },
+    Move {
+        /// The agent to move, as it stands in the list (`claude`).
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// Its new rank: 0 is tried first; the others shift to make room.
+        #[arg(value_name = "INDEX")]
+        index: usize,
+    },
     /// Add an agent (at the end, or at INDEX).
-    Add { name: String, index: Option<usize> },
+    Add {
+        /// The agent to add; one that stands commented out in the list
+        /// (`# "cursor"`) is brought back rather than written twice.
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// Its rank (0 is first); at the end when left out.
+        #[arg(value_name = "INDEX")]
+        index: Option<usize>,
+    },
     /// Remove an agent.
-    Remove { name: String },
+    Remove {
+        /// The agent to remove; its own comment goes with it.
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
 }
 
 impl AgentsCommand {
