@@ -19,28 +19,13 @@ PORT=${PORT:-17881}
 ROUNDS=${ROUNDS:-10}
 SESSION=tui_keys_$$
 SOCK=tui_keys_$$
-dir=$(mktemp -d)
-hub=
-cleanup() {
-  tmux -L "$SOCK" kill-server 2>/dev/null || true
-  [ -n "$hub" ] && kill "$hub" 2>/dev/null || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
 tm() { tmux -L "$SOCK" "$@"; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-
-cp assets/hub.toml "$dir/hub.toml"
-$BIN hub token --name load --role worker --tokens "$dir/tokens.toml" > "$dir/worker.tok" 2>/dev/null
-$BIN hub token --name look --role viewer --tokens "$dir/tokens.toml" > "$dir/viewer.tok" 2>/dev/null
-$BIN hub --config "$dir/hub.toml" --tokens "$dir/tokens.toml" --listen 127.0.0.1:$PORT \
-  --heartbeat-interval 60 > "$dir/hub.log" 2>&1 &
-hub=$!
-for _ in $(seq 50); do curl -sf http://127.0.0.1:$PORT/v1/health >/dev/null && break; sleep 0.1; done
-echo "== register $WORKERS workers"
-MAC_HUB_TOKEN=$(cat "$dir/worker.tok") WORKERS=$WORKERS WARM=1 \
-  wrk -t2 -c64 -d$(( WORKERS > 10000 ? 12 : 3 ))s -s benches/heartbeat.lua http://127.0.0.1:$PORT > /dev/null
-want=$(python3 -c "print(f'{$WORKERS:,}')")
+. benches/lib.sh
+on_exit 'tmux -L "$SOCK" kill-server'
+start_hub
+register_workers
+want=$(with_commas "$WORKERS")
 
 tm new -d -s "$SESSION" -x 120 -y 40 \
   "MAC_HUB_URL=http://127.0.0.1:$PORT MAC_HUB_TOKEN=$(cat "$dir/viewer.tok") $BIN --read-only"

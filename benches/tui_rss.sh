@@ -14,26 +14,11 @@ WORKERS=${WORKERS:-100000}
 PORT=${PORT:-17879}
 SETTLE=${SETTLE:-20}
 SESSION=tui_rss_$$
-dir=$(mktemp -d)
-hub=
-cleanup() {
-  tmux kill-session -t "$SESSION" 2>/dev/null || true
-  [ -n "$hub" ] && kill "$hub" 2>/dev/null || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-cp assets/hub.toml "$dir/hub.toml"
-$BIN hub token --name load --role worker --tokens "$dir/tokens.toml" > "$dir/worker.tok" 2>/dev/null
-$BIN hub token --name look --role viewer --tokens "$dir/tokens.toml" > "$dir/viewer.tok" 2>/dev/null
-$BIN hub --config "$dir/hub.toml" --tokens "$dir/tokens.toml" --listen 127.0.0.1:$PORT \
-  --heartbeat-interval 60 > "$dir/hub.log" 2>&1 &
-hub=$!
-for _ in $(seq 50); do curl -sf http://127.0.0.1:$PORT/v1/health >/dev/null && break; sleep 0.1; done
-echo "== register $WORKERS workers"
-MAC_HUB_TOKEN=$(cat "$dir/worker.tok") WORKERS=$WORKERS WARM=1 \
-  wrk -t2 -c64 -d12s -s benches/heartbeat.lua http://127.0.0.1:$PORT > /dev/null
-want=$(printf "%'d" "$WORKERS" 2>/dev/null || echo "$WORKERS")
-case $want in *,*) ;; *) want=$(python3 -c "print(f'{$WORKERS:,}')") ;; esac
+. benches/lib.sh
+on_exit 'tmux kill-session -t "$SESSION"'
+start_hub
+register_workers
+want=$(with_commas "$WORKERS")
 echo "== TUI"
 start=$(date +%s%N)
 tmux new -d -s "$SESSION" -x 120 -y 40 \
