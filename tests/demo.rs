@@ -22,6 +22,9 @@ struct Demo {
     /// When the live fleet started, as the demo says.
     live_since: Option<chrono::DateTime<Utc>>,
     tmp: Option<std::path::PathBuf>,
+    /// Every line the demo printed to stderr so far, and the rest to come.
+    said: Vec<String>,
+    rx: std::sync::mpsc::Receiver<String>,
     _cfg: tempfile::TempDir,
 }
 
@@ -56,18 +59,35 @@ impl Demo {
             token: String::new(),
             live_since: None,
             tmp: None,
+            said: Vec::new(),
+            rx,
             _cfg: cfg,
         };
         let deadline = Instant::now() + Duration::from_secs(60);
         while demo.tmp.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = rx.recv_timeout(left).unwrap_or_else(|_| {
+            let line = demo.rx.recv_timeout(left).unwrap_or_else(|_| {
                 panic!("the demo printed its URL, token and directory in time")
             });
+            demo.said.push(line.clone());
             if let Some(u) = line.trim().strip_prefix("export MAC_HUB_URL=") {
                 demo.url = u.to_string();
             } else if let Some(t) = line.trim().strip_prefix("export MAC_HUB_TOKEN=") {
-                demo.token = t.to_string();
+                // `"$(cat PATH)"`: the token is in a file, never printed.
+                let path = t
+                    .strip_prefix("\"$(cat ")
+                    .and_then(|p| p.strip_suffix(")\""))
+                    .unwrap_or_else(|| panic!("the token is read from a file: {t}"));
+                let meta = std::fs::metadata(path).expect("token file");
+                assert_eq!(
+                    std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+                    0o600,
+                    "only its owner reads the token file"
+                );
+                demo.token = std::fs::read_to_string(path)
+                    .expect("token file")
+                    .trim()
+                    .to_string();
             } else if let Some(rest) = line.strip_prefix("live since ") {
                 let at = rest.split_once(": ").map_or(rest, |(at, _)| at);
                 demo.live_since = Some(at.parse().expect("an RFC 3339 time"));
@@ -89,12 +109,24 @@ impl Demo {
         .expect("client")
     }
 
-    /// Ctrl-C, then wait (bounded) for a clean exit.
-    fn interrupt(&mut self) -> std::process::ExitStatus {
+    /// Ctrl-C (`INT`) or `TERM`, then wait (bounded) for a clean exit;
+    /// what it printed, from start to end, never holds its token.
+    fn interrupt(&mut self, signal: &str) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        let _ = Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status();
         for _ in 0..200 {
             if let Ok(Some(status)) = self.child.try_wait() {
+                // The reader thread ends with the pipe; bounded by the loop.
+                while let Ok(line) = self.rx.recv_timeout(Duration::from_secs(2)) {
+                    self.said.push(line);
+                }
+                assert!(!self.token.is_empty());
+                assert!(
+                    self.said.iter().all(|l| !l.contains(&self.token)),
+                    "the token was printed"
+                );
                 return status;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -113,7 +145,9 @@ impl Drop for Demo {
     }
 }
 
-async fn first_screen_then_live_failover(scenario: &str) {
+/// `stop`: the signal that ends the demo (`INT` as Ctrl-C, or `TERM` as a
+/// service manager sends); either removes its directory.
+async fn first_screen_then_live_failover(scenario: &str, stop: &str) {
     let launched = Instant::now();
     let launched_at = Utc::now();
     let mut demo = Demo::start(scenario);
@@ -195,7 +229,7 @@ async fn first_screen_then_live_failover(scenario: &str) {
     };
     assert!(live.failover.cause.kind.takes_status(), "{live:?}");
 
-    let status = demo.interrupt();
+    let status = demo.interrupt(stop);
     assert!(status.success(), "{status:?}");
     let tmp = demo.tmp.clone().expect("dir");
     assert!(!tmp.exists(), "{} removed", tmp.display());
@@ -203,15 +237,15 @@ async fn first_screen_then_live_failover(scenario: &str) {
 
 #[tokio::test]
 async fn quota_cap_demo_starts_with_its_last_hour_and_a_live_failover() {
-    first_screen_then_live_failover("quota-cap").await;
+    first_screen_then_live_failover("quota-cap", "INT").await;
 }
 
 #[tokio::test]
 async fn aug19_demo_starts_with_its_last_hour_and_a_live_failover() {
-    first_screen_then_live_failover("aug19").await;
+    first_screen_then_live_failover("aug19", "TERM").await;
 }
 
 #[tokio::test]
 async fn steady_demo_starts_with_its_last_hour_and_a_live_failover() {
-    first_screen_then_live_failover("steady").await;
+    first_screen_then_live_failover("steady", "INT").await;
 }

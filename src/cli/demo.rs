@@ -133,9 +133,13 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
             "live since {}: failovers dated before that are the scenario's last hour, posted at start",
             live_since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         );
+        // The token goes to a file only its owner can read, never to the
+        // terminal (or a log a terminal is recorded into).
+        let token_file = demo.dir.path().join("session.token");
+        write_private(&token_file, session_token.expose())?;
         eprintln!("try, in another terminal:");
         eprintln!("  export MAC_HUB_URL={url}");
-        eprintln!("  export MAC_HUB_TOKEN={}", session_token.expose());
+        eprintln!("  export MAC_HUB_TOKEN=\"$(cat {})\"", token_file.display());
         eprintln!(
             "  macfleet get workers    # or: curl -H \"Authorization: Bearer $MAC_HUB_TOKEN\" $MAC_HUB_URL/v1/workers"
         );
@@ -143,7 +147,7 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
             "Ctrl-C stops the hub and the fleet and removes {}",
             demo.dir.path().display()
         );
-        let _ = tokio::signal::ctrl_c().await;
+        stopped().await;
         Ok(())
     } else {
         let client = Client::new(&url, Some(session_token), ClientOptions::default())?;
@@ -159,4 +163,43 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         eprintln!("{}", stats.summary());
     }
     result
+}
+
+/// Ctrl-C, or (Unix) SIGTERM / SIGHUP: either way the hub and the fleet stop
+/// and the temporary directory goes.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(mut term), Ok(mut hup)) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                    _ = hup.recv() => {}
+                }
+                return;
+            }
+            _ => tracing::warn!("cannot listen for SIGTERM/SIGHUP; Ctrl-C stops the demo"),
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Write `text` to a new file that only its owner can read.
+fn write_private(path: &std::path::Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let mut f = o
+        .open(path)
+        .wrap_err_with(|| format!("cannot create {}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .and_then(|()| f.write_all(b"\n"))
+        .wrap_err_with(|| format!("cannot write {}", path.display()))
 }
