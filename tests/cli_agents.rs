@@ -1,5 +1,5 @@
 //! `macfleet agents ...`: the real binary editing real files and the real
-//! hub's document, with the exit codes of product.md.
+//! hub's document, with the exit codes the README and docs/operations.md give.
 
 mod common;
 
