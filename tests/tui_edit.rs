@@ -363,11 +363,8 @@ fn q_with_a_pending_edit_asks_first() {
 fn a_read_only_session_changes_nothing_and_sends_nothing() {
     let mut a = app(false);
     for c in ['J', 'K', 'a', 'd', 'u', 'w', 'y', 'e', 'R'] {
-        assert!(
-            key(&mut a, c)
-                .iter()
-                .all(|e| !matches!(e, Effect::Write { .. }))
-        );
+        let fx = key(&mut a, c);
+        assert!(fx.is_empty(), "{c}: no write, no editor: {fx:?}");
         assert!(!a.edit.is_pending());
     }
     assert!(ctrl(&mut a, 'r').is_empty());
@@ -487,4 +484,140 @@ fn r_on_history_prepares_a_revert_as_a_pending_edit() {
     key(&mut r, 'R');
     assert_eq!(status(&r), "read-only");
     assert_eq!(r.edit.plan, None);
+}
+
+fn edited(app: &mut App, sent: &str, back: &str) -> Vec<Effect> {
+    app.update(Msg::Edited {
+        sent: sent.into(),
+        back: Ok(back.into()),
+    })
+}
+
+fn opened(fx: &[Effect]) -> String {
+    match fx {
+        [Effect::OpenEditor { text }] => text.clone(),
+        _ => panic!("the editor should open, not {fx:?}"),
+    }
+}
+
+#[test]
+fn e_opens_the_whole_document_and_what_comes_back_is_the_pending_edit() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    assert_eq!(sent, DOC, "the hub's document, whole");
+    assert!(!a.edit.is_pending(), "opening changes nothing");
+    // The editor moved codex to the top and reworded pi's comment.
+    let back = DOC
+        .replace("    \"codex\",    # last\n", "")
+        .replace(
+            "MAC_CODING_AGENTS = [\n",
+            "MAC_CODING_AGENTS = [\n    \"codex\",    # last\n",
+        )
+        .replace("# fast", "# fastest");
+    assert!(edited(&mut a, &sent, &back).is_empty(), "taken: no reopen");
+    assert_eq!(order(&a), v(&["codex", "opencode", "pi", "claude"]));
+    assert!(a.edit.is_pending());
+    assert!(status(&a).contains("pending"), "{}", status(&a));
+    // The projection follows it, and w shows and y sends exactly it.
+    assert!(a.edit.projection.is_some());
+    key(&mut a, 'w');
+    let Mode::Review { text, diff, .. } = a.edit.mode.clone() else {
+        panic!("the diff screen, not {:?}", a.edit.mode)
+    };
+    assert_eq!(text, back);
+    assert!(diff.contains("+    \"pi\",       # fastest"), "{diff}");
+    assert_eq!(
+        key(&mut a, 'y'),
+        vec![Effect::Write {
+            text: back,
+            if_match: REVISION.into()
+        }]
+    );
+}
+
+#[test]
+fn a_document_not_taken_reopens_with_the_error_on_top_and_nothing_typed_lost() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    let dup = DOC.replace("\"codex\",    # last", "\"pi\",    # again");
+    let again = opened(&edited(&mut a, &sent, &dup));
+    assert!(
+        again.starts_with("# macfleet: not taken: MAC_CODING_AGENTS names \"pi\" twice\n"),
+        "{again}"
+    );
+    assert!(
+        again.ends_with(&dup),
+        "what was typed is all there: {again}"
+    );
+    assert!(!a.edit.is_pending(), "nothing taken");
+    // Saved unchanged: cancelled, and e brings the draft back.
+    assert!(edited(&mut a, &again, &again).is_empty());
+    assert!(status(&a).contains("cancelled"), "{}", status(&a));
+    assert!(!a.edit.is_pending());
+    let reopened = opened(&key(&mut a, 'e'));
+    assert_eq!(reopened, again, "e reopens what was typed");
+    // Fixed (the notes left in place): the notes go, the fix is taken.
+    let fixed = again.replace("\"pi\",    # again", "\"codex\",    # last");
+    let fixed = fixed
+        .replacen("    \"opencode\", # cheap\n", "", 1)
+        .replacen(
+            "    \"claude\",   # strong\n",
+            "    \"claude\",   # strong\n    \"opencode\", # cheap\n",
+            1,
+        );
+    assert!(edited(&mut a, &reopened, &fixed).is_empty());
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+    let Some(plan) = &a.edit.plan else {
+        panic!("an edit")
+    };
+    let text = plan.render().expect("renders");
+    assert!(!text.contains("macfleet:"), "the notes are gone: {text}");
+    assert!(text.starts_with("# the fleet's route order\n"), "{text}");
+    assert_eq!(a.edit.draft, None);
+    // An editor that failed changes nothing.
+    let fx = a.update(Msg::Edited {
+        sent: text.clone(),
+        back: Err("\"vi\" exited with exit status: 1".into()),
+    });
+    assert!(fx.is_empty());
+    assert!(status(&a).contains("nothing changed"), "{}", status(&a));
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+}
+
+#[test]
+fn the_editor_coming_back_unchanged_cancels_and_says_so() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    assert!(edited(&mut a, &sent, &sent).is_empty());
+    assert!(!a.edit.is_pending());
+    assert_eq!(
+        status(&a),
+        "the editor closed with the document unchanged: cancelled"
+    );
+    // With a pending move, e opens the document as it would be written.
+    key(&mut a, 'J');
+    let sent = opened(&key(&mut a, 'e'));
+    assert!(sent.find("\"pi\"") < sent.find("\"opencode\""), "{sent}");
+    assert!(edited(&mut a, &sent, &sent).is_empty());
+    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]), "kept");
+}
+
+#[test]
+fn an_editor_that_never_brings_a_valid_document_stops_reopening() {
+    let mut a = app(true);
+    let mut sent = opened(&key(&mut a, 'e'));
+    let mut rounds = 0;
+    for i in 0..100 {
+        let bad = format!("{}\nMAC_CODING_AGENTS = []\n# {i}\n", DOC);
+        let fx = edited(&mut a, &sent, &bad);
+        rounds += 1;
+        match fx.as_slice() {
+            [Effect::OpenEditor { text }] => sent = text.clone(),
+            [] => break,
+            _ => panic!("{fx:?}"),
+        }
+    }
+    assert_eq!(rounds, macfleet::tui::edit::MAX_REOPENS + 1);
+    assert!(status(&a).contains("e reopens it"), "{}", status(&a));
+    assert!(a.edit.draft.is_some());
 }

@@ -614,6 +614,11 @@ impl App {
                 self.todo.ladder = true;
                 self.dirty = true;
             }
+            Msg::Edited { sent, back } => {
+                self.edited(sent, back, &mut fx);
+                self.todo.ladder = true;
+                self.dirty = true;
+            }
             Msg::Written(r) => {
                 self.written(r, &mut fx);
                 self.todo.ladder = true;
@@ -715,7 +720,7 @@ impl App {
             } else if action == Action::Revert && self.screen.view == View::History {
                 self.revert_to_selected();
             } else if self.screen.view == View::Ladder && self.screen.detail.is_none() {
-                self.edit_action(action);
+                self.edit_action(action, fx);
             }
             return;
         }

@@ -27,6 +27,51 @@ pub struct LadderEdit {
     pub projection: Option<Projection>,
     /// After a write: the fleet converging onto the new revision.
     pub rollout: Option<Rollout>,
+    /// A document from `$EDITOR` that was not taken, and why: `e` reopens
+    /// it, so nothing typed is lost.
+    pub draft: Option<Draft>,
+    /// Times in a row the editor came back with a document not taken.
+    pub reopens: usize,
+}
+
+/// A document typed in `$EDITOR` that could not become the pending edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draft {
+    pub text: String,
+    pub error: String,
+}
+
+/// Lines starting with this at the top of the editor's document are ours
+/// (why the last one was not taken); they are removed when read back.
+pub const NOTE: &str = "# macfleet:";
+/// The editor reopens at most this many times in a row on a document that
+/// is not taken; then the draft is kept for `e`.
+pub const MAX_REOPENS: usize = 20;
+
+/// `error` as TOML comment lines above `text`, for the editor.
+pub fn with_notes(error: &str, text: &str) -> String {
+    let mut out = String::new();
+    let mut first = true;
+    for l in error.lines() {
+        let lead = if first { "not taken: " } else { "" };
+        out.push_str(&format!("{NOTE} {lead}{l}\n"));
+        first = false;
+    }
+    out.push_str(&format!(
+        "{NOTE} fix it and save to try again, or quit without saving to cancel.\n\
+         {NOTE} these lines are removed; a line number above counts from the line after them.\n"
+    ));
+    out.push_str(text);
+    out
+}
+
+/// `text` without the note lines [`with_notes`] put on top.
+pub fn strip_notes(text: &str) -> &str {
+    let mut rest = text;
+    while rest.starts_with(NOTE) {
+        rest = rest.find('\n').map_or("", |i| &rest[i + 1..]);
+    }
+    rest
 }
 
 /// How many healthy workers report the revision written.
@@ -159,9 +204,15 @@ impl App {
     }
 
     /// An edit key on the Ladder, in a session that holds a writer.
-    pub(super) fn edit_action(&mut self, action: Action) {
+    pub(super) fn edit_action(&mut self, action: Action, fx: &mut Vec<Effect>) {
         if matches!(self.edit.mode, Mode::Sending { .. }) {
             self.say("a write is on its way");
+            return;
+        }
+        if action == Action::EditDocument {
+            if self.plan_mut().is_some() {
+                self.open_editor(fx);
+            }
             return;
         }
         let sel = self.selected_agent();
@@ -230,6 +281,93 @@ impl App {
         self.reorder();
         if let Some(a) = sel {
             self.follow(&a);
+        }
+    }
+
+    /// `e`: the whole document in `$EDITOR`: the draft the editor last left
+    /// (with why it was not taken on top), else the document as the
+    /// pending edit would write it.
+    fn open_editor(&mut self, fx: &mut Vec<Effect>) {
+        let Some(plan) = self.edit.plan.as_ref() else {
+            return;
+        };
+        let text = match (&self.edit.draft, plan.render()) {
+            (Some(d), _) => with_notes(&d.error, &d.text),
+            (None, Ok(t)) => t,
+            (None, Err(e)) => with_notes(
+                &format!(
+                    "the pending order cannot be written ({e}); this is the document it stands on"
+                ),
+                plan.working_text(),
+            ),
+        };
+        self.edit.reopens = 0;
+        self.say("the document is open in $EDITOR");
+        fx.push(Effect::OpenEditor { text });
+    }
+
+    /// The editor closed: what it left becomes the pending edit, or the
+    /// editor opens again with why it was not taken on top.
+    pub(super) fn edited(
+        &mut self,
+        sent: String,
+        back: Result<String, String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let back = match back {
+            Ok(b) => b,
+            Err(e) => {
+                self.say(format!("the editor failed: {e} (nothing changed)"));
+                return;
+            }
+        };
+        let body = strip_notes(&back);
+        if body == strip_notes(&sent) {
+            self.say(if self.edit.draft.is_some() {
+                "the editor closed with the document unchanged: cancelled (e reopens what you typed)"
+            } else {
+                "the editor closed with the document unchanged: cancelled"
+            });
+            return;
+        }
+        let Some(plan) = self.plan_mut() else {
+            return;
+        };
+        match plan.set_document(body) {
+            Ok(changed) => {
+                self.edit.draft = None;
+                self.edit.reopens = 0;
+                self.edit.error = None;
+                if changed {
+                    self.edit.rollout = None;
+                }
+                self.say(if self.edit.is_pending() {
+                    "the document from $EDITOR is pending: review it, then w (u undoes)"
+                } else {
+                    "the document from $EDITOR is the hub's: nothing pending"
+                });
+                self.screen.detail = None;
+                self.screen.view = View::Ladder;
+                self.reorder();
+            }
+            Err(e) => {
+                let error = e.to_string();
+                self.edit.draft = Some(Draft {
+                    text: body.to_string(),
+                    error: error.clone(),
+                });
+                self.edit.reopens += 1;
+                if self.edit.reopens > MAX_REOPENS {
+                    self.say(format!(
+                        "not taken: {error} (what you typed is kept: e reopens it)"
+                    ));
+                    return;
+                }
+                self.say(format!("not taken: {error}: the editor opens again"));
+                fx.push(Effect::OpenEditor {
+                    text: with_notes(&error, body),
+                });
+            }
         }
     }
 
