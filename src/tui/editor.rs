@@ -31,6 +31,12 @@ pub fn edit_with(editor: &str, text: &str) -> Result<String, String> {
         .prefix("macfleet-edit-")
         .tempdir()
         .map_err(|e| format!("no temporary directory: {e}"))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("making {} private: {e}", dir.path().display()))?;
+    }
     let path = dir.path().join("hub.toml");
     write_private(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     tracing::info!(%editor, "opening the document in the editor");
