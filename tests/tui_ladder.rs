@@ -463,7 +463,10 @@ fi"#
         second.ends_with(&DOC.replace("\"codex\",    # last", "\"pi\", # again")),
         "nothing typed lost:\n{second}"
     );
-    assert!(!dir.path().join("seen2").exists(), "taken on the second pass");
+    assert!(
+        !dir.path().join("seen2").exists(),
+        "taken on the second pass"
+    );
     assert_eq!(write_and_read(&mut t, &hub), swapped(DOC));
     t.send("q");
     assert!(t.wait_exit(SOON).success());
@@ -474,8 +477,11 @@ fn the_editors_keys_go_to_the_editor_not_to_the_tui() {
     let hub = Hub::start();
     // The editor reads a line from the terminal: the TUI's key reader
     // must not take it (it would read "cheapest" as keys, `e` among them).
+    // The line is typed while the editor sleeps, so a reader that still
+    // polls the terminal would have all the time it needs to take it.
     let (dir, editor) = script_editor(
         r#"touch "$D/started"
+sleep 1
 IFS= read -r word
 sed -i "s/# cheap\$/# $word/" "$1""#,
     );
@@ -487,7 +493,6 @@ sed -i "s/# cheap\$/# $word/" "$1""#,
         assert!(std::time::Instant::now() < end, "the editor did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(300));
     t.send("cheapest\r");
     let s = t.wait_for("EDIT PENDING", SOON);
     assert!(!s.contains("quit anyway"), "{s}");
@@ -523,7 +528,10 @@ fn a_read_only_session_given_every_edit_key_sends_no_write_and_runs_no_editor() 
     std::thread::sleep(Duration::from_millis(800));
     let s = t.screen();
     assert!(!s.contains("EDIT PENDING"), "{s}");
-    assert!(!dir.path().join("ran").exists(), "no editor in a read-only session");
+    assert!(
+        !dir.path().join("ran").exists(),
+        "no editor in a read-only session"
+    );
     assert_eq!(hub.history_len(), 1, "the hub saw no write");
     assert_eq!(hub.document(), DOC);
     t.send("q");
@@ -541,7 +549,10 @@ fn an_empty_list_is_refused_before_it_reaches_the_hub() {
     t.send("w");
     let s = t.wait_for("cannot write", SOON);
     assert!(s.contains("MAC_CODING_AGENTS is empty"), "{s}");
-    assert!(!s.contains("write onto revision"), "no diff to confirm:\n{s}");
+    assert!(
+        !s.contains("write onto revision"),
+        "no diff to confirm:\n{s}"
+    );
     assert_eq!(hub.history_len(), 1, "nothing sent");
     assert_eq!(hub.document(), DOC);
     t.send("q");
