@@ -621,3 +621,111 @@ fn an_editor_that_never_brings_a_valid_document_stops_reopening() {
     assert!(status(&a).contains("e reopens it"), "{}", status(&a));
     assert!(a.edit.draft.is_some());
 }
+
+/// After `J`, `w`, `y` and the hub's 200 (revision r43): the workers in
+/// `on` report r43 (a delta page), the others what they reported before.
+fn written_and_partly_rolled_out(a: &mut App, on: &[usize]) {
+    key(a, 'J');
+    key(a, 'w');
+    key(a, 'y');
+    a.update(Msg::Written(Ok(ConfigAccepted {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+    })));
+    let now = fixture::t0();
+    let workers = on
+        .iter()
+        .map(|&i| macfleet::wire::WorkerView {
+            config_revision: Some("r43".into()),
+            in_sync: true,
+            ..fixture::worker(i, now)
+        })
+        .collect();
+    let mut page = fixture::page(workers, now, true, 2);
+    page.config_revision = "r43".into();
+    a.update(Msg::Workers {
+        page,
+        at: a.mono_now,
+    });
+    a.settle();
+}
+
+#[test]
+fn enter_on_the_convergence_line_lists_the_workers_behind_and_why() {
+    use macfleet::tui::app::Detail;
+    use macfleet::wire::WorkerState;
+    let mut a = app(true);
+    written_and_partly_rolled_out(&mut a, &[0, 1, 2]);
+    let r = a.edit.rollout.clone().expect("a rollout");
+    assert_eq!((r.on, r.healthy), (3, 18), "{r:?}");
+    let (behind, all) = a.rollout_behind();
+    // In the fixture w-00003 is stale and w-00007 lost.
+    assert_eq!(all, 17, "20 workers, 3 on r43");
+    assert_eq!(behind.len(), 17);
+    let last: Vec<(&str, WorkerState)> = behind[15..]
+        .iter()
+        .map(|b| (b.worker.as_str(), b.state))
+        .collect();
+    assert_eq!(
+        last,
+        [
+            ("w-00003", WorkerState::Stale),
+            ("w-00007", WorkerState::Lost)
+        ]
+    );
+    let healthy = behind
+        .iter()
+        .take_while(|b| b.state == WorkerState::Healthy)
+        .count();
+    assert_eq!(healthy, r.behind(), "the healthy ones behind come first");
+    assert!(
+        behind[healthy..]
+            .iter()
+            .all(|b| b.state != WorkerState::Healthy),
+        "{behind:?}"
+    );
+    assert!(behind.iter().all(|b| b.revision.as_deref() != Some("r43")));
+    assert!(
+        behind
+            .iter()
+            .any(|b| b.worker == "w-00004" && b.revision.as_deref() == Some("r41")),
+        "w-00004 reports an older revision"
+    );
+    // The cursor goes past the last agent onto the line; Enter lists them.
+    key(&mut a, 'G');
+    assert!(!a.edit.rollout.as_ref().is_some_and(|r| r.selected));
+    key(&mut a, 'j');
+    assert!(a.edit.rollout.as_ref().is_some_and(|r| r.selected));
+    let s = screen_text(&a);
+    assert!(s.contains("Enter lists the workers behind"), "{s}");
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.screen.detail, Some(Detail::Rollout));
+    let s = screen_text(&a);
+    assert!(s.contains("rollout of r43"), "{s}");
+    assert!(s.contains("3/18 healthy workers on r43"), "{s}");
+    assert!(
+        s.contains("behind: 15 healthy on an older revision · 1 stale · 1 lost (not on it)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("w-00004        healthy, still reports r41: last heard"),
+        "{s}"
+    );
+    assert!(
+        s.contains("w-00003        stale: last heard 1m ago, on r42"),
+        "{s}"
+    );
+    // j scrolls the list, it does not leave it.
+    key(&mut a, 'j');
+    assert_eq!(a.screen.detail, Some(Detail::Rollout));
+    code(&mut a, KeyCode::Esc);
+    assert_eq!(a.screen.detail, None);
+    key(&mut a, 'k');
+    assert!(!a.edit.rollout.as_ref().is_some_and(|r| r.selected));
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(
+        a.screen.detail,
+        Some(Detail::Agent("codex".into())),
+        "back on the last agent"
+    );
+}

@@ -475,3 +475,75 @@ fn a_412_that_changed_the_list_shows_base_theirs_and_mine() {
         true,
     );
 }
+
+/// `J`, `w`, `y`, the hub's 200 (r43), then workers 0..10 report r43.
+fn written_r43(a: &mut App) {
+    key(a, '1');
+    key(a, 'J');
+    key(a, 'w');
+    key(a, 'y');
+    a.update(Msg::Written(Ok(macfleet::wire::ConfigAccepted {
+        revision: "r43".into(),
+        agents: ["pi", "opencode", "claude", "codex"]
+            .map(String::from)
+            .to_vec(),
+    })));
+    let now = fixture::t0();
+    let workers = (0..10)
+        .map(|i| macfleet::wire::WorkerView {
+            config_revision: Some("r43".into()),
+            in_sync: true,
+            ..fixture::worker(i, now)
+        })
+        .collect();
+    let mut page = fixture::page(workers, now, true, 2);
+    page.config_revision = "r43".into();
+    a.update(Msg::Workers {
+        page,
+        at: a.mono_now,
+    });
+}
+
+#[test]
+fn the_convergence_line_and_the_workers_behind_it() {
+    snap(
+        "ladder_convergence",
+        |a| {
+            written_r43(a);
+            key(a, 'G');
+            key(a, 'j');
+        },
+        color(),
+        true,
+    );
+    snap(
+        "rollout_detail",
+        |a| {
+            written_r43(a);
+            key(a, 'G');
+            key(a, 'j');
+            code(a, KeyCode::Enter);
+        },
+        color(),
+        true,
+    );
+    let (mut app, _) = fixture::app(60, true, color(), 120, 40);
+    written_r43(&mut app);
+    key(&mut app, 'G');
+    key(&mut app, 'j');
+    let s = screen_text(&buffer(&mut app));
+    assert!(
+        s.contains("healthy workers on r43 · ") && s.contains("Enter lists the workers behind"),
+        "{s}"
+    );
+    code(&mut app, KeyCode::Enter);
+    let s = screen_text(&buffer(&mut app));
+    assert!(s.contains("healthy workers on r43, written"), "{s}");
+    assert!(
+        s.contains("w-00015        healthy, still reports r41: last heard"),
+        "{s}"
+    );
+    key(&mut app, 'G');
+    let s = screen_text(&buffer(&mut app));
+    assert!(s.contains("w-00053        lost: last heard"), "{s}");
+}

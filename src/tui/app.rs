@@ -728,6 +728,9 @@ impl App {
             self.edit.mode = Mode::ConfirmQuit;
             return;
         }
+        if self.rollout_key(action) {
+            return;
+        }
         if let Some(m) = action.movement() {
             if self.screen.detail.is_some() && !matches!(action, Action::Down | Action::Up) {
                 // PgUp/PgDn/g/G scroll the detail text.

@@ -8,7 +8,10 @@
 //! with what is on screen: the add prompt, the diff under review, a write
 //! in flight, a conflict to choose on.
 
+use chrono::{DateTime, Utc};
+
 use crate::plan::{self, Conflict, PendingEdit, Projection};
+use crate::wire::WorkerState;
 
 /// The pending edit and the screen it is on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -81,7 +84,28 @@ pub struct Rollout {
     /// Healthy workers that report `revision`.
     pub on: usize,
     pub healthy: usize,
+    /// When it was written (the hub's clock as the TUI knows it).
+    pub at: Option<DateTime<Utc>>,
+    /// The Ladder's cursor is on the convergence line: Enter lists the
+    /// workers behind.
+    pub selected: bool,
 }
+
+/// A worker not on the written revision, and why: stale, lost, or
+/// healthy and reporting an older revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Behind {
+    pub worker: String,
+    pub state: WorkerState,
+    /// The revision it reported last (`None`: none yet).
+    pub revision: Option<String>,
+    /// When the hub last heard from it.
+    pub heard: DateTime<Utc>,
+}
+
+/// At most this many workers behind are listed (the Workers view, filtered
+/// on `rev:`, has them all).
+pub const BEHIND_MAX: usize = 500;
 
 impl Rollout {
     pub fn behind(&self) -> usize {
@@ -142,7 +166,7 @@ impl LadderEdit {
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::{App, View};
+use super::app::{App, Detail, View};
 use super::keys::Action;
 use super::lists::Pane;
 use super::msg::Effect;
@@ -371,6 +395,87 @@ impl App {
         }
     }
 
+    /// The workers not on the written revision, healthy ones reporting an
+    /// older revision first, then stale, then lost (each by id); at most
+    /// [`BEHIND_MAX`], and how many there are in all.
+    pub fn rollout_behind(&self) -> (Vec<Behind>, usize) {
+        let Some(r) = &self.edit.rollout else {
+            return (Vec::new(), 0);
+        };
+        let rank = |s: WorkerState| match s {
+            WorkerState::Healthy => 0,
+            WorkerState::Stale => 1,
+            WorkerState::Lost => 2,
+        };
+        let mut all: Vec<Behind> = self
+            .fleet
+            .iter()
+            .filter(|(_, e)| e.view.config_revision.as_deref() != Some(r.revision.as_str()))
+            .map(|(_, e)| Behind {
+                worker: e.view.worker.to_string(),
+                state: e.state,
+                revision: e.view.config_revision.as_deref().map(str::to_string),
+                heard: e.view.received_at,
+            })
+            .collect();
+        let n = all.len();
+        all.sort_by(|a, b| {
+            rank(a.state)
+                .cmp(&rank(b.state))
+                .then_with(|| a.worker.cmp(&b.worker))
+        });
+        all.truncate(BEHIND_MAX);
+        (all, n)
+    }
+
+    /// Keys on the Ladder while a rollout is followed: `j` past the last
+    /// agent puts the cursor on the convergence line, Enter there lists the
+    /// workers behind (`j`/`k` scroll that list). True when the key was
+    /// taken.
+    pub(super) fn rollout_key(&mut self, action: Action) -> bool {
+        if self.screen.view != View::Ladder {
+            return false;
+        }
+        if self.screen.detail == Some(Detail::Rollout) {
+            let s = &mut self.screen.detail_scroll;
+            match action {
+                Action::Down => *s += 1,
+                Action::Up => *s = s.saturating_sub(1),
+                _ => return false,
+            }
+            return true;
+        }
+        if self.screen.detail.is_some() {
+            return false;
+        }
+        let c = self.lists.ladder.cursor();
+        let Some(r) = self.edit.rollout.as_mut() else {
+            return false;
+        };
+        if r.selected {
+            match action {
+                Action::Detail => {
+                    self.screen.detail = Some(Detail::Rollout);
+                    self.screen.detail_scroll = 0;
+                }
+                Action::Up => r.selected = false,
+                Action::Down | Action::Bottom | Action::PageDown => {}
+                a => {
+                    if a.movement().is_some() {
+                        r.selected = false;
+                    }
+                    return false;
+                }
+            }
+            return true;
+        }
+        if action == Action::Down && c.pos + 1 >= c.len {
+            r.selected = true;
+            return true;
+        }
+        false
+    }
+
     /// Put the Ladder's cursor on `agent` (it moves with the agent).
     fn follow(&mut self, agent: &str) {
         let at = self.lists.ladder.rows.iter().position(|r| r == agent);
@@ -597,6 +702,7 @@ impl App {
                 self.edit = LadderEdit {
                     rollout: Some(Rollout {
                         revision: acc.revision,
+                        at: Some(self.now()),
                         ..Rollout::default()
                     }),
                     ..LadderEdit::default()

@@ -407,6 +407,7 @@ pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
             format!("revision {}", hub(&k.revision)),
             revision_lines(app, k),
         ),
+        Detail::Rollout => super::edit::rollout_title_and_lines(app),
     }
 }
 
