@@ -547,3 +547,29 @@ fn the_convergence_line_and_the_workers_behind_it() {
     let s = screen_text(&buffer(&mut app));
     assert!(s.contains("w-00053        lost: last heard"), "{s}");
 }
+
+#[test]
+fn a_revisions_detail_shows_its_diff() {
+    let open_r41 = |a: &mut App| {
+        key(a, '4');
+        key(a, 'j');
+        code(a, KeyCode::Enter);
+    };
+    snap("revision_detail", open_r41, color(), true);
+    let (mut app, _) = fixture::app(60, true, color(), 120, 40);
+    open_r41(&mut app);
+    let s = screen_text(&buffer(&mut app));
+    // r41 made [opencode, claude] into [pi, opencode, claude, codex].
+    for want in [
+        "--- r40",
+        "+++ r41",
+        "+    \"pi\",",
+        "     \"opencode\",",
+        "+    \"codex\",",
+    ] {
+        assert!(s.contains(want), "{want:?} in\n{s}");
+    }
+    let buf = buffer(&mut app);
+    let (x, y) = find(&buf, "+    \"pi\",").expect("the added line");
+    assert_eq!(buf[(x, y)].fg, Color::Green, "added lines are green");
+}

@@ -395,6 +395,7 @@ fn revision_lines(app: &App, k: &HistKey) -> Vec<Line<'static>> {
                 .join(","),
         ));
     }
+    out.extend(super::history::diff_lines(app, h));
     out
 }
 

@@ -66,19 +66,25 @@ fn draw_diff(app: &App, area: Rect, buf: &mut Buffer, diff: &str, rev: &str, scr
         let Some(r) = row(area, i as u16 + 1) else {
             break;
         };
-        let style = if l.starts_with("+++") || l.starts_with("---") {
-            t.title()
-        } else if l.starts_with('+') {
-            t.ok()
-        } else if l.starts_with('-') {
-            t.bad()
-        } else if l.starts_with("@@") {
-            t.muted()
-        } else {
-            ratatui::style::Style::new()
-        };
-        line(r, buf, Line::styled(fit(&hub(l), w, t.ellipsis()), style));
+        line(r, buf, diff_line(app, &fit(&hub(l), w, t.ellipsis())));
     }
+}
+
+/// One line of a unified diff, coloured: added, removed, hunk, header.
+pub fn diff_line(app: &App, l: &str) -> Line<'static> {
+    let t = &app.theme;
+    let style = if l.starts_with("+++") || l.starts_with("---") {
+        t.title()
+    } else if l.starts_with('+') {
+        t.ok()
+    } else if l.starts_with('-') {
+        t.bad()
+    } else if l.starts_with("@@") {
+        t.muted()
+    } else {
+        ratatui::style::Style::new()
+    };
+    Line::styled(l.to_string(), style)
 }
 
 fn draw_conflict(
