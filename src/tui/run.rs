@@ -289,6 +289,9 @@ impl Ui {
         if let Ok((w, h)) = crossterm::terminal::size() {
             self.apply(Msg::Resize(w, h));
         }
+        // The editor may have been open for minutes: the clock first, so
+        // that what the app says about the document stays its while.
+        self.apply(tick());
         self.apply(Msg::Edited { sent, back });
         None
     }

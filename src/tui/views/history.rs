@@ -5,10 +5,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{Col, col, empty, fill, hub, table};
-use crate::agents_doc::unified_diff;
 use crate::tui::app::App;
 use crate::tui::fmt;
-use crate::wire::HistoryEntry;
+use crate::wire::{HistoryEntry, MAX_AGENTS};
 
 pub const COLS: [Col; 5] = [
     col("REV", 8, 12, 0),
@@ -81,12 +80,15 @@ pub fn diff_lines(app: &App, h: &HistoryEntry) -> Vec<Line<'static>> {
     } else {
         list_text(&h.previous_agents)
     };
-    let diff = unified_diff(
-        &old,
-        &list_text(&h.agents),
-        &before.unwrap_or_else(|| "before".into()),
-        &hub(&h.revision),
-    );
+    // The whole list as context: it is short (at most MAX_AGENTS lines).
+    let diff = similar::TextDiff::from_lines(&old, &list_text(&h.agents))
+        .unified_diff()
+        .context_radius(MAX_AGENTS + 2)
+        .header(
+            &before.unwrap_or_else(|| "before".into()),
+            &hub(&h.revision),
+        )
+        .to_string();
     let mut out = vec![
         Line::raw(""),
         Line::styled(
