@@ -242,18 +242,15 @@ pub fn rollout_title_and_lines(app: &App) -> (String, Vec<Line<'static>>) {
             .unwrap_or_default();
     let count = |s: WorkerState| behind.iter().filter(|b| b.state == s).count();
     let mut out = vec![
-        Line::from(vec![
-            Span::styled(
-                format!(
-                    "{}/{} healthy workers on {}{since}",
-                    count_text(r.on),
-                    count_text(r.healthy),
-                    hub(&r.revision)
-                ),
-                t.title(),
+        Line::from(vec![Span::styled(
+            format!(
+                "{}/{} healthy workers on {}{since}",
+                count_text(r.on),
+                count_text(r.healthy),
+                hub(&r.revision)
             ),
-            Span::styled(format!("   j/k scroll {} Esc back", t.sep()), t.muted()),
-        ]),
+            t.title(),
+        )]),
         Line::raw(format!(
             "behind: {} healthy on an older revision {sep} {} stale {sep} {} lost (not on it)",
             count_text(r.behind()),
