@@ -729,3 +729,30 @@ fn enter_on_the_convergence_line_lists_the_workers_behind_and_why() {
         "back on the last agent"
     );
 }
+
+#[test]
+fn a_412_after_the_editor_keeps_what_was_typed_and_says_what_it_undoes() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    // Typed outside the list: retries.
+    let typed = DOC.replace("retries = 2", "retries = 9");
+    edited(&mut a, &sent, &typed);
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Err(conflict())));
+    let theirs = DOC.replace("# the fleet's route order", "# the fleet's order");
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        text: theirs,
+    });
+    let Mode::Review { text, diff, .. } = a.edit.mode.clone() else {
+        panic!("the new diff, not {:?}", a.edit.mode)
+    };
+    assert_eq!(text, typed, "what was typed, whole");
+    assert!(
+        diff.contains("-# the fleet's order\n+# the fleet's route order\n"),
+        "{diff}"
+    );
+    assert!(status(&a).contains("kept whole"), "{}", status(&a));
+}

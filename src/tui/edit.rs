@@ -734,11 +734,18 @@ impl App {
         };
         match plan.rebase(theirs, revision) {
             Ok(crate::plan::Rebased::Replayed(p)) => {
+                let whole = p
+                    .typed()
+                    .is_some_and(|t| differs_outside_list(t, p.base_text()));
                 self.edit.plan = Some(p);
                 self.review();
-                self.say(format!(
-                    "replayed onto {revision}: review the new diff (y sends)"
-                ));
+                self.say(if whole {
+                    format!(
+                        "onto {revision}: the document from $EDITOR is kept whole; its new diff shows what of the other change it undoes (y sends)"
+                    )
+                } else {
+                    format!("replayed onto {revision}: review the new diff (y sends)")
+                });
             }
             Ok(crate::plan::Rebased::AlreadyThere(p)) => {
                 self.edit.plan = Some(p);
@@ -759,6 +766,17 @@ impl App {
         if self.screen.view != View::Ladder {
             self.dirty = true;
         }
+    }
+}
+
+/// Two documents differ outside their lists (or either has none).
+fn differs_outside_list(a: &str, b: &str) -> bool {
+    match (crate::agents_doc::locate(a), crate::agents_doc::locate(b)) {
+        (Ok(x), Ok(y)) => {
+            a.get(..x.span.start) != b.get(..y.span.start)
+                || a.get(x.span.end..) != b.get(y.span.end..)
+        }
+        _ => true,
     }
 }
 
