@@ -560,3 +560,29 @@ fn an_empty_list_is_refused_before_it_reaches_the_hub() {
     t.send("y");
     assert!(t.wait_exit(SOON).success());
 }
+
+#[test]
+fn an_owner_session_started_while_the_hub_was_down_writes_once_it_answers() {
+    let mut hub = Restartable::new();
+    hub.stop();
+    let mut t = Pty::spawn(&["--hub", &hub.url()], &[("MAC_HUB_TOKEN", &hub.owner)]);
+    t.wait_until("no hub to talk to yet", START, |s| {
+        s.contains("connecting") || s.contains("disconnected")
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    hub.start();
+    t.wait_for("live", Duration::from_secs(25));
+    t.send("1");
+    t.wait_for("codex", SOON);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(!s.contains("read-only"), "{s}");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    assert_eq!(hub.document(), swapped(DOC));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
