@@ -573,3 +573,39 @@ fn a_revisions_detail_shows_its_diff() {
     let (x, y) = find(&buf, "+    \"pi\",").expect("the added line");
     assert_eq!(buf[(x, y)].fg, Color::Green, "added lines are green");
 }
+
+#[test]
+fn the_projection_warns_before_anything_is_sent() {
+    let setup = |a: &mut App| {
+        key(a, '1');
+        // claude (9 healthy workers run it now) removed; a typo added and moved to the top.
+        key(a, 'j');
+        key(a, 'j');
+        key(a, 'd');
+        key(a, 'a');
+        for c in "zed".chars() {
+            key(a, c);
+        }
+        code(a, KeyCode::Enter);
+        key(a, 'G');
+        key(a, 'k');
+        for _ in 0..4 {
+            key(a, 'K');
+        }
+    };
+    snap("ladder_warnings", setup, color(), true);
+    let (mut app, _) = fixture::app(60, true, color(), 120, 40);
+    setup(&mut app);
+    let s = screen_text(&buffer(&mut app));
+    for want in [
+        "! rank 0 zed can be run by only 0 of 53 healthy workers",
+        "! no healthy worker can run zed, placed above",
+        "! removing claude, which 9 healthy workers run now",
+        "! \"zed\" is not a known agent and no worker has reported it",
+    ] {
+        assert!(s.contains(want), "{want:?} in\n{s}");
+    }
+    let buf = buffer(&mut app);
+    let (x, y) = find(&buf, "! removing claude").expect("the warning");
+    assert_eq!(buf[(x, y)].fg, Color::Yellow, "warnings stand out");
+}
