@@ -363,11 +363,8 @@ fn q_with_a_pending_edit_asks_first() {
 fn a_read_only_session_changes_nothing_and_sends_nothing() {
     let mut a = app(false);
     for c in ['J', 'K', 'a', 'd', 'u', 'w', 'y', 'e', 'R'] {
-        assert!(
-            key(&mut a, c)
-                .iter()
-                .all(|e| !matches!(e, Effect::Write { .. }))
-        );
+        let fx = key(&mut a, c);
+        assert!(fx.is_empty(), "{c}: no write, no editor: {fx:?}");
         assert!(!a.edit.is_pending());
     }
     assert!(ctrl(&mut a, 'r').is_empty());
@@ -487,4 +484,275 @@ fn r_on_history_prepares_a_revert_as_a_pending_edit() {
     key(&mut r, 'R');
     assert_eq!(status(&r), "read-only");
     assert_eq!(r.edit.plan, None);
+}
+
+fn edited(app: &mut App, sent: &str, back: &str) -> Vec<Effect> {
+    app.update(Msg::Edited {
+        sent: sent.into(),
+        back: Ok(back.into()),
+    })
+}
+
+fn opened(fx: &[Effect]) -> String {
+    match fx {
+        [Effect::OpenEditor { text }] => text.clone(),
+        _ => panic!("the editor should open, not {fx:?}"),
+    }
+}
+
+#[test]
+fn e_opens_the_whole_document_and_what_comes_back_is_the_pending_edit() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    assert_eq!(sent, DOC, "the hub's document, whole");
+    assert!(!a.edit.is_pending(), "opening changes nothing");
+    // The editor moved codex to the top and reworded pi's comment.
+    let back = DOC
+        .replace("    \"codex\",    # last\n", "")
+        .replace(
+            "MAC_CODING_AGENTS = [\n",
+            "MAC_CODING_AGENTS = [\n    \"codex\",    # last\n",
+        )
+        .replace("# fast", "# fastest");
+    assert!(edited(&mut a, &sent, &back).is_empty(), "taken: no reopen");
+    assert_eq!(order(&a), v(&["codex", "opencode", "pi", "claude"]));
+    assert!(a.edit.is_pending());
+    assert!(status(&a).contains("pending"), "{}", status(&a));
+    // The projection follows it, and w shows and y sends exactly it.
+    assert!(a.edit.projection.is_some());
+    key(&mut a, 'w');
+    let Mode::Review { text, diff, .. } = a.edit.mode.clone() else {
+        panic!("the diff screen, not {:?}", a.edit.mode)
+    };
+    assert_eq!(text, back);
+    assert!(diff.contains("+    \"pi\",       # fastest"), "{diff}");
+    assert_eq!(
+        key(&mut a, 'y'),
+        vec![Effect::Write {
+            text: back,
+            if_match: REVISION.into()
+        }]
+    );
+}
+
+#[test]
+fn a_document_not_taken_reopens_with_the_error_on_top_and_nothing_typed_lost() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    let dup = DOC.replace("\"codex\",    # last", "\"pi\",    # again");
+    let again = opened(&edited(&mut a, &sent, &dup));
+    assert!(
+        again.starts_with("# macfleet: not taken: MAC_CODING_AGENTS names \"pi\" twice\n"),
+        "{again}"
+    );
+    assert!(
+        again.ends_with(&dup),
+        "what was typed is all there: {again}"
+    );
+    assert!(!a.edit.is_pending(), "nothing taken");
+    // Saved unchanged: cancelled, and e brings the draft back.
+    assert!(edited(&mut a, &again, &again).is_empty());
+    assert!(status(&a).contains("cancelled"), "{}", status(&a));
+    assert!(!a.edit.is_pending());
+    let reopened = opened(&key(&mut a, 'e'));
+    assert_eq!(reopened, again, "e reopens what was typed");
+    // Fixed (the notes left in place): the notes go, the fix is taken.
+    let fixed = again.replace("\"pi\",    # again", "\"codex\",    # last");
+    let fixed = fixed
+        .replacen("    \"opencode\", # cheap\n", "", 1)
+        .replacen(
+            "    \"claude\",   # strong\n",
+            "    \"claude\",   # strong\n    \"opencode\", # cheap\n",
+            1,
+        );
+    assert!(edited(&mut a, &reopened, &fixed).is_empty());
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+    let Some(plan) = &a.edit.plan else {
+        panic!("an edit")
+    };
+    let text = plan.render().expect("renders");
+    assert!(!text.contains("macfleet:"), "the notes are gone: {text}");
+    assert!(text.starts_with("# the fleet's route order\n"), "{text}");
+    assert_eq!(a.edit.draft, None);
+    // An editor that failed changes nothing.
+    let fx = a.update(Msg::Edited {
+        sent: text.clone(),
+        back: Err("\"vi\" exited with exit status: 1".into()),
+    });
+    assert!(fx.is_empty());
+    assert!(status(&a).contains("nothing changed"), "{}", status(&a));
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+}
+
+#[test]
+fn the_editor_coming_back_unchanged_cancels_and_says_so() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    assert!(edited(&mut a, &sent, &sent).is_empty());
+    assert!(!a.edit.is_pending());
+    assert_eq!(
+        status(&a),
+        "the editor closed with the document unchanged: cancelled"
+    );
+    // With a pending move, e opens the document as it would be written.
+    key(&mut a, 'J');
+    let sent = opened(&key(&mut a, 'e'));
+    assert!(sent.find("\"pi\"") < sent.find("\"opencode\""), "{sent}");
+    assert!(edited(&mut a, &sent, &sent).is_empty());
+    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]), "kept");
+}
+
+#[test]
+fn an_editor_that_never_brings_a_valid_document_stops_reopening() {
+    let mut a = app(true);
+    let mut sent = opened(&key(&mut a, 'e'));
+    let mut rounds = 0;
+    for i in 0..100 {
+        let bad = format!("{}\nMAC_CODING_AGENTS = []\n# {i}\n", DOC);
+        let fx = edited(&mut a, &sent, &bad);
+        rounds += 1;
+        match fx.as_slice() {
+            [Effect::OpenEditor { text }] => sent = text.clone(),
+            [] => break,
+            _ => panic!("{fx:?}"),
+        }
+    }
+    assert_eq!(rounds, macfleet::tui::edit::MAX_REOPENS + 1);
+    assert!(status(&a).contains("e reopens it"), "{}", status(&a));
+    assert!(a.edit.draft.is_some());
+}
+
+/// After `J`, `w`, `y` and the hub's 200 (revision r43): the workers in
+/// `on` report r43 (a delta page), the others what they reported before.
+fn written_and_partly_rolled_out(a: &mut App, on: &[usize]) {
+    key(a, 'J');
+    key(a, 'w');
+    key(a, 'y');
+    a.update(Msg::Written(Ok(ConfigAccepted {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+    })));
+    let now = fixture::t0();
+    let workers = on
+        .iter()
+        .map(|&i| macfleet::wire::WorkerView {
+            config_revision: Some("r43".into()),
+            in_sync: true,
+            ..fixture::worker(i, now)
+        })
+        .collect();
+    let mut page = fixture::page(workers, now, true, 2);
+    page.config_revision = "r43".into();
+    a.update(Msg::Workers {
+        page,
+        at: a.mono_now,
+    });
+    a.settle();
+}
+
+#[test]
+fn enter_on_the_convergence_line_lists_the_workers_behind_and_why() {
+    use macfleet::tui::app::Detail;
+    use macfleet::wire::WorkerState;
+    let mut a = app(true);
+    written_and_partly_rolled_out(&mut a, &[0, 1, 2]);
+    let r = a.edit.rollout.clone().expect("a rollout");
+    assert_eq!((r.on, r.healthy), (3, 18), "{r:?}");
+    let (behind, all) = a.rollout_behind();
+    // In the fixture w-00003 is stale and w-00007 lost.
+    assert_eq!(all, 17, "20 workers, 3 on r43");
+    assert_eq!(behind.len(), 17);
+    let last: Vec<(&str, WorkerState)> = behind[15..]
+        .iter()
+        .map(|b| (b.worker.as_str(), b.state))
+        .collect();
+    assert_eq!(
+        last,
+        [
+            ("w-00003", WorkerState::Stale),
+            ("w-00007", WorkerState::Lost)
+        ]
+    );
+    let healthy = behind
+        .iter()
+        .take_while(|b| b.state == WorkerState::Healthy)
+        .count();
+    assert_eq!(healthy, r.behind(), "the healthy ones behind come first");
+    assert!(
+        behind[healthy..]
+            .iter()
+            .all(|b| b.state != WorkerState::Healthy),
+        "{behind:?}"
+    );
+    assert!(behind.iter().all(|b| b.revision.as_deref() != Some("r43")));
+    assert!(
+        behind
+            .iter()
+            .any(|b| b.worker == "w-00004" && b.revision.as_deref() == Some("r41")),
+        "w-00004 reports an older revision"
+    );
+    // The cursor goes past the last agent onto the line; Enter lists them.
+    key(&mut a, 'G');
+    assert!(!a.edit.rollout.as_ref().is_some_and(|r| r.selected));
+    key(&mut a, 'j');
+    assert!(a.edit.rollout.as_ref().is_some_and(|r| r.selected));
+    let s = screen_text(&a);
+    assert!(s.contains("Enter lists the workers behind"), "{s}");
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.screen.detail, Some(Detail::Rollout));
+    let s = screen_text(&a);
+    assert!(s.contains("rollout of r43"), "{s}");
+    assert!(s.contains("3/18 healthy workers on r43"), "{s}");
+    assert!(
+        s.contains("behind: 15 healthy on an older revision · 1 stale · 1 lost (not on it)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("w-00004        healthy, still reports r41: last heard"),
+        "{s}"
+    );
+    assert!(
+        s.contains("w-00003        stale: last heard 1m ago, on r42"),
+        "{s}"
+    );
+    // j scrolls the list, it does not leave it.
+    key(&mut a, 'j');
+    assert_eq!(a.screen.detail, Some(Detail::Rollout));
+    code(&mut a, KeyCode::Esc);
+    assert_eq!(a.screen.detail, None);
+    key(&mut a, 'k');
+    assert!(!a.edit.rollout.as_ref().is_some_and(|r| r.selected));
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(
+        a.screen.detail,
+        Some(Detail::Agent("codex".into())),
+        "back on the last agent"
+    );
+}
+
+#[test]
+fn a_412_after_the_editor_keeps_what_was_typed_and_says_what_it_undoes() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    // Typed outside the list: retries.
+    let typed = DOC.replace("retries = 2", "retries = 9");
+    edited(&mut a, &sent, &typed);
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Err(conflict())));
+    let theirs = DOC.replace("# the fleet's route order", "# the fleet's order");
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        text: theirs,
+    });
+    let Mode::Review { text, diff, .. } = a.edit.mode.clone() else {
+        panic!("the new diff, not {:?}", a.edit.mode)
+    };
+    assert_eq!(text, typed, "what was typed, whole");
+    assert!(
+        diff.contains("-# the fleet's order\n+# the fleet's route order\n"),
+        "{diff}"
+    );
+    assert!(status(&a).contains("kept whole"), "{}", status(&a));
 }

@@ -378,3 +378,211 @@ fn in_the_demo_the_simulated_fleet_converges_onto_the_written_order() {
     t.send("q");
     assert!(t.wait_exit(SOON).success());
 }
+
+impl Hub {
+    /// An owner's session on the Ladder with `env` added (an `EDITOR`).
+    fn owner_on_ladder_with(&self, env: &[(&str, &str)]) -> Pty {
+        let mut all = vec![("MAC_HUB_TOKEN", self.owner.as_str())];
+        all.extend_from_slice(env);
+        let mut t = Pty::spawn(&["--hub", &self.url], &all);
+        t.wait_for("OWNER", START);
+        t.wait_for("live", START);
+        t.send("1");
+        t.wait_for("codex", SOON);
+        std::thread::sleep(Duration::from_millis(500));
+        t
+    }
+}
+
+/// A scripted `$EDITOR`: `body` runs under `sh` with the document's path
+/// in `$1` and a directory of its own in `$D` (for what it saw). Returns
+/// the directory and the `EDITOR` value.
+fn script_editor(body: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("ed.sh");
+    let text = format!("#!/bin/sh\nD='{}'\n{body}\n", dir.path().display());
+    std::fs::write(&path, text).expect("script");
+    let editor = format!("sh {}", path.display());
+    (dir, editor)
+}
+
+/// sed: opencode's line (and its comment) after pi's.
+const SWAP: &str = r#"sed -i '/"opencode", # cheap/{h;d};/"pi",  *# fast/G' "$1""#;
+
+/// `y` on the diff screen, then the stored document.
+fn write_and_read(t: &mut Pty, hub: &Hub) -> String {
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    hub.document()
+}
+
+#[test]
+fn e_with_a_scripted_editor_stores_its_order_and_every_other_byte() {
+    let hub = Hub::start();
+    let (dir, editor) = script_editor(&format!("cp \"$1\" \"$D/seen\"\n{SWAP}"));
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
+    t.send("e");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("from $EDITOR is pending"), "{s}");
+    assert!(s.contains("0→1"), "opencode's old and new rank:\n{s}");
+    let seen = std::fs::read_to_string(dir.path().join("seen")).expect("the editor ran");
+    assert_eq!(seen, DOC, "the editor was given the whole document");
+    assert_eq!(hub.history_len(), 1, "nothing sent before w and y");
+    assert_eq!(write_and_read(&mut t, &hub), swapped(DOC));
+    assert_eq!(hub.history_len(), 2);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn e_reopens_a_document_not_taken_with_the_error_on_top_and_then_takes_the_fix() {
+    let hub = Hub::start();
+    // First pass: codex becomes a second pi (refused). Second pass: what
+    // it was given is kept, then fixed and reordered.
+    let (dir, editor) = script_editor(&format!(
+        r#"n=$(ls "$D" | grep -c '^seen')
+cp "$1" "$D/seen$n"
+if [ "$n" = 0 ]; then
+  sed -i 's/"codex",    # last/"pi", # again/' "$1"
+else
+  sed -i 's/"pi", # again/"codex",    # last/' "$1"
+  {SWAP}
+fi"#
+    ));
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
+    t.send("e");
+    t.wait_for("EDIT PENDING", SOON);
+    let second = std::fs::read_to_string(dir.path().join("seen1")).expect("reopened");
+    assert!(
+        second.starts_with("# macfleet: not taken: MAC_CODING_AGENTS names \"pi\" twice\n"),
+        "{second}"
+    );
+    assert!(
+        second.ends_with(&DOC.replace("\"codex\",    # last", "\"pi\", # again")),
+        "nothing typed lost:\n{second}"
+    );
+    assert!(
+        !dir.path().join("seen2").exists(),
+        "taken on the second pass"
+    );
+    assert_eq!(write_and_read(&mut t, &hub), swapped(DOC));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn the_editors_keys_go_to_the_editor_not_to_the_tui() {
+    let hub = Hub::start();
+    // The editor reads a line from the terminal: the TUI's key reader
+    // must not take it (it would read "cheapest" as keys, `e` among them).
+    // The line is typed while the editor sleeps, so a reader that still
+    // polls the terminal would have all the time it needs to take it.
+    let (dir, editor) = script_editor(
+        r#"touch "$D/started"
+sleep 1
+IFS= read -r word
+sed -i "s/# cheap\$/# $word/" "$1""#,
+    );
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
+    t.send("e");
+    let started = dir.path().join("started");
+    let end = std::time::Instant::now() + SOON;
+    while !started.exists() {
+        assert!(std::time::Instant::now() < end, "the editor did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t.send("cheapest\r");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(!s.contains("quit anyway"), "{s}");
+    assert_eq!(
+        write_and_read(&mut t, &hub),
+        DOC.replace("# cheap\n", "# cheapest\n")
+    );
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn a_read_only_session_given_every_edit_key_sends_no_write_and_runs_no_editor() {
+    let hub = Hub::start();
+    let (dir, editor) = script_editor(&format!("touch \"$D/ran\"\n{SWAP}"));
+    let mut t = Pty::spawn(
+        &["--hub", &hub.url, "--read-only"],
+        &[("MAC_HUB_TOKEN", &hub.owner), ("EDITOR", &editor)],
+    );
+    t.wait_for("READ-ONLY", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("codex", SOON);
+    std::thread::sleep(Duration::from_millis(500));
+    for k in ["J", "K", "d", "a", "u", "\x12", "e", "w", "y"] {
+        t.send(k);
+        t.wait_for("read-only", SOON);
+    }
+    t.send("4");
+    t.wait_for("(initial)", SOON);
+    t.send("jR");
+    t.send("e");
+    std::thread::sleep(Duration::from_millis(800));
+    let s = t.screen();
+    assert!(!s.contains("EDIT PENDING"), "{s}");
+    assert!(
+        !dir.path().join("ran").exists(),
+        "no editor in a read-only session"
+    );
+    assert_eq!(hub.history_len(), 1, "the hub saw no write");
+    assert_eq!(hub.document(), DOC);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn an_empty_list_is_refused_before_it_reaches_the_hub() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    for _ in 0..4 {
+        t.send("gd");
+    }
+    t.wait_for("EDIT PENDING", SOON);
+    t.send("w");
+    let s = t.wait_for("cannot write", SOON);
+    assert!(s.contains("MAC_CODING_AGENTS is empty"), "{s}");
+    assert!(
+        !s.contains("write onto revision"),
+        "no diff to confirm:\n{s}"
+    );
+    assert_eq!(hub.history_len(), 1, "nothing sent");
+    assert_eq!(hub.document(), DOC);
+    t.send("q");
+    t.wait_for("quit anyway?", SOON);
+    t.send("y");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn an_owner_session_started_while_the_hub_was_down_writes_once_it_answers() {
+    let mut hub = Restartable::new();
+    hub.stop();
+    let mut t = Pty::spawn(&["--hub", &hub.url()], &[("MAC_HUB_TOKEN", &hub.owner)]);
+    t.wait_until("no hub to talk to yet", START, |s| {
+        s.contains("connecting") || s.contains("disconnected")
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    hub.start();
+    t.wait_for("live", Duration::from_secs(25));
+    t.send("1");
+    t.wait_for("codex", SOON);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(!s.contains("read-only"), "{s}");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    assert_eq!(hub.document(), swapped(DOC));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}

@@ -475,3 +475,137 @@ fn a_412_that_changed_the_list_shows_base_theirs_and_mine() {
         true,
     );
 }
+
+/// `J`, `w`, `y`, the hub's 200 (r43), then workers 0..10 report r43.
+fn written_r43(a: &mut App) {
+    key(a, '1');
+    key(a, 'J');
+    key(a, 'w');
+    key(a, 'y');
+    a.update(Msg::Written(Ok(macfleet::wire::ConfigAccepted {
+        revision: "r43".into(),
+        agents: ["pi", "opencode", "claude", "codex"]
+            .map(String::from)
+            .to_vec(),
+    })));
+    let now = fixture::t0();
+    let workers = (0..10)
+        .map(|i| macfleet::wire::WorkerView {
+            config_revision: Some("r43".into()),
+            in_sync: true,
+            ..fixture::worker(i, now)
+        })
+        .collect();
+    let mut page = fixture::page(workers, now, true, 2);
+    page.config_revision = "r43".into();
+    a.update(Msg::Workers {
+        page,
+        at: a.mono_now,
+    });
+}
+
+#[test]
+fn the_convergence_line_and_the_workers_behind_it() {
+    snap(
+        "ladder_convergence",
+        |a| {
+            written_r43(a);
+            key(a, 'G');
+            key(a, 'j');
+        },
+        color(),
+        true,
+    );
+    snap(
+        "rollout_detail",
+        |a| {
+            written_r43(a);
+            key(a, 'G');
+            key(a, 'j');
+            code(a, KeyCode::Enter);
+        },
+        color(),
+        true,
+    );
+    let (mut app, _) = fixture::app(60, true, color(), 120, 40);
+    written_r43(&mut app);
+    key(&mut app, 'G');
+    key(&mut app, 'j');
+    let s = screen_text(&buffer(&mut app));
+    assert!(
+        s.contains("healthy workers on r43 · ") && s.contains("Enter lists the workers behind"),
+        "{s}"
+    );
+    code(&mut app, KeyCode::Enter);
+    let s = screen_text(&buffer(&mut app));
+    assert!(s.contains("healthy workers on r43, written"), "{s}");
+    assert!(
+        s.contains("w-00015        healthy, still reports r41: last heard"),
+        "{s}"
+    );
+    key(&mut app, 'G');
+    let s = screen_text(&buffer(&mut app));
+    assert!(s.contains("w-00053        lost: last heard"), "{s}");
+}
+
+#[test]
+fn a_revisions_detail_shows_its_diff() {
+    let open_r41 = |a: &mut App| {
+        key(a, '4');
+        key(a, 'j');
+        code(a, KeyCode::Enter);
+    };
+    snap("revision_detail", open_r41, color(), true);
+    let (mut app, _) = fixture::app(60, true, color(), 120, 40);
+    open_r41(&mut app);
+    let s = screen_text(&buffer(&mut app));
+    // r41 made [opencode, claude] into [pi, opencode, claude, codex].
+    for want in [
+        "--- r40",
+        "+++ r41",
+        "+    \"pi\",",
+        "     \"opencode\",",
+        "+    \"codex\",",
+    ] {
+        assert!(s.contains(want), "{want:?} in\n{s}");
+    }
+    let buf = buffer(&mut app);
+    let (x, y) = find(&buf, "+    \"pi\",").expect("the added line");
+    assert_eq!(buf[(x, y)].fg, Color::Green, "added lines are green");
+}
+
+#[test]
+fn the_projection_warns_before_anything_is_sent() {
+    let setup = |a: &mut App| {
+        key(a, '1');
+        // claude (9 healthy workers run it now) removed; a typo added and moved to the top.
+        key(a, 'j');
+        key(a, 'j');
+        key(a, 'd');
+        key(a, 'a');
+        for c in "zed".chars() {
+            key(a, c);
+        }
+        code(a, KeyCode::Enter);
+        key(a, 'G');
+        key(a, 'k');
+        for _ in 0..4 {
+            key(a, 'K');
+        }
+    };
+    snap("ladder_warnings", setup, color(), true);
+    let (mut app, _) = fixture::app(60, true, color(), 120, 40);
+    setup(&mut app);
+    let s = screen_text(&buffer(&mut app));
+    for want in [
+        "! rank 0 zed can be run by only 0 of 53 healthy workers",
+        "! no healthy worker can run zed, placed above",
+        "! removing claude, which 9 healthy workers run now",
+        "! \"zed\" is not a known agent and no worker has reported it",
+    ] {
+        assert!(s.contains(want), "{want:?} in\n{s}");
+    }
+    let buf = buffer(&mut app);
+    let (x, y) = find(&buf, "! removing claude").expect("the warning");
+    assert_eq!(buf[(x, y)].fg, Color::Yellow, "warnings stand out");
+}

@@ -18,8 +18,19 @@ pub struct PendingEdit {
     base_revision: String,
     base: Vec<String>,
     order: Vec<String>,
-    undo: Vec<Vec<String>>,
-    redo: Vec<Vec<String>>,
+    /// The whole document as the owner typed it in `$EDITOR` (its list was
+    /// the order then); later moves are made on it. `None`: the hub's
+    /// document, changed only in its list.
+    typed: Option<String>,
+    undo: Vec<Step>,
+    redo: Vec<Step>,
+}
+
+/// One state of the edit, for undo and redo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Step {
+    order: Vec<String>,
+    typed: Option<String>,
 }
 
 /// One agent of the pending order (or of the base, if removed), with its
@@ -73,7 +84,11 @@ impl Conflict {
     /// review; undo goes back to the hub's order.
     pub fn carry(self) -> PendingEdit {
         let mut edit = self.theirs;
-        edit.set_order(self.mine.order);
+        let typed = self
+            .mine
+            .typed
+            .and_then(|t| edit.rebased_typed(&self.mine.base_text, t));
+        edit.change(self.mine.order, typed);
         edit
     }
 
@@ -94,6 +109,7 @@ impl PendingEdit {
             base_revision: revision.into(),
             order: base.clone(),
             base,
+            typed: None,
             undo: Vec::new(),
             redo: Vec::new(),
         })
@@ -117,9 +133,22 @@ impl PendingEdit {
         &self.order
     }
 
-    /// Does the pending order differ from the document's?
+    /// Does the pending order (or a document typed in `$EDITOR`) differ
+    /// from the hub's document?
     pub fn is_pending(&self) -> bool {
-        self.order != self.base
+        self.order != self.base || self.typed.is_some()
+    }
+
+    /// The document typed in `$EDITOR`, when it changed more than the
+    /// order of the list.
+    pub fn typed(&self) -> Option<&str> {
+        self.typed.as_deref()
+    }
+
+    /// The document the pending edit stands on: the one typed in
+    /// `$EDITOR`, else the hub's.
+    pub fn working_text(&self) -> &str {
+        self.typed.as_deref().unwrap_or(&self.base_text)
     }
 
     pub fn can_undo(&self) -> bool {
@@ -130,11 +159,30 @@ impl PendingEdit {
         !self.redo.is_empty()
     }
 
-    fn change(&mut self, order: Vec<String>) {
-        if order != self.order {
-            self.undo.push(std::mem::replace(&mut self.order, order));
+    fn step(&self) -> Step {
+        Step {
+            order: self.order.clone(),
+            typed: self.typed.clone(),
+        }
+    }
+
+    fn restore(&mut self, s: Step) -> Step {
+        let now = self.step();
+        (self.order, self.typed) = (s.order, s.typed);
+        now
+    }
+
+    fn change(&mut self, order: Vec<String>, typed: Option<String>) {
+        if order != self.order || typed != self.typed {
+            let was = self.step();
+            (self.order, self.typed) = (order, typed);
+            self.undo.push(was);
             self.redo.clear();
         }
+    }
+
+    fn change_order(&mut self, order: Vec<String>) {
+        self.change(order, self.typed.clone());
     }
 
     fn out_of_range(&self, index: usize) -> DocError {
@@ -156,7 +204,7 @@ impl PendingEdit {
         let mut order = self.order.clone();
         let a = order.remove(from);
         order.insert(to, a);
-        self.change(order);
+        self.change_order(order);
         Ok(to)
     }
 
@@ -212,7 +260,7 @@ impl PendingEdit {
         }
         let mut order = self.order.clone();
         order.insert(at, name.to_string());
-        self.change(order);
+        self.change_order(order);
         Ok(at)
     }
 
@@ -226,21 +274,39 @@ impl PendingEdit {
             .ok_or_else(|| self.out_of_range(at))?;
         let mut order = self.order.clone();
         order.remove(at);
-        self.change(order);
+        self.change_order(order);
         Ok(name)
     }
 
     /// Replace the pending order (a document back from `$EDITOR`, a revert
     /// to a history entry). Not validated here: see [`PendingEdit::check`].
     pub fn set_order(&mut self, order: Vec<String>) {
-        self.change(order);
+        self.change_order(order);
+    }
+
+    /// The whole document as typed in `$EDITOR` becomes the pending edit
+    /// (one step: `u` undoes it). It must parse and its list must be one
+    /// the hub accepts (empty, duplicate, malformed, too many: refused,
+    /// nothing changes). A document that differs from the hub's only as a
+    /// reorder of the list would render it is kept as that order alone, so
+    /// it rebases like any other move. Returns whether anything changed.
+    pub fn set_document(&mut self, text: &str) -> Result<bool, DocError> {
+        let order = agents_doc::locate(text)?.agents;
+        validate_list(&order)?;
+        let plain = agents_doc::apply(&self.base_text, &Op::Set(order.clone()))
+            .is_ok_and(|e| e.text == text);
+        let typed = (!plain).then(|| text.to_string());
+        let before = self.step();
+        self.change(order, typed);
+        Ok(self.step() != before)
     }
 
     /// Back one step; `false` when there is nothing to undo.
     pub fn undo(&mut self) -> bool {
         match self.undo.pop() {
             Some(prev) => {
-                self.redo.push(std::mem::replace(&mut self.order, prev));
+                let now = self.restore(prev);
+                self.redo.push(now);
                 true
             }
             None => false,
@@ -251,7 +317,8 @@ impl PendingEdit {
     pub fn redo(&mut self) -> bool {
         match self.redo.pop() {
             Some(next) => {
-                self.undo.push(std::mem::replace(&mut self.order, next));
+                let now = self.restore(next);
+                self.undo.push(now);
                 true
             }
             None => false,
@@ -294,7 +361,7 @@ impl PendingEdit {
     /// removed agent, unknown names, lines brought back).
     pub fn edited(&self) -> Result<Edited, DocError> {
         self.check()?;
-        agents_doc::apply(&self.base_text, &Op::Set(self.order.clone()))
+        agents_doc::apply(self.working_text(), &Op::Set(self.order.clone()))
     }
 
     /// The whole document to send: every byte outside the list kept.
@@ -313,6 +380,40 @@ impl PendingEdit {
         ))
     }
 
+    /// A document typed in `$EDITOR` on `old_base`, moved onto this edit's
+    /// base (the hub's newer document). Where the owner typed only inside
+    /// the list, that list is spliced into the newer document (the hub's
+    /// other changes are kept); `None` when that is just the newer document
+    /// reordered. Where the owner typed outside the list too, the typed
+    /// document stays whole: its diff against the newer document shows
+    /// what of the hub's change it would undo.
+    fn rebased_typed(&self, old_base: &str, typed: String) -> Option<String> {
+        let spans = (
+            agents_doc::locate(old_base),
+            agents_doc::locate(&typed),
+            agents_doc::locate(&self.base_text),
+        );
+        let (Ok(b), Ok(t), Ok(n)) = spans else {
+            return Some(typed);
+        };
+        let only_list = old_base.get(..b.span.start) == typed.get(..t.span.start)
+            && old_base.get(b.span.end..) == typed.get(t.span.end..);
+        if !only_list {
+            return Some(typed);
+        }
+        let (Some(head), Some(list), Some(tail)) = (
+            self.base_text.get(..n.span.start),
+            typed.get(t.span.clone()),
+            self.base_text.get(n.span.end..),
+        ) else {
+            return Some(typed);
+        };
+        let spliced = format!("{head}{list}{tail}");
+        let plain =
+            agents_doc::apply(&self.base_text, &Op::Set(t.agents)).is_ok_and(|e| e.text == spliced);
+        (!plain && spliced != self.base_text).then_some(spliced)
+    }
+
     /// The hub answered 412: replay this order onto its current document
     /// (`theirs` at `revision`), or say how the two lists differ.
     pub fn rebase(&self, theirs: &str, revision: &str) -> Result<Rebased, RebaseError> {
@@ -322,11 +423,22 @@ impl PendingEdit {
             edit.undo = self.undo.clone();
             edit.redo = self.redo.clone();
             edit.order = self.order.clone();
+            edit.typed = self
+                .typed
+                .clone()
+                .and_then(|t| edit.rebased_typed(&self.base_text, t));
             edit
         };
         Ok(match outcome {
             Outcome::Replayed { .. } => Rebased::Replayed(onto_theirs(fresh)),
-            Outcome::AlreadyThere => Rebased::AlreadyThere(onto_theirs(fresh)),
+            Outcome::AlreadyThere => {
+                let edit = onto_theirs(fresh);
+                if edit.is_pending() {
+                    Rebased::Replayed(edit)
+                } else {
+                    Rebased::AlreadyThere(edit)
+                }
+            }
             Outcome::ListChanged(sides) => Rebased::ListChanged(Box::new(Conflict {
                 sides,
                 mine: self.clone(),
@@ -571,5 +683,118 @@ mod tests {
             panic!("expected already there");
         };
         assert!(!done.is_pending());
+    }
+
+    #[test]
+    fn a_document_typed_in_the_editor_becomes_one_undoable_step() {
+        // A plain reorder, as sed would make it: kept as the order alone.
+        let mut e = edit();
+        let mut moved = edit();
+        moved.move_to(2, 0).expect("move");
+        let text = moved.render().expect("render");
+        assert_eq!(e.set_document(&text), Ok(true));
+        assert_eq!(e.typed(), None, "a reorder is an order");
+        assert_eq!(e.order(), moved.order());
+        assert_eq!(e.render().expect("render"), text);
+        assert_eq!(e.set_document(&text), Ok(false), "the same again: no step");
+        assert!(e.undo() && !e.is_pending() && !e.undo());
+
+        // A comment changed beside a moved agent: the document is kept as
+        // typed, byte for byte, and later moves are made on it.
+        let typed = text.replace("# strong", "# strongest");
+        assert_eq!(e.set_document(&typed), Ok(true));
+        assert_eq!(e.typed(), Some(typed.as_str()));
+        assert_eq!(e.render().expect("render"), typed);
+        assert!(
+            e.diff()
+                .expect("diff")
+                .contains("+    \"claude\",   # strongest")
+        );
+        e.move_down(0).expect("move");
+        let after = e.render().expect("render");
+        assert!(after.contains("# strongest"), "{after}");
+        assert_eq!(e.order(), v(&["opencode", "codex", "claude"]));
+        assert!(e.undo());
+        assert_eq!(e.render().expect("render"), typed);
+        assert!(e.undo());
+        assert!(!e.is_pending(), "back to the hub's document");
+        assert!(e.redo() && e.redo());
+        assert_eq!(e.render().expect("render"), after);
+        // Only the comment changed, the list's order not: still pending.
+        let mut c = edit();
+        assert_eq!(
+            c.set_document(&DOC.replace("# cheap", "# cheapest")),
+            Ok(true)
+        );
+        assert!(c.is_pending() && c.order() == c.base_order());
+    }
+
+    #[test]
+    fn a_typed_document_the_hub_would_refuse_changes_nothing() {
+        let mut e = edit();
+        let dup = DOC.replace("\"codex\",", "\"claude\",");
+        assert_eq!(
+            e.set_document(&dup),
+            Err(DocError::Duplicate("claude".into()))
+        );
+        let empty = "[fleet]\nMAC_CODING_AGENTS = []\n";
+        assert_eq!(e.set_document(empty), Err(DocError::Empty));
+        let bad = DOC.replace("\"codex\",", "\"Codex\",");
+        assert_eq!(e.set_document(&bad), Err(DocError::BadName("Codex".into())));
+        let many: Vec<String> = (0..=MAX_AGENTS).map(|i| format!("\"a{i}\"")).collect();
+        let many = format!("MAC_CODING_AGENTS = [{}]\n", many.join(", "));
+        assert_eq!(
+            e.set_document(&many),
+            Err(DocError::TooMany(MAX_AGENTS + 1))
+        );
+        assert!(matches!(
+            e.set_document("MAC_CODING_AGENTS = [\"pi\""),
+            Err(DocError::Toml { .. })
+        ));
+        assert_eq!(e.set_document("retries = 2\n"), Err(DocError::Missing));
+        assert!(!e.is_pending() && !e.can_undo(), "nothing changed");
+    }
+
+    #[test]
+    fn a_typed_list_is_spliced_onto_the_hubs_newer_document() {
+        let mut e = edit();
+        let mut moved = edit();
+        moved.move_to(2, 0).expect("move");
+        let typed = moved
+            .render()
+            .expect("render")
+            .replace("# strong", "# best");
+        e.set_document(&typed).expect("typed");
+        // The hub changed another key: the typed list goes onto theirs.
+        let theirs = DOC.replace("retries = 2", "retries = 5");
+        let Ok(Rebased::Replayed(r)) = e.rebase(&theirs, "r2") else {
+            panic!("expected a replay");
+        };
+        assert_eq!(
+            r.render().expect("render"),
+            typed.replace("retries = 2", "retries = 5")
+        );
+        // Typed outside the list too: kept whole, and the diff against
+        // theirs shows what of their change it undoes.
+        let mut e = edit();
+        let typed = DOC.replace("retries = 2", "retries = 9");
+        e.set_document(&typed).expect("typed");
+        let Ok(Rebased::Replayed(r)) = e.rebase(&theirs, "r2") else {
+            panic!("expected a replay");
+        };
+        assert_eq!(r.render().expect("render"), typed);
+        assert!(
+            r.diff()
+                .expect("diff")
+                .contains("-retries = 5\n+retries = 9\n")
+        );
+        // Their list changed: carrying mine keeps what was typed.
+        let theirs = DOC.replace("    \"codex\",\n", "");
+        let Ok(Rebased::ListChanged(c)) = e.rebase(&theirs, "r3") else {
+            panic!("expected a conflict");
+        };
+        let carried = c.carry();
+        assert_eq!(carried.base_revision(), "r3");
+        assert_eq!(carried.render().expect("render"), typed);
     }
 }

@@ -614,6 +614,11 @@ impl App {
                 self.todo.ladder = true;
                 self.dirty = true;
             }
+            Msg::Edited { sent, back } => {
+                self.edited(sent, back, &mut fx);
+                self.todo.ladder = true;
+                self.dirty = true;
+            }
             Msg::Written(r) => {
                 self.written(r, &mut fx);
                 self.todo.ladder = true;
@@ -715,12 +720,15 @@ impl App {
             } else if action == Action::Revert && self.screen.view == View::History {
                 self.revert_to_selected();
             } else if self.screen.view == View::Ladder && self.screen.detail.is_none() {
-                self.edit_action(action);
+                self.edit_action(action, fx);
             }
             return;
         }
         if action == Action::Quit && self.edit.is_pending() && k.code == KeyCode::Char('q') {
             self.edit.mode = Mode::ConfirmQuit;
+            return;
+        }
+        if self.rollout_key(action) {
             return;
         }
         if let Some(m) = action.movement() {

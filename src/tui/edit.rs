@@ -8,7 +8,10 @@
 //! with what is on screen: the add prompt, the diff under review, a write
 //! in flight, a conflict to choose on.
 
+use chrono::{DateTime, Utc};
+
 use crate::plan::{self, Conflict, PendingEdit, Projection};
+use crate::wire::WorkerState;
 
 /// The pending edit and the screen it is on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -27,6 +30,51 @@ pub struct LadderEdit {
     pub projection: Option<Projection>,
     /// After a write: the fleet converging onto the new revision.
     pub rollout: Option<Rollout>,
+    /// A document from `$EDITOR` that was not taken, and why: `e` reopens
+    /// it, so nothing typed is lost.
+    pub draft: Option<Draft>,
+    /// Times in a row the editor came back with a document not taken.
+    pub reopens: usize,
+}
+
+/// A document typed in `$EDITOR` that could not become the pending edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draft {
+    pub text: String,
+    pub error: String,
+}
+
+/// Lines starting with this at the top of the editor's document are ours
+/// (why the last one was not taken); they are removed when read back.
+pub const NOTE: &str = "# macfleet:";
+/// The editor reopens at most this many times in a row on a document that
+/// is not taken; then the draft is kept for `e`.
+pub const MAX_REOPENS: usize = 20;
+
+/// `error` as TOML comment lines above `text`, for the editor.
+pub fn with_notes(error: &str, text: &str) -> String {
+    let mut out = String::new();
+    let mut first = true;
+    for l in error.lines() {
+        let lead = if first { "not taken: " } else { "" };
+        out.push_str(&format!("{NOTE} {lead}{l}\n"));
+        first = false;
+    }
+    out.push_str(&format!(
+        "{NOTE} fix it and save to try again, or quit without saving to cancel.\n\
+         {NOTE} these lines are removed; a line number above counts from the line after them.\n"
+    ));
+    out.push_str(text);
+    out
+}
+
+/// `text` without the note lines [`with_notes`] put on top.
+pub fn strip_notes(text: &str) -> &str {
+    let mut rest = text;
+    while rest.starts_with(NOTE) {
+        rest = rest.find('\n').map_or("", |i| &rest[i + 1..]);
+    }
+    rest
 }
 
 /// How many healthy workers report the revision written.
@@ -36,7 +84,28 @@ pub struct Rollout {
     /// Healthy workers that report `revision`.
     pub on: usize,
     pub healthy: usize,
+    /// When it was written (the hub's clock as the TUI knows it).
+    pub at: Option<DateTime<Utc>>,
+    /// The Ladder's cursor is on the convergence line: Enter lists the
+    /// workers behind.
+    pub selected: bool,
 }
+
+/// A worker not on the written revision, and why: stale, lost, or
+/// healthy and reporting an older revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Behind {
+    pub worker: String,
+    pub state: WorkerState,
+    /// The revision it reported last (`None`: none yet).
+    pub revision: Option<String>,
+    /// When the hub last heard from it.
+    pub heard: DateTime<Utc>,
+}
+
+/// At most this many workers behind are listed (the Workers view, filtered
+/// on `rev:`, has them all).
+pub const BEHIND_MAX: usize = 500;
 
 impl Rollout {
     pub fn behind(&self) -> usize {
@@ -97,7 +166,7 @@ impl LadderEdit {
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::{App, View};
+use super::app::{App, Detail, View};
 use super::keys::Action;
 use super::lists::Pane;
 use super::msg::Effect;
@@ -159,9 +228,15 @@ impl App {
     }
 
     /// An edit key on the Ladder, in a session that holds a writer.
-    pub(super) fn edit_action(&mut self, action: Action) {
+    pub(super) fn edit_action(&mut self, action: Action, fx: &mut Vec<Effect>) {
         if matches!(self.edit.mode, Mode::Sending { .. }) {
             self.say("a write is on its way");
+            return;
+        }
+        if action == Action::EditDocument {
+            if self.plan_mut().is_some() {
+                self.open_editor(fx);
+            }
             return;
         }
         let sel = self.selected_agent();
@@ -231,6 +306,174 @@ impl App {
         if let Some(a) = sel {
             self.follow(&a);
         }
+    }
+
+    /// `e`: the whole document in `$EDITOR`: the draft the editor last left
+    /// (with why it was not taken on top), else the document as the
+    /// pending edit would write it.
+    fn open_editor(&mut self, fx: &mut Vec<Effect>) {
+        let Some(plan) = self.edit.plan.as_ref() else {
+            return;
+        };
+        let text = match (&self.edit.draft, plan.render()) {
+            (Some(d), _) => with_notes(&d.error, &d.text),
+            (None, Ok(t)) => t,
+            (None, Err(e)) => with_notes(
+                &format!(
+                    "the pending order cannot be written ({e}); this is the document it stands on"
+                ),
+                plan.working_text(),
+            ),
+        };
+        self.edit.reopens = 0;
+        self.say("the document is open in $EDITOR");
+        fx.push(Effect::OpenEditor { text });
+    }
+
+    /// The editor closed: what it left becomes the pending edit, or the
+    /// editor opens again with why it was not taken on top.
+    pub(super) fn edited(
+        &mut self,
+        sent: String,
+        back: Result<String, String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let back = match back {
+            Ok(b) => b,
+            Err(e) => {
+                self.say(format!("the editor failed: {e} (nothing changed)"));
+                return;
+            }
+        };
+        let body = strip_notes(&back);
+        if body == strip_notes(&sent) {
+            self.say(if self.edit.draft.is_some() {
+                "the editor closed with the document unchanged: cancelled (e reopens what you typed)"
+            } else {
+                "the editor closed with the document unchanged: cancelled"
+            });
+            return;
+        }
+        let Some(plan) = self.plan_mut() else {
+            return;
+        };
+        match plan.set_document(body) {
+            Ok(changed) => {
+                self.edit.draft = None;
+                self.edit.reopens = 0;
+                self.edit.error = None;
+                if changed {
+                    self.edit.rollout = None;
+                }
+                self.say(if self.edit.is_pending() {
+                    "the document from $EDITOR is pending: review it, then w (u undoes)"
+                } else {
+                    "the document from $EDITOR is the hub's: nothing pending"
+                });
+                self.screen.detail = None;
+                self.screen.view = View::Ladder;
+                self.reorder();
+            }
+            Err(e) => {
+                let error = e.to_string();
+                self.edit.draft = Some(Draft {
+                    text: body.to_string(),
+                    error: error.clone(),
+                });
+                self.edit.reopens += 1;
+                if self.edit.reopens > MAX_REOPENS {
+                    self.say(format!(
+                        "not taken: {error} (what you typed is kept: e reopens it)"
+                    ));
+                    return;
+                }
+                self.say(format!("not taken: {error}: the editor opens again"));
+                fx.push(Effect::OpenEditor {
+                    text: with_notes(&error, body),
+                });
+            }
+        }
+    }
+
+    /// The workers not on the written revision, healthy ones reporting an
+    /// older revision first, then stale, then lost (each by id); at most
+    /// [`BEHIND_MAX`], and how many there are in all.
+    pub fn rollout_behind(&self) -> (Vec<Behind>, usize) {
+        let Some(r) = &self.edit.rollout else {
+            return (Vec::new(), 0);
+        };
+        let rank = |s: WorkerState| match s {
+            WorkerState::Healthy => 0,
+            WorkerState::Stale => 1,
+            WorkerState::Lost => 2,
+        };
+        let mut all: Vec<Behind> = self
+            .fleet
+            .iter()
+            .filter(|(_, e)| e.view.config_revision.as_deref() != Some(r.revision.as_str()))
+            .map(|(_, e)| Behind {
+                worker: e.view.worker.to_string(),
+                state: e.state,
+                revision: e.view.config_revision.as_deref().map(str::to_string),
+                heard: e.view.received_at,
+            })
+            .collect();
+        let n = all.len();
+        all.sort_by(|a, b| {
+            rank(a.state)
+                .cmp(&rank(b.state))
+                .then_with(|| a.worker.cmp(&b.worker))
+        });
+        all.truncate(BEHIND_MAX);
+        (all, n)
+    }
+
+    /// Keys on the Ladder while a rollout is followed: `j` past the last
+    /// agent puts the cursor on the convergence line, Enter there lists the
+    /// workers behind (`j`/`k` scroll that list). True when the key was
+    /// taken.
+    pub(super) fn rollout_key(&mut self, action: Action) -> bool {
+        if self.screen.view != View::Ladder {
+            return false;
+        }
+        if self.screen.detail == Some(Detail::Rollout) {
+            let s = &mut self.screen.detail_scroll;
+            match action {
+                Action::Down => *s += 1,
+                Action::Up => *s = s.saturating_sub(1),
+                _ => return false,
+            }
+            return true;
+        }
+        if self.screen.detail.is_some() {
+            return false;
+        }
+        let c = self.lists.ladder.cursor();
+        let Some(r) = self.edit.rollout.as_mut() else {
+            return false;
+        };
+        if r.selected {
+            match action {
+                Action::Detail => {
+                    self.screen.detail = Some(Detail::Rollout);
+                    self.screen.detail_scroll = 0;
+                }
+                Action::Up => r.selected = false,
+                Action::Down | Action::Bottom | Action::PageDown => {}
+                a => {
+                    if a.movement().is_some() {
+                        r.selected = false;
+                    }
+                    return false;
+                }
+            }
+            return true;
+        }
+        if action == Action::Down && c.pos + 1 >= c.len {
+            r.selected = true;
+            return true;
+        }
+        false
     }
 
     /// Put the Ladder's cursor on `agent` (it moves with the agent).
@@ -459,6 +702,7 @@ impl App {
                 self.edit = LadderEdit {
                     rollout: Some(Rollout {
                         revision: acc.revision,
+                        at: Some(self.now()),
                         ..Rollout::default()
                     }),
                     ..LadderEdit::default()
@@ -490,11 +734,18 @@ impl App {
         };
         match plan.rebase(theirs, revision) {
             Ok(crate::plan::Rebased::Replayed(p)) => {
+                let whole = p
+                    .typed()
+                    .is_some_and(|t| differs_outside_list(t, p.base_text()));
                 self.edit.plan = Some(p);
                 self.review();
-                self.say(format!(
-                    "replayed onto {revision}: review the new diff (y sends)"
-                ));
+                self.say(if whole {
+                    format!(
+                        "onto {revision}: the document from $EDITOR is kept whole; its new diff shows what of the other change it undoes (y sends)"
+                    )
+                } else {
+                    format!("replayed onto {revision}: review the new diff (y sends)")
+                });
             }
             Ok(crate::plan::Rebased::AlreadyThere(p)) => {
                 self.edit.plan = Some(p);
@@ -515,6 +766,17 @@ impl App {
         if self.screen.view != View::Ladder {
             self.dirty = true;
         }
+    }
+}
+
+/// Two documents differ outside their lists (or either has none).
+fn differs_outside_list(a: &str, b: &str) -> bool {
+    match (crate::agents_doc::locate(a), crate::agents_doc::locate(b)) {
+        (Ok(x), Ok(y)) => {
+            a.get(..x.span.start) != b.get(..y.span.start)
+                || a.get(x.span.end..) != b.get(y.span.end..)
+        }
+        _ => true,
     }
 }
 

@@ -18,7 +18,8 @@
 //! gets [`GRACE`] to shut down in order, then the process ends anyway.
 
 use std::sync::Once;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use crossterm::event::Event;
 use tokio::sync::mpsc;
@@ -39,15 +40,63 @@ pub enum Input {
     Signal(&'static str),
 }
 
+/// The loop asks the reader to stay out of the terminal (an editor runs
+/// on it: its keys are the editor's).
+static PAUSED: AtomicBool = AtomicBool::new(false);
+/// The reader saw [`PAUSED`] and is not reading: it looks at the flag
+/// again before it next polls the terminal.
+static PARKED: AtomicBool = AtomicBool::new(false);
+/// The reader thread is running.
+static READING: AtomicBool = AtomicBool::new(false);
+/// How long the reader's poll waits before it looks at its flags again.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Keep the reader out of the terminal, and wait (at most `max`) until it
+/// is: crossterm would otherwise take the keys typed into an editor run
+/// meanwhile. `false`: the reader did not stop in time (it is left paused;
+/// call [`resume_reader`]).
+pub async fn pause_reader(max: Duration) -> bool {
+    PAUSED.store(true, Ordering::SeqCst);
+    let end = Instant::now() + max;
+    loop {
+        if PARKED.load(Ordering::SeqCst) || !READING.load(Ordering::SeqCst) {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Let the reader read the terminal again.
+pub fn resume_reader() {
+    PAUSED.store(false, Ordering::SeqCst);
+}
+
 /// The reader thread. It ends when the loop drops its receiver or reading
 /// fails.
 pub fn spawn_reader(tx: mpsc::Sender<Input>) -> std::io::Result<()> {
+    READING.store(true, Ordering::SeqCst);
     std::thread::Builder::new()
         .name("tui-input".into())
         .spawn(move || {
+            let _reading = Reading;
             loop {
+                // Not parked until it has seen the flag: a pause that reads
+                // PARKED after this knows the reader checks PAUSED before
+                // its next poll.
+                PARKED.store(false, Ordering::SeqCst);
+                if PAUSED.load(Ordering::SeqCst) {
+                    PARKED.store(true, Ordering::SeqCst);
+                    if tx.is_closed() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
                 // A bounded poll, so the thread notices a closed channel.
-                match crossterm::event::poll(Duration::from_millis(250)) {
+                match crossterm::event::poll(POLL) {
                     Ok(false) => {
                         if tx.is_closed() {
                             return;
@@ -72,6 +121,15 @@ pub fn spawn_reader(tx: mpsc::Sender<Input>) -> std::io::Result<()> {
             }
         })
         .map(|_| ())
+}
+
+/// Marks the reader gone when its thread ends, however it ends.
+struct Reading;
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        READING.store(false, Ordering::SeqCst);
+    }
 }
 
 /// End the process `after` from now with `code`, whatever the loop is

@@ -42,6 +42,8 @@ pub enum Action {
     Undo,
     Redo,
     Write,
+    /// The whole document in `$EDITOR`; what comes back is the pending edit.
+    EditDocument,
     /// On History: the selected revision's order as a pending edit.
     Revert,
 }
@@ -58,6 +60,7 @@ impl Action {
                 | Action::Undo
                 | Action::Redo
                 | Action::Write
+                | Action::EditDocument
                 | Action::Revert
         )
     }
@@ -300,6 +303,13 @@ pub const BINDINGS: &[Binding] = &[
         "w",
         Action::Write,
         "write: diff, then y sends",
+        Only(View::Ladder),
+    ),
+    b(
+        &[k('e')],
+        "e",
+        Action::EditDocument,
+        "edit the whole document in $EDITOR (then w, y)",
         Only(View::Ladder),
     ),
     b(

@@ -67,6 +67,8 @@ pub enum Detail {
     Failover(u64),
     Agent(String),
     Revision(HistKey),
+    /// The workers not yet on the revision just written, and why.
+    Rollout,
 }
 
 /// A cursor move.

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod compact;
 pub mod edit;
+pub mod editor;
 pub mod faillog;
 #[doc(hidden)]
 pub mod fixture;

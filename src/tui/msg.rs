@@ -46,6 +46,12 @@ pub enum Msg {
         agents: Vec<String>,
         text: String,
     },
+    /// `$EDITOR` closed ([`Effect::OpenEditor`]): the text it was given and
+    /// what it left in the file, or why it did not run or failed.
+    Edited {
+        sent: String,
+        back: Result<String, String>,
+    },
     /// The answer to an [`Effect::Write`].
     Written(Result<ConfigAccepted, ClientError>),
     History(History),
@@ -90,6 +96,11 @@ pub enum Effect {
     Refetch,
     FetchConfig,
     FetchHistory,
+    /// Open `text` in `$EDITOR` (the runner suspends the screen around it)
+    /// and answer [`Msg::Edited`].
+    OpenEditor {
+        text: String,
+    },
     /// `PUT /v1/config` of exactly `text` with `If-Match: if_match` (what
     /// the diff screen showed). The runner sends it through its `Writer`.
     Write {

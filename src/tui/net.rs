@@ -356,8 +356,9 @@ async fn effect_task(
             Effect::FetchHistory => {
                 fetch_history(&client, &tx).await;
             }
-            // The runner sends writes through its `Writer`; never here.
-            Effect::Write { .. } => {}
+            // The runner sends writes through its `Writer` and runs the
+            // editor itself; never here.
+            Effect::Write { .. } | Effect::OpenEditor { .. } => {}
         }
         if tx.is_closed() {
             return;

@@ -19,7 +19,7 @@ use super::app::App;
 use super::input::{self, Input};
 use super::msg::{Effect, Msg};
 use super::theme::Theme;
-use super::{net, term, views};
+use super::{editor, net, term, views};
 use crate::client::{Client, ClientError, WriteGrant, Writer};
 
 /// How the session looks and behaves; the caller reads flags and `NO_COLOR`.
@@ -42,6 +42,8 @@ const TICK: Duration = Duration::from_secs(1);
 /// Hub messages applied before the next look at the terminal, so a
 /// flooding hub cannot keep a key waiting.
 const DRAIN_MAX: usize = 1024;
+/// How long the key reader may take to stop before an editor starts.
+const EDITOR_PAUSE: Duration = Duration::from_secs(2);
 
 /// The tick, or the test-only stretched one ([`net::QUIET_ENV`]).
 pub fn tick_period() -> Duration {
@@ -91,6 +93,7 @@ pub async fn run(
         grant,
         writer: None,
         hub_tx,
+        editor: None,
         frame: Buffer::empty(Rect::new(0, 0, w, h)),
         last: None,
         resized: false,
@@ -133,6 +136,8 @@ struct Ui {
     writer: Option<Writer>,
     /// Where a write's answer goes (the hub tasks' channel).
     hub_tx: mpsc::Sender<Msg>,
+    /// A document to open in `$EDITOR` before the next frame.
+    editor: Option<String>,
     frame: Buffer,
     last: Option<Buffer>,
     /// The terminal changed size since the last frame: what it shows is
@@ -178,6 +183,16 @@ impl Ui {
                     Err(_) => break,
                 }
             }
+            // The editor, and again while it brings back a document that
+            // is not taken (the app stops asking after MAX_REOPENS).
+            for _ in 0..=super::edit::MAX_REOPENS + 1 {
+                let Some(text) = self.editor.take() else {
+                    break;
+                };
+                if let Some(end) = self.run_editor(text).await {
+                    return end;
+                }
+            }
             if self.app.quit {
                 return End::Quit;
             }
@@ -203,6 +218,9 @@ impl Ui {
         for e in self.app.update(m) {
             match e {
                 Effect::Write { text, if_match } => self.write(text, if_match),
+                // Only a session that may write edits the document.
+                Effect::OpenEditor { text } if self.writer.is_some() => self.editor = Some(text),
+                Effect::OpenEditor { .. } => {}
                 e => {
                     let _ = self.fx.send(e);
                 }
@@ -237,6 +255,45 @@ impl Ui {
             tracing::info!(ok = r.is_ok(), "config write answered");
             let _ = tx.send(Msg::Written(r)).await;
         });
+    }
+
+    /// `e`: the terminal handed to `$EDITOR` on `text` and taken back, the
+    /// key reader kept out of it meanwhile (it would take the editor's
+    /// keys). The editor runs on a blocking thread; hub messages wait in
+    /// their channel. What it left goes to the app as `Msg::Edited`.
+    async fn run_editor(&mut self, text: String) -> Option<End> {
+        if !input::pause_reader(EDITOR_PAUSE).await {
+            input::resume_reader();
+            self.app
+                .say("the terminal's key reader did not stop: the editor was not started");
+            self.app.dirty = true;
+            return None;
+        }
+        term::leave();
+        let sent = text.clone();
+        let back = tokio::task::spawn_blocking(move || editor::edit(&text))
+            .await
+            .unwrap_or_else(|e| Err(format!("the editor's thread failed: {e}")));
+        let resumed = term::resume(&mut self.term, self.mouse);
+        input::resume_reader();
+        if let Err(e) = resumed {
+            if term::is_gone() {
+                return Some(End::TerminalGone(e.to_string()));
+            }
+            return Some(End::Failed(e.into()));
+        }
+        // Everything is drawn again on the cleared screen, at the size the
+        // terminal has now.
+        self.last = None;
+        self.app.dirty = true;
+        if let Ok((w, h)) = crossterm::terminal::size() {
+            self.apply(Msg::Resize(w, h));
+        }
+        // The editor may have been open for minutes: the clock first, so
+        // that what the app says about the document stays its while.
+        self.apply(tick());
+        self.apply(Msg::Edited { sent, back });
+        None
     }
 
     /// A terminal event, a hang-up or a signal. `Some` ends the loop.

@@ -143,6 +143,21 @@ pub fn suspend(term: &mut Term, mouse: bool) -> io::Result<()> {
     unsafe {
         libc::raise(libc::SIGTSTP);
     }
+    resume(term, mouse)
+}
+
+/// Give the terminal back (modes off, main screen), as for Ctrl-Z, so that
+/// another program (`$EDITOR`) can use it; [`resume`] takes it again.
+pub fn leave() {
+    restore();
+}
+
+/// Take the terminal again after [`leave`] or a stop: our modes, a cleared
+/// screen, and a fresh `Terminal` whose next draw writes every cell.
+pub fn resume(term: &mut Term, mouse: bool) -> io::Result<()> {
+    if is_gone() {
+        return Ok(());
+    }
     modes_on(mouse)?;
     execute!(io::stdout(), Clear(ClearType::All))?;
     *term = new_term()?;

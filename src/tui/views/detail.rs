@@ -395,6 +395,7 @@ fn revision_lines(app: &App, k: &HistKey) -> Vec<Line<'static>> {
                 .join(","),
         ));
     }
+    out.extend(super::history::diff_lines(app, h));
     out
 }
 
@@ -407,6 +408,7 @@ pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
             format!("revision {}", hub(&k.revision)),
             revision_lines(app, k),
         ),
+        Detail::Rollout => super::edit::rollout_title_and_lines(app),
     }
 }
 

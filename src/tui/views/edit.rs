@@ -9,6 +9,8 @@ use ratatui::text::{Line, Span};
 use super::{fit, hub, line};
 use crate::tui::app::App;
 use crate::tui::edit::Mode;
+use crate::tui::fmt::{age_at, count as count_text};
+use crate::wire::WorkerState;
 
 /// The body, when the editor holds it; false when the view draws it.
 pub fn draw_body(app: &App, area: Rect, buf: &mut Buffer) -> bool {
@@ -64,19 +66,25 @@ fn draw_diff(app: &App, area: Rect, buf: &mut Buffer, diff: &str, rev: &str, scr
         let Some(r) = row(area, i as u16 + 1) else {
             break;
         };
-        let style = if l.starts_with("+++") || l.starts_with("---") {
-            t.title()
-        } else if l.starts_with('+') {
-            t.ok()
-        } else if l.starts_with('-') {
-            t.bad()
-        } else if l.starts_with("@@") {
-            t.muted()
-        } else {
-            ratatui::style::Style::new()
-        };
-        line(r, buf, Line::styled(fit(&hub(l), w, t.ellipsis()), style));
+        line(r, buf, diff_line(app, &fit(&hub(l), w, t.ellipsis())));
     }
+}
+
+/// One line of a unified diff, coloured: added, removed, hunk, header.
+pub fn diff_line(app: &App, l: &str) -> Line<'static> {
+    let t = &app.theme;
+    let style = if l.starts_with("+++") || l.starts_with("---") {
+        t.title()
+    } else if l.starts_with('+') {
+        t.ok()
+    } else if l.starts_with('-') {
+        t.bad()
+    } else if l.starts_with("@@") {
+        t.muted()
+    } else {
+        ratatui::style::Style::new()
+    };
+    Line::styled(l.to_string(), style)
 }
 
 fn draw_conflict(
@@ -217,4 +225,69 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) -> bool {
         super::fit_line(l, usize::from(area.width), t.ellipsis()),
     );
     true
+}
+
+/// Enter on the convergence line: the workers not yet on the revision
+/// written, and why (healthy on an older revision and for how long since
+/// the write, stale, lost).
+pub fn rollout_title_and_lines(app: &App) -> (String, Vec<Line<'static>>) {
+    let t = &app.theme;
+    let Some(r) = &app.edit.rollout else {
+        return ("rollout".into(), vec![Line::raw("no write to follow")]);
+    };
+    let now = app.now();
+    let (behind, all) = app.rollout_behind();
+    let since =
+        r.at.map(|at| format!(", written {} ago", age_at(now, at)))
+            .unwrap_or_default();
+    let count = |s: WorkerState| behind.iter().filter(|b| b.state == s).count();
+    let mut out = vec![
+        Line::from(vec![Span::styled(
+            format!(
+                "{}/{} healthy workers on {}{since}",
+                count_text(r.on),
+                count_text(r.healthy),
+                hub(&r.revision)
+            ),
+            t.title(),
+        )]),
+        Line::raw(format!(
+            "behind: {} healthy on an older revision {sep} {} stale {sep} {} lost (not on it)",
+            count_text(r.behind()),
+            count_text(count(WorkerState::Stale)),
+            count_text(count(WorkerState::Lost)),
+            sep = t.sep()
+        )),
+        Line::raw(""),
+    ];
+    if all == 0 {
+        out.push(Line::styled("every worker reports it", t.ok()));
+    }
+    for b in &behind {
+        let rev = b.revision.as_deref().map_or("no revision".into(), hub);
+        let heard = age_at(now, b.heard);
+        let (why, style) = match b.state {
+            WorkerState::Healthy => (
+                format!("healthy, still reports {rev}: last heard {heard} ago"),
+                t.warn(),
+            ),
+            WorkerState::Stale => (format!("stale: last heard {heard} ago, on {rev}"), t.warn()),
+            WorkerState::Lost => (format!("lost: last heard {heard} ago, on {rev}"), t.bad()),
+        };
+        out.push(Line::from(vec![
+            Span::raw(format!("{:<14} ", hub(&b.worker))),
+            Span::styled(why, style),
+        ]));
+    }
+    if all > behind.len() {
+        out.push(Line::styled(
+            format!(
+                "{} more: the Workers view, filtered on !rev:{}, has them all",
+                count_text(all - behind.len()),
+                hub(&r.revision)
+            ),
+            t.muted(),
+        ));
+    }
+    (format!("rollout of {}", hub(&r.revision)), out)
 }

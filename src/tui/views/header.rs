@@ -297,6 +297,11 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
             ),
             t.bad(),
         )
+    } else if app.screen.detail == Some(crate::tui::app::Detail::Rollout) {
+        Line::styled(
+            format!("Esc close {0} j/k PgUp/PgDn scroll {0} ? help", t.sep()),
+            t.muted(),
+        )
     } else if app.screen.detail.is_some() {
         Line::styled(
             format!(

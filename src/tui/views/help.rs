@@ -13,12 +13,8 @@ fn key_line(app: &App, b: &Binding) -> Line<'static> {
     let t = &app.theme;
     let label = label(b, t.ascii);
     let mut help = b.help.to_string();
-    if b.action.is_edit() {
-        help.push_str(if app.can_write {
-            " (later)"
-        } else {
-            " (read-only)"
-        });
+    if b.action.is_edit() && !app.can_write {
+        help.push_str(" (read-only)");
     }
     Line::from(vec![
         Span::styled(format!("{label:<7}"), t.title()),

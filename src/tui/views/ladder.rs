@@ -85,7 +85,13 @@ fn draw_projection(app: &App, area: Rect, buf: &mut Buffer, used: usize) {
             t.sep(),
             fmt::count(r.behind())
         );
-        let style = if r.behind() == 0 { t.ok() } else { t.warn() };
+        let mut style = if r.behind() == 0 { t.ok() } else { t.warn() };
+        let text = if r.selected {
+            style = t.selected();
+            format!("{text} {} Enter lists the workers behind and why", t.sep())
+        } else {
+            text
+        };
         let y = area.y + 2 + used as u16;
         if y < area.y + area.height {
             let r = Rect {
@@ -199,7 +205,9 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         })
         .collect();
     let used = list.window(rows_h).len();
-    table(app, area, buf, &COLS, rows, list.selected_row(rows_h));
+    let on_rollout = app.edit.rollout.as_ref().is_some_and(|r| r.selected);
+    let selected = list.selected_row(rows_h).filter(|_| !on_rollout);
+    table(app, area, buf, &COLS, rows, selected);
     draw_projection(app, area, buf, used);
     if list.is_empty() {
         let msg = list.emptied.as_deref().unwrap_or("no agents list yet");

@@ -1,0 +1,100 @@
+//! `e` on the Ladder: the whole document in the user's editor. The runner
+//! pauses the key reader and gives the terminal back around [`edit`]; this
+//! only writes the file, runs the editor and reads the file back.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+/// The editor to run: `$EDITOR`, else `$VISUAL`, else `vi`. A value may
+/// hold arguments (`code -w`, `vim -u NONE`): it runs through `sh`, as git
+/// runs `core.editor`.
+pub fn command() -> String {
+    ["EDITOR", "VISUAL"]
+        .into_iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .find(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "vi".to_string())
+}
+
+/// Write `text` to a file of its own (mode 0600, in a private temporary
+/// directory that goes away afterwards), run the editor on it, wait, and
+/// read back what it left. An editor that exits with an error (`:cq` in
+/// vim) is an error: nothing is taken.
+pub fn edit(text: &str) -> Result<String, String> {
+    edit_with(&command(), text)
+}
+
+/// [`edit`] with the editor command given.
+pub fn edit_with(editor: &str, text: &str) -> Result<String, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("macfleet-edit-")
+        .tempdir()
+        .map_err(|e| format!("no temporary directory: {e}"))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("making {} private: {e}", dir.path().display()))?;
+    }
+    let path = dir.path().join("hub.toml");
+    write_private(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    tracing::info!(%editor, "opening the document in the editor");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("macfleet-editor")
+        .arg(&path)
+        .status()
+        .map_err(|e| format!("cannot run {editor:?}: {e}"))?;
+    if !status.success() {
+        return Err(format!("{editor:?} exited with {status}"));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| format!("reading the document back: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| "the document is not valid UTF-8".to_string())
+}
+
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let mut f = o.open(path)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scripted editor: `edit` runs it through `sh`, gives it the file,
+    /// and reads back what it wrote.
+    #[test]
+    fn runs_the_editor_on_a_private_copy_and_reads_it_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let seen = dir.path().join("seen");
+        let script = dir.path().join("ed.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nstat -c %a \"$1\" > '{0}'\nstat -c %a \"$(dirname \"$1\")\" >> '{0}'\nsed -i 's/pi/claude/' \"$1\"\n",
+                seen.display()
+            ),
+        )
+        .expect("script");
+        let cmd = format!("sh {}", script.display());
+        let back = edit_with(&cmd, "a = [\"pi\"]\n");
+        assert_eq!(back, Ok("a = [\"claude\"]\n".to_string()));
+        let modes = std::fs::read_to_string(&seen).expect("seen");
+        assert_eq!(modes, "600\n700\n", "a private file in a private directory");
+        let failing = edit_with("false", "x");
+        assert!(
+            failing.as_ref().is_err_and(|e| e.contains("exited")),
+            "{failing:?}"
+        );
+    }
+}
