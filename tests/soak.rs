@@ -244,7 +244,7 @@ fn retrying_a_hub_that_is_down_costs_nothing_measurable() {
         .port();
     let url = format!("http://127.0.0.1:{port}");
     let token = format!("{}{}", "mft_soak_", "v".repeat(30));
-    let tui = Pty::spawn(
+    let mut tui = Pty::spawn(
         &["--read-only"],
         &[("MAC_HUB_URL", &url), ("MAC_HUB_TOKEN", &token)],
     );
