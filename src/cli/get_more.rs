@@ -446,7 +446,7 @@ fn worker_key(
 /// whose state, active agent, sync or last failover changes.
 pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write) -> Result<()> {
     let mut seen: HashMap<String, _> = HashMap::new();
-    let mut events = client.events(None, &["heartbeat"]);
+    let mut events = client.events(None, &["heartbeat", "state", "sync"]);
     wait_connected(&mut events).await;
     let page = client.workers(None).await?;
     let json = matches!(output, Output::Json | Output::Jsonl);
@@ -477,7 +477,7 @@ pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write
     while let Some(item) = events.next().await {
         match item {
             StreamItem::Event {
-                event: HubEvent::Heartbeat(w),
+                event: HubEvent::Heartbeat(w) | HubEvent::State(w) | HubEvent::Sync(w),
                 ..
             } => show(&w, out)?,
             StreamItem::Event {

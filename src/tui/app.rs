@@ -287,12 +287,10 @@ impl App {
     /// Recompute derived indices from what changed. Cheap when nothing did.
     pub fn settle(&mut self) {
         let now = self.now();
-        let mut changed = std::mem::take(&mut self.todo.slots);
-        // While the hub cannot be reached, its last judgement stands: the
-        // TUI does not age workers into stale or lost on its own clock.
-        if self.clock.is_some() && !self.is_stale() {
-            changed.extend(self.fleet.advance(now));
-        }
+        // States are the hub's (pages and `state` events): the TUI never
+        // ages workers into stale or lost on its own clock, so an
+        // unreachable hub leaves its last judgement standing.
+        let changed = std::mem::take(&mut self.todo.slots);
         let w = &mut self.lists.workers;
         let mut workers_changed = std::mem::take(&mut self.todo.workers_index);
         if workers_changed {
@@ -542,15 +540,15 @@ impl App {
                         from_hub: true,
                     });
                 }
-                let now = self.now();
                 let slots = &mut self.todo.slots;
-                slots.extend(self.fleet.set_interval(page.heartbeat_interval_s));
+                self.fleet.set_interval(page.heartbeat_interval_s);
                 slots.extend(self.fleet.set_revision(&page.config_revision));
-                slots.extend(self.fleet.advance(now));
                 if page.delta {
-                    for w in page.workers {
-                        slots.push(self.fleet.upsert(w));
-                    }
+                    slots.extend(
+                        page.workers
+                            .into_iter()
+                            .filter_map(|w| self.fleet.apply_hub(w)),
+                    );
                 } else {
                     self.fleet.replace_all(page.workers);
                     self.todo.all_workers = true;
@@ -580,6 +578,11 @@ impl App {
                     self.todo.failovers_changed();
                     self.dirty = true;
                 }
+            }
+            Msg::WorkerEvents(views) => {
+                let slots = &mut self.todo.slots;
+                slots.extend(views.into_iter().filter_map(|w| self.fleet.apply_hub(w)));
+                self.dirty = true;
             }
             Msg::Config(ev) => {
                 if self.config.revision.as_deref() != Some(ev.revision.as_str()) {

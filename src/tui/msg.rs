@@ -9,7 +9,8 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::client::ClientError;
 use crate::wire::{
-    ConfigAccepted, ConfigEvent, FailoverRecord, FailoversPage, History, Whoami, WorkersPage,
+    ConfigAccepted, ConfigEvent, FailoverRecord, FailoversPage, History, Whoami, WorkerView,
+    WorkersPage,
 };
 
 #[derive(Debug, Clone)]
@@ -39,6 +40,10 @@ pub enum Msg {
     Failover(FailoverRecord),
     /// A new revision from the event stream.
     Config(ConfigEvent),
+    /// Workers the hub changed on its own, from the event stream in its
+    /// order: a sweeper move (`state`: stale, lost) or an `in_sync` flip
+    /// (`sync`). A burst comes as one message.
+    WorkerEvents(Vec<WorkerView>),
     /// The list as `GET /v1/config` holds it, and the whole document (the
     /// base of an edit).
     Agents {

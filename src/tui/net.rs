@@ -1,9 +1,13 @@
 //! Hub I/O: tokio tasks that call the client and answer with [`Msg`]s.
 //! They never touch the state; `app` never touches the network.
 //!
-//! - the event stream (`failover`, `config` only: heartbeats of a large fleet
-//!   are too many for SSE) reconnects by itself with capped backoff;
-//! - the poller fetches `GET /v1/workers?since=<cursor>` every 2 s, and
+//! - the event stream (`failover`, `config`, and the hub's own worker moves,
+//!   `state` and `sync`; not `heartbeat`: those of a large fleet are too many
+//!   for SSE) reconnects by itself with capped backoff; a burst of worker
+//!   moves is coalesced into one message;
+//! - the poller fetches `GET /v1/workers?since=<cursor>` every 2 s (for the
+//!   heartbeats: ages, active agents; state moves come from the stream
+//!   within about a second, and from this poll only while it is down), and
 //!   failovers with `?since=<seq>` while the stream is down, and once more
 //!   after it (re)joins;
 //! - effects (refetch, config, history) are served as they come.
@@ -12,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
@@ -97,9 +101,22 @@ async fn send(tx: &mpsc::Sender<Msg>, m: Msg) -> bool {
     tx.send(m).await.is_ok()
 }
 
+/// Worker views (`state`, `sync`) sent to `update` in one message at most.
+const WORKER_BATCH: usize = 4096;
+
 async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
-    let mut events = Box::pin(client.events(None, &["failover", "config"]));
-    while let Some(item) = events.next().await {
+    let mut events = Box::pin(client.events(None, &["failover", "config", "state", "sync"]));
+    // An event read past the end of a burst of worker events.
+    let mut carry: Option<StreamItem> = None;
+    let mut ended = false;
+    while !ended {
+        let item = match carry.take() {
+            Some(i) => i,
+            None => match events.next().await {
+                Some(i) => i,
+                None => return,
+            },
+        };
         let msg = match item {
             StreamItem::Connected => {
                 sh.stream_live.store(true, Ordering::SeqCst);
@@ -119,6 +136,30 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                 }
                 HubEvent::Config(c) => Msg::Config(c),
                 HubEvent::Reset => Msg::Reset,
+                HubEvent::State(w) | HubEvent::Sync(w) => {
+                    // A burst (a new revision flips `in_sync` fleet-wide, a
+                    // partition stales a rack) becomes one message: what is
+                    // already waiting is taken without waiting for more.
+                    let mut batch = vec![*w];
+                    while batch.len() < WORKER_BATCH {
+                        match events.next().now_or_never() {
+                            Some(Some(StreamItem::Event {
+                                event: HubEvent::State(w) | HubEvent::Sync(w),
+                                ..
+                            })) => batch.push(*w),
+                            Some(Some(other)) => {
+                                carry = Some(other);
+                                break;
+                            }
+                            Some(None) => {
+                                ended = true;
+                                break;
+                            }
+                            None => break,
+                        }
+                    }
+                    Msg::WorkerEvents(batch)
+                }
                 HubEvent::Heartbeat(_) => continue,
             },
         };
