@@ -63,3 +63,96 @@ fn the_sparkline_buckets_failovers_by_their_own_time() {
         "one more failover, 30 minutes back (index 59 is the current minute)"
     );
 }
+
+fn word_cells(a: &App) -> (String, ratatui::style::Style) {
+    let (w, h) = a.size;
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, w, h));
+    views::draw(a, &mut buf);
+    let top: String = (0..w).map(|x| buf[(x, 0)].symbol()).collect();
+    (top, buf[(1, 0)].style())
+}
+
+/// One word at the top left says whether the fleet is fine, judged from
+/// the hub's own states; a hub that does not answer is `HUB DOWN`, not a
+/// fleet outage, and the fleet line keeps the last known counts.
+#[test]
+fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
+    use macfleet::tui::verdict::{Verdict, verdict};
+    use macfleet::wire::WorkerState;
+    use ratatui::style::{Color, Modifier};
+    let now = t0();
+    let on_top = |i: usize| {
+        let mut w = fixture::worker(i, now);
+        w.received_at = now;
+        w.state = WorkerState::Healthy;
+        w.active_agent = Some("opencode".into());
+        w
+    };
+    let (mut a, m0) = app(0, false);
+    assert_eq!(verdict(&a), None, "no worker yet: nothing to judge");
+    a.update(Msg::Workers {
+        page: fixture::page((0..5).map(on_top).collect(), now, false, 2),
+        at: m0,
+    });
+    a.settle();
+    assert_eq!(verdict(&a), Some(Verdict::Ok));
+    let (top, style) = word_cells(&a);
+    assert!(top.starts_with(" OK  macfleet prod-hub"), "{top}");
+    assert_eq!(style.bg, Some(Color::Green));
+    // One worker on pi (#1), one stale: DEGRADED 2.
+    let mut off = on_top(1);
+    off.active_agent = Some("pi".into());
+    let mut stale = on_top(2);
+    stale.state = WorkerState::Stale;
+    a.update(Msg::WorkerEvents(vec![off, stale]));
+    a.settle();
+    assert_eq!(verdict(&a), Some(Verdict::Degraded(2)));
+    let (top, style) = word_cells(&a);
+    assert!(top.starts_with(" DEGRADED 2  macfleet"), "{top}");
+    assert_eq!(style.bg, Some(Color::Yellow));
+    // A worker with no route outranks the rest.
+    let mut closed = on_top(3);
+    closed.active_agent = None;
+    a.update(Msg::Workers {
+        page: fixture::page(vec![closed], now, true, 3),
+        at: m0,
+    });
+    a.settle();
+    assert_eq!(verdict(&a), Some(Verdict::NoRoute(1)));
+    let (top, style) = word_cells(&a);
+    assert!(top.starts_with(" NO ROUTE 1  macfleet"), "{top}");
+    assert_eq!(style.bg, Some(Color::Red));
+    // The hub goes away: HUB DOWN, and the fleet line keeps the last word
+    // of the hub on each worker, with no local aging into lost.
+    a.update(Msg::FetchFailed {
+        what: macfleet::tui::msg::Fetch::Workers,
+        error: "hub unreachable".into(),
+        at: m0 + std::time::Duration::from_secs(1),
+    });
+    a.update(Msg::Tick {
+        mono: m0 + std::time::Duration::from_secs(600),
+        wall: now,
+    });
+    a.settle();
+    assert_eq!(verdict(&a), Some(Verdict::HubDown));
+    let rows = screen(&a);
+    assert!(rows[0].starts_with(" HUB DOWN  macfleet"), "{}", rows[0]);
+    assert!(
+        rows[1].starts_with("hub unreachable 9m · last known: NO ROUTE 1"),
+        "{}",
+        rows[1]
+    );
+    assert!(rows[1].contains("0 lost"), "{}", rows[1]);
+    // NO_COLOR: no colour at all, the word in reverse video.
+    let (mut plain, m0) = fixture::app(0, false, Theme::new(true, false), 80, 24);
+    plain.update(Msg::Workers {
+        page: fixture::page((0..3).map(on_top).collect(), now, false, 2),
+        at: m0,
+    });
+    plain.settle();
+    let (top, style) = word_cells(&plain);
+    assert!(top.starts_with(" OK "), "{top}");
+    assert!(matches!(style.bg, None | Some(Color::Reset)), "{style:?}");
+    assert!(matches!(style.fg, None | Some(Color::Reset)), "{style:?}");
+    assert!(style.add_modifier.contains(Modifier::REVERSED), "{style:?}");
+}

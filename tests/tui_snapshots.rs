@@ -170,8 +170,13 @@ fn no_route_is_red() {
     let (mut app, _) = fixture::app(60, false, color(), 80, 24);
     key(&mut app, '2');
     let buf = buffer(&mut app);
-    // Header count and the row's ACTIVE cell.
-    let (x, y) = find(&buf, "NO ROUTE 5").expect("header count");
+    // The status word (black on red), the fleet line's count and the
+    // row's ACTIVE cell.
+    let (x, y) = find(&buf, "NO ROUTE 5").expect("status word");
+    assert_eq!((x, y), (1, 0));
+    assert_eq!(buf[(x, y)].bg, Color::Red);
+    let row1: String = (0..80).map(|x| buf[(x, 1)].symbol()).collect();
+    let (x, y) = (row1.find("NO ROUTE 5").expect("header count") as u16, 1);
     assert_eq!(buf[(x, y)].fg, Color::Red);
     assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
     // Second row (first is selected): a no-route worker, its cells red.

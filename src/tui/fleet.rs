@@ -166,6 +166,9 @@ pub struct Aggregates {
     pub stale: usize,
     pub lost: usize,
     pub no_route: usize,
+    /// Off rank 0 (live, with a route), stale, or lost: the status word's
+    /// `DEGRADED n`.
+    pub degraded: usize,
     pub out_of_sync: usize,
     pub agents: HashMap<String, AgentCounts>,
 }
@@ -177,10 +180,19 @@ impl Aggregates {
         };
         d(&mut self.total);
         match e.state {
-            WorkerState::Healthy => d(&mut self.healthy),
-            WorkerState::Stale => d(&mut self.stale),
+            WorkerState::Healthy => {
+                d(&mut self.healthy);
+                if e.view.active_agent.is_some() && e.active_rank() != Some(0) {
+                    d(&mut self.degraded);
+                }
+            }
+            WorkerState::Stale => {
+                d(&mut self.stale);
+                d(&mut self.degraded);
+            }
             WorkerState::Lost => {
                 d(&mut self.lost);
+                d(&mut self.degraded);
                 return;
             }
         }

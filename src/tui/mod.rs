@@ -21,6 +21,7 @@ pub mod query;
 pub mod run;
 pub mod term;
 pub mod theme;
+pub mod verdict;
 pub mod views;
 
 pub use run::{TuiOptions, run};

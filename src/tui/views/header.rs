@@ -42,11 +42,16 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             .as_ref()
             .map(|w| w.hub.as_str())
             .unwrap_or(app.hub_label.as_str());
-        let mut spans = vec![
+        let mut spans = Vec::new();
+        if let Some(v) = crate::tui::verdict::verdict(app) {
+            spans.push(Span::styled(format!(" {} ", v.text()), t.verdict(v)));
+            spans.push(Span::raw(" "));
+        }
+        spans.extend([
             Span::styled("macfleet ", t.title()),
             Span::styled(super::fit(&hub(name), 28, t.ellipsis()), t.title()),
             Span::raw(" "),
-        ];
+        ]);
         spans.push(if app.can_write {
             Span::styled(" OWNER ", t.badge_owner())
         } else {
@@ -91,6 +96,13 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             tail.push(hub(&app.hub_label).into_owned());
         }
         let mut width = Line::from(spans.clone()).width();
+        if width > usize::from(r.width) {
+            // The tool's own name is the first thing to go: the status
+            // word, the hub and the revision matter more.
+            if let Some(i) = spans.iter().position(|s| s.content == "macfleet ") {
+                width -= spans.remove(i).width();
+            }
+        }
         for text in tail {
             let more = sep.width() + Span::raw(text.as_str()).width();
             if width + more > usize::from(r.width) {
@@ -100,7 +112,11 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             spans.push(sep.clone());
             spans.push(Span::styled(text, t.muted()));
         }
-        line(r, buf, Line::from(spans));
+        line(
+            r,
+            buf,
+            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
+        );
     }
 
     // 2: the fleet at a glance; no route first.
