@@ -620,7 +620,8 @@ fn why_a_worker_stands_on_its_rung() {
     let e = a.fleet.by_id("w-00000").unwrap();
     assert_eq!(
         views::detail::why(&a, e),
-        "on claude (#2): opencode rate_limited 429 (hub_router) 3m ago; pi missing binary"
+        "on claude (#2): opencode rate_limited 429 (hub_router) since 15:01:05 (3m ago), \
+         2 in the last hour; pi missing binary, no failover recorded"
     );
 }
 

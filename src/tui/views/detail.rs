@@ -14,78 +14,53 @@ use crate::tui::fmt;
 use crate::tui::lists::{Detail, HistKey};
 use crate::wire::{Failover, Preflight};
 
-/// Why a worker stands on its rung, e.g.
-/// `on claude (#2): opencode rate_limited 429 (hub_router) 3m ago; pi no binary`.
-/// Ranks are the worker's own list, rank 0 first. Each agent above the
-/// active one is explained by what its capability lacks, else by the newest
-/// failover away from it that we hold.
-pub fn why(app: &App, e: &Entry) -> String {
-    let v = &e.view;
-    let now = app.now();
-    let head = match (&v.active_agent, e.active_rank()) {
+/// Where a worker stands: `on claude (#2)`, `on x (not in its list)`,
+/// `NO ROUTE`. Ranks are the worker's own list, rank 0 first.
+pub fn why_head(e: &Entry) -> String {
+    match (&e.view.active_agent, e.active_rank()) {
         (Some(a), Some(r)) => format!("on {} (#{r})", hub(a)),
         (Some(a), None) => format!("on {} (not in its list)", hub(a)),
         (None, _) => "NO ROUTE".to_string(),
-    };
-    let above: &[Sym] = match e.active_rank() {
-        Some(r) => &v.agents[..r],
-        None => &v.agents,
-    };
-    let mut reasons = Vec::new();
-    let away = newest_away(app, e, above);
-    for (a, failover) in above.iter().zip(away) {
-        let cap = v.capabilities.get(a);
-        let lack = match cap {
-            None => Some("not reported".to_string()),
-            Some(c) if !c.binary => Some("missing binary".to_string()),
-            Some(c) if !c.token => Some("no token".to_string()),
-            Some(c) if c.preflight == Preflight::Failed => Some("preflight failed".to_string()),
-            Some(c) if c.preflight == Preflight::Unknown => Some("preflight unknown".to_string()),
-            _ => None,
-        };
-        let reason = match (failover, lack) {
-            (Some(f), _) => crate::text::cause_text(now, f),
-            (None, Some(l)) => l,
-            (None, None) => "no failover recorded".to_string(),
-        };
-        reasons.push(format!("{} {}", hub(a), reason));
     }
-    if reasons.is_empty() {
-        if v.active_agent.is_some() {
+}
+
+/// Every rung above the one the worker stands on (all of them with no
+/// route) and what holds it off, from the failovers the TUI holds for it
+/// (the log and its last failover): see [`crate::text::held_off`].
+pub fn why_rungs(app: &App, e: &Entry) -> Vec<crate::text::RungWhy> {
+    let v = &e.view;
+    let mut failovers: Vec<&Failover> = app.log.of_worker(&v.worker).map(|r| &r.failover).collect();
+    if let Some(last) = v.last_failover.as_deref() {
+        failovers.push(last);
+    }
+    crate::text::held_off(
+        app.now(),
+        &v.agents,
+        v.active_agent.as_deref(),
+        |a| v.capabilities.get(a).copied(),
+        &failovers,
+    )
+}
+
+/// Why a worker stands on its rung, on one line, e.g.
+/// `on claude (#2): opencode rate_limited 429 (hub_router) since 15:01:05
+/// (3m ago), 1 in the last hour; pi missing binary, no failover recorded`.
+pub fn why(app: &App, e: &Entry) -> String {
+    let head = why_head(e);
+    let rungs = why_rungs(app, e);
+    if rungs.is_empty() {
+        if e.view.active_agent.is_some() {
             format!("{head}: the top of its list")
         } else {
             format!("{head}: its list is empty")
         }
     } else {
+        let reasons: Vec<String> = rungs
+            .iter()
+            .map(|r| format!("{} {}", hub(&r.agent), hub(&r.text)))
+            .collect();
         format!("{head}: {}", reasons.join("; "))
     }
-}
-
-/// For each of `agents`, the newest failover away from it that we hold: from
-/// the log (one pass over this worker's records, newest first, stopping once
-/// every agent has one) or the worker's own last failover, whichever is newer.
-fn newest_away<'a>(app: &'a App, e: &'a Entry, agents: &[Sym]) -> Vec<Option<&'a Failover>> {
-    let mut found: Vec<Option<&Failover>> = vec![None; agents.len()];
-    let mut left = agents.len();
-    for r in app.log.of_worker(&e.view.worker) {
-        if left == 0 {
-            break;
-        }
-        for (a, slot) in agents.iter().zip(found.iter_mut()) {
-            if slot.is_none() && **a == *r.failover.from {
-                *slot = Some(&r.failover);
-                left -= 1;
-            }
-        }
-    }
-    if let Some(last) = e.view.last_failover.as_deref() {
-        for (a, slot) in agents.iter().zip(found.iter_mut()) {
-            if **a == *last.from && slot.is_none_or(|f| last.at > f.at) {
-                *slot = Some(last);
-            }
-        }
-    }
-    found
 }
 
 fn kv(app: &App, k: &str, v: impl Into<String>) -> Line<'static> {
@@ -131,17 +106,36 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
             ),
         ),
         kv(app, "its list", hub(&fmt::list(&v.agents)).into_owned()),
-        Line::from(vec![
-            Span::styled(format!("{:<12}", "why"), t.muted()),
-            Span::styled(
-                why(app, e),
-                if e.no_route() {
-                    cell_style(app, t.no_route())
-                } else {
-                    Style::new()
-                },
-            ),
-        ]),
+    ];
+    // Why: where it stands, then every rung above it and what holds it off.
+    let rungs = why_rungs(app, e);
+    let head_style = if e.no_route() {
+        cell_style(app, t.no_route())
+    } else {
+        Style::new()
+    };
+    let head = match (rungs.is_empty(), e.view.active_agent.is_some()) {
+        (false, true) => format!("{}, held off the rungs above:", why_head(e)),
+        (false, false) => format!("{}, held off every rung:", why_head(e)),
+        (true, true) => format!("{}: the top of its list", why_head(e)),
+        (true, false) => format!("{}: its list is empty", why_head(e)),
+    };
+    out.push(Line::from(vec![
+        Span::styled(format!("{:<12}", "why"), t.muted()),
+        Span::styled(head, head_style),
+    ]));
+    for r in &rungs {
+        let style = if r.contradiction {
+            cell_style(app, t.bad())
+        } else {
+            Style::new()
+        };
+        out.push(Line::from(vec![
+            Span::raw(format!("  #{:<2} {:<10} ", r.rank, hub(&r.agent))),
+            Span::styled(hub(&r.text).into_owned(), style),
+        ]));
+    }
+    out.extend([
         Line::raw(""),
         Line::styled("capabilities", t.title()),
         Line::styled(
@@ -151,7 +145,7 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
             ),
             t.column_header(),
         ),
-    ];
+    ]);
     let mut names: Vec<&Sym> = v.agents.iter().collect();
     for a in v.capabilities.keys() {
         if !names.contains(&a) {
