@@ -156,3 +156,83 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
     assert!(matches!(style.fg, None | Some(Color::Reset)), "{style:?}");
     assert!(style.add_modifier.contains(Modifier::REVERSED), "{style:?}");
 }
+
+/// The detail puts the heartbeat's age against the hub's thresholds, and
+/// the Workers AGE column is coloured by the state the hub will assign
+/// next, before the hub says so.
+#[test]
+fn heartbeat_age_against_the_threshold() {
+    use macfleet::wire::WorkerState;
+    use ratatui::style::Color;
+    let now = t0();
+    let (mut a, m0) = app(0, false);
+    let mut w = |id: &str, age: i64, state: WorkerState| {
+        let mut v = fixture::worker(1, now);
+        v.worker = id.into();
+        v.received_at = now - TimeDelta::seconds(age);
+        v.state = state;
+        v
+    };
+    let page = vec![
+        w("w-fresh", 8, WorkerState::Healthy),
+        // Past 3 intervals by the hub's rule; its sweeper has not said so yet.
+        w("w-due", 35, WorkerState::Healthy),
+        w("w-stale", 45, WorkerState::Stale),
+        w("w-lost", 700, WorkerState::Lost),
+    ];
+    a.update(Msg::Workers {
+        page: fixture::page(page, now, false, 2),
+        at: m0,
+    });
+    a.settle();
+    let text =
+        |a: &App, id: &str| views::detail::threshold_text(a, a.fleet.by_id(id).expect("held"));
+    assert_eq!(text(&a, "w-fresh"), "stale in 0:22");
+    assert_eq!(text(&a, "w-due"), "stale due now");
+    assert_eq!(text(&a, "w-stale"), "stale since 15:03:50 · lost in 0:55");
+    assert_eq!(text(&a, "w-lost"), "lost since 14:54:05");
+    // The detail line.
+    key(&mut a, 'g');
+    let pos = a
+        .lists
+        .workers
+        .rows
+        .slots
+        .iter()
+        .position(|s| a.fleet.get(*s).unwrap().view.worker.as_ref() == "w-fresh")
+        .expect("row");
+    for _ in 0..pos {
+        key(&mut a, 'j');
+    }
+    code(&mut a, KeyCode::Enter);
+    let rows = screen(&a);
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("healthy, heartbeat 8s ago (hub clock) · stale in 0:22")),
+        "{rows:#?}"
+    );
+    code(&mut a, KeyCode::Esc);
+    // AGE colours: the due worker's age is yellow though its STATE is healthy.
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
+    views::draw(&a, &mut buf);
+    let row_of = |id: &str| {
+        (0..40u16)
+            .find(|y| {
+                (0..120u16)
+                    .map(|x| buf[(x, *y)].symbol())
+                    .collect::<String>()
+                    .starts_with(id)
+            })
+            .expect("a row")
+    };
+    let header: String = (0..120u16).map(|x| buf[(x, 4)].symbol()).collect();
+    let age_x = header.find("AGE").expect("AGE column") as u16;
+    let fg = |id: &str| buf[(age_x, row_of(id))].fg;
+    assert_eq!(fg("w-due"), Color::Yellow);
+    assert_eq!(fg("w-stale"), Color::Yellow);
+    assert_eq!(fg("w-lost"), Color::Red);
+    assert!(
+        ![Color::Yellow, Color::Red].contains(&fg("w-fresh")),
+        "a fresh heartbeat is not coloured"
+    );
+}

@@ -63,6 +63,37 @@ pub fn why(app: &App, e: &Entry) -> String {
     }
 }
 
+/// The heartbeat's age against the hub's thresholds (3 and 10 heartbeat
+/// intervals, the interval the hub announces): `stale in 0:22` while
+/// healthy, `stale since 08:24:10 · lost in 1:10` while stale, `lost since
+/// 08:25:20`. "Since" is when the hub's rule turned; its sweeper decides
+/// within about a second. A threshold passed that the hub has not acted on
+/// yet reads `stale due now`.
+pub fn threshold_text(app: &App, e: &Entry) -> String {
+    use crate::wire::WorkerState;
+    let interval = chrono::TimeDelta::seconds(app.fleet.interval_s.max(1) as i64);
+    let received = e.view.received_at;
+    let stale_at = received + interval * WorkerState::STALE_AFTER as i32;
+    let lost_at = received + interval * WorkerState::LOST_AFTER as i32;
+    let now = app.now();
+    let left = |at: chrono::DateTime<chrono::Utc>| {
+        let s = (at - now).num_seconds().max(0);
+        format!("{}:{:02}", s / 60, s % 60)
+    };
+    match e.state {
+        WorkerState::Healthy if now < stale_at => format!("stale in {}", left(stale_at)),
+        WorkerState::Healthy => "stale due now".to_string(),
+        WorkerState::Stale if now < lost_at => format!(
+            "stale since {} {} lost in {}",
+            fmt::clock(stale_at),
+            app.theme.sep(),
+            left(lost_at)
+        ),
+        WorkerState::Stale => format!("stale since {}, lost due now", fmt::clock(stale_at)),
+        WorkerState::Lost => format!("lost since {}", fmt::clock(lost_at)),
+    }
+}
+
 fn kv(app: &App, k: &str, v: impl Into<String>) -> Line<'static> {
     Line::from(vec![
         Span::styled(format!("{k:<12}"), app.theme.muted()),
@@ -87,8 +118,10 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
             Span::styled(format!("{:<12}", "state"), t.muted()),
             Span::styled(e.state.as_str(), cell_style(app, t.state(e.state))),
             Span::raw(format!(
-                ", heartbeat {} ago (hub clock), sent {}",
+                ", heartbeat {} ago (hub clock) {} {}, sent {}",
                 fmt::age_at(now, v.received_at),
+                t.sep(),
+                threshold_text(app, e),
                 fmt::clock(v.sent_at)
             )),
         ]),
