@@ -236,3 +236,81 @@ fn heartbeat_age_against_the_threshold() {
         "a fresh heartbeat is not coloured"
     );
 }
+
+/// AWAY NOW: per agent, the live workers held off it right now and by
+/// which cause, beside the last hour's count.
+#[test]
+fn the_ladder_counts_workers_held_off_each_agent_now_by_cause() {
+    use macfleet::wire::{CauseKind, FailoverRecord, WorkerState};
+    let now = t0();
+    let (mut a, m0) = app(0, false);
+    let mut closed = fixture::worker(1, now);
+    closed.worker = "w-closed".into();
+    closed.active_agent = None;
+    for c in closed.capabilities.values_mut() {
+        c.binary = true;
+        c.token = true;
+        c.preflight = macfleet::wire::Preflight::Ok;
+    }
+    closed.capabilities.get_mut("pi").unwrap().binary = false;
+    let mut away_opencode = fixture::failover(1, now - TimeDelta::minutes(2), false);
+    away_opencode.id = "w-closed-1".into();
+    away_opencode.cause.kind = CauseKind::UpstreamStatus;
+    away_opencode.cause.status = Some(503);
+    closed.last_failover = None;
+    let mut on_pi = fixture::worker(2, now);
+    on_pi.worker = "w-on-pi".into();
+    on_pi.active_agent = Some("pi".into());
+    let mut rl = fixture::failover(2, now - TimeDelta::minutes(1), false);
+    rl.cause.kind = CauseKind::RateLimited;
+    rl.cause.status = Some(429);
+    on_pi.last_failover = Some(rl);
+    let mut lost = fixture::worker(3, now);
+    lost.worker = "w-lost".into();
+    lost.active_agent = None;
+    lost.state = WorkerState::Lost;
+    a.update(Msg::Workers {
+        page: fixture::page(vec![closed, on_pi, lost], now, false, 2),
+        at: m0,
+    });
+    a.update(Msg::Failovers {
+        page: macfleet::wire::FailoversPage {
+            events: vec![FailoverRecord {
+                seq: 1,
+                worker: "w-closed".into(),
+                host: "h".into(),
+                received_at: now,
+                failover: away_opencode,
+            }],
+            next: 1,
+            oldest: 1,
+        },
+        fresh: true,
+    });
+    // Counted while the Ladder is on screen.
+    key(&mut a, '1');
+    a.settle();
+    let text = |a: &App, agent: &str| views::ladder::away_now_text(a, agent);
+    assert_eq!(
+        text(&a, "opencode"),
+        "2: rate_limited 1 · upstream_status 1"
+    );
+    assert_eq!(text(&a, "pi"), "1: missing_binary 1");
+    // claude can be run and no cause is known: said as such, not hidden.
+    assert_eq!(text(&a, "claude"), "1: no cause 1");
+    assert_eq!(text(&a, "codex"), "1: no cause 1");
+    let rows = screen(&a);
+    let header = &rows[4];
+    assert!(
+        header.contains("AWAY NOW") && header.contains("AWAY LAST HOUR"),
+        "{header}"
+    );
+    let opencode = rows
+        .iter()
+        .find(|r| r.starts_with("0 opencode"))
+        .expect("row");
+    assert!(
+        opencode.contains("2: rate_limited 1 · upstream_status 1"),
+        "{opencode}"
+    );
+}

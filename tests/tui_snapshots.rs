@@ -390,7 +390,8 @@ fn cut_text_ends_in_an_ellipsis_and_space_goes_where_the_text_is() {
     let s = at_80('1');
     assert!(s.contains("CANNOT (bin/tok/pf)"), "{s}");
     assert!(s.contains("0/15/5"), "{s}");
-    assert!(s.contains("rate_limited 9 ·…"), "{s}");
+    assert!(s.contains("missing_binary 11…"), "{s}");
+    assert!(s.contains("rate…"), "{s}");
     // Workers: a 7-character id gets 7 columns; the last failover is whole.
     let s = at_80('2');
     assert!(s.contains("\nw-00005 "), "{s}");

@@ -141,6 +141,8 @@ pub struct App {
     pub lists: Lists,
     /// The owner's pending edit of the list.
     pub edit: LadderEdit,
+    /// The Ladder's AWAY NOW: live workers held off each agent, by cause.
+    pub away_now: std::collections::HashMap<String, super::away::AwayNow>,
     todo: Todo,
     pub status: Option<Status>,
     /// Something visible may have changed since the last frame.
@@ -176,6 +178,7 @@ impl App {
             config: Config::default(),
             lists: Lists::default(),
             edit: LadderEdit::default(),
+            away_now: Default::default(),
             todo: Todo {
                 ladder: true,
                 failovers: true,
@@ -417,6 +420,10 @@ impl App {
         }
         self.lists.ladder.rows = rows;
         self.lists.ladder.emptied = emptied;
+        // A pass over the fleet and the log: only while the Ladder shows it.
+        if self.screen.view == View::Ladder {
+            self.away_now = super::away::away_now(&self.fleet, &self.log);
+        }
         self.refresh_projection();
     }
 
@@ -824,6 +831,9 @@ impl App {
     }
 
     fn switch(&mut self, v: View) {
+        if v == View::Ladder && self.screen.view != v {
+            self.todo.ladder = true;
+        }
         self.screen.view = v;
         self.screen.detail = None;
         self.rescroll();

@@ -3,6 +3,7 @@
 //! (`net`) and the runner (`run`). See `docs/tui.md`.
 
 pub mod app;
+pub mod away;
 pub mod compact;
 pub mod edit;
 pub mod faillog;
