@@ -314,3 +314,84 @@ fn the_ladder_counts_workers_held_off_each_agent_now_by_cause() {
         "{opencode}"
     );
 }
+
+/// Enter on a failover shows it in full with its worker's detail below,
+/// the failover highlighted among the worker's; `f` from a worker's detail
+/// opens the Failovers view filtered to that worker.
+#[test]
+fn from_a_failover_to_its_worker_and_back_to_its_failovers() {
+    use macfleet::tui::app::{Detail, View};
+    use ratatui::style::Color;
+    let (mut a, _) = app(60, false);
+    key(&mut a, '3');
+    // An older failover than the ten newest of its worker is still shown.
+    key(&mut a, 'G');
+    code(&mut a, KeyCode::Enter);
+    let Some(Detail::Failover(seq)) = a.screen.detail.clone() else {
+        panic!("a failover's detail: {:?}", a.screen.detail);
+    };
+    let rec = a.log.get(seq).expect("held").clone();
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
+    views::draw(&a, &mut buf);
+    let rows: Vec<String> = (0..40u16)
+        .map(|y| (0..120u16).map(|x| buf[(x, y)].symbol()).collect())
+        .collect();
+    assert!(
+        rows[4].contains(&format!("failover {seq} · worker {}", rec.worker)),
+        "{}",
+        rows[4]
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.contains(&format!("its worker {}", rec.worker))),
+        "{rows:#?}"
+    );
+    // The worker's capability matrix and why are there too.
+    assert!(rows.iter().any(|r| r.contains("capabilities")), "{rows:#?}");
+    // The failover is the highlighted line among its recent failovers.
+    let y = rows
+        .iter()
+        .position(|r| r.contains("▶"))
+        .expect("a highlighted failover") as u16;
+    assert!(rows[y as usize].contains(rec.failover.cause.kind.as_str()));
+    let x = rows[y as usize]
+        .find('▶')
+        .map(|i| rows[y as usize][..i].chars().count())
+        .unwrap() as u16;
+    assert_eq!(
+        buf[(x, y)].bg,
+        Color::Cyan,
+        "highlighted as the selection is"
+    );
+    assert_eq!(
+        rows.iter().filter(|r| r.contains("▶")).count(),
+        1,
+        "one failover highlighted"
+    );
+    // f: its worker's failovers.
+    key(&mut a, 'f');
+    a.settle();
+    assert_eq!(a.view(), View::Failovers);
+    assert_eq!(a.screen.detail, None);
+    assert_eq!(
+        a.lists.failovers.filter.text,
+        format!("worker:{}", rec.worker)
+    );
+    assert!(!a.lists.failovers.rows.is_empty());
+    for s in &a.lists.failovers.rows {
+        assert_eq!(a.log.get(*s).unwrap().worker, rec.worker);
+    }
+    // From the Workers view's detail too.
+    key(&mut a, '2');
+    code(&mut a, KeyCode::Enter);
+    let Some(Detail::Worker(id)) = a.screen.detail.clone() else {
+        panic!("a worker's detail");
+    };
+    key(&mut a, 'f');
+    assert_eq!(a.lists.failovers.filter.text, format!("worker:{id}"));
+    // Nowhere to go from an agent.
+    key(&mut a, '1');
+    key(&mut a, 'f');
+    assert_eq!(a.view(), View::Ladder);
+    assert!(a.status.as_ref().unwrap().text.contains("no worker here"));
+}

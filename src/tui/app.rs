@@ -780,6 +780,7 @@ impl App {
                 }
             }
             Action::Help => self.screen.help = true,
+            Action::WorkerFailovers => self.worker_failovers(),
             Action::Refetch => {
                 self.say("refetching");
                 fx.push(Effect::Refetch);
@@ -854,6 +855,34 @@ impl App {
             Action::PageUp => s.saturating_sub(page),
             _ => *s,
         };
+    }
+
+    /// The worker in view: the one whose detail is open (a failover's
+    /// detail is its worker's too), else the selected worker or failover.
+    pub fn worker_in_view(&self) -> Option<String> {
+        match self
+            .screen
+            .detail
+            .clone()
+            .or_else(|| self.selected_detail())?
+        {
+            Detail::Worker(id) => Some(id),
+            Detail::Failover(seq) => self.log.get(seq).map(|r| r.worker.clone()),
+            Detail::Agent(_) | Detail::Revision(_) => None,
+        }
+    }
+
+    /// `f`: the Failovers view, filtered to the worker in view.
+    fn worker_failovers(&mut self) {
+        let Some(id) = self.worker_in_view() else {
+            self.say("no worker here: f works on a worker or a failover");
+            return;
+        };
+        self.switch(View::Failovers);
+        let f = self.pane_mut().filter_mut();
+        f.text = format!("worker:{id}");
+        f.editing = false;
+        self.reorder();
     }
 
     /// The selected row's detail target, if any row is selected.

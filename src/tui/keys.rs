@@ -28,6 +28,8 @@ pub enum Action {
     Help,
     Refetch,
     Quit,
+    /// The Failovers view filtered to the worker in view (`worker:<id>`).
+    WorkerFailovers,
     // In the filter prompt (scope `Prompt`): every other key is text.
     PromptKeep,
     PromptClear,
@@ -242,6 +244,13 @@ pub const BINDINGS: &[Binding] = &[
         "Esc",
         Action::Back,
         "close / clear the filter",
+        Global,
+    ),
+    b(
+        &[k('f')],
+        "f",
+        Action::WorkerFailovers,
+        "this worker's failovers (worker:<id>)",
         Global,
     ),
     b(&[k('?')], "?", Action::Help, "this help", Global),

@@ -101,7 +101,9 @@ fn kv(app: &App, k: &str, v: impl Into<String>) -> Line<'static> {
     ])
 }
 
-fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
+/// A worker's detail; `highlight` marks one of its failovers (by id) in
+/// its recent failovers, shown even when older than the ten newest.
+fn worker_lines(app: &App, id: &str, highlight: Option<&str>) -> Vec<Line<'static>> {
     let t = &app.theme;
     let Some(e) = app.fleet.by_id(id) else {
         return vec![Line::raw(format!(
@@ -229,16 +231,35 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
     out.push(Line::styled("recent failovers", t.title()));
     let mut any = false;
     let mut shown = std::collections::HashSet::new();
-    for r in app.log.of_worker(&v.worker).take(10) {
+    let mut line = |f: &Failover| {
+        if !shown.insert(f.id.clone()) {
+            return;
+        }
         any = true;
-        shown.insert(r.failover.id.clone());
-        out.push(Line::raw(format!("  {}", failover_line(app, &r.failover))));
-    }
-    if let Some(f) = &v.last_failover {
-        if !shown.contains(&f.id) {
-            any = true;
+        if highlight == Some(f.id.as_str()) {
+            out.push(Line::styled(
+                format!(
+                    "{} {}",
+                    if t.ascii { ">" } else { "▶" },
+                    failover_line(app, f)
+                ),
+                t.selected(),
+            ));
+        } else {
             out.push(Line::raw(format!("  {}", failover_line(app, f))));
         }
+    };
+    let mut newest = app.log.of_worker(&v.worker);
+    for r in newest.by_ref().take(10) {
+        line(&r.failover);
+    }
+    if let Some(h) = highlight {
+        if let Some(r) = newest.find(|r| r.failover.id == h) {
+            line(&r.failover);
+        }
+    }
+    if let Some(f) = &v.last_failover {
+        line(f);
     }
     if !any {
         out.push(Line::styled("  none", t.muted()));
@@ -427,8 +448,29 @@ fn revision_lines(app: &App, k: &HistKey) -> Vec<Line<'static>> {
 
 pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
     match d {
-        Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(app, id)),
-        Detail::Failover(seq) => (format!("failover {seq}"), failover_lines(app, *seq)),
+        Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(app, id, None)),
+        Detail::Failover(seq) => {
+            // The failover in full, then its worker's detail with this
+            // failover highlighted among its recent ones.
+            let mut lines = failover_lines(app, *seq);
+            let title = match app.log.get(*seq) {
+                Some(r) => {
+                    lines.push(Line::raw(""));
+                    lines.push(Line::styled(
+                        format!("its worker {} (f: its failovers)", hub(&r.worker)),
+                        app.theme.title(),
+                    ));
+                    lines.extend(worker_lines(app, &r.worker, Some(&r.failover.id)));
+                    format!(
+                        "failover {seq} {} worker {}",
+                        app.theme.sep(),
+                        hub(&r.worker)
+                    )
+                }
+                None => format!("failover {seq}"),
+            };
+            (title, lines)
+        }
         Detail::Agent(a) => (format!("agent {}", hub(a)), agent_lines(app, a)),
         Detail::Revision(k) => (
             format!("revision {}", hub(&k.revision)),
