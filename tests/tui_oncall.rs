@@ -395,3 +395,22 @@ fn from_a_failover_to_its_worker_and_back_to_its_failovers() {
     assert_eq!(a.view(), View::Ladder);
     assert!(a.status.as_ref().unwrap().text.contains("no worker here"));
 }
+
+/// The failover detail gives its times to the second, as the list does.
+#[test]
+fn the_failover_detail_shows_its_time_to_the_second() {
+    let (mut a, _) = app(10, false);
+    key(&mut a, '3');
+    code(&mut a, KeyCode::Enter);
+    let seq = a.lists.failovers.sel.key.expect("a failover");
+    let r = a.log.get(seq).expect("held").clone();
+    let rows = screen(&a);
+    let at = r.failover.at.format("%Y-%m-%d %H:%M:%SZ").to_string();
+    assert!(
+        rows.iter()
+            .any(|l| l.contains(&format!("at          {at}"))),
+        "{rows:#?}"
+    );
+    let list_time = r.failover.at.format("%H:%M:%S").to_string();
+    assert!(at.contains(&list_time));
+}

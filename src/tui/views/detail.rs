@@ -307,7 +307,7 @@ fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
             "at",
             format!(
                 "{} ({} ago, worker clock)",
-                fmt::stamp(f.at),
+                fmt::stamp_s(f.at),
                 fmt::age_at(now, f.at)
             ),
         ),
@@ -316,7 +316,7 @@ fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
             "received",
             format!(
                 "{} ({} ago, hub clock)",
-                fmt::stamp(r.received_at),
+                fmt::stamp_s(r.received_at),
                 fmt::age_at(now, r.received_at)
             ),
         ),
