@@ -414,3 +414,68 @@ fn the_failover_detail_shows_its_time_to_the_second() {
     let list_time = r.failover.at.format("%H:%M:%S").to_string();
     assert!(at.contains(&list_time));
 }
+
+/// `v`: the selected worker or failover as the hub's own JSON, scrubbed,
+/// scrollable; Esc goes back to where `v` was pressed.
+#[test]
+fn v_shows_the_hubs_json_scrubbed_and_scrollable() {
+    use macfleet::tui::app::{Detail, View};
+    let (mut a, m0) = app(10, false);
+    // A failover whose detail carries a token: the hub scrubs at ingest,
+    // and the screen scrubs again whatever a hub sends.
+    let token = format!("{}{}", "mft_", "Zq3".repeat(15));
+    let mut r = fixture::failovers(1, t0()).events.pop().unwrap();
+    r.seq = 500;
+    r.failover.cause.detail = Some(format!("upstream said Bearer {token}"));
+    a.update(Msg::Failover(r));
+    let _ = m0;
+    key(&mut a, '3');
+    a.settle();
+    assert_eq!(a.lists.failovers.sel.key, Some(500));
+    key(&mut a, 'v');
+    assert!(a.screen.raw);
+    assert_eq!(a.screen.detail, Some(Detail::Failover(500)));
+    let rows = screen(&a);
+    let all = rows.join("\n");
+    assert!(
+        rows[4].contains("failover 500 · the hub's JSON, scrubbed"),
+        "{}",
+        rows[4]
+    );
+    assert!(all.contains("\"seq\": 500,"), "{all}");
+    assert!(all.contains("\"kind\":"), "{all}");
+    assert!(all.contains("[redacted:"), "{all}");
+    assert!(!all.contains(&token), "the token is never drawn");
+    code(&mut a, KeyCode::Esc);
+    assert!(!a.screen.raw);
+    assert_eq!(a.screen.detail, None, "back to the list");
+
+    // A worker, from its detail: Esc goes back to the detail.
+    key(&mut a, '2');
+    code(&mut a, KeyCode::Enter);
+    let Some(Detail::Worker(id)) = a.screen.detail.clone() else {
+        panic!("a worker's detail");
+    };
+    key(&mut a, 'v');
+    let lines = views::detail::raw_lines(&a, &Detail::Worker(id.clone())).expect("held");
+    let wire = a.fleet.by_id(&id).unwrap().to_wire();
+    let back: macfleet::wire::WorkerView =
+        serde_json::from_str(&lines.join("\n")).expect("the JSON parses back");
+    assert_eq!(back, wire, "the record as the hub sent it");
+    // Scrollable at 80x24: the record is longer than the screen.
+    a.update(Msg::Resize(80, 24));
+    let first = screen(&a)[5].clone();
+    assert!(lines.len() > 20, "{}", lines.len());
+    code(&mut a, KeyCode::PageDown);
+    let after = screen(&a)[5].clone();
+    assert_ne!(first, after, "PgDn scrolls the JSON");
+    code(&mut a, KeyCode::Esc);
+    assert!(!a.screen.raw);
+    assert_eq!(a.screen.detail, Some(Detail::Worker(id)));
+    assert_eq!(a.view(), View::Workers);
+    // An agent has no record of the hub's own.
+    key(&mut a, '1');
+    key(&mut a, 'v');
+    assert!(!a.screen.raw);
+    assert!(a.status.as_ref().unwrap().text.starts_with("v shows"));
+}

@@ -120,6 +120,10 @@ pub struct Screen {
     pub help: bool,
     pub detail: Option<Detail>,
     pub detail_scroll: usize,
+    /// `v`: the detail's target as the hub's own JSON record.
+    pub raw: bool,
+    /// `v` opened the detail from the list: Esc goes back to the list.
+    pub raw_from_list: bool,
 }
 
 pub struct App {
@@ -162,6 +166,8 @@ impl App {
                 help: false,
                 detail: None,
                 detail_scroll: 0,
+                raw: false,
+                raw_from_list: false,
             },
             size: (80, 24),
             clock: None,
@@ -770,6 +776,14 @@ impl App {
                 self.screen.detail = self.selected_detail();
                 self.screen.detail_scroll = 0;
             }
+            Action::Raw => self.toggle_raw(),
+            Action::Back if self.screen.raw => {
+                self.screen.raw = false;
+                self.screen.detail_scroll = 0;
+                if std::mem::take(&mut self.screen.raw_from_list) {
+                    self.screen.detail = None;
+                }
+            }
             Action::Back => {
                 if self.screen.detail.is_some() {
                     self.screen.detail = None;
@@ -832,6 +846,8 @@ impl App {
     }
 
     fn switch(&mut self, v: View) {
+        self.screen.raw = false;
+        self.screen.raw_from_list = false;
         if v == View::Ladder && self.screen.view != v {
             self.todo.ladder = true;
         }
@@ -869,6 +885,32 @@ impl App {
             Detail::Worker(id) => Some(id),
             Detail::Failover(seq) => self.log.get(seq).map(|r| r.worker.clone()),
             Detail::Agent(_) | Detail::Revision(_) => None,
+        }
+    }
+
+    /// `v`: the worker, failover or revision in view as the hub's JSON;
+    /// again (or Esc) goes back.
+    fn toggle_raw(&mut self) {
+        let s = &mut self.screen;
+        if s.raw {
+            s.raw = false;
+            s.detail_scroll = 0;
+            if std::mem::take(&mut s.raw_from_list) {
+                s.detail = None;
+            }
+            return;
+        }
+        let from_list = s.detail.is_none();
+        let target = s.detail.clone().or_else(|| self.selected_detail());
+        match target {
+            Some(d @ (Detail::Worker(_) | Detail::Failover(_) | Detail::Revision(_))) => {
+                let s = &mut self.screen;
+                s.detail = Some(d);
+                s.raw = true;
+                s.raw_from_list = from_list;
+                s.detail_scroll = 0;
+            }
+            _ => self.say("v shows a worker, a failover or a revision as the hub's JSON"),
         }
     }
 

@@ -30,6 +30,8 @@ pub enum Action {
     Quit,
     /// The Failovers view filtered to the worker in view (`worker:<id>`).
     WorkerFailovers,
+    /// The worker, failover or revision in view as the hub's JSON.
+    Raw,
     // In the filter prompt (scope `Prompt`): every other key is text.
     PromptKeep,
     PromptClear,
@@ -250,7 +252,14 @@ pub const BINDINGS: &[Binding] = &[
         &[k('f')],
         "f",
         Action::WorkerFailovers,
-        "this worker's failovers (worker:<id>)",
+        "this worker's failovers",
+        Global,
+    ),
+    b(
+        &[k('v')],
+        "v",
+        Action::Raw,
+        "raw JSON, as the hub sent it",
         Global,
     ),
     b(&[k('?')], "?", Action::Help, "this help", Global),

@@ -479,7 +479,61 @@ pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
     }
 }
 
+/// `v`: the record as the hub sent it, pretty JSON, one string a line,
+/// each scrubbed and made safe for the terminal. `None` when the TUI no
+/// longer holds it (or it has no record of the hub's own: an agent).
+pub fn raw_lines(app: &App, d: &Detail) -> Option<Vec<String>> {
+    let json = match d {
+        Detail::Worker(id) => serde_json::to_string_pretty(&app.fleet.by_id(id)?.to_wire()),
+        Detail::Failover(seq) => serde_json::to_string_pretty(app.log.get(*seq)?),
+        Detail::Revision(k) => serde_json::to_string_pretty(app.history_entry(k)?),
+        Detail::Agent(_) => return None,
+    }
+    .ok()?;
+    Some(json.lines().map(|l| hub(l).into_owned()).collect())
+}
+
+fn draw_raw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let what = match d {
+        Detail::Worker(id) => format!("worker {}", hub(id)),
+        Detail::Failover(seq) => format!("failover {seq}"),
+        Detail::Revision(k) => format!("revision {}", hub(&k.revision)),
+        Detail::Agent(a) => format!("agent {}", hub(a)),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_set(t.border())
+        .title(Span::styled(
+            format!(" {what} {} the hub's JSON, scrubbed ", t.sep()),
+            t.title(),
+        ))
+        .title_bottom(Span::styled(" Esc back ", t.muted()));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let lines = raw_lines(app, d).unwrap_or_else(|| vec![format!("{what} is no longer held")]);
+    // Only the visible lines are cut and drawn (no wrapping: JSON keeps its shape).
+    let h = inner.height as usize;
+    let scroll = app.screen.detail_scroll.min(lines.len().saturating_sub(h));
+    let style = if app.is_stale() {
+        t.greyed()
+    } else {
+        Style::new()
+    };
+    for (i, l) in lines.iter().skip(scroll).take(h).enumerate() {
+        let r = Rect {
+            y: inner.y + i as u16,
+            height: 1,
+            ..inner
+        };
+        Line::styled(super::fit(l, inner.width as usize, t.ellipsis()), style).render(r, buf);
+    }
+}
+
 pub fn draw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
+    if app.screen.raw {
+        return draw_raw(app, d, area, buf);
+    }
     let t = &app.theme;
     let (title, lines) = lines(app, d);
     let block = Block::default()
