@@ -479,3 +479,158 @@ fn v_shows_the_hubs_json_scrubbed_and_scrollable() {
     assert!(!a.screen.raw);
     assert!(a.status.as_ref().unwrap().text.starts_with("v shows"));
 }
+
+fn typed(a: &mut App, s: &str) {
+    for c in s.chars() {
+        key(a, c);
+    }
+}
+
+/// `:` jumps as in k9s; bad input says what was wrong and keeps the text.
+#[test]
+fn colon_jumps_to_views_and_workers_and_says_what_was_wrong() {
+    use macfleet::tui::app::{Detail, View};
+    let (mut a, _) = app(60, false);
+    for (cmd, view) in [
+        ("ladder", View::Ladder),
+        ("history", View::History),
+        ("failovers", View::Failovers),
+        ("workers", View::Workers),
+    ] {
+        key(&mut a, ':');
+        assert!(a.cmd.editing);
+        typed(&mut a, cmd);
+        assert!(
+            screen(&a)[39].starts_with(&format!(":{cmd}_")),
+            "{}",
+            screen(&a)[39]
+        );
+        code(&mut a, KeyCode::Enter);
+        assert_eq!(a.view(), view, ":{cmd}");
+        assert!(!a.cmd.editing);
+    }
+    // A worker by id: its detail, the cursor on its row.
+    key(&mut a, '3');
+    key(&mut a, ':');
+    typed(&mut a, "w-00042");
+    code(&mut a, KeyCode::Enter);
+    a.settle();
+    assert_eq!(a.view(), View::Workers);
+    assert_eq!(a.screen.detail, Some(Detail::Worker("w-00042".into())));
+    let sel = a.lists.workers.sel.key.expect("a selection");
+    assert_eq!(&*a.fleet.get(sel).unwrap().view.worker, "w-00042");
+    code(&mut a, KeyCode::Esc);
+    // Bad input: the error, the text kept, the prompt still open.
+    key(&mut a, ':');
+    typed(&mut a, "wrokers");
+    code(&mut a, KeyCode::Enter);
+    assert!(a.cmd.editing);
+    assert_eq!(a.cmd.text, "wrokers");
+    let status = screen(&a)[39].clone();
+    assert!(
+        status.starts_with(":wrokers_   unknown command wrokers: try :workers :failovers"),
+        "{status}"
+    );
+    // Fixing it in place works.
+    for _ in 0..7 {
+        code(&mut a, KeyCode::Backspace);
+    }
+    typed(&mut a, "w-99999");
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(
+        a.cmd.error.as_deref(),
+        Some("no worker w-99999 reports to this hub")
+    );
+    assert_eq!(a.cmd.text, "w-99999");
+    code(&mut a, KeyCode::Esc);
+    assert!(!a.cmd.editing);
+    assert_eq!(a.cmd.text, "");
+    // `q` typed into the prompt is text, not quit.
+    key(&mut a, ':');
+    key(&mut a, 'q');
+    assert!(!a.quit);
+    code(&mut a, KeyCode::Esc);
+    // No contexts configured: said so.
+    key(&mut a, ':');
+    typed(&mut a, "ctx");
+    code(&mut a, KeyCode::Enter);
+    assert!(
+        a.cmd
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("no contexts in"),
+        "{:?}",
+        a.cmd.error
+    );
+}
+
+/// `:ctx` offers the contexts, asks before a pending edit would be left
+/// behind, and asks the runner to switch; the top line names the context.
+#[test]
+fn ctx_switches_context_and_asks_first_when_an_edit_is_pending() {
+    use macfleet::tui::msg::Effect;
+    let (mut a, _) = app(10, true);
+    a.contexts.names = vec!["lab".into(), "prod".into(), "staging".into()];
+    a.contexts.current = Some("prod".into());
+    let top = screen(&a)[0].clone();
+    assert!(top.contains("macfleet prod (prod-hub)"), "{top}");
+    key(&mut a, ':');
+    typed(&mut a, "ctx");
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.contexts.picker, Some(1), "the cursor on the current one");
+    let rows = screen(&a);
+    assert!(rows.iter().any(|r| r.contains("* prod")), "{rows:#?}");
+    assert!(rows.iter().any(|r| r.contains("  staging")), "{rows:#?}");
+    // The current one again: nothing to do.
+    assert!(code(&mut a, KeyCode::Enter).is_empty());
+    assert_eq!(a.status.as_ref().unwrap().text, "already on prod");
+    key(&mut a, ':');
+    typed(&mut a, "ctx");
+    code(&mut a, KeyCode::Enter);
+    key(&mut a, 'j');
+    assert_eq!(
+        code(&mut a, KeyCode::Enter),
+        vec![Effect::SwitchContext("staging".into())]
+    );
+    // With an edit pending: asked first; any key but y stays.
+    let (mut a, _) = app(10, true);
+    a.contexts.names = vec!["prod".into(), "staging".into()];
+    a.contexts.current = Some("prod".into());
+    key(&mut a, '1');
+    key(&mut a, 'J');
+    assert!(a.edit.is_pending());
+    key(&mut a, ':');
+    typed(&mut a, "ctx");
+    code(&mut a, KeyCode::Enter);
+    key(&mut a, 'j');
+    assert!(code(&mut a, KeyCode::Enter).is_empty(), "not yet");
+    assert_eq!(a.contexts.confirm.as_deref(), Some("staging"));
+    assert!(
+        screen(&a)[39].starts_with("an edit is pending on this hub and is not carried to staging"),
+        "{}",
+        screen(&a)[39]
+    );
+    assert!(key(&mut a, 'n').is_empty());
+    assert!(a.edit.is_pending(), "the edit is kept");
+    key(&mut a, ':');
+    typed(&mut a, "ctx");
+    code(&mut a, KeyCode::Enter);
+    key(&mut a, 'j');
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(
+        key(&mut a, 'y'),
+        vec![Effect::SwitchContext("staging".into())]
+    );
+    // The runner could not connect: said, and this session goes on.
+    a.update(Msg::SwitchFailed {
+        error: "no context named staging".into(),
+    });
+    assert!(
+        a.status
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("cannot switch: no context named staging")
+    );
+}

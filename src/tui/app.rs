@@ -147,6 +147,10 @@ pub struct App {
     pub edit: LadderEdit,
     /// The Ladder's AWAY NOW: live workers held off each agent, by cause.
     pub away_now: std::collections::HashMap<String, super::away::AwayNow>,
+    /// The `:` command line.
+    pub cmd: super::command::CmdLine,
+    /// The contexts `:ctx` switches between, and the current one.
+    pub contexts: super::command::Contexts,
     todo: Todo,
     pub status: Option<Status>,
     /// Something visible may have changed since the last frame.
@@ -185,6 +189,8 @@ impl App {
             lists: Lists::default(),
             edit: LadderEdit::default(),
             away_now: Default::default(),
+            cmd: Default::default(),
+            contexts: Default::default(),
             todo: Todo {
                 ladder: true,
                 failovers: true,
@@ -684,6 +690,7 @@ impl App {
                 self.conn.last_error = Some(REFUSED.to_string());
                 self.dirty = true;
             }
+            Msg::SwitchFailed { error } => self.switch_failed(&error),
             Msg::Refetched { ok } => {
                 self.say(if ok {
                     "refetch finished"
@@ -702,6 +709,9 @@ impl App {
         }
         if self.pane().filter().editing {
             self.filter_key(k);
+            return;
+        }
+        if self.command_key(k, fx) {
             return;
         }
         if self.edit.takes_keys() {
@@ -795,6 +805,7 @@ impl App {
             }
             Action::Help => self.screen.help = true,
             Action::WorkerFailovers => self.worker_failovers(),
+            Action::Command => self.open_command(),
             Action::Refetch => {
                 self.say("refetching");
                 fx.push(Effect::Refetch);
@@ -845,7 +856,7 @@ impl App {
         self.reorder();
     }
 
-    fn switch(&mut self, v: View) {
+    pub(super) fn switch(&mut self, v: View) {
         self.screen.raw = false;
         self.screen.raw_from_list = false;
         if v == View::Ladder && self.screen.view != v {

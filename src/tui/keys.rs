@@ -32,6 +32,8 @@ pub enum Action {
     WorkerFailovers,
     /// The worker, failover or revision in view as the hub's JSON.
     Raw,
+    /// The `:` command line.
+    Command,
     // In the filter prompt (scope `Prompt`): every other key is text.
     PromptKeep,
     PromptClear,
@@ -260,6 +262,13 @@ pub const BINDINGS: &[Binding] = &[
         "v",
         Action::Raw,
         "raw JSON, as the hub sent it",
+        Global,
+    ),
+    b(
+        &[k(':')],
+        ":",
+        Action::Command,
+        ":workers :ladder :ctx, a worker id…",
         Global,
     ),
     b(&[k('?')], "?", Action::Help, "this help", Global),

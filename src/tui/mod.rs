@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod away;
+pub mod command;
 pub mod compact;
 pub mod edit;
 pub mod faillog;

@@ -76,6 +76,10 @@ pub enum Msg {
     Refetched {
         ok: bool,
     },
+    /// The runner could not connect to the context `:ctx` chose.
+    SwitchFailed {
+        error: String,
+    },
 }
 
 /// Which request failed.
@@ -101,4 +105,7 @@ pub enum Effect {
         text: String,
         if_match: String,
     },
+    /// `:ctx`: leave this hub for the named context's (the runner starts
+    /// a new session on it, or answers `Msg::SwitchFailed`).
+    SwitchContext(String),
 }

@@ -397,8 +397,9 @@ async fn effect_task(
             Effect::FetchHistory => {
                 fetch_history(&client, &tx).await;
             }
-            // The runner sends writes through its `Writer`; never here.
-            Effect::Write { .. } => {}
+            // The runner sends writes through its `Writer`, and switches
+            // contexts itself; never here.
+            Effect::Write { .. } | Effect::SwitchContext(_) => {}
         }
         if tx.is_closed() {
             return;

@@ -47,11 +47,28 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             spans.push(Span::styled(format!(" {} ", v.text()), t.verdict(v)));
             spans.push(Span::raw(" "));
         }
-        spans.extend([
-            Span::styled("macfleet ", t.title()),
-            Span::styled(super::fit(&hub(name), 28, t.ellipsis()), t.title()),
-            Span::raw(" "),
-        ]);
+        spans.push(Span::styled("macfleet ", t.title()));
+        match &app.contexts.current {
+            // The context first (what the user chose), then the hub's
+            // own name when it says another.
+            Some(c) => {
+                spans.push(Span::styled(
+                    super::fit(&hub(c), 24, t.ellipsis()),
+                    t.title(),
+                ));
+                if name != c {
+                    spans.push(Span::styled(
+                        format!(" ({})", super::fit(&hub(name), 24, t.ellipsis())),
+                        t.muted(),
+                    ));
+                }
+            }
+            None => spans.push(Span::styled(
+                super::fit(&hub(name), 28, t.ellipsis()),
+                t.title(),
+            )),
+        }
+        spans.push(Span::raw(" "));
         spans.push(if app.can_write {
             Span::styled(" OWNER ", t.badge_owner())
         } else {
@@ -265,6 +282,9 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     if super::edit::draw_status(app, area, buf) {
+        return;
+    }
+    if super::command::draw_status(app, area, buf) {
         return;
     }
     let t = &app.theme;
