@@ -268,7 +268,7 @@ pub const BINDINGS: &[Binding] = &[
         &[k(':')],
         ":",
         Action::Command,
-        ":workers :ladder :ctx, a worker id…",
+        "jump: :workers :ladder :ctx, a worker id",
         Global,
     ),
     b(&[k('?')], "?", Action::Help, "this help", Global),
