@@ -166,7 +166,7 @@ fn heartbeat_age_against_the_threshold() {
     use ratatui::style::Color;
     let now = t0();
     let (mut a, m0) = app(0, false);
-    let mut w = |id: &str, age: i64, state: WorkerState| {
+    let w = |id: &str, age: i64, state: WorkerState| {
         let mut v = fixture::worker(1, now);
         v.worker = id.into();
         v.received_at = now - TimeDelta::seconds(age);

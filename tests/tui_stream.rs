@@ -42,7 +42,7 @@ async fn the_tui_hears_a_stale_worker_from_the_stream_not_a_poll() {
             Msg::Workers { .. } => polls += 1,
             Msg::WorkerEvents(views) => {
                 let w = views.iter().find(|w| w.worker == "w-quiet");
-                if let Some(w) = w.filter(|w| w.state == WorkerState::Stale) {
+                if w.is_some_and(|w| w.state == WorkerState::Stale) {
                     let after = beat.elapsed();
                     // Interval 1 s: stale is due at 3 s; the sweeper ticks each second.
                     assert!(

@@ -54,8 +54,11 @@ pub struct Switched {
 }
 
 /// Connects to a context by name, or says why not.
+pub type SwitchFn = dyn Fn(&str) -> Result<Switched, String> + Send + Sync;
+
+/// [`SwitchFn`], shared.
 #[derive(Clone)]
-pub struct Switcher(pub std::sync::Arc<dyn Fn(&str) -> Result<Switched, String> + Send + Sync>);
+pub struct Switcher(pub std::sync::Arc<SwitchFn>);
 
 impl std::fmt::Debug for Switcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
