@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
@@ -103,6 +103,8 @@ async fn send(tx: &mpsc::Sender<Msg>, m: Msg) -> bool {
 
 /// Worker views (`state`, `sync`) sent to `update` in one message at most.
 const WORKER_BATCH: usize = 4096;
+/// How long the stream task waits for the next worker event of a burst.
+const BURST_GAP: Duration = Duration::from_millis(5);
 
 async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
     let mut events = Box::pin(client.events(None, &["failover", "config", "state", "sync"]));
@@ -138,24 +140,25 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                 HubEvent::Reset => Msg::Reset,
                 HubEvent::State(w) | HubEvent::Sync(w) => {
                     // A burst (a new revision flips `in_sync` fleet-wide, a
-                    // partition stales a rack) becomes one message: what is
-                    // already waiting is taken without waiting for more.
+                    // partition stales a rack) becomes one message: more
+                    // are taken while they come within `BURST_GAP` of each
+                    // other (a lone event waits that long, no more).
                     let mut batch = vec![*w];
                     while batch.len() < WORKER_BATCH {
-                        match events.next().now_or_never() {
-                            Some(Some(StreamItem::Event {
+                        match tokio::time::timeout(BURST_GAP, events.next()).await {
+                            Ok(Some(StreamItem::Event {
                                 event: HubEvent::State(w) | HubEvent::Sync(w),
                                 ..
                             })) => batch.push(*w),
-                            Some(Some(other)) => {
+                            Ok(Some(other)) => {
                                 carry = Some(other);
                                 break;
                             }
-                            Some(None) => {
+                            Ok(None) => {
                                 ended = true;
                                 break;
                             }
-                            None => break,
+                            Err(_) => break,
                         }
                     }
                     Msg::WorkerEvents(batch)
