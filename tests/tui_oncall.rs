@@ -313,6 +313,32 @@ fn the_ladder_counts_workers_held_off_each_agent_now_by_cause() {
         opencode.contains("2: rate_limited 1 · upstream_status 1"),
         "{opencode}"
     );
+    // Counted at most once a second (a pass over the fleet and the log):
+    // a change waits for the next tick, and is counted then.
+    let mut more = fixture::worker(5, now);
+    more.worker = "w-more".into();
+    more.active_agent = None;
+    more.last_failover = None;
+    for c in more.capabilities.values_mut() {
+        c.binary = true;
+        c.token = true;
+        c.preflight = macfleet::wire::Preflight::Ok;
+    }
+    a.update(Msg::Workers {
+        page: fixture::page(vec![more], now, true, 3),
+        at: m0,
+    });
+    a.settle();
+    assert_eq!(text(&a, "opencode"), "2: rate_limited 1 · upstream_status 1");
+    a.update(Msg::Tick {
+        mono: m0 + std::time::Duration::from_secs(1),
+        wall: now,
+    });
+    a.settle();
+    assert_eq!(
+        text(&a, "opencode"),
+        "3: no cause 1 · rate_limited 1 · upstream_status 1"
+    );
 }
 
 /// Enter on a failover shows it in full with its worker's detail below,

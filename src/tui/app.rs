@@ -147,6 +147,11 @@ pub struct App {
     pub edit: LadderEdit,
     /// The Ladder's AWAY NOW: live workers held off each agent, by cause.
     pub away_now: std::collections::HashMap<String, super::away::AwayNow>,
+    /// When AWAY NOW was last counted, and whether a change since waits
+    /// for the next count (at most one a second: ~50 ms at 100,000
+    /// workers).
+    away_at: Option<Instant>,
+    away_stale: bool,
     /// The `:` command line.
     pub cmd: super::command::CmdLine,
     /// The contexts `:ctx` switches between, and the current one.
@@ -189,6 +194,8 @@ impl App {
             lists: Lists::default(),
             edit: LadderEdit::default(),
             away_now: Default::default(),
+            away_at: None,
+            away_stale: false,
             cmd: Default::default(),
             contexts: Default::default(),
             todo: Todo {
@@ -432,9 +439,19 @@ impl App {
         }
         self.lists.ladder.rows = rows;
         self.lists.ladder.emptied = emptied;
-        // A pass over the fleet and the log: only while the Ladder shows it.
+        // A pass over the fleet and the log: only while the Ladder shows
+        // it, at most once a second (a tick counts what waited).
         if self.screen.view == View::Ladder {
-            self.away_now = super::away::away_now(&self.fleet, &self.log);
+            let due = self
+                .away_at
+                .is_none_or(|t| self.mono_now.saturating_duration_since(t) >= super::away::EVERY);
+            if due {
+                self.away_now = super::away::away_now(&self.fleet, &self.log);
+                self.away_at = Some(self.mono_now);
+                self.away_stale = false;
+            } else {
+                self.away_stale = true;
+            }
         }
         self.refresh_projection();
     }
@@ -532,6 +549,9 @@ impl App {
                     if self.mono_now.saturating_duration_since(s.at) >= STATUS_TTL {
                         self.status = None;
                     }
+                }
+                if self.away_stale {
+                    self.todo.ladder = true;
                 }
                 // Ages may have moved; the runner compares the rendered
                 // frame with the last one and writes nothing if equal.
@@ -861,6 +881,7 @@ impl App {
         self.screen.raw_from_list = false;
         if v == View::Ladder && self.screen.view != v {
             self.todo.ladder = true;
+            self.away_at = None;
         }
         self.screen.view = v;
         self.screen.detail = None;

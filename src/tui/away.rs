@@ -12,6 +12,9 @@ use super::faillog::{ByKind, FailLog, kind_index};
 use super::fleet::Fleet;
 use crate::wire::{CauseKind, Preflight, WorkerState};
 
+/// How often AWAY NOW is counted at most while the Ladder is on screen.
+pub const EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Workers held off one agent now.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AwayNow {
@@ -31,7 +34,8 @@ impl AwayNow {
 /// AWAY NOW for every agent any live worker is held off.
 pub fn away_now(fleet: &Fleet, log: &FailLog) -> HashMap<String, AwayNow> {
     // The newest failover away from each (worker, agent) in the log.
-    let mut newest: HashMap<(&str, &str), (DateTime<Utc>, CauseKind)> = HashMap::new();
+    let mut newest: HashMap<(&str, &str), (DateTime<Utc>, CauseKind), foldhash::fast::RandomState> =
+        HashMap::default();
     for r in log.records.values() {
         let f = &r.rec.failover;
         let e = newest
