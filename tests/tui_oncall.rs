@@ -329,7 +329,10 @@ fn the_ladder_counts_workers_held_off_each_agent_now_by_cause() {
         at: m0,
     });
     a.settle();
-    assert_eq!(text(&a, "opencode"), "2: rate_limited 1 · upstream_status 1");
+    assert_eq!(
+        text(&a, "opencode"),
+        "2: rate_limited 1 · upstream_status 1"
+    );
     a.update(Msg::Tick {
         mono: m0 + std::time::Duration::from_secs(1),
         wall: now,

@@ -148,7 +148,7 @@ pub struct App {
     /// The Ladder's AWAY NOW: live workers held off each agent, by cause.
     pub away_now: std::collections::HashMap<String, super::away::AwayNow>,
     /// When AWAY NOW was last counted, and whether a change since waits
-    /// for the next count (at most one a second: ~50 ms at 100,000
+    /// for the next count (at most one a second: ~27 ms at 100,000
     /// workers).
     away_at: Option<Instant>,
     away_stale: bool,
