@@ -162,6 +162,10 @@ pub enum HubEvent {
     Heartbeat(Box<WorkerView>),
     Failover(Box<FailoverRecord>),
     Config(ConfigEvent),
+    /// The hub's sweeper moved a worker to `stale` or `lost`: its new view.
+    State(Box<WorkerView>),
+    /// A new revision flipped a worker's `in_sync`: its new view.
+    Sync(Box<WorkerView>),
     /// The hub no longer holds the resume point: refetch everything.
     Reset,
 }
@@ -481,6 +485,8 @@ impl Client {
                     serde_json::from_str(&ev.data).map(|v| HubEvent::Failover(Box::new(v)))
                 }
                 "config" => serde_json::from_str(&ev.data).map(HubEvent::Config),
+                "state" => serde_json::from_str(&ev.data).map(|v| HubEvent::State(Box::new(v))),
+                "sync" => serde_json::from_str(&ev.data).map(|v| HubEvent::Sync(Box::new(v))),
                 "reset" => Ok(HubEvent::Reset),
                 // Unknown kinds are for newer clients.
                 _ => continue,

@@ -41,6 +41,105 @@ pub fn cause_text(now: DateTime<Utc>, f: &crate::wire::Failover) -> String {
     s
 }
 
+/// Why a worker does not stand on one rung of its list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RungWhy {
+    /// Rank in the worker's own list, rank 0 first.
+    pub rank: usize,
+    pub agent: String,
+    /// `rate_limited 429 (hub_router) since 14:01:05 (3m ago), 2 in the last hour`.
+    pub text: String,
+    /// The worker can run this rung and no cause for leaving it is known:
+    /// the screen names it as a contradiction, not as an explanation.
+    pub contradiction: bool,
+}
+
+/// What a capability lacks for the agent to be used, if anything.
+pub fn lack(cap: Option<&crate::wire::Capability>) -> Option<&'static str> {
+    use crate::wire::Preflight;
+    match cap {
+        None => Some("not reported"),
+        Some(c) if !c.binary => Some("missing binary"),
+        Some(c) if !c.token => Some("no token"),
+        Some(c) if c.preflight == Preflight::Failed => Some("preflight failed"),
+        Some(c) if c.preflight == Preflight::Unknown => Some("preflight unknown"),
+        _ => None,
+    }
+}
+
+/// For every rung above the one a worker stands on (every rung when it
+/// has no route), the cause holding it off, since when and how many times
+/// in the last hour, one entry per rung in rank order. The TUI's detail and
+/// `macfleet get worker` both print these.
+///
+/// - `agents` is the worker's own list, `active` its active agent;
+/// - `capability` answers what the worker reports for an agent;
+/// - `failovers` are the worker's failovers known to the caller (the log's
+///   and its `last_failover`), in any order, repeats allowed.
+///
+/// A rung is explained by the newest failover away from it (a worker that
+/// left a rung passes it over without a new record until it stands on it
+/// again), else by what its capability lacks; a rung the worker can run
+/// and left with no recorded cause is a contradiction, named as such.
+pub fn held_off<S: AsRef<str>>(
+    now: DateTime<Utc>,
+    agents: &[S],
+    active: Option<&str>,
+    capability: impl Fn(&str) -> Option<crate::wire::Capability>,
+    failovers: &[&crate::wire::Failover],
+) -> Vec<RungWhy> {
+    // No route, or an active agent outside its list: every rung is left.
+    let above = match active.and_then(|a| agents.iter().position(|x| x.as_ref() == a)) {
+        Some(r) => &agents[..r],
+        None => agents,
+    };
+    let hour_ago = now - TimeDelta::hours(1);
+    above
+        .iter()
+        .enumerate()
+        .map(|(rank, agent)| {
+            let agent = agent.as_ref();
+            let mut seen = std::collections::HashSet::new();
+            let away: Vec<&crate::wire::Failover> = failovers
+                .iter()
+                .copied()
+                .filter(|f| f.from == agent && seen.insert(f.id.as_str()))
+                .collect();
+            let newest = away.iter().max_by_key(|f| f.at);
+            let in_hour = away.iter().filter(|f| f.at > hour_ago).count();
+            let cap = capability(agent);
+            let (text, contradiction) = match (newest, lack(cap.as_ref())) {
+                (Some(f), _) => {
+                    let c = &f.cause;
+                    let mut s = c.kind.as_str().to_string();
+                    if let Some(st) = c.status {
+                        s.push_str(&format!(" {st}"));
+                    }
+                    s.push_str(&format!(
+                        " ({}) since {} ({} ago), {} in the last hour",
+                        c.source.as_str(),
+                        f.at.format("%H:%M:%S"),
+                        age_at(now, f.at),
+                        in_hour
+                    ));
+                    (s, false)
+                }
+                (None, Some(l)) => (format!("{l}, no failover recorded"), false),
+                (None, None) => (
+                    format!("contradiction: can run {agent}, skipped with no recorded cause"),
+                    true,
+                ),
+            };
+            RungWhy {
+                rank,
+                agent: agent.to_string(),
+                text,
+                contradiction,
+            }
+        })
+        .collect()
+}
+
 /// Width of `s` in columns (one per character).
 pub fn width(s: &str) -> usize {
     s.chars().count()
@@ -188,6 +287,71 @@ mod tests {
         assert_eq!(ellipsize("rate limited now", 14, "~"), "rate limited~");
         assert_eq!(ellipsize("abc", 0, "…"), "");
         assert_eq!(ellipsize("abcdef", 2, "..."), "..");
+    }
+
+    #[test]
+    fn every_rung_above_is_explained_or_named_a_contradiction() {
+        use crate::wire::{Capability, Cause, CauseKind, CauseSource, Failover, Preflight};
+        let now: DateTime<Utc> = "2026-11-29T15:00:00Z".parse().expect("time");
+        let away = |id: &str, mins: i64, from: &str| Failover {
+            id: id.into(),
+            at: now - TimeDelta::minutes(mins),
+            from: from.into(),
+            to: Some("codex".into()),
+            cause: Cause {
+                kind: CauseKind::RateLimited,
+                status: Some(429),
+                source: CauseSource::HubRouter,
+                detail: None,
+            },
+        };
+        let (a, b, c) = (
+            away("1", 90, "opencode"),
+            away("2", 20, "opencode"),
+            away("3", 5, "opencode"),
+        );
+        let ok = Capability {
+            binary: true,
+            token: true,
+            preflight: Preflight::Ok,
+        };
+        let caps = |agent: &str| match agent {
+            "claude" => Some(Capability {
+                binary: false,
+                ..ok
+            }),
+            "cursor" => None,
+            _ => Some(ok),
+        };
+        let list = ["opencode", "pi", "claude", "cursor", "codex"];
+        // `b` twice (the log and the last failover): counted once.
+        let why = held_off(now, &list, Some("codex"), caps, &[&a, &b, &c, &b]);
+        let text: Vec<(usize, &str, &str, bool)> = why
+            .iter()
+            .map(|r| (r.rank, r.agent.as_str(), r.text.as_str(), r.contradiction))
+            .collect();
+        assert_eq!(
+            text,
+            [
+                (
+                    0,
+                    "opencode",
+                    "rate_limited 429 (hub_router) since 14:55:00 (5m ago), 2 in the last hour",
+                    false
+                ),
+                (
+                    1,
+                    "pi",
+                    "contradiction: can run pi, skipped with no recorded cause",
+                    true
+                ),
+                (2, "claude", "missing binary, no failover recorded", false),
+                (3, "cursor", "not reported, no failover recorded", false),
+            ]
+        );
+        // On rank 0: nothing above. No route: every rung.
+        assert!(held_off(now, &list, Some("opencode"), caps, &[]).is_empty());
+        assert_eq!(held_off(now, &list, None, caps, &[]).len(), 5);
     }
 
     fn f(min: usize, want: usize, drop: u8) -> Fit {

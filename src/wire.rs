@@ -244,13 +244,18 @@ pub enum WorkerState {
 }
 
 impl WorkerState {
+    /// Heartbeat intervals after which a silent worker is `stale`.
+    pub const STALE_AFTER: u64 = 3;
+    /// Heartbeat intervals after which a silent worker is `lost`.
+    pub const LOST_AFTER: u64 = 10;
+
     /// `healthy` within 3 intervals of the last receive, `stale` within 10,
     /// `lost` after.
     pub fn from_age(age_s: f64, interval_s: u64) -> WorkerState {
         let interval = interval_s.max(1) as f64;
-        if age_s <= 3.0 * interval {
+        if age_s <= WorkerState::STALE_AFTER as f64 * interval {
             WorkerState::Healthy
-        } else if age_s <= 10.0 * interval {
+        } else if age_s <= WorkerState::LOST_AFTER as f64 * interval {
             WorkerState::Stale
         } else {
             WorkerState::Lost

@@ -240,3 +240,45 @@ async fn types_names_every_kind_and_refuses_others() {
         "{msg}"
     );
 }
+
+/// The typed client, as the TUI uses it: a subscriber to `state` alone (no
+/// polling) sees a silent worker go stale within about a second of the
+/// hub's sweeper deciding it.
+#[tokio::test]
+async fn a_sse_only_client_sees_a_worker_go_stale_within_a_second() {
+    use macfleet::client::{HubEvent, StreamItem};
+    let h = TestHub::start().await;
+    let viewer = h.client(&h.viewer);
+    let mut events = Box::pin(viewer.events(None, &["state", "sync"]));
+    let connected = tokio::time::timeout(Duration::from_secs(5), events.next())
+        .await
+        .expect("connected in time");
+    assert_eq!(connected, Some(StreamItem::Connected));
+    send(&h, heartbeat("w-quiet", None, serde_json::json!([]))).await;
+    let received = viewer.workers(None).await.expect("workers").workers[0].received_at;
+    let item = tokio::time::timeout(Duration::from_secs(8), events.next())
+        .await
+        .expect("a state event in time")
+        .expect("the stream goes on");
+    let seen = Utc::now();
+    let StreamItem::Event {
+        event: HubEvent::State(w),
+        id,
+    } = item
+    else {
+        panic!("a state event, not {item:?}");
+    };
+    assert!(id.is_some(), "state events carry an id to resume from");
+    assert_eq!(
+        (w.worker.as_str(), w.state),
+        ("w-quiet", macfleet::wire::WorkerState::Stale)
+    );
+    assert_eq!(w.received_at, received);
+    // Interval 1 s: the hub may decide at 3 s, and its sweeper ticks every
+    // second; the stream adds well under a second on loopback.
+    let age = (seen - received).num_milliseconds();
+    assert!(
+        (3_000..3_000 + 2_000).contains(&age),
+        "stale reached the typed client {age} ms after the heartbeat"
+    );
+}

@@ -295,6 +295,7 @@ fn a_failover_appears_unasked_and_a_lost_hub_is_shown_not_fatal() {
     let s = t.screen();
     assert!(s.contains("hub unreachable"), "{s}");
     assert!(s.contains("last known:"), "{s}");
+    assert!(t.top_line().starts_with(" HUB DOWN "), "{}", t.top_line());
     assert_eq!(
         state(&s),
         before,

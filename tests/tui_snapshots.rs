@@ -170,8 +170,13 @@ fn no_route_is_red() {
     let (mut app, _) = fixture::app(60, false, color(), 80, 24);
     key(&mut app, '2');
     let buf = buffer(&mut app);
-    // Header count and the row's ACTIVE cell.
-    let (x, y) = find(&buf, "NO ROUTE 5").expect("header count");
+    // The status word (black on red), the fleet line's count and the
+    // row's ACTIVE cell.
+    let (x, y) = find(&buf, "NO ROUTE 5").expect("status word");
+    assert_eq!((x, y), (1, 0));
+    assert_eq!(buf[(x, y)].bg, Color::Red);
+    let row1: String = (0..80).map(|x| buf[(x, 1)].symbol()).collect();
+    let (x, y) = (row1.find("NO ROUTE 5").expect("header count") as u16, 1);
     assert_eq!(buf[(x, y)].fg, Color::Red);
     assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
     // Second row (first is selected): a no-route worker, its cells red.
@@ -385,7 +390,8 @@ fn cut_text_ends_in_an_ellipsis_and_space_goes_where_the_text_is() {
     let s = at_80('1');
     assert!(s.contains("CANNOT (bin/tok/pf)"), "{s}");
     assert!(s.contains("0/15/5"), "{s}");
-    assert!(s.contains("rate_limited 9 ·…"), "{s}");
+    assert!(s.contains("missing_binary 11…"), "{s}");
+    assert!(s.contains("rate…"), "{s}");
     // Workers: a 7-character id gets 7 columns; the last failover is whole.
     let s = at_80('2');
     assert!(s.contains("\nw-00005 "), "{s}");

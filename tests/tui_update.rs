@@ -1,5 +1,5 @@
 //! Behaviour of `update`: keys, filter, sort, selection kept by id across
-//! updates, delta application, time-driven liveness, connection states.
+//! updates, delta application, liveness as the hub judges it, connection states.
 
 use std::time::Duration;
 
@@ -388,31 +388,68 @@ fn many_random_deltas_keep_index_and_aggregates_exact() {
 }
 
 #[test]
-fn liveness_follows_the_hub_clock_without_new_data() {
+fn liveness_is_the_hubs_judgement_from_its_events_not_the_tuis_clock() {
     let (mut a, m0) = app(60, false);
     let healthy = a.fleet.agg.healthy;
     assert!(healthy > 40);
-    // 40 s later with no heartbeat: everyone healthy has gone stale (3 intervals = 30 s).
+    // 40 s later with no heartbeat the hub's rule says stale (3 intervals
+    // = 30 s), but the hub has not said so yet: the TUI does not judge.
     a.update(Msg::Tick {
         mono: m0 + Duration::from_secs(40),
         wall: t0(),
     });
+    a.settle();
+    assert_eq!(a.fleet.agg.healthy, healthy);
+    // The hub's sweeper moves them: `state` events, in one burst.
+    let now = t0() + TimeDelta::seconds(40);
+    let moved: Vec<_> = fixture::fleet(60, t0())
+        .into_iter()
+        .filter(|w| w.state == WorkerState::Healthy)
+        .map(|mut w| {
+            w.state = WorkerState::Stale;
+            w
+        })
+        .collect();
+    a.update(Msg::WorkerEvents(moved.clone()));
     a.settle();
     assert_eq!(a.fleet.agg.healthy, 0);
     assert_eq!(a.fleet.agg.stale + a.fleet.agg.lost, 60);
     let mut fresh = WorkerIndex::default();
     fresh.rebuild(&a.fleet);
     assert_eq!(fresh.slots, a.lists.workers.rows.slots);
-    // 200 s: all lost.
-    a.update(Msg::Tick {
-        mono: m0 + Duration::from_secs(200),
-        wall: t0(),
+    // A poll answered before the move but read after it cannot undo it
+    // (same heartbeat: the state only moves on)...
+    let before: Vec<_> = moved
+        .iter()
+        .cloned()
+        .map(|mut w| {
+            w.state = WorkerState::Healthy;
+            w
+        })
+        .collect();
+    a.update(Msg::Workers {
+        page: fixture::page(before, now, true, 3),
+        at: m0 + Duration::from_secs(40),
     });
     a.settle();
-    assert_eq!(a.fleet.agg.lost, 60);
     assert_eq!(
-        a.fleet.agg.no_route, 0,
-        "lost workers count as lost, not no-route"
+        a.fleet.agg.healthy, 0,
+        "an older answer does not undo a move"
+    );
+    // ...but a new heartbeat does, and a late event about an older one is dropped.
+    let mut back = moved[0].clone();
+    back.received_at = now;
+    back.state = WorkerState::Healthy;
+    a.update(Msg::Workers {
+        page: fixture::page(vec![back], now, true, 4),
+        at: m0 + Duration::from_secs(41),
+    });
+    a.update(Msg::WorkerEvents(vec![moved[0].clone()]));
+    a.settle();
+    assert_eq!(a.fleet.agg.healthy, 1);
+    assert_eq!(
+        a.fleet.by_id(&moved[0].worker).unwrap().state,
+        WorkerState::Healthy
     );
 }
 
@@ -448,9 +485,17 @@ fn a_hub_outage_is_not_a_fleet_outage() {
         "{row}"
     );
     assert!(row.contains(&format!("{healthy} healthy")), "{row}");
-    // The hub answers again: its clock judges again.
+    // The hub answers again, with its own judgement of each worker.
+    let later = t0() + TimeDelta::seconds(3600);
+    let judged: Vec<_> = fixture::fleet(60, t0())
+        .into_iter()
+        .map(|mut w| {
+            w.state = WorkerState::Lost;
+            w
+        })
+        .collect();
     a.update(Msg::Workers {
-        page: fixture::page(Vec::new(), t0() + TimeDelta::seconds(3600), true, 9),
+        page: fixture::page(judged, later, true, 9),
         at: t1 + Duration::from_secs(3601),
     });
     a.settle();
@@ -575,7 +620,8 @@ fn why_a_worker_stands_on_its_rung() {
     let e = a.fleet.by_id("w-00000").unwrap();
     assert_eq!(
         views::detail::why(&a, e),
-        "on claude (#2): opencode rate_limited 429 (hub_router) 3m ago; pi missing binary"
+        "on claude (#2): opencode rate_limited 429 (hub_router) since 15:01:05 (3m ago), \
+         2 in the last hour; pi missing binary, no failover recorded"
     );
 }
 

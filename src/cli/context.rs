@@ -162,6 +162,30 @@ pub fn resolve(hub_flag: Option<&str>, context_flag: Option<&str>) -> Result<Opt
     }))
 }
 
+/// The named context's hub and its own token (its `token_file`; never
+/// `MAC_HUB_TOKEN`, which belongs to the hub the session started on), for
+/// the TUI's `:ctx`.
+pub fn context_target(name: &str) -> Result<Target> {
+    let file = load()?;
+    let Some(c) = file.contexts.get(name).cloned() else {
+        return Err(eyre!(
+            "no context named {name} in {} (see: macfleet context list)",
+            shown_config_path()
+        ));
+    };
+    let token = match &c.token_file {
+        Some(f) => Some(read_token_file(f)?),
+        None => None,
+    };
+    Ok(Target {
+        hub: c.hub,
+        token,
+        read_only: c.read_only,
+        label: name.to_string(),
+        ca_cert: c.ca_cert.map(|p| expand_home(&p)),
+    })
+}
+
 pub const NO_HUB_HELP: &str = "no hub configured. Try one of:
   macfleet demo                      an embedded hub with a simulated fleet
   macfleet --hub URL                 with MAC_HUB_TOKEN set in the environment

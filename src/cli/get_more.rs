@@ -201,49 +201,23 @@ pub fn write_jsonl<'a, T: Serialize + 'a>(
     Ok(())
 }
 
-/// What a capability lacks for the agent to be used, if anything.
-fn lack(cap: Option<&Capability>) -> Option<&'static str> {
-    match cap {
-        None => Some("not reported"),
-        Some(c) if !c.binary => Some("missing binary"),
-        Some(c) if !c.token => Some("no token"),
-        Some(c) if c.preflight == Preflight::Failed => Some("preflight failed"),
-        Some(c) if c.preflight == Preflight::Unknown => Some("preflight unknown"),
-        _ => None,
-    }
-}
-
-/// Why a worker stands on its rung: each agent above its active one, with
-/// what its capability lacks or the newest failover away from it.
+/// Why a worker stands on its rung: each agent above its active one (every
+/// one with no route), with the cause holding it off, since when and how
+/// many times in the last hour (the same text as the TUI's detail; see
+/// [`crate::text::held_off`]).
 pub fn why(now: DateTime<Utc>, w: &WorkerView, recent: &[FailoverRecord]) -> Vec<String> {
-    let rank = w
-        .active_agent
-        .as_ref()
-        .and_then(|a| w.agents.iter().position(|x| x == a));
-    let above = match rank {
-        Some(r) => &w.agents[..r],
-        None => &w.agents[..],
-    };
-    let newest_away = |agent: &str| -> Option<&Failover> {
-        recent
-            .iter()
-            .rev()
-            .map(|r| &r.failover)
-            .chain(w.last_failover.as_ref())
-            .filter(|f| f.from == agent)
-            .max_by_key(|f| f.at)
-    };
-    let mut lines: Vec<String> = above
-        .iter()
-        .map(|a| {
-            let reason = match (newest_away(a.as_str()), lack(w.capabilities.get(a))) {
-                (Some(f), _) => crate::text::cause_text(now, f),
-                (None, Some(l)) => l.to_string(),
-                (None, None) => "no failover recorded".to_string(),
-            };
-            format!("{a}: {reason}")
-        })
-        .collect();
+    let mut failovers: Vec<&Failover> = recent.iter().map(|r| &r.failover).collect();
+    failovers.extend(w.last_failover.as_ref());
+    let mut lines: Vec<String> = crate::text::held_off(
+        now,
+        &w.agents,
+        w.active_agent.as_deref(),
+        |a| w.capabilities.get(a).copied(),
+        &failovers,
+    )
+    .into_iter()
+    .map(|r| format!("{}: {}", r.agent, r.text))
+    .collect();
     if lines.is_empty() {
         lines.push(match &w.active_agent {
             Some(_) => "on the top of its list".into(),
@@ -270,7 +244,14 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
         worker: Some(w.worker.clone()),
         ..Filter::default()
     };
+    // The last hour's (up to 200) for the why lines' counts; ten shown.
+    let hour = Filter {
+        since: Some(now - chrono::Duration::hours(1)),
+        ..filter.clone()
+    };
+    let mut held = newest_failovers(client, &hour, 200).await?.events;
     let recent = newest_failovers(client, &filter, 10).await?.events;
+    held.extend(recent.iter().cloned());
     match output {
         Output::Json | Output::Jsonl => {
             let v = serde_json::json!({"worker": w, "recent_failovers": recent});
@@ -322,7 +303,7 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
             (None, _) => "NO ROUTE".into(),
         },
     );
-    for (i, line) in why(now, &w, &recent).into_iter().enumerate() {
+    for (i, line) in why(now, &w, &held).into_iter().enumerate() {
         kv(if i == 0 { "WHY" } else { "" }, line);
     }
     text.push_str("\nCAPABILITIES\n");
@@ -446,7 +427,7 @@ fn worker_key(
 /// whose state, active agent, sync or last failover changes.
 pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write) -> Result<()> {
     let mut seen: HashMap<String, _> = HashMap::new();
-    let mut events = client.events(None, &["heartbeat"]);
+    let mut events = client.events(None, &["heartbeat", "state", "sync"]);
     wait_connected(&mut events).await;
     let page = client.workers(None).await?;
     let json = matches!(output, Output::Json | Output::Jsonl);
@@ -477,7 +458,7 @@ pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write
     while let Some(item) = events.next().await {
         match item {
             StreamItem::Event {
-                event: HubEvent::Heartbeat(w),
+                event: HubEvent::Heartbeat(w) | HubEvent::State(w) | HubEvent::Sync(w),
                 ..
             } => show(&w, out)?,
             StreamItem::Event {

@@ -317,6 +317,12 @@ pub struct GetArgs {
 pub fn connect(global: &Global) -> Result<(Client, context::Target)> {
     let target = context::resolve(global.hub.as_deref(), global.context.as_deref())?
         .ok_or_else(|| Exit::new(exit::USAGE, context::NO_HUB_HELP))?;
+    let client = client_for(global, &target)?;
+    Ok((client, target))
+}
+
+/// A client for `target` with the global flags (`--ca-cert`, `--allow-plaintext`).
+fn client_for(global: &Global, target: &context::Target) -> Result<Client> {
     let ca_pem = match global.ca_cert.as_ref().or(target.ca_cert.as_ref()) {
         Some(p) => Some(
             std::fs::read(p)
@@ -329,8 +335,7 @@ pub fn connect(global: &Global) -> Result<(Client, context::Target)> {
         ca_pem,
         ..ClientOptions::default()
     };
-    let client = Client::new(&target.hub, target.token.clone(), opts)?;
-    Ok((client, target))
+    Ok(Client::new(&target.hub, target.token.clone(), opts)?)
 }
 
 pub async fn run(mut cli: Cli) -> Result<i32> {
@@ -377,6 +382,9 @@ pub fn tui_options(global: &Global, label: String, read_only: bool) -> crate::tu
         // no-color.org: any non-empty value.
         no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         log_file: global.log_file.clone(),
+        context: None,
+        contexts: Vec::new(),
+        switcher: None,
     }
 }
 
@@ -388,7 +396,27 @@ async fn run_tui(global: &Global) -> Result<()> {
     // it becomes a writer when the hub says the token is an owner's, so the
     // TUI starts at once even when the hub does not answer.
     let grant = (!read_only).then(|| crate::client::WriteGrant::new(client.clone()));
-    crate::tui::run(client, grant, tui_options(global, target.label, read_only)).await
+    let mut opts = tui_options(global, target.label.clone(), read_only);
+    // A session on a context shows its name and can switch (`:ctx`) to
+    // the others; a context's own token goes to its own hub only.
+    opts.context = (target.label != target.hub).then(|| target.label.clone());
+    opts.contexts = context::load()
+        .map(|f| f.contexts.into_keys().collect())
+        .unwrap_or_default();
+    let g = global.clone();
+    opts.switcher = Some(crate::tui::run::Switcher(std::sync::Arc::new(
+        move |name: &str| {
+            let target = context::context_target(name).map_err(|e| e.to_string())?;
+            let client = client_for(&g, &target).map_err(|e| e.to_string())?;
+            let read_only = g.read_only || target.read_only;
+            Ok(crate::tui::run::Switched {
+                grant: (!read_only).then(|| crate::client::WriteGrant::new(client.clone())),
+                client,
+                label: name.to_string(),
+            })
+        },
+    )));
+    crate::tui::run(client, grant, opts).await
 }
 
 async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {

@@ -120,6 +120,10 @@ pub struct Screen {
     pub help: bool,
     pub detail: Option<Detail>,
     pub detail_scroll: usize,
+    /// `v`: the detail's target as the hub's own JSON record.
+    pub raw: bool,
+    /// `v` opened the detail from the list: Esc goes back to the list.
+    pub raw_from_list: bool,
 }
 
 pub struct App {
@@ -141,6 +145,17 @@ pub struct App {
     pub lists: Lists,
     /// The owner's pending edit of the list.
     pub edit: LadderEdit,
+    /// The Ladder's AWAY NOW: live workers held off each agent, by cause.
+    pub away_now: std::collections::HashMap<String, super::away::AwayNow>,
+    /// When AWAY NOW was last counted, and whether a change since waits
+    /// for the next count (at most one a second: ~27 ms at 100,000
+    /// workers).
+    away_at: Option<Instant>,
+    away_stale: bool,
+    /// The `:` command line.
+    pub cmd: super::command::CmdLine,
+    /// The contexts `:ctx` switches between, and the current one.
+    pub contexts: super::command::Contexts,
     todo: Todo,
     pub status: Option<Status>,
     /// Something visible may have changed since the last frame.
@@ -160,6 +175,8 @@ impl App {
                 help: false,
                 detail: None,
                 detail_scroll: 0,
+                raw: false,
+                raw_from_list: false,
             },
             size: (80, 24),
             clock: None,
@@ -176,6 +193,11 @@ impl App {
             config: Config::default(),
             lists: Lists::default(),
             edit: LadderEdit::default(),
+            away_now: Default::default(),
+            away_at: None,
+            away_stale: false,
+            cmd: Default::default(),
+            contexts: Default::default(),
             todo: Todo {
                 ladder: true,
                 failovers: true,
@@ -287,12 +309,10 @@ impl App {
     /// Recompute derived indices from what changed. Cheap when nothing did.
     pub fn settle(&mut self) {
         let now = self.now();
-        let mut changed = std::mem::take(&mut self.todo.slots);
-        // While the hub cannot be reached, its last judgement stands: the
-        // TUI does not age workers into stale or lost on its own clock.
-        if self.clock.is_some() && !self.is_stale() {
-            changed.extend(self.fleet.advance(now));
-        }
+        // States are the hub's (pages and `state` events): the TUI never
+        // ages workers into stale or lost on its own clock, so an
+        // unreachable hub leaves its last judgement standing.
+        let changed = std::mem::take(&mut self.todo.slots);
         let w = &mut self.lists.workers;
         let mut workers_changed = std::mem::take(&mut self.todo.workers_index);
         if workers_changed {
@@ -419,6 +439,20 @@ impl App {
         }
         self.lists.ladder.rows = rows;
         self.lists.ladder.emptied = emptied;
+        // A pass over the fleet and the log: only while the Ladder shows
+        // it, at most once a second (a tick counts what waited).
+        if self.screen.view == View::Ladder {
+            let due = self
+                .away_at
+                .is_none_or(|t| self.mono_now.saturating_duration_since(t) >= super::away::EVERY);
+            if due {
+                self.away_now = super::away::away_now(&self.fleet, &self.log);
+                self.away_at = Some(self.mono_now);
+                self.away_stale = false;
+            } else {
+                self.away_stale = true;
+            }
+        }
         self.refresh_projection();
     }
 
@@ -516,6 +550,9 @@ impl App {
                         self.status = None;
                     }
                 }
+                if self.away_stale {
+                    self.todo.ladder = true;
+                }
                 // Ages may have moved; the runner compares the rendered
                 // frame with the last one and writes nothing if equal.
                 self.dirty = true;
@@ -542,15 +579,15 @@ impl App {
                         from_hub: true,
                     });
                 }
-                let now = self.now();
                 let slots = &mut self.todo.slots;
-                slots.extend(self.fleet.set_interval(page.heartbeat_interval_s));
+                self.fleet.set_interval(page.heartbeat_interval_s);
                 slots.extend(self.fleet.set_revision(&page.config_revision));
-                slots.extend(self.fleet.advance(now));
                 if page.delta {
-                    for w in page.workers {
-                        slots.push(self.fleet.upsert(w));
-                    }
+                    slots.extend(
+                        page.workers
+                            .into_iter()
+                            .filter_map(|w| self.fleet.apply_hub(w)),
+                    );
                 } else {
                     self.fleet.replace_all(page.workers);
                     self.todo.all_workers = true;
@@ -580,6 +617,11 @@ impl App {
                     self.todo.failovers_changed();
                     self.dirty = true;
                 }
+            }
+            Msg::WorkerEvents(views) => {
+                let slots = &mut self.todo.slots;
+                slots.extend(views.into_iter().filter_map(|w| self.fleet.apply_hub(w)));
+                self.dirty = true;
             }
             Msg::Config(ev) => {
                 if self.config.revision.as_deref() != Some(ev.revision.as_str()) {
@@ -673,6 +715,7 @@ impl App {
                 self.conn.last_error = Some(REFUSED.to_string());
                 self.dirty = true;
             }
+            Msg::SwitchFailed { error } => self.switch_failed(&error),
             Msg::Refetched { ok } => {
                 self.say(if ok {
                     "refetch finished"
@@ -691,6 +734,9 @@ impl App {
         }
         if self.pane().filter().editing {
             self.filter_key(k);
+            return;
+        }
+        if self.command_key(k, fx) {
             return;
         }
         if self.edit.takes_keys() {
@@ -768,6 +814,14 @@ impl App {
                 self.screen.detail = self.selected_detail();
                 self.screen.detail_scroll = 0;
             }
+            Action::Raw => self.toggle_raw(),
+            Action::Back if self.screen.raw => {
+                self.screen.raw = false;
+                self.screen.detail_scroll = 0;
+                if std::mem::take(&mut self.screen.raw_from_list) {
+                    self.screen.detail = None;
+                }
+            }
             Action::Back => {
                 if self.screen.detail.is_some() {
                     self.screen.detail = None;
@@ -778,6 +832,8 @@ impl App {
                 }
             }
             Action::Help => self.screen.help = true,
+            Action::WorkerFailovers => self.worker_failovers(),
+            Action::Command => self.open_command(),
             Action::Refetch => {
                 self.say("refetching");
                 fx.push(Effect::Refetch);
@@ -828,7 +884,13 @@ impl App {
         self.reorder();
     }
 
-    fn switch(&mut self, v: View) {
+    pub(super) fn switch(&mut self, v: View) {
+        self.screen.raw = false;
+        self.screen.raw_from_list = false;
+        if v == View::Ladder && self.screen.view != v {
+            self.todo.ladder = true;
+            self.away_at = None;
+        }
         self.screen.view = v;
         self.screen.detail = None;
         self.rescroll();
@@ -849,6 +911,60 @@ impl App {
             Action::PageUp => s.saturating_sub(page),
             _ => *s,
         };
+    }
+
+    /// The worker in view: the one whose detail is open (a failover's
+    /// detail is its worker's too), else the selected worker or failover.
+    pub fn worker_in_view(&self) -> Option<String> {
+        match self
+            .screen
+            .detail
+            .clone()
+            .or_else(|| self.selected_detail())?
+        {
+            Detail::Worker(id) => Some(id),
+            Detail::Failover(seq) => self.log.get(seq).map(|r| r.worker.clone()),
+            Detail::Agent(_) | Detail::Revision(_) | Detail::Rollout => None,
+        }
+    }
+
+    /// `v`: the worker, failover or revision in view as the hub's JSON;
+    /// again (or Esc) goes back.
+    fn toggle_raw(&mut self) {
+        let s = &mut self.screen;
+        if s.raw {
+            s.raw = false;
+            s.detail_scroll = 0;
+            if std::mem::take(&mut s.raw_from_list) {
+                s.detail = None;
+            }
+            return;
+        }
+        let from_list = s.detail.is_none();
+        let target = s.detail.clone().or_else(|| self.selected_detail());
+        match target {
+            Some(d @ (Detail::Worker(_) | Detail::Failover(_) | Detail::Revision(_))) => {
+                let s = &mut self.screen;
+                s.detail = Some(d);
+                s.raw = true;
+                s.raw_from_list = from_list;
+                s.detail_scroll = 0;
+            }
+            _ => self.say("v shows a worker, a failover or a revision as the hub's JSON"),
+        }
+    }
+
+    /// `f`: the Failovers view, filtered to the worker in view.
+    fn worker_failovers(&mut self) {
+        let Some(id) = self.worker_in_view() else {
+            self.say("no worker here: f works on a worker or a failover");
+            return;
+        };
+        self.switch(View::Failovers);
+        let f = self.pane_mut().filter_mut();
+        f.text = format!("worker:{id}");
+        f.editing = false;
+        self.reorder();
     }
 
     /// The selected row's detail target, if any row is selected.

@@ -44,8 +44,9 @@ impl Caps {
     }
 }
 
-/// One worker, compact. Field names follow [`WorkerView`]; `state` and
-/// `in_sync` are not kept (the TUI derives both itself).
+/// One worker, compact. Field names follow [`WorkerView`]; `state` (the
+/// hub's) and `in_sync` (derived from the fleet's revision) are kept beside
+/// it, on the fleet's entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Worker {
     pub worker: Box<str>,

@@ -73,7 +73,10 @@ impl Searchable for LogRec {
 #[derive(Debug, Default)]
 pub struct FailLog {
     pub records: BTreeMap<u64, LogRec>,
-    /// Unix minute (of the hub's receive time) -> counts. Independent of
+    /// Unix minute (of the failover's own `at`, when the worker moved) ->
+    /// counts. Not the receive time: a worker back-filling after an outage
+    /// (or the demo posting its last hour) sends old failovers at once, and
+    /// they belong in the minutes they happened. Independent of
     /// [`MAX_RECORDS`], so a storm does not make the last hour look calmer.
     minutes: BTreeMap<i64, Minute>,
     /// Highest seq seen; the polling cursor.
@@ -104,7 +107,7 @@ impl FailLog {
             return false;
         }
         self.next = self.next.max(seq);
-        let m = self.minutes.entry(minute_of(rec.received_at)).or_default();
+        let m = self.minutes.entry(minute_of(rec.failover.at)).or_default();
         let k = kind_index(rec.failover.cause.kind);
         m.by_kind[k] += 1;
         if let Some(a) = m.away.get_mut(&rec.failover.from) {

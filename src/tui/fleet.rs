@@ -7,9 +7,9 @@
 //! sort of the whole fleet) for the index.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 
 use super::compact::{Interner, Worker};
 use super::query::{Query, Searchable, starts_ci};
@@ -24,8 +24,9 @@ pub type Slot = u32;
 pub struct Entry {
     /// The worker as last reported, in compact form.
     pub view: Worker,
-    /// Liveness by the hub's clock as the TUI estimates it now (the hub's own
-    /// rule; recomputed as time passes, not only when the worker reports).
+    /// Liveness as the hub last judged it (a page, a `state` event): the
+    /// TUI never re-judges it on its own clock, so a hub it cannot reach
+    /// does not turn into a fleet gone stale.
     pub state: WorkerState,
     /// On the fleet's current revision.
     pub in_sync: bool,
@@ -165,6 +166,9 @@ pub struct Aggregates {
     pub stale: usize,
     pub lost: usize,
     pub no_route: usize,
+    /// Off rank 0 (live, with a route), stale, or lost: the status word's
+    /// `DEGRADED n`.
+    pub degraded: usize,
     pub out_of_sync: usize,
     pub agents: HashMap<String, AgentCounts>,
 }
@@ -176,10 +180,19 @@ impl Aggregates {
         };
         d(&mut self.total);
         match e.state {
-            WorkerState::Healthy => d(&mut self.healthy),
-            WorkerState::Stale => d(&mut self.stale),
+            WorkerState::Healthy => {
+                d(&mut self.healthy);
+                if e.view.active_agent.is_some() && e.active_rank() != Some(0) {
+                    d(&mut self.degraded);
+                }
+            }
+            WorkerState::Stale => {
+                d(&mut self.stale);
+                d(&mut self.degraded);
+            }
             WorkerState::Lost => {
                 d(&mut self.lost);
+                d(&mut self.degraded);
                 return;
             }
         }
@@ -293,20 +306,12 @@ pub fn compare(sort: WorkerSort, a: &Entry, b: &Entry) -> Ordering {
     primary.then_with(|| a.view.worker.cmp(&b.view.worker))
 }
 
-/// Where the liveness thresholds stood when states were last computed.
-#[derive(Debug, Clone, Copy)]
-struct Cutoffs {
-    now: DateTime<Utc>,
-}
-
 #[derive(Debug, Default)]
 pub struct Fleet {
     entries: Vec<Option<Entry>>,
     free: Vec<Slot>,
     ids: HashMap<String, Slot, foldhash::fast::RandomState>,
-    by_received: BTreeSet<(DateTime<Utc>, Slot)>,
     intern: Interner,
-    cutoffs: Option<Cutoffs>,
     pub revision: String,
     pub interval_s: u64,
     pub agg: Aggregates,
@@ -345,21 +350,36 @@ impl Fleet {
             .filter_map(|(i, e)| e.as_ref().map(|e| (i as Slot, e)))
     }
 
-    fn state_at(&self, received: DateTime<Utc>, now: DateTime<Utc>) -> WorkerState {
+    /// The state the hub's rule gives a worker last heard at `received`,
+    /// at `now` by the hub's clock: what the hub will assign next (its
+    /// sweeper moves a worker within about a second of the threshold).
+    /// For showing what is coming only; [`Entry::state`] is the hub's.
+    pub fn state_due(&self, received: DateTime<Utc>, now: DateTime<Utc>) -> WorkerState {
         let age = (now - received).num_milliseconds() as f64 / 1000.0;
         WorkerState::from_age(age, self.interval_s)
     }
 
-    fn now(&self) -> Option<DateTime<Utc>> {
-        self.cutoffs.map(|c| c.now)
+    /// A worker view from the hub, unless what we hold is newer: a view
+    /// of an older heartbeat is dropped, and for the same heartbeat the
+    /// state only moves on (healthy → stale → lost), so a poll answered
+    /// before a `state` event but read after it cannot undo the move.
+    /// Returns the slot when something was applied.
+    pub fn apply_hub(&mut self, mut view: WorkerView) -> Option<Slot> {
+        if let Some(old) = self.by_id(&view.worker) {
+            let held = &old.view;
+            if held.received_at > view.received_at {
+                return None;
+            }
+            if held.received_at == view.received_at {
+                view.state = view.state.max(old.state);
+            }
+        }
+        Some(self.upsert(view))
     }
 
     /// Insert or replace one worker. Returns its slot.
     pub fn upsert(&mut self, view: WorkerView) -> Slot {
-        let state = match self.now() {
-            Some(now) => self.state_at(view.received_at, now),
-            None => view.state,
-        };
+        let state = view.state;
         let view = self.intern.worker(view);
         let entry = Entry::new(view, state, &self.revision);
         if let Some(&slot) = self.ids.get(&*entry.view.worker) {
@@ -367,8 +387,6 @@ impl Fleet {
                 .take()
                 .expect("ids point at live entries");
             self.agg.apply(&old, false);
-            self.by_received.remove(&(old.view.received_at, slot));
-            self.by_received.insert((entry.view.received_at, slot));
             self.agg.apply(&entry, true);
             self.entries[slot as usize] = Some(entry);
             slot
@@ -381,7 +399,6 @@ impl Fleet {
                 }
             };
             self.ids.insert(entry.view.worker.to_string(), slot);
-            self.by_received.insert((entry.view.received_at, slot));
             self.agg.apply(&entry, true);
             self.entries[slot as usize] = Some(entry);
             slot
@@ -392,7 +409,6 @@ impl Fleet {
         let slot = self.ids.remove(id)?;
         let old = self.entries[slot as usize].take().expect("live entry");
         self.agg.apply(&old, false);
-        self.by_received.remove(&(old.view.received_at, slot));
         self.free.push(slot);
         Some(slot)
     }
@@ -418,66 +434,9 @@ impl Fleet {
         changed
     }
 
-    /// Move the clock to `now` and recompute liveness where a threshold was
-    /// crossed. Only workers whose receive time lies between the old and the
-    /// new threshold are looked at. Returns the slots whose state changed.
-    pub fn advance(&mut self, now: DateTime<Utc>) -> Vec<Slot> {
-        let old = self.cutoffs.replace(Cutoffs { now });
-        let mut changed = Vec::new();
-        let i = TimeDelta::seconds(self.interval_s.max(1) as i64);
-        let candidates: Vec<Slot> = match old {
-            None => self.iter().map(|(s, _)| s).collect(),
-            Some(o) if o.now == now => return changed,
-            Some(o) => {
-                let (lo, hi) = if o.now < now {
-                    (o.now, now)
-                } else {
-                    (now, o.now)
-                };
-                let mut v = Vec::new();
-                // Thresholds at 3 and 10 intervals; a millisecond of slack
-                // on each side keeps float rounding from missing one.
-                let ms = TimeDelta::milliseconds(1);
-                for k in [3, 10] {
-                    let from = lo - i * k - ms;
-                    let to = hi - i * k + ms;
-                    v.extend(
-                        self.by_received
-                            .range((from, Slot::MIN)..=(to, Slot::MAX))
-                            .map(|(_, s)| *s),
-                    );
-                }
-                v
-            }
-        };
-        for slot in candidates {
-            let Some(e) = self.entries[slot as usize].as_ref() else {
-                continue;
-            };
-            let state = self.state_at(e.view.received_at, now);
-            if state != e.state {
-                let e = self.entries[slot as usize].as_mut().expect("checked");
-                self.agg.apply(e, false);
-                e.state = state;
-                self.agg.apply(e, true);
-                changed.push(slot);
-            }
-        }
-        changed.sort_unstable();
-        changed.dedup();
-        changed
-    }
-
-    /// A new heartbeat interval changes every threshold: recompute all.
-    pub fn set_interval(&mut self, interval_s: u64) -> Vec<Slot> {
-        if self.interval_s == interval_s {
-            return Vec::new();
-        }
+    /// The hub's heartbeat interval (its thresholds are 3 and 10 of them).
+    pub fn set_interval(&mut self, interval_s: u64) {
         self.interval_s = interval_s;
-        match self.cutoffs.take() {
-            Some(c) => self.advance(c.now),
-            None => Vec::new(),
-        }
     }
 
     /// Replace the whole fleet with a full page: present workers are

@@ -40,6 +40,12 @@ pub fn stamp(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%MZ").to_string()
 }
 
+/// Date and time to the second, `2026-11-29 15:04:05Z`, as the Failovers
+/// list shows a failover's time.
+pub fn stamp_s(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%SZ").to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,12 @@ pub enum Action {
     Help,
     Refetch,
     Quit,
+    /// The Failovers view filtered to the worker in view (`worker:<id>`).
+    WorkerFailovers,
+    /// The worker, failover or revision in view as the hub's JSON.
+    Raw,
+    /// The `:` command line.
+    Command,
     // In the filter prompt (scope `Prompt`): every other key is text.
     PromptKeep,
     PromptClear,
@@ -245,6 +251,27 @@ pub const BINDINGS: &[Binding] = &[
         "Esc",
         Action::Back,
         "close / clear the filter",
+        Global,
+    ),
+    b(
+        &[k('f')],
+        "f",
+        Action::WorkerFailovers,
+        "this worker's failovers",
+        Global,
+    ),
+    b(
+        &[k('v')],
+        "v",
+        Action::Raw,
+        "raw JSON, as the hub sent it",
+        Global,
+    ),
+    b(
+        &[k(':')],
+        ":",
+        Action::Command,
+        "jump: :workers :ladder :ctx, a worker id",
         Global,
     ),
     b(&[k('?')], "?", Action::Help, "this help", Global),

@@ -3,6 +3,8 @@
 //! (`net`) and the runner (`run`). See `docs/tui.md`.
 
 pub mod app;
+pub mod away;
+pub mod command;
 pub mod compact;
 pub mod edit;
 pub mod editor;
@@ -22,6 +24,7 @@ pub mod query;
 pub mod run;
 pub mod term;
 pub mod theme;
+pub mod verdict;
 pub mod views;
 
 pub use run::{TuiOptions, run};

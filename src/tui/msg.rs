@@ -9,7 +9,8 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::client::ClientError;
 use crate::wire::{
-    ConfigAccepted, ConfigEvent, FailoverRecord, FailoversPage, History, Whoami, WorkersPage,
+    ConfigAccepted, ConfigEvent, FailoverRecord, FailoversPage, History, Whoami, WorkerView,
+    WorkersPage,
 };
 
 #[derive(Debug, Clone)]
@@ -39,6 +40,10 @@ pub enum Msg {
     Failover(FailoverRecord),
     /// A new revision from the event stream.
     Config(ConfigEvent),
+    /// Workers the hub changed on its own, from the event stream in its
+    /// order: a sweeper move (`state`: stale, lost) or an `in_sync` flip
+    /// (`sync`). A burst comes as one message.
+    WorkerEvents(Vec<WorkerView>),
     /// The list as `GET /v1/config` holds it, and the whole document (the
     /// base of an edit).
     Agents {
@@ -77,6 +82,10 @@ pub enum Msg {
     Refetched {
         ok: bool,
     },
+    /// The runner could not connect to the context `:ctx` chose.
+    SwitchFailed {
+        error: String,
+    },
 }
 
 /// Which request failed.
@@ -107,4 +116,7 @@ pub enum Effect {
         text: String,
         if_match: String,
     },
+    /// `:ctx`: leave this hub for the named context's (the runner starts
+    /// a new session on it, or answers `Msg::SwitchFailed`).
+    SwitchContext(String),
 }

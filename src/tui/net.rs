@@ -1,9 +1,13 @@
 //! Hub I/O: tokio tasks that call the client and answer with [`Msg`]s.
 //! They never touch the state; `app` never touches the network.
 //!
-//! - the event stream (`failover`, `config` only: heartbeats of a large fleet
-//!   are too many for SSE) reconnects by itself with capped backoff;
-//! - the poller fetches `GET /v1/workers?since=<cursor>` every 2 s, and
+//! - the event stream (`failover`, `config`, and the hub's own worker moves,
+//!   `state` and `sync`; not `heartbeat`: those of a large fleet are too many
+//!   for SSE) reconnects by itself with capped backoff; a burst of worker
+//!   moves is coalesced into one message;
+//! - the poller fetches `GET /v1/workers?since=<cursor>` every 2 s (for the
+//!   heartbeats: ages, active agents; state moves come from the stream
+//!   within about a second, and from this poll only while it is down), and
 //!   failovers with `?since=<seq>` while the stream is down, and once more
 //!   after it (re)joins;
 //! - effects (refetch, config, history) are served as they come.
@@ -97,9 +101,24 @@ async fn send(tx: &mpsc::Sender<Msg>, m: Msg) -> bool {
     tx.send(m).await.is_ok()
 }
 
+/// Worker views (`state`, `sync`) sent to `update` in one message at most.
+const WORKER_BATCH: usize = 4096;
+/// How long the stream task waits for the next worker event of a burst.
+const BURST_GAP: Duration = Duration::from_millis(5);
+
 async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
-    let mut events = Box::pin(client.events(None, &["failover", "config"]));
-    while let Some(item) = events.next().await {
+    let mut events = Box::pin(client.events(None, &["failover", "config", "state", "sync"]));
+    // An event read past the end of a burst of worker events.
+    let mut carry: Option<StreamItem> = None;
+    let mut ended = false;
+    while !ended {
+        let item = match carry.take() {
+            Some(i) => i,
+            None => match events.next().await {
+                Some(i) => i,
+                None => return,
+            },
+        };
         let msg = match item {
             StreamItem::Connected => {
                 sh.stream_live.store(true, Ordering::SeqCst);
@@ -119,6 +138,31 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                 }
                 HubEvent::Config(c) => Msg::Config(c),
                 HubEvent::Reset => Msg::Reset,
+                HubEvent::State(w) | HubEvent::Sync(w) => {
+                    // A burst (a new revision flips `in_sync` fleet-wide, a
+                    // partition stales a rack) becomes one message: more
+                    // are taken while they come within `BURST_GAP` of each
+                    // other (a lone event waits that long, no more).
+                    let mut batch = vec![*w];
+                    while batch.len() < WORKER_BATCH {
+                        match tokio::time::timeout(BURST_GAP, events.next()).await {
+                            Ok(Some(StreamItem::Event {
+                                event: HubEvent::State(w) | HubEvent::Sync(w),
+                                ..
+                            })) => batch.push(*w),
+                            Ok(Some(other)) => {
+                                carry = Some(other);
+                                break;
+                            }
+                            Ok(None) => {
+                                ended = true;
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    Msg::WorkerEvents(batch)
+                }
                 HubEvent::Heartbeat(_) => continue,
             },
         };
@@ -356,9 +400,9 @@ async fn effect_task(
             Effect::FetchHistory => {
                 fetch_history(&client, &tx).await;
             }
-            // The runner sends writes through its `Writer` and runs the
-            // editor itself; never here.
-            Effect::Write { .. } | Effect::OpenEditor { .. } => {}
+            // The runner sends writes through its `Writer`, runs the editor
+            // and switches contexts itself; never here.
+            Effect::Write { .. } | Effect::OpenEditor { .. } | Effect::SwitchContext(_) => {}
         }
         if tx.is_closed() {
             return;

@@ -35,6 +35,35 @@ pub struct TuiOptions {
     pub no_color: bool,
     /// Log here instead of `$XDG_STATE_HOME/macfleet/macfleet.log`.
     pub log_file: Option<PathBuf>,
+    /// The context this session is on, when it came from one (shown on
+    /// the top line).
+    pub context: Option<String>,
+    /// The contexts `:ctx` offers.
+    pub contexts: Vec<String>,
+    /// How `:ctx` connects to one (the caller resolves contexts).
+    pub switcher: Option<Switcher>,
+}
+
+/// What `:ctx` needs to start a session on another context's hub.
+pub struct Switched {
+    pub client: Client,
+    /// `None` for a session that may not write (read-only context, flag).
+    pub grant: Option<WriteGrant>,
+    /// What to call the hub until it says its name.
+    pub label: String,
+}
+
+/// Connects to a context by name, or says why not.
+pub type SwitchFn = dyn Fn(&str) -> Result<Switched, String> + Send + Sync;
+
+/// [`SwitchFn`], shared.
+#[derive(Clone)]
+pub struct Switcher(pub std::sync::Arc<SwitchFn>);
+
+impl std::fmt::Debug for Switcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Switcher")
+    }
 }
 
 const FRAME_MIN: Duration = Duration::from_millis(16);
@@ -68,7 +97,9 @@ pub async fn run(
     super::log::init(opts.log_file.clone());
     let grant = if opts.read_only { None } else { grant };
     let theme = Theme::new(opts.no_color, opts.ascii);
-    let app = App::new(opts.hub_label.clone(), false, theme, Instant::now());
+    let mut app = App::new(opts.hub_label.clone(), false, theme, Instant::now());
+    app.contexts.names = opts.contexts.clone();
+    app.contexts.current = opts.context.clone();
     tracing::info!(hub = %opts.hub_label, may_write = grant.is_some(), "tui starting");
 
     let (term, _guard) = term::enter(opts.mouse)?;
@@ -82,7 +113,7 @@ pub async fn run(
     let (tx, rx) = mpsc::channel::<Msg>(4096);
     let (fx_tx, fx_rx) = mpsc::unbounded_channel::<Effect>();
     let hub_tx = tx.clone();
-    let _net = net::spawn(client, tx, fx_rx);
+    let net = net::spawn(client, tx, fx_rx);
 
     let (w, h) = crossterm::terminal::size()?;
     let mut ui = Ui {
@@ -94,6 +125,10 @@ pub async fn run(
         writer: None,
         hub_tx,
         editor: None,
+        net,
+        switcher: opts.switcher.clone(),
+        read_only: opts.read_only,
+        switch_to: None,
         frame: Buffer::empty(Rect::new(0, 0, w, h)),
         last: None,
         resized: false,
@@ -138,6 +173,12 @@ struct Ui {
     hub_tx: mpsc::Sender<Msg>,
     /// A document to open in `$EDITOR` before the next frame.
     editor: Option<String>,
+    /// The hub tasks of this session; replaced by a context switch.
+    net: net::Net,
+    switcher: Option<Switcher>,
+    read_only: bool,
+    /// `:ctx` chose this context: switch before the next frame.
+    switch_to: Option<String>,
     frame: Buffer,
     last: Option<Buffer>,
     /// The terminal changed size since the last frame: what it shows is
@@ -193,6 +234,12 @@ impl Ui {
                     return end;
                 }
             }
+            if let Some(name) = self.switch_to.take() {
+                match self.switch_context(&name) {
+                    Ok(rx) => hub = rx,
+                    Err(error) => self.apply(Msg::SwitchFailed { error }),
+                }
+            }
             if self.app.quit {
                 return End::Quit;
             }
@@ -221,6 +268,7 @@ impl Ui {
                 // Only a session that may write edits the document.
                 Effect::OpenEditor { text } if self.writer.is_some() => self.editor = Some(text),
                 Effect::OpenEditor { .. } => {}
+                Effect::SwitchContext(name) => self.switch_to = Some(name),
                 e => {
                     let _ = self.fx.send(e);
                 }
@@ -233,6 +281,37 @@ impl Ui {
                 "full workers page applied"
             );
         }
+    }
+
+    /// `:ctx`: a new session on the named context's hub. The old hub tasks
+    /// are stopped and their channel dropped (nothing late from the old hub
+    /// reaches the new state); the state starts afresh, keeping the size,
+    /// the theme and the contexts. Returns the new hub channel.
+    fn switch_context(&mut self, name: &str) -> Result<mpsc::Receiver<Msg>, String> {
+        let Some(sw) = &self.switcher else {
+            return Err("this session was not started from a context".into());
+        };
+        let s = (sw.0)(name)?;
+        tracing::info!(context = name, "switching context");
+        let (tx, rx) = mpsc::channel::<Msg>(4096);
+        let (fx_tx, fx_rx) = mpsc::unbounded_channel::<Effect>();
+        self.net = net::spawn(s.client, tx.clone(), fx_rx);
+        self.fx = fx_tx;
+        self.hub_tx = tx;
+        self.grant = if self.read_only { None } else { s.grant };
+        self.writer = None;
+        // A document waiting for `$EDITOR` belonged to the old hub.
+        self.editor = None;
+        let old = &self.app;
+        let mut app = App::new(s.label, false, old.theme, Instant::now());
+        app.contexts.names = old.contexts.names.clone();
+        app.contexts.current = Some(name.to_string());
+        let (w, h) = old.size;
+        self.app = app;
+        self.apply(Msg::Resize(w, h));
+        self.apply(tick());
+        self.app.say(format!("switched to {name}"));
+        Ok(rx)
     }
 
     /// Send exactly the reviewed document through the one `Writer`; the

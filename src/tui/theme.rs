@@ -110,6 +110,17 @@ impl Theme {
         )
     }
 
+    /// The status word: green `OK`, yellow `DEGRADED`, red `NO ROUTE` and
+    /// `HUB DOWN`; reverse video under NO_COLOR.
+    pub fn verdict(&self, v: crate::tui::verdict::Verdict) -> Style {
+        use crate::tui::verdict::Verdict;
+        self.badge(match v {
+            Verdict::Ok => Color::Green,
+            Verdict::Degraded(_) => Color::Yellow,
+            Verdict::NoRoute(_) | Verdict::HubDown => Color::Red,
+        })
+    }
+
     pub fn badge_owner(&self) -> Style {
         self.badge(Color::Yellow)
     }

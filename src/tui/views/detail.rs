@@ -14,78 +14,84 @@ use crate::tui::fmt;
 use crate::tui::lists::{Detail, HistKey};
 use crate::wire::{Failover, Preflight};
 
-/// Why a worker stands on its rung, e.g.
-/// `on claude (#2): opencode rate_limited 429 (hub_router) 3m ago; pi no binary`.
-/// Ranks are the worker's own list, rank 0 first. Each agent above the
-/// active one is explained by what its capability lacks, else by the newest
-/// failover away from it that we hold.
-pub fn why(app: &App, e: &Entry) -> String {
-    let v = &e.view;
-    let now = app.now();
-    let head = match (&v.active_agent, e.active_rank()) {
+/// Where a worker stands: `on claude (#2)`, `on x (not in its list)`,
+/// `NO ROUTE`. Ranks are the worker's own list, rank 0 first.
+pub fn why_head(e: &Entry) -> String {
+    match (&e.view.active_agent, e.active_rank()) {
         (Some(a), Some(r)) => format!("on {} (#{r})", hub(a)),
         (Some(a), None) => format!("on {} (not in its list)", hub(a)),
         (None, _) => "NO ROUTE".to_string(),
-    };
-    let above: &[Sym] = match e.active_rank() {
-        Some(r) => &v.agents[..r],
-        None => &v.agents,
-    };
-    let mut reasons = Vec::new();
-    let away = newest_away(app, e, above);
-    for (a, failover) in above.iter().zip(away) {
-        let cap = v.capabilities.get(a);
-        let lack = match cap {
-            None => Some("not reported".to_string()),
-            Some(c) if !c.binary => Some("missing binary".to_string()),
-            Some(c) if !c.token => Some("no token".to_string()),
-            Some(c) if c.preflight == Preflight::Failed => Some("preflight failed".to_string()),
-            Some(c) if c.preflight == Preflight::Unknown => Some("preflight unknown".to_string()),
-            _ => None,
-        };
-        let reason = match (failover, lack) {
-            (Some(f), _) => crate::text::cause_text(now, f),
-            (None, Some(l)) => l,
-            (None, None) => "no failover recorded".to_string(),
-        };
-        reasons.push(format!("{} {}", hub(a), reason));
     }
-    if reasons.is_empty() {
-        if v.active_agent.is_some() {
+}
+
+/// Every rung above the one the worker stands on (all of them with no
+/// route) and what holds it off, from the failovers the TUI holds for it
+/// (the log and its last failover): see [`crate::text::held_off`].
+pub fn why_rungs(app: &App, e: &Entry) -> Vec<crate::text::RungWhy> {
+    let v = &e.view;
+    let mut failovers: Vec<&Failover> = app.log.of_worker(&v.worker).map(|r| &r.failover).collect();
+    if let Some(last) = v.last_failover.as_deref() {
+        failovers.push(last);
+    }
+    crate::text::held_off(
+        app.now(),
+        &v.agents,
+        v.active_agent.as_deref(),
+        |a| v.capabilities.get(a).copied(),
+        &failovers,
+    )
+}
+
+/// Why a worker stands on its rung, on one line, e.g.
+/// `on claude (#2): opencode rate_limited 429 (hub_router) since 15:01:05
+/// (3m ago), 1 in the last hour; pi missing binary, no failover recorded`.
+pub fn why(app: &App, e: &Entry) -> String {
+    let head = why_head(e);
+    let rungs = why_rungs(app, e);
+    if rungs.is_empty() {
+        if e.view.active_agent.is_some() {
             format!("{head}: the top of its list")
         } else {
             format!("{head}: its list is empty")
         }
     } else {
+        let reasons: Vec<String> = rungs
+            .iter()
+            .map(|r| format!("{} {}", hub(&r.agent), hub(&r.text)))
+            .collect();
         format!("{head}: {}", reasons.join("; "))
     }
 }
 
-/// For each of `agents`, the newest failover away from it that we hold: from
-/// the log (one pass over this worker's records, newest first, stopping once
-/// every agent has one) or the worker's own last failover, whichever is newer.
-fn newest_away<'a>(app: &'a App, e: &'a Entry, agents: &[Sym]) -> Vec<Option<&'a Failover>> {
-    let mut found: Vec<Option<&Failover>> = vec![None; agents.len()];
-    let mut left = agents.len();
-    for r in app.log.of_worker(&e.view.worker) {
-        if left == 0 {
-            break;
-        }
-        for (a, slot) in agents.iter().zip(found.iter_mut()) {
-            if slot.is_none() && **a == *r.failover.from {
-                *slot = Some(&r.failover);
-                left -= 1;
-            }
-        }
+/// The heartbeat's age against the hub's thresholds (3 and 10 heartbeat
+/// intervals, the interval the hub announces): `stale in 0:22` while
+/// healthy, `stale since 08:24:10 · lost in 1:10` while stale, `lost since
+/// 08:25:20`. "Since" is when the hub's rule turned; its sweeper decides
+/// within about a second. A threshold passed that the hub has not acted on
+/// yet reads `stale due now`.
+pub fn threshold_text(app: &App, e: &Entry) -> String {
+    use crate::wire::WorkerState;
+    let interval = chrono::TimeDelta::seconds(app.fleet.interval_s.max(1) as i64);
+    let received = e.view.received_at;
+    let stale_at = received + interval * WorkerState::STALE_AFTER as i32;
+    let lost_at = received + interval * WorkerState::LOST_AFTER as i32;
+    let now = app.now();
+    let left = |at: chrono::DateTime<chrono::Utc>| {
+        let s = (at - now).num_seconds().max(0);
+        format!("{}:{:02}", s / 60, s % 60)
+    };
+    match e.state {
+        WorkerState::Healthy if now < stale_at => format!("stale in {}", left(stale_at)),
+        WorkerState::Healthy => "stale due now".to_string(),
+        WorkerState::Stale if now < lost_at => format!(
+            "stale since {} {} lost in {}",
+            fmt::clock(stale_at),
+            app.theme.sep(),
+            left(lost_at)
+        ),
+        WorkerState::Stale => format!("stale since {}, lost due now", fmt::clock(stale_at)),
+        WorkerState::Lost => format!("lost since {}", fmt::clock(lost_at)),
     }
-    if let Some(last) = e.view.last_failover.as_deref() {
-        for (a, slot) in agents.iter().zip(found.iter_mut()) {
-            if **a == *last.from && slot.is_none_or(|f| last.at > f.at) {
-                *slot = Some(last);
-            }
-        }
-    }
-    found
 }
 
 fn kv(app: &App, k: &str, v: impl Into<String>) -> Line<'static> {
@@ -95,7 +101,9 @@ fn kv(app: &App, k: &str, v: impl Into<String>) -> Line<'static> {
     ])
 }
 
-fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
+/// A worker's detail; `highlight` marks one of its failovers (by id) in
+/// its recent failovers, shown even when older than the ten newest.
+fn worker_lines(app: &App, id: &str, highlight: Option<&str>) -> Vec<Line<'static>> {
     let t = &app.theme;
     let Some(e) = app.fleet.by_id(id) else {
         return vec![Line::raw(format!(
@@ -112,8 +120,10 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
             Span::styled(format!("{:<12}", "state"), t.muted()),
             Span::styled(e.state.as_str(), cell_style(app, t.state(e.state))),
             Span::raw(format!(
-                ", heartbeat {} ago (hub clock), sent {}",
+                ", heartbeat {} ago (hub clock) {} {}, sent {}",
                 fmt::age_at(now, v.received_at),
+                t.sep(),
+                threshold_text(app, e),
                 fmt::clock(v.sent_at)
             )),
         ]),
@@ -131,17 +141,36 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
             ),
         ),
         kv(app, "its list", hub(&fmt::list(&v.agents)).into_owned()),
-        Line::from(vec![
-            Span::styled(format!("{:<12}", "why"), t.muted()),
-            Span::styled(
-                why(app, e),
-                if e.no_route() {
-                    cell_style(app, t.no_route())
-                } else {
-                    Style::new()
-                },
-            ),
-        ]),
+    ];
+    // Why: where it stands, then every rung above it and what holds it off.
+    let rungs = why_rungs(app, e);
+    let head_style = if e.no_route() {
+        cell_style(app, t.no_route())
+    } else {
+        Style::new()
+    };
+    let head = match (rungs.is_empty(), e.view.active_agent.is_some()) {
+        (false, true) => format!("{}, held off the rungs above:", why_head(e)),
+        (false, false) => format!("{}, held off every rung:", why_head(e)),
+        (true, true) => format!("{}: the top of its list", why_head(e)),
+        (true, false) => format!("{}: its list is empty", why_head(e)),
+    };
+    out.push(Line::from(vec![
+        Span::styled(format!("{:<12}", "why"), t.muted()),
+        Span::styled(head, head_style),
+    ]));
+    for r in &rungs {
+        let style = if r.contradiction {
+            cell_style(app, t.bad())
+        } else {
+            Style::new()
+        };
+        out.push(Line::from(vec![
+            Span::raw(format!("  #{:<2} {:<10} ", r.rank, hub(&r.agent))),
+            Span::styled(hub(&r.text).into_owned(), style),
+        ]));
+    }
+    out.extend([
         Line::raw(""),
         Line::styled("capabilities", t.title()),
         Line::styled(
@@ -151,7 +180,7 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
             ),
             t.column_header(),
         ),
-    ];
+    ]);
     let mut names: Vec<&Sym> = v.agents.iter().collect();
     for a in v.capabilities.keys() {
         if !names.contains(&a) {
@@ -202,16 +231,35 @@ fn worker_lines(app: &App, id: &str) -> Vec<Line<'static>> {
     out.push(Line::styled("recent failovers", t.title()));
     let mut any = false;
     let mut shown = std::collections::HashSet::new();
-    for r in app.log.of_worker(&v.worker).take(10) {
+    let mut line = |f: &Failover| {
+        if !shown.insert(f.id.clone()) {
+            return;
+        }
         any = true;
-        shown.insert(r.failover.id.clone());
-        out.push(Line::raw(format!("  {}", failover_line(app, &r.failover))));
-    }
-    if let Some(f) = &v.last_failover {
-        if !shown.contains(&f.id) {
-            any = true;
+        if highlight == Some(f.id.as_str()) {
+            out.push(Line::styled(
+                format!(
+                    "{} {}",
+                    if t.ascii { ">" } else { "▶" },
+                    failover_line(app, f)
+                ),
+                t.selected(),
+            ));
+        } else {
             out.push(Line::raw(format!("  {}", failover_line(app, f))));
         }
+    };
+    let mut newest = app.log.of_worker(&v.worker);
+    for r in newest.by_ref().take(10) {
+        line(&r.failover);
+    }
+    if let Some(h) = highlight {
+        if let Some(r) = newest.find(|r| r.failover.id == h) {
+            line(&r.failover);
+        }
+    }
+    if let Some(f) = &v.last_failover {
+        line(f);
     }
     if !any {
         out.push(Line::styled("  none", t.muted()));
@@ -259,7 +307,7 @@ fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
             "at",
             format!(
                 "{} ({} ago, worker clock)",
-                fmt::stamp(f.at),
+                fmt::stamp_s(f.at),
                 fmt::age_at(now, f.at)
             ),
         ),
@@ -268,7 +316,7 @@ fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
             "received",
             format!(
                 "{} ({} ago, hub clock)",
-                fmt::stamp(r.received_at),
+                fmt::stamp_s(r.received_at),
                 fmt::age_at(now, r.received_at)
             ),
         ),
@@ -401,8 +449,29 @@ fn revision_lines(app: &App, k: &HistKey) -> Vec<Line<'static>> {
 
 pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
     match d {
-        Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(app, id)),
-        Detail::Failover(seq) => (format!("failover {seq}"), failover_lines(app, *seq)),
+        Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(app, id, None)),
+        Detail::Failover(seq) => {
+            // The failover in full, then its worker's detail with this
+            // failover highlighted among its recent ones.
+            let mut lines = failover_lines(app, *seq);
+            let title = match app.log.get(*seq) {
+                Some(r) => {
+                    lines.push(Line::raw(""));
+                    lines.push(Line::styled(
+                        format!("its worker {} (f: its failovers)", hub(&r.worker)),
+                        app.theme.title(),
+                    ));
+                    lines.extend(worker_lines(app, &r.worker, Some(&r.failover.id)));
+                    format!(
+                        "failover {seq} {} worker {}",
+                        app.theme.sep(),
+                        hub(&r.worker)
+                    )
+                }
+                None => format!("failover {seq}"),
+            };
+            (title, lines)
+        }
         Detail::Agent(a) => (format!("agent {}", hub(a)), agent_lines(app, a)),
         Detail::Revision(k) => (
             format!("revision {}", hub(&k.revision)),
@@ -412,7 +481,63 @@ pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
     }
 }
 
+/// `v`: the record as the hub sent it, pretty JSON, one string a line,
+/// each scrubbed and made safe for the terminal. `None` when the TUI no
+/// longer holds it (or it has no record of the hub's own: an agent).
+pub fn raw_lines(app: &App, d: &Detail) -> Option<Vec<String>> {
+    let json = match d {
+        Detail::Worker(id) => serde_json::to_string_pretty(&app.fleet.by_id(id)?.to_wire()),
+        Detail::Failover(seq) => serde_json::to_string_pretty(app.log.get(*seq)?),
+        Detail::Revision(k) => serde_json::to_string_pretty(app.history_entry(k)?),
+        // The rollout is the TUI's own list, not a record of the hub's.
+        Detail::Agent(_) | Detail::Rollout => return None,
+    }
+    .ok()?;
+    Some(json.lines().map(|l| hub(l).into_owned()).collect())
+}
+
+fn draw_raw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let what = match d {
+        Detail::Worker(id) => format!("worker {}", hub(id)),
+        Detail::Failover(seq) => format!("failover {seq}"),
+        Detail::Revision(k) => format!("revision {}", hub(&k.revision)),
+        Detail::Agent(a) => format!("agent {}", hub(a)),
+        Detail::Rollout => "rollout".to_string(),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_set(t.border())
+        .title(Span::styled(
+            format!(" {what} {} the hub's JSON, scrubbed ", t.sep()),
+            t.title(),
+        ))
+        .title_bottom(Span::styled(" Esc back ", t.muted()));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let lines = raw_lines(app, d).unwrap_or_else(|| vec![format!("{what} is no longer held")]);
+    // Only the visible lines are cut and drawn (no wrapping: JSON keeps its shape).
+    let h = inner.height as usize;
+    let scroll = app.screen.detail_scroll.min(lines.len().saturating_sub(h));
+    let style = if app.is_stale() {
+        t.greyed()
+    } else {
+        Style::new()
+    };
+    for (i, l) in lines.iter().skip(scroll).take(h).enumerate() {
+        let r = Rect {
+            y: inner.y + i as u16,
+            height: 1,
+            ..inner
+        };
+        Line::styled(super::fit(l, inner.width as usize, t.ellipsis()), style).render(r, buf);
+    }
+}
+
 pub fn draw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
+    if app.screen.raw {
+        return draw_raw(app, d, area, buf);
+    }
     let t = &app.theme;
     let (title, lines) = lines(app, d);
     let block = Block::default()

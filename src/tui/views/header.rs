@@ -42,11 +42,33 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             .as_ref()
             .map(|w| w.hub.as_str())
             .unwrap_or(app.hub_label.as_str());
-        let mut spans = vec![
-            Span::styled("macfleet ", t.title()),
-            Span::styled(super::fit(&hub(name), 28, t.ellipsis()), t.title()),
-            Span::raw(" "),
-        ];
+        let mut spans = Vec::new();
+        if let Some(v) = crate::tui::verdict::verdict(app) {
+            spans.push(Span::styled(format!(" {} ", v.text()), t.verdict(v)));
+            spans.push(Span::raw(" "));
+        }
+        spans.push(Span::styled("macfleet ", t.title()));
+        match &app.contexts.current {
+            // The context first (what the user chose), then the hub's
+            // own name when it says another.
+            Some(c) => {
+                spans.push(Span::styled(
+                    super::fit(&hub(c), 24, t.ellipsis()),
+                    t.title(),
+                ));
+                if name != c {
+                    spans.push(Span::styled(
+                        format!(" ({})", super::fit(&hub(name), 24, t.ellipsis())),
+                        t.muted(),
+                    ));
+                }
+            }
+            None => spans.push(Span::styled(
+                super::fit(&hub(name), 28, t.ellipsis()),
+                t.title(),
+            )),
+        }
+        spans.push(Span::raw(" "));
         spans.push(if app.can_write {
             Span::styled(" OWNER ", t.badge_owner())
         } else {
@@ -91,6 +113,13 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             tail.push(hub(&app.hub_label).into_owned());
         }
         let mut width = Line::from(spans.clone()).width();
+        if width > usize::from(r.width) {
+            // The tool's own name is the first thing to go: the status
+            // word, the hub and the revision matter more.
+            if let Some(i) = spans.iter().position(|s| s.content == "macfleet ") {
+                width -= spans.remove(i).width();
+            }
+        }
         for text in tail {
             let more = sep.width() + Span::raw(text.as_str()).width();
             if width + more > usize::from(r.width) {
@@ -100,7 +129,11 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             spans.push(sep.clone());
             spans.push(Span::styled(text, t.muted()));
         }
-        line(r, buf, Line::from(spans));
+        line(
+            r,
+            buf,
+            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
+        );
     }
 
     // 2: the fleet at a glance; no route first.
@@ -249,6 +282,9 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     if super::edit::draw_status(app, area, buf) {
+        return;
+    }
+    if super::command::draw_status(app, area, buf) {
         return;
     }
     let t = &app.theme;

@@ -14,14 +14,36 @@ use crate::tui::faillog::ByKind;
 use crate::tui::fmt;
 use crate::wire::CauseKind;
 
-pub const COLS: [Col; 6] = [
+pub const COLS: [Col; 7] = [
     col("#", 1, 7, 0),
     col("AGENT", 8, 24, 0),
     col("CAN", 3, 9, 0),
     col("RUN", 3, 9, 0),
     col("CANNOT (bin/tok/pf)", 19, 19, 2),
+    col("AWAY NOW", 8, 40, 1),
     fill("AWAY LAST HOUR", 12, 0),
 ];
+
+/// `12: upstream_status 10 · missing_binary 2`: live workers held off the
+/// agent now, by the cause holding them off (`no cause` when none is known).
+pub fn away_now_text(app: &App, agent: &str) -> String {
+    let a = app.away_now.get(agent).copied().unwrap_or_default();
+    let mut s = away_text(app, &a.by_kind);
+    if a.unrecorded > 0 {
+        let known: u32 = a.by_kind.iter().sum();
+        let detail = if known == 0 {
+            String::new()
+        } else {
+            format!(
+                " {} {}",
+                app.theme.sep(),
+                &s[s.find(": ").map_or(0, |i| i + 2)..]
+            )
+        };
+        s = format!("{}: no cause {}{}", a.total(), a.unrecorded, detail);
+    }
+    s
+}
 
 /// `8 rate_limited 5 · auth 3`
 pub fn away_text(app: &App, k: &ByKind) -> String {
@@ -200,6 +222,11 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
                     fmt::count(c.no_token),
                     fmt::count(c.preflight_failed)
                 )),
+                {
+                    let now = app.away_now.get(a.as_str()).map_or(0, |n| n.total());
+                    let style = if now > 0 { t.warn() } else { t.muted() };
+                    Span::styled(away_now_text(app, a), cell_style(app, style))
+                },
                 Span::styled(away_text(app, &k), cell_style(app, away_style)),
             ]
         })

@@ -1,6 +1,7 @@
 //! Views are pure functions of [`App`]: they read state and write cells into
 //! a buffer, nothing else. Rows are built only for the visible window.
 
+pub mod command;
 pub mod detail;
 pub mod edit;
 pub mod failovers;
@@ -64,6 +65,7 @@ pub fn draw(app: &App, buf: &mut Buffer) {
         }
     }
     header::draw_status(app, a.status, buf);
+    command::draw_picker(app, a.body, buf);
     if app.screen.help {
         help::draw(app, area, buf);
     }

@@ -67,7 +67,15 @@ pub fn cells(app: &App, e: &Entry) -> Vec<Span<'static>> {
     vec![
         Span::styled(hub(&v.worker).into_owned(), cell_style(app, worker_style)),
         Span::raw(hub(&v.host).into_owned()),
-        Span::raw(fmt::age_at(app.now(), v.received_at)),
+        // Coloured by the state the hub's rule gives this age: what the
+        // hub will assign next (its sweeper acts within about a second).
+        Span::styled(
+            fmt::age_at(app.now(), v.received_at),
+            match app.fleet.state_due(v.received_at, app.now()) {
+                WorkerState::Healthy => Style::new(),
+                due => cell_style(app, t.state(due)),
+            },
+        ),
         Span::styled(e.state.as_str(), cell_style(app, state_style)),
         active,
         sync,
