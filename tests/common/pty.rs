@@ -18,6 +18,8 @@ pub struct Pty {
     writer: Box<dyn Write + Send>,
     master: Box<dyn MasterPty + Send>,
     pub child: Box<dyn Child + Send + Sync>,
+    /// The reader saw the end of the output (every slave end closed).
+    eof: Arc<std::sync::atomic::AtomicBool>,
     _dir: tempfile::TempDir,
 }
 
@@ -66,6 +68,8 @@ impl Pty {
         let bytes = Arc::new(Mutex::new(Vec::new()));
         let mut reader = pair.master.try_clone_reader().expect("reader");
         let (p, b) = (parser.clone(), bytes.clone());
+        let eof = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = eof.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
@@ -75,6 +79,7 @@ impl Pty {
                 p.lock().expect("parser").process(&buf[..n]);
                 b.lock().expect("bytes").extend_from_slice(&buf[..n]);
             }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         let writer = pair.master.take_writer().expect("writer");
         Pty {
@@ -83,6 +88,7 @@ impl Pty {
             writer,
             master: pair.master,
             child,
+            eof,
             _dir: dir,
         }
     }
@@ -172,6 +178,16 @@ impl Pty {
         let end = Instant::now() + timeout;
         loop {
             if let Some(st) = self.child.try_wait().expect("try_wait") {
+                // What it wrote last (leaving the alternate screen) may
+                // still be in the pty: read to the end before the caller
+                // looks at the screen (bounded; a grandchild holding the
+                // slave open keeps it from ending).
+                let drained = Instant::now() + Duration::from_secs(2);
+                while !self.eof.load(std::sync::atomic::Ordering::SeqCst)
+                    && Instant::now() < drained
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
                 return st;
             }
             if Instant::now() > end {
