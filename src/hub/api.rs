@@ -240,8 +240,25 @@ fn require(p: &Principal, allowed: &[Role], what: &str) -> ApiResult<()> {
 
 const READERS: &[Role] = &[Role::Owner, Role::Viewer];
 
-async fn health() -> &'static str {
-    "ok"
+/// `ok` as text; with `Accept: application/json`, what the hub met in its
+/// database as well (no token needed: counts only, no stored content).
+async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    let wants_json = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("application/json"));
+    if !wants_json {
+        return "ok".into_response();
+    }
+    axum::Json(serde_json::json!({
+        "status": "ok",
+        "database": {
+            "unreadable_rows_skipped": hub.db.unreadable_rows(),
+            "started_empty": hub.db.started_empty(),
+        },
+    }))
+    .into_response()
 }
 
 async fn whoami(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResult<axum::Json<Whoami>> {
