@@ -129,14 +129,25 @@ static TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
         .expect("the trigger patterns are valid")
 });
 
-/// The fast path's automaton: the same (lower-case) triggers, matched
-/// case-sensitively against lower-cased text, which lets it use a SIMD
-/// prefilter that a case-insensitive automaton cannot.
-static FAST_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostFirst)
-        .build(TRIGGERS.iter().map(|t| t.0))
-        .expect("the trigger patterns are valid")
+/// The fast path's automata: the same (lower-case) triggers, matched
+/// case-sensitively against lower-cased text, which lets them use a SIMD
+/// prefilter (Teddy) that a case-insensitive automaton cannot. They are
+/// split by length: Teddy fingerprints a pattern by its first
+/// `min(4, shortest)` bytes and spreads the patterns over 8 or 16 buckets,
+/// so one automaton of every trigger (2-byte `q~` among them, 57 in all)
+/// matched most positions of ordinary prose and sent each to verification:
+/// clean text went from ~114 ns to ~689 ns. Triggers of 4 bytes or more
+/// get a 4-byte fingerprint; the few 3-byte ones sit in a small automaton
+/// of their own; the 1- or 2-byte ones (`q~`) in a third, which memchr
+/// drives. Together they find exactly what one automaton would.
+static FAST_AC: LazyLock<[AhoCorasick; 3]> = LazyLock::new(|| {
+    let by_len = |keep: fn(usize) -> bool| {
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(TRIGGERS.iter().map(|t| t.0).filter(|t| keep(t.len())))
+            .expect("the trigger patterns are valid")
+    };
+    [by_len(|n| n >= 4), by_len(|n| n == 3), by_len(|n| n <= 2)]
 });
 
 /// Whether `text` holds any trigger, in any case. Lower-cases through a
@@ -144,7 +155,7 @@ static FAST_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
 fn has_trigger(text: &str) -> bool {
     const CHUNK: usize = 512;
     const OVERLAP: usize = 16; // > the longest trigger
-    let ac = &*FAST_AC;
+    let acs = &*FAST_AC;
     let b = text.as_bytes();
     let mut buf = [0u8; CHUNK];
     let mut start = 0;
@@ -154,7 +165,7 @@ fn has_trigger(text: &str) -> bool {
         for (d, s) in chunk.iter_mut().zip(&b[start..end]) {
             *d = s.to_ascii_lowercase();
         }
-        if ac.is_match(&*chunk) {
+        if acs.iter().any(|ac| ac.is_match(&*chunk)) {
             return true;
         }
         if end == b.len() {
@@ -1584,5 +1595,8 @@ mod tests {
         }
         assert!(!has_trigger(&filler));
         assert!(!has_trigger(""));
+        // Every trigger is in exactly one of the fast path's automata.
+        let n: usize = FAST_AC.iter().map(|ac| ac.patterns_len()).sum();
+        assert_eq!(n, TRIGGERS.len());
     }
 }
