@@ -198,7 +198,12 @@ async fn an_unreadable_stored_row_never_takes_a_page_down() {
     assert_eq!(v["status"], "ok", "{v}");
     assert_eq!(v["database"]["unreadable_rows_skipped"], 4, "{v}");
     assert_eq!(v["database"]["started_empty"], false, "{v}");
-    let plain = h.http().get(h.path("/v1/health")).send().await.expect("health");
+    let plain = h
+        .http()
+        .get(h.path("/v1/health"))
+        .send()
+        .await
+        .expect("health");
     assert_eq!(plain.text().await.expect("text"), "ok");
     // And the scripted command a person runs exits 0.
     let env = [
@@ -434,7 +439,11 @@ async fn a_read_only_database_stops_the_start_naming_the_file() {
     assert!(log.contains("is read-only"), "{log}");
     assert!(log.contains(&db_path.display().to_string()), "{log}");
     assert!(!log.contains("listening on"), "{log}");
-    assert_eq!(std::fs::read(&db_path).expect("read"), before, "the file is untouched");
+    assert_eq!(
+        std::fs::read(&db_path).expect("read"),
+        before,
+        "the file is untouched"
+    );
 }
 
 /// Issue #10 item 8: a `hub.db` truncated to zero bytes starts a fresh

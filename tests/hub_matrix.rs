@@ -1037,7 +1037,9 @@ async fn hostile_requests_change_nothing() {
 async fn raw_exchange(h: &TestHub, request: &[u8]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let addr = h.url().trim_start_matches("http://").to_string();
-    let mut s = tokio::net::TcpStream::connect(&addr).await.expect("connect");
+    let mut s = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
     // The hub may answer and close before it has read everything.
     let _ = s.write_all(request).await;
     let mut out = Vec::new();

@@ -967,7 +967,10 @@ mod tests {
         let unknown = format!(r#"{{"worker":"w","{key}":1}}"#);
         let e = HeartbeatIn::parse(unknown.as_bytes()).expect_err("unknown field");
         let msg = without_values(&e.to_string());
-        assert!(!msg.contains("sk-ant") && msg.contains("unknown field"), "{msg}");
+        assert!(
+            !msg.contains("sk-ant") && msg.contains("unknown field"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -430,7 +430,11 @@ impl<I: AsyncWrite + Unpin> JsonErrors<I> {
 
     /// Take `buf` as a rewritten answer when it is hyper's own; the caller
     /// then reports it written whole.
-    fn rewrite(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Option<Poll<std::io::Result<usize>>> {
+    fn rewrite(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Option<Poll<std::io::Result<usize>>> {
         if self.conn.busy.load(Ordering::Acquire) != 0 {
             return None;
         }
@@ -491,10 +495,7 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for JsonErrors<I> {
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         std::task::ready!(self.drain(cx))?;
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
@@ -715,7 +716,10 @@ mod tests {
             let out = with_json_body(hyper_head(status).as_bytes()).expect(status);
             let out = String::from_utf8(out).expect("utf-8");
             let (head, body) = out.split_once("\r\n\r\n").expect("a head");
-            assert!(head.starts_with(&format!("HTTP/1.1 {status}\r\n")), "{head}");
+            assert!(
+                head.starts_with(&format!("HTTP/1.1 {status}\r\n")),
+                "{head}"
+            );
             assert!(head.contains("\r\ncontent-type: application/json\r\n"));
             assert!(head.contains(&format!("\r\ncontent-length: {}\r\n", body.len())));
             assert!(head.contains("\r\nconnection: close\r\n") && head.contains(DATE));
@@ -726,7 +730,8 @@ mod tests {
 
     #[test]
     fn every_other_write_passes_untouched() {
-        let json_404 = "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n";
+        let json_404 =
+            "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n";
         let with_body = format!("{}{{}}", hyper_head("400 Bad Request"));
         let tail_then_head = format!("ok{}", hyper_head("400 Bad Request"));
         let other_header = "HTTP/1.1 400 Bad Request\r\nx-a: b\r\ncontent-length: 0\r\n\r\n";
