@@ -353,6 +353,11 @@ fn http_layer_error(status: u16) -> Option<(&'static str, &'static str)> {
 /// `connection: close`, `content-length: 0` and `date`, alone in one write,
 /// and then closes; `None` for anything else, which passes untouched.
 fn with_json_body(head: &[u8]) -> Option<Vec<u8>> {
+    // hyper's answer is about 110 bytes; anything longer (an answer's body
+    // flushed after its handler finished) is passed on without a look.
+    if head.len() > 256 || !head.starts_with(b"HTTP/1.") {
+        return None;
+    }
     let text = std::str::from_utf8(head).ok()?;
     let text = text.strip_suffix("\r\n\r\n")?;
     let mut lines = text.split("\r\n");
@@ -736,6 +741,7 @@ mod tests {
         let tail_then_head = format!("ok{}", hyper_head("400 Bad Request"));
         let other_header = "HTTP/1.1 400 Bad Request\r\nx-a: b\r\ncontent-length: 0\r\n\r\n";
         let not_empty = "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 2\r\n\r\n";
+        let padded = hyper_head(&format!("400 Bad Request\r\nx-pad: {}", "p".repeat(300)));
         for w in [
             hyper_head("200 OK"),
             hyper_head("413 Payload Too Large"),
@@ -745,6 +751,7 @@ mod tests {
             tail_then_head,
             other_header.to_string(),
             not_empty.to_string(),
+            padded,
             "HTTP/1.1 400".to_string(),
             String::new(),
         ] {
