@@ -185,6 +185,26 @@ async fn an_unreadable_stored_row_never_takes_a_page_down() {
         "the restart found the newest readable revision and recorded none"
     );
     assert_eq!(db.unreadable_rows(), 4);
+    // /v1/health reports them (JSON form; the text form stays `ok`).
+    let r = h
+        .http()
+        .get(h.path("/v1/health"))
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("health");
+    let (s, v) = json_of(r).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(v["database"]["unreadable_rows_skipped"], 4, "{v}");
+    assert_eq!(v["database"]["started_empty"], false, "{v}");
+    let plain = h
+        .http()
+        .get(h.path("/v1/health"))
+        .send()
+        .await
+        .expect("health");
+    assert_eq!(plain.text().await.expect("text"), "ok");
     // And the scripted command a person runs exits 0.
     let env = [
         ("MAC_HUB_URL".to_string(), h.url()),
@@ -326,4 +346,167 @@ async fn the_hub_log_has_no_ansi_when_not_a_terminal() {
     assert!(text.contains("config replaced"), "{text}");
     assert!(!text.contains('\u{1b}'), "ANSI in the log: {text:?}");
     assert!(!text.contains(&owner), "a token in the log");
+}
+
+/// The real `macfleet hub` on a loopback port over `dir`, its log (stderr)
+/// in `dir/hub.log`; `as_nobody` runs it as uid/gid 65534 (a test run as
+/// root may write any file, so a read-only file stops only another user).
+fn spawn_hub(dir: &std::path::Path, as_nobody: bool) -> std::process::Child {
+    let log = std::fs::File::create(dir.join("hub.log")).expect("log file");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"));
+    cmd.args(["hub", "--config"])
+        .arg(dir.join("hub.toml"))
+        .arg("--tokens")
+        .arg(dir.join("tokens.toml"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log);
+    if as_nobody {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(65534) != 0
+                    || libc::setuid(65534) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    cmd.spawn().expect("hub spawns")
+}
+
+/// Wait (at most `ms`) for the hub to exit; its status, or None if it still
+/// runs (then it is killed).
+fn exit_within(child: &mut std::process::Child, ms: u64) -> Option<std::process::ExitStatus> {
+    for _ in 0..ms / 20 {
+        if let Ok(Some(st)) = child.try_wait() {
+            return Some(st);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Issue #10 item 8: a `hub.db` the hub may not write stops it at start
+/// with an error naming the file (SQLite would open it read-only without a
+/// word, and every failover would then answer 500). Proved with a real
+/// read-only file: when the test runs as root (who may write any file),
+/// the hub runs as `nobody`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_database_stops_the_start_naming_the_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, ..) = common::hub_dir();
+    let db_path = dir.path().join("hub.db");
+    let log_path = dir.path().join("hub.log");
+    // A real hub.db, made by the hub (WAL mode, its tables, one history
+    // entry), left by an orderly stop.
+    let mut hub = spawn_hub(dir.path(), false);
+    let started = eventually(200, || async {
+        let text = std::fs::read_to_string(&log_path).ok()?;
+        text.contains("listening on ").then_some(())
+    })
+    .await;
+    unsafe { libc::kill(hub.id() as i32, libc::SIGTERM) };
+    let stopped = exit_within(&mut hub, 10_000);
+    assert!(started.is_some() && stopped.is_some_and(|s| s.success()));
+    let size = std::fs::metadata(&db_path).expect("hub.db").len();
+    assert!(size > 0);
+    let root = unsafe { libc::geteuid() } == 0;
+    // Readable, not writable, by the user the hub runs as; the directory
+    // and the other files readable (and the directory writable: the file,
+    // not the place, is read-only).
+    let mode = |p: &std::path::Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).expect("chmod")
+    };
+    mode(dir.path(), 0o777);
+    mode(&dir.path().join("hub.toml"), 0o666);
+    mode(&dir.path().join("tokens.toml"), 0o644);
+    mode(&db_path, 0o444);
+    let before = std::fs::read(&db_path).expect("read");
+    let mut hub = spawn_hub(dir.path(), root);
+    let status = exit_within(&mut hub, 20_000);
+    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let status = status.unwrap_or_else(|| panic!("the hub kept running on a read-only db: {log}"));
+    assert!(!status.success(), "{log}");
+    assert!(log.contains("is read-only"), "{log}");
+    assert!(log.contains(&db_path.display().to_string()), "{log}");
+    assert!(!log.contains("listening on"), "{log}");
+    assert_eq!(
+        std::fs::read(&db_path).expect("read"),
+        before,
+        "the file is untouched"
+    );
+}
+
+/// Issue #10 item 8: a `hub.db` truncated to zero bytes starts a fresh
+/// history, and the hub says so: a warning in its log, and
+/// `started_empty` in `/v1/health` (JSON form). A database that was not
+/// empty is not reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncated_database_is_warned_about_and_reported() {
+    let (dir, owner, ..) = common::hub_dir();
+    let db_path = dir.path().join("hub.db");
+    for (round, empty) in [(0, true), (1, false)] {
+        if empty {
+            std::fs::File::create(&db_path).expect("an empty hub.db");
+        }
+        let mut hub = spawn_hub(dir.path(), false);
+        let log_path = dir.path().join("hub.log");
+        let url = eventually(200, || async {
+            let text = std::fs::read_to_string(&log_path).ok()?;
+            let rest = text.split("listening on ").nth(1)?;
+            Some(rest.split_whitespace().next()?.to_string())
+        })
+        .await;
+        let health = match &url {
+            Some(url) => reqwest::Client::new()
+                .get(format!("{url}/v1/health"))
+                .header("accept", "application/json")
+                .send()
+                .await
+                .ok(),
+            None => None,
+        };
+        let health: Value = match health {
+            Some(r) => r.json().await.unwrap_or(Value::Null),
+            None => Value::Null,
+        };
+        // The fresh history works: a write is recorded.
+        let history_len = match &url {
+            Some(url) if empty => {
+                let client = macfleet::client::Client::new(
+                    url,
+                    Some(macfleet::client::Token::new(&owner)),
+                    macfleet::client::ClientOptions::default(),
+                )
+                .expect("client");
+                client.history().await.map(|h| h.revisions.len()).ok()
+            }
+            _ => Some(1),
+        };
+        let _ = hub.kill();
+        let _ = hub.wait();
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        assert!(url.is_some(), "round {round}: the hub did not start: {log}");
+        assert_eq!(health["status"], "ok", "round {round}: {health}");
+        assert_eq!(
+            health["database"]["started_empty"], empty,
+            "round {round}: {health}"
+        );
+        assert_eq!(health["database"]["unreadable_rows_skipped"], 0);
+        assert_eq!(
+            log.contains("the database file is empty (truncated?)"),
+            empty,
+            "round {round}: {log}"
+        );
+        assert_eq!(history_len, Some(1), "round {round}: the initial revision");
+    }
 }

@@ -501,6 +501,14 @@ async fn hostile_requests_change_nothing() {
         assert_eq!(v["error"]["code"], code, "heartbeat, {name}: {v}");
         let msg = v["error"]["message"].as_str().unwrap_or("");
         assert!(!msg.contains("sk-ant"), "heartbeat, {name}: {msg}");
+        if name.starts_with("cause kind") {
+            // The field is named; the value sent is not echoed.
+            assert!(msg.contains("kind"), "heartbeat, {name}: {msg}");
+            assert!(
+                !msg.contains("transcript_said_so") && !msg.contains("api03"),
+                "heartbeat, {name}: {msg}"
+            );
+        }
         assert!(
             !msg.chars().any(|c| c.is_control()),
             "heartbeat, {name}: {msg:?}"
@@ -1014,6 +1022,155 @@ async fn hostile_requests_change_nothing() {
     }
     eprintln!("{tried} hostile requests, each a precise 4xx with the JSON error body");
     assert!(tried >= 80, "{tried}");
+    let r = h
+        .http()
+        .get(h.path("/v1/health"))
+        .send()
+        .await
+        .expect("health");
+    assert_eq!(r.status(), 200);
+    assert_eq!(stored(&h).await, before, "nothing stored changed");
+}
+
+/// Send raw bytes on a fresh connection and read the answer until the hub
+/// closes it (bounded: 10 s, 1 MiB).
+async fn raw_exchange(h: &TestHub, request: &[u8]) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = h.url().trim_start_matches("http://").to_string();
+    let mut s = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    // The hub may answer and close before it has read everything.
+    let _ = s.write_all(request).await;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while out.len() < 1 << 20 {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    out
+}
+
+/// The answers the HTTP layer gives before any handler sees the request
+/// (hyper writes them itself) carry the JSON error body too; afterwards the
+/// hub is healthy and nothing stored changed.
+#[tokio::test]
+async fn http_layer_errors_have_the_json_body() {
+    let h = TestHub::start().await;
+    let before = stored(&h).await;
+    let get = |target: &str, headers: &str| {
+        format!("GET {target} HTTP/1.1\r\nhost: x\r\n{headers}\r\n").into_bytes()
+    };
+    let many_headers: String = (0..101).map(|i| format!("x-h{i}: v\r\n")).collect();
+    let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
+        (
+            "a 100 KiB header",
+            get("/v1/health", &format!("x-big: {}\r\n", "a".repeat(100 * 1024))),
+            431,
+            "headers_too_large",
+        ),
+        (
+            "a 70,000-byte header (just over the 64 KiB head limit)",
+            get("/v1/health", &format!("x-big: {}\r\n", "a".repeat(70_000))),
+            431,
+            "headers_too_large",
+        ),
+        (
+            "a 70,000-byte target (a head over 64 KiB)",
+            get(&format!("/v1/failovers?kind={}", "k".repeat(70_000)), ""),
+            431,
+            "headers_too_large",
+        ),
+        (
+            "101 headers",
+            get("/v1/health", &many_headers),
+            431,
+            "headers_too_large",
+        ),
+        (
+            "a 9,000-byte target",
+            get(
+                &format!("/v1/failovers?kind={}", "k".repeat(9_000)),
+                "connection: close\r\n",
+            ),
+            414,
+            "uri_too_long",
+        ),
+        (
+            "a 60,000-byte target, no token",
+            get(
+                &format!("/v1/whoami?{}", "k".repeat(60_000)),
+                "connection: close\r\n",
+            ),
+            414,
+            "uri_too_long",
+        ),
+        (
+            "a malformed request line",
+            b"GARBAGE\r\n\r\n".to_vec(),
+            400,
+            "bad_request",
+        ),
+        (
+            "an unknown HTTP version",
+            b"GET /v1/health HTTP/2.5\r\nhost: x\r\n\r\n".to_vec(),
+            400,
+            "bad_request",
+        ),
+        (
+            "a space in a header name",
+            get("/v1/health", "bad header: a\r\n"),
+            400,
+            "bad_request",
+        ),
+        (
+            "two Content-Lengths",
+            b"POST /v1/heartbeats HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\nabcde".to_vec(),
+            400,
+            "bad_request",
+        ),
+        (
+            "a control byte in the target",
+            b"GET /v1/he\x01alth HTTP/1.1\r\nhost: x\r\n\r\n".to_vec(),
+            400,
+            "bad_request",
+        ),
+    ];
+    for (name, request, want, code) in &cases {
+        let t = std::time::Instant::now();
+        let out = raw_exchange(&h, request).await;
+        eprintln!("{name}: answered and closed in {:?}", t.elapsed());
+        let text = String::from_utf8_lossy(&out);
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status = head
+            .strip_prefix("HTTP/1.1 ")
+            .and_then(|r| r.get(..3))
+            .and_then(|s| s.parse::<u16>().ok());
+        assert_eq!(status, Some(*want), "{name}: {head}");
+        let head_lc = head.to_ascii_lowercase();
+        assert!(
+            head_lc.contains("\r\ncontent-type: application/json\r\n"),
+            "{name}: {head}"
+        );
+        assert!(
+            head_lc.contains(&format!("\r\ncontent-length: {}\r\n", body.len())),
+            "{name}: {head}"
+        );
+        let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+        assert_eq!(v["error"]["code"], *code, "{name}: {body:?}");
+        let msg = v["error"]["message"].as_str().unwrap_or("");
+        assert!(!msg.is_empty() && msg.len() <= 100, "{name}: {msg}");
+    }
+    // A normal request on the same kind of raw connection is untouched.
+    let out = raw_exchange(&h, &get("/v1/health", "connection: close\r\n")).await;
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(text.ends_with("\r\n\r\nok"), "{text}");
     let r = h
         .http()
         .get(h.path("/v1/health"))

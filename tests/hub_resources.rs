@@ -34,6 +34,48 @@ async fn health(url: &str) -> Option<Duration> {
     (r.status() == StatusCode::OK).then(|| t0.elapsed())
 }
 
+/// A JSON error answer: checks its status, its `Retry-After` (or that it
+/// has none) and its code; returns its message.
+async fn expect_error(
+    r: reqwest::Response,
+    status: StatusCode,
+    code: &str,
+    retry_after: Option<&str>,
+) -> String {
+    assert_eq!(r.status(), status);
+    assert_eq!(
+        r.headers().get("retry-after").and_then(|v| v.to_str().ok()),
+        retry_after
+    );
+    let v: serde_json::Value = r.json().await.expect("a JSON body");
+    assert_eq!(v["error"]["code"], code, "{v}");
+    v["error"]["message"].as_str().unwrap_or("").to_string()
+}
+
+/// `POST /v1/heartbeats` with the worker token.
+async fn post_heartbeat(h: &TestHub, body: &serde_json::Value) -> reqwest::Response {
+    h.http()
+        .post(h.path("/v1/heartbeats"))
+        .bearer_auth(&h.worker)
+        .json(body)
+        .send()
+        .await
+        .expect("post")
+}
+
+/// `GET /v1/events` with the viewer token, answered 200 (not read).
+async fn open_stream(h: &TestHub) -> reqwest::Response {
+    let r = h
+        .http()
+        .get(h.path("/v1/events"))
+        .bearer_auth(&h.viewer)
+        .send()
+        .await
+        .expect("a stream");
+    assert_eq!(r.status(), StatusCode::OK);
+    r
+}
+
 /// Item 2, in-process: 4x the connection cap in slow-header clients; health
 /// still answers every time, the cap holds, and the slow ones are closed
 /// after the head timeout.
@@ -298,14 +340,7 @@ async fn a_stalled_subscriber_is_reset_and_dropped() {
         all.len()
     );
     // A new subscriber is let in.
-    let r = h
-        .http()
-        .get(h.path("/v1/events"))
-        .bearer_auth(&h.viewer)
-        .send()
-        .await
-        .expect("a new stream");
-    assert_eq!(r.status(), StatusCode::OK);
+    open_stream(&h).await;
 }
 
 /// Item 6 of the issue: the worker cap holds; a known worker still reports
@@ -315,33 +350,11 @@ async fn the_worker_cap_holds() {
     let h = TestHub::start_with(common::CONFIG, |o| o.max_workers = 50).await;
     let url = h.url();
     assert_eq!(heartbeats(&url, &h.worker, 50, 50, 10).await, 50);
-    let http = h.http();
-    let post = |id: &str, failovers: serde_json::Value| {
-        http.post(h.path("/v1/heartbeats"))
-            .bearer_auth(&h.worker)
-            .json(&heartbeat(id, None, failovers))
-            .send()
-    };
-    let r = post(
-        "w-new",
-        json!([common::failover("f-new", "rate_limited", "429")]),
-    )
-    .await
-    .expect("post");
-    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(
-        r.headers().get("retry-after").and_then(|v| v.to_str().ok()),
-        Some("60")
-    );
-    let v: serde_json::Value = r.json().await.expect("json");
-    assert_eq!(v["error"]["code"], "fleet_full", "{v}");
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("maximum of 50 workers")
-    );
-    let r = post("w-00007", json!([])).await.expect("post");
+    let fo = json!([common::failover("f-new", "rate_limited", "429")]);
+    let r = post_heartbeat(&h, &heartbeat("w-new", None, fo)).await;
+    let msg = expect_error(r, StatusCode::SERVICE_UNAVAILABLE, "fleet_full", Some("60")).await;
+    assert!(msg.contains("maximum of 50 workers"), "{msg}");
+    let r = post_heartbeat(&h, &heartbeat("w-00007", None, json!([]))).await;
     assert_eq!(r.status(), StatusCode::OK, "a known worker reports");
     let viewer = h.client(&h.viewer);
     let page = viewer.workers(None).await.expect("workers");
@@ -374,22 +387,11 @@ async fn put_bounds_match_the_heartbeats() {
             .send()
     };
     let max = macfleet::wire::MAX_AGENTS;
-    let r = put(names(max + 1), before.revision.clone())
-        .await
-        .expect("put");
-    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
-    let v: serde_json::Value = r.json().await.expect("json");
-    assert_eq!(v["error"]["code"], "invalid_agents", "{v}");
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("at most 64")
-    );
-    let r = put(names(20_000), before.revision.clone())
-        .await
-        .expect("put");
-    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    for n in [max + 1, 20_000] {
+        let r = put(names(n), before.revision.clone()).await.expect("put");
+        let msg = expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "invalid_agents", None).await;
+        assert!(msg.contains("at most 64"), "{n} agents: {msg}");
+    }
     let now = viewer.config().await.expect("config");
     assert_eq!(now.text, before.text, "nothing changed");
     let r = put(names(max), before.revision.clone()).await.expect("put");
@@ -398,14 +400,7 @@ async fn put_bounds_match_the_heartbeats() {
     hb["agents"] = json!(names(max));
     hb["active_agent"] = json!("a0");
     hb["capabilities"] = json!({});
-    let r = h
-        .http()
-        .post(h.path("/v1/heartbeats"))
-        .bearer_auth(&h.worker)
-        .json(&hb)
-        .send()
-        .await
-        .expect("post");
+    let r = post_heartbeat(&h, &hb).await;
     assert_eq!(r.status(), StatusCode::OK, "the fleet can follow the list");
 }
 
@@ -416,15 +411,7 @@ async fn a_full_hub_answers_503_with_the_json_body() {
     let h = TestHub::start_with(common::CONFIG, |o| o.limits.max_connections = 2).await;
     let mut streams = Vec::new();
     for _ in 0..2 {
-        let r = h
-            .http()
-            .get(h.path("/v1/events"))
-            .bearer_auth(&h.viewer)
-            .send()
-            .await
-            .expect("a stream");
-        assert_eq!(r.status(), StatusCode::OK);
-        streams.push(r);
+        streams.push(open_stream(&h).await);
     }
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
@@ -436,13 +423,7 @@ async fn a_full_hub_answers_503_with_the_json_body() {
         .send()
         .await
         .expect("answered");
-    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(
-        r.headers().get("retry-after").and_then(|v| v.to_str().ok()),
-        Some("1")
-    );
-    let v: serde_json::Value = r.json().await.expect("a JSON body");
-    assert_eq!(v["error"]["code"], "overloaded");
+    expect_error(r, StatusCode::SERVICE_UNAVAILABLE, "overloaded", Some("1")).await;
     assert_eq!(h.running().conns.get().refused, 1);
     drop(streams);
     let ok = common::eventually(100, || async {

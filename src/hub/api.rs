@@ -102,17 +102,67 @@ impl ApiError {
 fn without_values(message: &str) -> String {
     use std::sync::LazyLock;
     static VARIANT: LazyLock<Option<regex::Regex>> =
-        LazyLock::new(|| regex::Regex::new(r"unknown variant `(?:[^`\\]|\\.)*`").ok());
+        LazyLock::new(|| regex::Regex::new(r"unknown (variant|field) `(?:[^`\\]|\\.)*`").ok());
     static STRING: LazyLock<Option<regex::Regex>> =
         LazyLock::new(|| regex::Regex::new(r#"string "(?:[^"\\]|\\.)*""#).ok());
     let mut out = message.to_string();
     if let Some(re) = VARIANT.as_ref() {
-        out = re.replace_all(&out, "unknown variant").into_owned();
+        out = re.replace_all(&out, "unknown $1").into_owned();
     }
     if let Some(re) = STRING.as_ref() {
         out = re.replace_all(&out, "a string").into_owned();
     }
     out
+}
+
+/// The names a heartbeat's JSON objects may hold (`wire::Heartbeat` and
+/// what it holds): a key outside this list is the sender's text (a
+/// `capabilities` key, an unknown field) and is never echoed.
+const HEARTBEAT_FIELDS: &[&str] = &[
+    "worker",
+    "host",
+    "sent_at",
+    "config_revision",
+    "agents",
+    "active_agent",
+    "capabilities",
+    "failovers",
+    "binary",
+    "token",
+    "preflight",
+    "id",
+    "at",
+    "from",
+    "to",
+    "cause",
+    "kind",
+    "status",
+    "source",
+    "detail",
+];
+
+/// Where in a heartbeat body parsing failed, as a path of field names and
+/// indexes (`failovers[0].cause.kind`); a key the sender chose is shown as
+/// `*`. Only run on a body that failed to parse.
+fn heartbeat_error_path(body: &[u8]) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let e = serde_path_to_error::deserialize::<_, HeartbeatIn<'_>>(&mut de).err()?;
+    let mut path = String::new();
+    for seg in e.path().iter() {
+        match seg {
+            Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                let known = HEARTBEAT_FIELDS.contains(&key.as_str());
+                path.push_str(if known { key } else { "*" });
+            }
+            Segment::Unknown => path.push_str(".?"),
+        }
+    }
+    (!path.is_empty()).then_some(path)
 }
 
 /// What an error may say of the input: scrubbed, and short.
@@ -167,7 +217,26 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/v1/events", get(events))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(limit_target))
         .with_state(hub)
+}
+
+/// The longest request target (path and query) taken, in bytes. Every
+/// query the API defines fits in far less; hyper's own limit (65,534 bytes,
+/// past the 64 KiB head limit anyway) would answer 431.
+pub const MAX_TARGET: usize = 8 * 1024;
+
+async fn limit_target(req: Request, next: axum::middleware::Next) -> Response {
+    let len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if len > MAX_TARGET {
+        return ApiError::new(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            "the request target is over 8 KiB",
+        )
+        .into_response();
+    }
+    next.run(req).await
 }
 
 async fn not_found() -> ApiError {
@@ -221,8 +290,25 @@ fn require(p: &Principal, allowed: &[Role], what: &str) -> ApiResult<()> {
 
 const READERS: &[Role] = &[Role::Owner, Role::Viewer];
 
-async fn health() -> &'static str {
-    "ok"
+/// `ok` as text; with `Accept: application/json`, what the hub met in its
+/// database as well (no token needed: counts only, no stored content).
+async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    let wants_json = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("application/json"));
+    if !wants_json {
+        return "ok".into_response();
+    }
+    axum::Json(serde_json::json!({
+        "status": "ok",
+        "database": {
+            "unreadable_rows_skipped": hub.db.unreadable_rows(),
+            "started_empty": hub.db.started_empty(),
+        },
+    }))
+    .into_response()
 }
 
 async fn whoami(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResult<axum::Json<Whoami>> {
@@ -444,9 +530,15 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
             _ => StatusCode::BAD_REQUEST,
         };
-        // serde's message names the field and position; the values it
-        // may quote are taken out, and the rest scrubbed all the same.
-        invalid_heartbeat(status, excerpt(&without_values(&e.to_string())))
+        // serde's message names the position; the values it may quote are
+        // taken out, and the rest scrubbed all the same. The field's path
+        // goes first.
+        let message = excerpt(&without_values(&e.to_string()));
+        let message = match heartbeat_error_path(&bytes) {
+            Some(path) => format!("{path}: {message}"),
+            None => message,
+        };
+        invalid_heartbeat(status, message)
     })?;
     let retry = |status: StatusCode, code: &str, message: String, after: &'static str| {
         let mut resp = ApiError::new(status, code, message).into_response();
@@ -872,6 +964,38 @@ mod tests {
             );
         let e = HeartbeatIn::parse(body.as_bytes()).expect_err("wrong type");
         assert!(!without_values(&e.to_string()).contains("sk-ant"));
+        let unknown = format!(r#"{{"worker":"w","{key}":1}}"#);
+        let e = HeartbeatIn::parse(unknown.as_bytes()).expect_err("unknown field");
+        let msg = without_values(&e.to_string());
+        assert!(
+            !msg.contains("sk-ant") && msg.contains("unknown field"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn heartbeat_errors_name_the_field_path_never_a_senders_key() {
+        let key = format!("{}{}", "sk-ant-", "api03-abcdefghijklmnop");
+        let body = format!(
+            r#"{{"worker":"w","host":"h","sent_at":"2026-11-29T15:04:05Z","agents":[],"active_agent":null,"failovers":[{{"id":"f","at":"2026-11-29T15:04:05Z","from":"pi","to":null,"cause":{{"kind":"{key}","source":"worker"}}}}]}}"#
+        );
+        assert_eq!(
+            heartbeat_error_path(body.as_bytes()).as_deref(),
+            Some("failovers[0].cause.kind")
+        );
+        let caps = format!(
+            r#"{{"worker":"w","host":"h","sent_at":"2026-11-29T15:04:05Z","agents":[],"capabilities":{{"{key}":{{"binary":1}}}}}}"#
+        );
+        let path = heartbeat_error_path(caps.as_bytes()).expect("a path");
+        assert_eq!(path, "capabilities.*.binary");
+        let unknown = format!(r#"{{"worker":"w","{key}":1}}"#);
+        let path = heartbeat_error_path(unknown.as_bytes()).unwrap_or_default();
+        assert!(!path.contains("sk-ant"), "{path}");
+        // Truncated inside a field: that field.
+        assert_eq!(
+            heartbeat_error_path(b"{\"worker\":").as_deref(),
+            Some("worker")
+        );
     }
 
     #[test]

@@ -75,6 +75,8 @@ pub struct Db {
     head: Arc<AtomicU64>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     unreadable: Unreadable,
+    /// The file was there and empty at start (truncated?).
+    started_empty: bool,
 }
 
 const PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;";
@@ -114,6 +116,15 @@ CREATE INDEX IF NOT EXISTS failovers_by_to ON failovers (to_agent, seq);
 
 fn open(path: &Path) -> Result<Connection, DbError> {
     let mut conn = Connection::open(path)?;
+    // SQLite opens a file it may not write read-only, without a word;
+    // every later write would fail (and switching to WAL fails first, with
+    // a message that does not name the file). Refuse to start instead.
+    if conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Err(DbError::Other(format!(
+            "{} is read-only: the hub must be able to write its history and failover log",
+            path.display()
+        )));
+    }
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     conn.execute_batch(PRAGMAS)?;
     migrate_v1(&mut conn)?;
@@ -166,21 +177,14 @@ pub type OnCommit = Box<dyn Fn(Vec<FailoverRecord>) + Send + 'static>;
 impl Db {
     /// Open (or create) the database and start its writer thread.
     pub fn open(path: &Path, bounds: Bounds, on_commit: OnCommit) -> Result<Db, DbError> {
-        if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        let started_empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
+        if started_empty {
             tracing::warn!(
                 path = %path.display(),
                 "the database file is empty (truncated?): starting a fresh history and failover log"
             );
         }
         let writer_conn = open(path)?;
-        // SQLite opens a file it may not write read-only, without a word;
-        // every later write would fail. Refuse to start instead.
-        if writer_conn.is_readonly(rusqlite::MAIN_DB)? {
-            return Err(DbError::Other(format!(
-                "{} is read-only: the hub must be able to write its history and failover log",
-                path.display()
-            )));
-        }
         let read = open(path)?;
         let head: u64 = read.query_row("SELECT COALESCE(MAX(seq), 0) FROM failovers", [], |r| {
             r.get::<_, i64>(0)
@@ -198,6 +202,7 @@ impl Db {
             head,
             writer: Mutex::new(Some(writer)),
             unreadable: Unreadable::default(),
+            started_empty,
         })
     }
 
@@ -357,6 +362,12 @@ impl Db {
     /// since the hub started.
     pub fn unreadable_rows(&self) -> u64 {
         self.unreadable.count.load(Ordering::Relaxed)
+    }
+
+    /// Whether the file was there but empty when the hub started (a
+    /// truncated database: the history and failover log began afresh).
+    pub fn started_empty(&self) -> bool {
+        self.started_empty
     }
 
     /// Stop the writer after it has committed everything queued.

@@ -442,20 +442,29 @@ mod tests {
         }
     }
 
+    /// The tests' fixed clock.
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
+            .single()
+            .expect("time")
+    }
+
+    /// A plain heartbeat from `worker`, received at `at`, the fleet at `r1`.
+    fn beat(f: &mut Fleet, worker: &str, at: DateTime<Utc>) -> Arc<Stored> {
+        f.record(&(&hb(worker)).into(), at, "r1")
+    }
+
     #[test]
     fn deltas_hold_each_changed_worker_once_and_survive_compaction() {
-        let t0 = Utc
-            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
-            .single()
-            .expect("time");
+        let t0 = t0();
         let mut f = Fleet::new(7);
         for i in 0..10 {
-            f.record(&(&hb(&format!("w-{i}"))).into(), t0, "r1");
+            beat(&mut f, &format!("w-{i}"), t0);
         }
         let c = f.cursor();
         // Many changes to a few workers, enough to force compactions.
         for round in 0..2000 {
-            f.record(&(&hb(&format!("w-{}", round % 3))).into(), t0, "r1");
+            beat(&mut f, &format!("w-{}", round % 3), t0);
         }
         let d = f.snapshot(Some(c));
         assert!(d.delta);
@@ -472,13 +481,10 @@ mod tests {
 
     #[test]
     fn the_cap_admits_known_workers_and_eviction_forgets_the_long_lost() {
-        let t0 = Utc
-            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
-            .single()
-            .expect("time");
+        let t0 = t0();
         let mut f = Fleet::new(1);
-        f.record(&(&hb("w-1")).into(), t0, "r1");
-        f.record(&(&hb("w-2")).into(), t0 + chrono::Duration::hours(2), "r1");
+        beat(&mut f, "w-1", t0);
+        beat(&mut f, "w-2", t0 + chrono::Duration::hours(2));
         assert!(f.admits("w-1", 2), "a known worker");
         assert!(!f.admits("w-3", 2), "a new one past the cap");
         assert!(f.admits("w-3", 3));
@@ -494,12 +500,9 @@ mod tests {
 
     #[test]
     fn sweep_moves_by_the_hubs_clock() {
-        let t0 = Utc
-            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
-            .single()
-            .expect("time");
+        let t0 = t0();
         let mut f = Fleet::new(1);
-        f.record(&(&hb("w-1")).into(), t0, "r1");
+        beat(&mut f, "w-1", t0);
         let c = f.cursor();
         assert_eq!(f.sweep(t0 + chrono::Duration::seconds(29), 10), 0);
         assert_eq!(f.sweep(t0 + chrono::Duration::seconds(31), 10), 1);
@@ -513,10 +516,7 @@ mod tests {
 
     #[test]
     fn stored_views_serialise_as_the_wire_type_and_share_what_repeats() {
-        let t0 = Utc
-            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
-            .single()
-            .expect("time");
+        let t0 = t0();
         let mut f = Fleet::new(1);
         let mut h = hb("w-1");
         h.capabilities.insert(

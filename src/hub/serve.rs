@@ -12,7 +12,13 @@
 //!   keep-alive), and is turned away with a 503 only when every connection is
 //!   busy;
 //! - `accept` failing for want of descriptors (`EMFILE`, `ENFILE`) evicts an
-//!   idle connection and carries on; it never ends the loop.
+//!   idle connection and carries on; it never ends the loop;
+//! - the answers hyper writes itself, before any handler sees the request
+//!   (400 for a request it cannot parse, 431 for a head over 64 KiB or
+//!   more than 100 headers, and 414 for a target over 65,534 bytes, which
+//!   the head limit makes 431 first), get the JSON error body every other
+//!   answer has ([`JsonErrors`]). Targets over 8 KiB inside the head limit
+//!   are the router's 414 (`api::MAX_TARGET`).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -27,7 +33,7 @@ use axum::body::{Body, Bytes, HttpBody};
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 
@@ -59,6 +65,10 @@ impl Default for Limits {
         }
     }
 }
+
+/// The largest request head (request line and headers) read: past it,
+/// 431 `headers_too_large`.
+const MAX_HEAD: usize = 64 * 1024;
 
 /// Descriptors kept free for everything but client connections: the
 /// database and its WAL, the config's temporary file, the listener, logs.
@@ -324,6 +334,178 @@ fn full_response() -> String {
     )
 }
 
+/// The JSON error body for an answer hyper writes by itself: the request
+/// never reached a handler, so no handler could give it one.
+fn http_layer_error(status: u16) -> Option<(&'static str, &'static str)> {
+    match status {
+        400 => Some(("bad_request", "the request is not valid HTTP/1.1")),
+        414 => Some(("uri_too_long", "the request target is too long")),
+        431 => Some((
+            "headers_too_large",
+            "the request head is over 64 KiB or has more than 100 headers",
+        )),
+        _ => None,
+    }
+}
+
+/// hyper's own answer to a request it could not parse, given the JSON error
+/// body. hyper writes exactly `HTTP/1.x <400|414|431> <reason>` with
+/// `connection: close`, `content-length: 0` and `date`, alone in one write,
+/// and then closes; `None` for anything else, which passes untouched.
+fn with_json_body(head: &[u8]) -> Option<Vec<u8>> {
+    // hyper's answer is about 110 bytes; anything longer (an answer's body
+    // flushed after its handler finished) is passed on without a look.
+    if head.len() > 256 || !head.starts_with(b"HTTP/1.") {
+        return None;
+    }
+    let text = std::str::from_utf8(head).ok()?;
+    let text = text.strip_suffix("\r\n\r\n")?;
+    let mut lines = text.split("\r\n");
+    let status_line = lines.next()?;
+    let rest = status_line
+        .strip_prefix("HTTP/1.1 ")
+        .or_else(|| status_line.strip_prefix("HTTP/1.0 "))?;
+    let (code, message) = http_layer_error(rest.get(..3)?.parse().ok()?)?;
+    let mut headers = Vec::new();
+    let mut empty_body = false;
+    for line in lines {
+        let (name, value) = line.split_once(": ")?;
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" if value == "0" => empty_body = true,
+            "connection" | "date" => headers.push(line),
+            _ => return None,
+        }
+    }
+    if !empty_body {
+        return None;
+    }
+    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
+    let mut out = format!(
+        "{status_line}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for h in headers {
+        out.push_str(h);
+        out.push_str("\r\n");
+    }
+    out.push_str("\r\n");
+    out.push_str(&body);
+    Some(out.into_bytes())
+}
+
+/// A connection's I/O that gives hyper's own 400/414/431 answers the JSON
+/// error body ([`with_json_body`]). Only a write made while no request is
+/// in progress on the connection is looked at (hyper's answer to a request
+/// it could not parse is the only answer written then), so no handler's
+/// answer is ever touched. The rewritten answer is written out before any
+/// flush or shutdown completes.
+struct JsonErrors<I> {
+    inner: I,
+    conn: Arc<ConnState>,
+    /// A rewritten answer, and how much of it is written.
+    pending: Vec<u8>,
+    written: usize,
+}
+
+impl<I: AsyncWrite + Unpin> JsonErrors<I> {
+    fn new(inner: I, conn: Arc<ConnState>) -> Self {
+        JsonErrors {
+            inner,
+            conn,
+            pending: Vec::new(),
+            written: 0,
+        }
+    }
+
+    /// Write out what is pending.
+    fn drain(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        while self.written < self.pending.len() {
+            let n = std::task::ready!(
+                Pin::new(&mut self.inner).poll_write(cx, &self.pending[self.written..])
+            )?;
+            if n == 0 {
+                return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+            }
+            self.written += n;
+        }
+        self.pending.clear();
+        self.written = 0;
+        Poll::Ready(Ok(()))
+    }
+
+    /// Take `buf` as a rewritten answer when it is hyper's own; the caller
+    /// then reports it written whole.
+    fn rewrite(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Option<Poll<std::io::Result<usize>>> {
+        if self.conn.busy.load(Ordering::Acquire) != 0 {
+            return None;
+        }
+        self.pending = with_json_body(buf)?;
+        self.written = 0;
+        Some(match self.drain(cx) {
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            // Pending: the rest goes out on the flush that follows.
+            _ => Poll::Ready(Ok(buf.len())),
+        })
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for JsonErrors<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for JsonErrors<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        std::task::ready!(self.drain(cx))?;
+        if let Some(r) = self.rewrite(cx, buf) {
+            return r;
+        }
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        std::task::ready!(self.drain(cx))?;
+        let mut nonempty = bufs.iter().filter(|b| !b.is_empty());
+        if let (Some(only), None) = (nonempty.next(), nonempty.next()) {
+            if let Some(r) = self.rewrite(cx, only) {
+                return r;
+            }
+        }
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.drain(cx))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.drain(cx))?;
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
 /// Counters of the loop, for tests and the log.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConnStats {
@@ -495,7 +677,9 @@ impl ConnCtx {
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(self.limits.header_timeout)
-            .max_buf_size(64 * 1024);
+            .max_buf_size(MAX_HEAD)
+            .max_header_size(MAX_HEAD);
+        let io = JsonErrors::new(io, self.conn.clone());
         let c = builder.serve_connection(TokioIo::new(io), svc);
         tokio::pin!(c);
         tokio::select! {
@@ -514,5 +698,65 @@ impl ConnCtx {
             _ = c.as_mut() => {}
             () = self.conn.kill.notified() => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DATE: &str = "date: Mon, 30 Nov 2026 13:25:03 GMT";
+
+    fn hyper_head(status: &str) -> String {
+        format!("HTTP/1.1 {status}\r\nconnection: close\r\ncontent-length: 0\r\n{DATE}\r\n\r\n")
+    }
+
+    #[test]
+    fn hypers_own_answers_get_the_json_body() {
+        for (status, code) in [
+            ("400 Bad Request", "bad_request"),
+            ("414 URI Too Long", "uri_too_long"),
+            ("431 Request Header Fields Too Large", "headers_too_large"),
+        ] {
+            let out = with_json_body(hyper_head(status).as_bytes()).expect(status);
+            let out = String::from_utf8(out).expect("utf-8");
+            let (head, body) = out.split_once("\r\n\r\n").expect("a head");
+            assert!(
+                head.starts_with(&format!("HTTP/1.1 {status}\r\n")),
+                "{head}"
+            );
+            assert!(head.contains("\r\ncontent-type: application/json\r\n"));
+            assert!(head.contains(&format!("\r\ncontent-length: {}\r\n", body.len())));
+            assert!(head.contains("\r\nconnection: close\r\n") && head.contains(DATE));
+            let v: serde_json::Value = serde_json::from_str(body).expect("json");
+            assert_eq!(v["error"]["code"], code);
+        }
+    }
+
+    #[test]
+    fn every_other_write_passes_untouched() {
+        let json_404 =
+            "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n";
+        let with_body = format!("{}{{}}", hyper_head("400 Bad Request"));
+        let tail_then_head = format!("ok{}", hyper_head("400 Bad Request"));
+        let other_header = "HTTP/1.1 400 Bad Request\r\nx-a: b\r\ncontent-length: 0\r\n\r\n";
+        let not_empty = "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 2\r\n\r\n";
+        let padded = hyper_head(&format!("400 Bad Request\r\nx-pad: {}", "p".repeat(300)));
+        for w in [
+            hyper_head("200 OK"),
+            hyper_head("413 Payload Too Large"),
+            hyper_head("503 Service Unavailable"),
+            json_404.to_string(),
+            with_body,
+            tail_then_head,
+            other_header.to_string(),
+            not_empty.to_string(),
+            padded,
+            "HTTP/1.1 400".to_string(),
+            String::new(),
+        ] {
+            assert_eq!(with_json_body(w.as_bytes()), None, "{w:?}");
+        }
+        assert_eq!(with_json_body(&[0xff, 0xfe]), None);
     }
 }

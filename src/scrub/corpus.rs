@@ -54,6 +54,32 @@ impl Rng {
     }
 }
 
+/// A piece of a fake secret's body: literal text, `n` characters drawn
+/// from a set, or `n` base62 characters that mix cases and digits.
+#[derive(Clone, Copy)]
+enum Part {
+    Lit(&'static str),
+    Of(&'static [u8], usize),
+    Mixed(usize),
+}
+
+impl Rng {
+    /// A body of the given shape, its parts drawn in order.
+    fn shape(&mut self, parts: &[Part]) -> String {
+        parts
+            .iter()
+            .map(|p| match *p {
+                Part::Lit(s) => s.to_string(),
+                Part::Of(set, n) => self.pick(set, n),
+                Part::Mixed(n) => self.b62(n),
+            })
+            .collect()
+    }
+}
+
+/// A prefix and the shape of the body after it.
+type Shaped = (&'static str, &'static str, &'static [Part]);
+
 fn e(family: &'static str, detail: String, needle: String) -> Entry {
     Entry {
         family,
@@ -179,63 +205,83 @@ pub fn secrets() -> Vec<Entry> {
         format!("git push: token xghp_{body} denied"),
         body,
     ));
-    // GitLab.
-    v.push(tok("gitlab personal", "glpat-", r.b62(20)));
-    v.push(tok("gitlab personal, new format", "glpat-", r.b62(48)));
-    v.push(tok("gitlab deploy", "gldt-", r.b62(20)));
-    v.push(tok("gitlab runner", "glrt-", r.b62(20)));
-    // Hugging Face.
-    v.push(tok("huggingface", "hf_", r.pick(LETTERS, 34)));
-    v.push(tok("huggingface org", "api_org_", r.pick(LETTERS, 34)));
-    // Slack.
-    let body = format!(
-        "{}-{}-{}",
-        r.pick(DIGITS, 12),
-        r.pick(DIGITS, 13),
-        r.b62(24)
-    );
-    v.push(tok("slack bot", "xoxb-", body));
-    let body = format!(
-        "{}-{}-{}-{}",
-        r.pick(DIGITS, 12),
-        r.pick(DIGITS, 12),
-        r.pick(DIGITS, 13),
-        r.pick(HEX, 32)
-    );
-    v.push(tok("slack user", "xoxp-", body));
-    let body = format!(
-        "1-A{}-{}-{}",
-        r.pick(UPPER_DIGITS, 10),
-        r.pick(DIGITS, 13),
-        r.pick(HEX, 64)
-    );
-    v.push(tok("slack app", "xapp-", body));
-    let body = format!(
-        "T{}/B{}/{}",
-        r.pick(UPPER_DIGITS, 10),
-        r.pick(UPPER_DIGITS, 10),
-        r.b62(24)
-    );
+    // GitLab, Hugging Face and Slack, then Stripe, the package registries
+    // and SendGrid: `prefix + body` of a known shape.
+    use Part::{Lit, Mixed, Of};
+    const SHAPED: &[Shaped] = &[
+        ("gitlab personal", "glpat-", &[Mixed(20)]),
+        ("gitlab personal, new format", "glpat-", &[Mixed(48)]),
+        ("gitlab deploy", "gldt-", &[Mixed(20)]),
+        ("gitlab runner", "glrt-", &[Mixed(20)]),
+        ("huggingface", "hf_", &[Of(LETTERS, 34)]),
+        ("huggingface org", "api_org_", &[Of(LETTERS, 34)]),
+        (
+            "slack bot",
+            "xoxb-",
+            &[
+                Of(DIGITS, 12),
+                Lit("-"),
+                Of(DIGITS, 13),
+                Lit("-"),
+                Mixed(24),
+            ],
+        ),
+        (
+            "slack user",
+            "xoxp-",
+            &[
+                Of(DIGITS, 12),
+                Lit("-"),
+                Of(DIGITS, 12),
+                Lit("-"),
+                Of(DIGITS, 13),
+                Lit("-"),
+                Of(HEX, 32),
+            ],
+        ),
+        (
+            "slack app",
+            "xapp-",
+            &[
+                Lit("1-A"),
+                Of(UPPER_DIGITS, 10),
+                Lit("-"),
+                Of(DIGITS, 13),
+                Lit("-"),
+                Of(HEX, 64),
+            ],
+        ),
+    ];
+    const SHAPED_2: &[Shaped] = &[
+        ("stripe live", "sk_live_", &[Mixed(99)]),
+        ("stripe restricted", "rk_live_", &[Mixed(24)]),
+        ("stripe test", "sk_test_", &[Mixed(24)]),
+        ("npm", "npm_", &[Mixed(36)]),
+        ("npm lower case", "npm_", &[Of(LOWER_DIGITS, 36)]),
+        ("pypi", "pypi-", &[Lit("AgEIcHlwaS5vcmc"), Mixed(70)]),
+        ("sendgrid", "SG.", &[Mixed(22), Lit("."), Mixed(43)]),
+    ];
+    for &(family, prefix, parts) in SHAPED {
+        let body = r.shape(parts);
+        v.push(tok(family, prefix, body));
+    }
+    let body = r.shape(&[
+        Lit("T"),
+        Of(UPPER_DIGITS, 10),
+        Lit("/B"),
+        Of(UPPER_DIGITS, 10),
+        Lit("/"),
+        Mixed(24),
+    ]);
     v.push(e(
         "slack webhook",
         format!("notify: POST https://hooks.slack.com/services/{body} -> 404"),
         body,
     ));
-    // Stripe.
-    v.push(tok("stripe live", "sk_live_", r.b62(99)));
-    v.push(tok("stripe restricted", "rk_live_", r.b62(24)));
-    v.push(tok("stripe test", "sk_test_", r.b62(24)));
-    // Package registries.
-    v.push(tok("npm", "npm_", r.b62(36)));
-    v.push(tok("npm lower case", "npm_", r.pick(LOWER_DIGITS, 36)));
-    v.push(tok(
-        "pypi",
-        "pypi-",
-        format!("AgEIcHlwaS5vcmc{}", r.b62(70)),
-    ));
-    // SendGrid.
-    let body = format!("{}.{}", r.b62(22), r.b62(43));
-    v.push(tok("sendgrid", "SG.", body));
+    for &(family, prefix, parts) in SHAPED_2 {
+        let body = r.shape(parts);
+        v.push(tok(family, prefix, body));
+    }
     // Azure.
     let body = format!("{}8Q~{}", r.b62(3), r.b62(34));
     v.push(e(
