@@ -353,7 +353,17 @@ async fn the_hub_log_has_no_ansi_when_not_a_terminal() {
 /// root may write any file, so a read-only file stops only another user).
 fn spawn_hub(dir: &std::path::Path, as_nobody: bool) -> std::process::Child {
     let log = std::fs::File::create(dir.join("hub.log")).expect("log file");
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"));
+    let mut program = std::path::PathBuf::from(env!("CARGO_BIN_EXE_macfleet"));
+    if as_nobody {
+        // `nobody` may not reach the build's own binary (a checkout under
+        // a 0700 home, as CI's may be): it runs a copy in `dir`.
+        use std::os::unix::fs::PermissionsExt;
+        let copy = dir.join("macfleet");
+        std::fs::copy(&program, &copy).expect("copy the binary");
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        program = copy;
+    }
+    let mut cmd = std::process::Command::new(&program);
     cmd.args(["hub", "--config"])
         .arg(dir.join("hub.toml"))
         .arg("--tokens")
