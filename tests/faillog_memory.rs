@@ -1,0 +1,123 @@
+//! What the TUI's failover log costs in memory, counted by the allocator
+//! (not read from RSS, which the allocator moves by megabytes on its own):
+//! the bytes each held failover costs, and that the log holds flat once
+//! it is at its bound (`MAX_RECORDS`) however many more arrive. The soak
+//! (`tests/soak.rs`) allows the dashboard to grow by what it holds, using
+//! the per-record budget asserted here.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use chrono::{Duration, TimeZone, Utc};
+use macfleet::tui::faillog::{FailLog, MAX_RECORDS};
+use macfleet::wire::{Cause, CauseKind, CauseSource, Failover, FailoverRecord};
+
+/// Live heap bytes of this test binary (one test in it, so no other
+/// thread allocates while a figure is taken).
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+struct Counting;
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the
+// counter only observes sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        LIVE.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+/// The cost of one held failover the soak may allow (bytes).
+const RECORD_BUDGET: isize = 1024;
+
+/// A failover as the simulator's busy fleet sends them: the same shapes,
+/// lengths and causes (ids and details of realistic length).
+fn record(seq: u64) -> FailoverRecord {
+    let at = Utc
+        .with_ymd_and_hms(2026, 11, 30, 12, 0, 0)
+        .single()
+        .expect("time")
+        + Duration::seconds((seq / 4) as i64);
+    let kinds = [
+        CauseKind::RateLimited,
+        CauseKind::UpstreamStatus,
+        CauseKind::Auth,
+    ];
+    let kind = kinds[(seq % 3) as usize];
+    FailoverRecord {
+        seq,
+        worker: format!("w-{:05}", seq % 1000),
+        host: format!("node-{:04}", seq % 250),
+        received_at: at,
+        failover: Failover {
+            id: format!("{:08x}-{:04x}-4000-8000-{:012x}", seq, seq % 65_536, seq),
+            at,
+            from: "opencode".to_string(),
+            to: Some("claude".to_string()),
+            cause: Cause {
+                kind,
+                status: (kind == CauseKind::UpstreamStatus).then_some(503),
+                source: CauseSource::HubRouter,
+                detail: Some("route: upstream answered 503 Service Unavailable".to_string()),
+            },
+        },
+    }
+}
+
+#[test]
+fn a_held_failover_costs_under_a_kib_and_the_full_log_holds_flat() {
+    let mut log = FailLog::default();
+    let live = || LIVE.load(Ordering::Relaxed);
+    // Warm the minute buckets and the map's first nodes.
+    for seq in 1..=1_000 {
+        log.insert(record(seq));
+    }
+    let (base, held) = (live(), log.len());
+    let n = 10_000u64;
+    for seq in 1_001..=1_000 + n {
+        log.insert(record(seq));
+    }
+    let per = (live() - base) / (log.len() - held) as isize;
+    eprintln!("one held failover: {per} bytes");
+    assert!(per > 100, "the count sees the records ({per} B)");
+    assert!(per <= RECORD_BUDGET, "{per} bytes per failover");
+
+    // To the bound, then 20% more: what it holds stays where it was.
+    let mut seq = 1_000 + n;
+    while log.len() < MAX_RECORDS {
+        seq += 1;
+        log.insert(record(seq));
+    }
+    let full = live();
+    for _ in 0..MAX_RECORDS / 5 {
+        seq += 1;
+        log.insert(record(seq));
+    }
+    assert_eq!(log.len(), MAX_RECORDS);
+    let after = live();
+    eprintln!(
+        "full log: {} KiB; after {} more: {} KiB",
+        full / 1024,
+        MAX_RECORDS / 5,
+        after / 1024
+    );
+    // The minute buckets grow with the span of time covered (one per
+    // minute of failover times, pruned by the app after an hour): allow
+    // them, nothing else.
+    let minutes = (MAX_RECORDS / 5 / 4 / 60 + 1) as isize;
+    assert!(
+        after - full <= full / 100 + minutes * 512,
+        "the full log grew from {full} to {after} bytes"
+    );
+}
