@@ -270,23 +270,7 @@ impl Restartable {
     }
 
     fn start(&mut self) {
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
-            .arg("hub")
-            .arg("--config")
-            .arg(self.dir.path().join("hub.toml"))
-            .arg("--tokens")
-            .arg(self.dir.path().join("tokens.toml"))
-            .args(["--listen", &format!("127.0.0.1:{}", self.port)])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("hub starts");
-        self.child = Some(child);
-        let end = std::time::Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(std::time::Instant::now() < end, "the hub did not come up");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.child = Some(pty::hub_on_port(self.dir.path(), self.port, &[]));
     }
 
     fn stop(&mut self) {

@@ -3,7 +3,7 @@
 //! embedded hub and simulated fleet), and `macfleet --hub URL` against a
 //! `macfleet hub` process that the test kills and restarts.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "common/pty.rs"]
 mod pty;
@@ -172,29 +172,11 @@ impl HubProc {
     }
 
     fn start(&mut self) {
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
-            .args([
-                "hub",
-                "--heartbeat-interval",
-                "1",
-                "--name",
-                "pty-hub",
-                "--config",
-            ])
-            .arg(self.dir.path().join("hub.toml"))
-            .arg("--tokens")
-            .arg(self.dir.path().join("tokens.toml"))
-            .args(["--listen", &format!("127.0.0.1:{}", self.port)])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("hub starts");
-        self.child = Some(child);
-        let end = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < end, "the hub did not come up");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.child = Some(pty::hub_on_port(
+            self.dir.path(),
+            self.port,
+            &["--heartbeat-interval", "1", "--name", "pty-hub"],
+        ));
     }
 
     fn kill(&mut self) {

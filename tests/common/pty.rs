@@ -197,3 +197,28 @@ impl Pty {
         }
     }
 }
+
+/// The real `macfleet hub` over `dir` (its `hub.toml` and `tokens.toml`)
+/// on a fixed loopback `port`, so a test can stop it and start it again at
+/// the same address; returns once it accepts connections (at most 20 s).
+#[allow(dead_code)]
+pub fn hub_on_port(dir: &std::path::Path, port: u16, extra: &[&str]) -> std::process::Child {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
+        .arg("hub")
+        .args(extra)
+        .arg("--config")
+        .arg(dir.join("hub.toml"))
+        .arg("--tokens")
+        .arg(dir.join("tokens.toml"))
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("hub starts");
+    let end = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < end, "the hub did not come up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
+}
