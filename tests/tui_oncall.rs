@@ -359,7 +359,7 @@ fn from_a_failover_to_its_worker_and_back_to_its_failovers() {
     let Some(Detail::Failover(seq)) = a.screen.detail.clone() else {
         panic!("a failover's detail: {:?}", a.screen.detail);
     };
-    let rec = a.log.get(seq).expect("held").clone();
+    let rec = a.log.get(seq).expect("held").record();
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
     views::draw(&a, &mut buf);
     let rows: Vec<String> = (0..40u16)
@@ -408,7 +408,7 @@ fn from_a_failover_to_its_worker_and_back_to_its_failovers() {
     );
     assert!(!a.lists.failovers.rows.is_empty());
     for s in &a.lists.failovers.rows {
-        assert_eq!(a.log.get(*s).unwrap().worker, rec.worker);
+        assert_eq!(*a.log.get(*s).unwrap().worker, *rec.worker);
     }
     // From the Workers view's detail too.
     key(&mut a, '2');
@@ -432,7 +432,7 @@ fn the_failover_detail_shows_its_time_to_the_second() {
     key(&mut a, '3');
     code(&mut a, KeyCode::Enter);
     let seq = a.lists.failovers.sel.key.expect("a failover");
-    let r = a.log.get(seq).expect("held").clone();
+    let r = a.log.get(seq).expect("held").record();
     let rows = screen(&a);
     let at = r.failover.at.format("%Y-%m-%d %H:%M:%SZ").to_string();
     assert!(

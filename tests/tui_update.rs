@@ -207,7 +207,7 @@ fn filter_matches_agent_and_cause_and_is_case_insensitive() {
     code(&mut a, KeyCode::Enter);
     assert!(!a.lists.failovers.rows.is_empty());
     for s in &a.lists.failovers.rows {
-        assert_eq!(a.log.get(*s).unwrap().failover.cause.kind.as_str(), "auth");
+        assert_eq!(a.log.get(*s).unwrap().kind.as_str(), "auth");
     }
 }
 
@@ -933,7 +933,7 @@ fn filters_match_state_rank_cause_fields_and_negation() {
     code(&mut a, KeyCode::Enter);
     assert!(!a.lists.failovers.rows.is_empty());
     for s in &a.lists.failovers.rows {
-        assert_eq!(a.log.get(*s).unwrap().failover.cause.kind.as_str(), "auth");
+        assert_eq!(a.log.get(*s).unwrap().kind.as_str(), "auth");
     }
 }
 

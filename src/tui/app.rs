@@ -462,7 +462,7 @@ impl App {
         let rows = faillog::index(&self.log, &q, l.sort, l.reverse);
         let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
             q.empty_text("failover", &l.filter.text, |q| {
-                self.log.records.values().any(|r| q.matches(r))
+                self.log.records.iter().any(|r| q.matches(r))
             })
         });
         let l = &mut self.lists.failovers;
@@ -923,7 +923,7 @@ impl App {
             .or_else(|| self.selected_detail())?
         {
             Detail::Worker(id) => Some(id),
-            Detail::Failover(seq) => self.log.get(seq).map(|r| r.worker.clone()),
+            Detail::Failover(seq) => self.log.get(seq).map(|r| r.worker.to_string()),
             Detail::Agent(_) | Detail::Revision(_) | Detail::Rollout => None,
         }
     }

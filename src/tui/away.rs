@@ -36,13 +36,12 @@ pub fn away_now(fleet: &Fleet, log: &FailLog) -> HashMap<String, AwayNow> {
     // The newest failover away from each (worker, agent) in the log.
     let mut newest: HashMap<(&str, &str), (DateTime<Utc>, CauseKind), foldhash::fast::RandomState> =
         HashMap::default();
-    for r in log.records.values() {
-        let f = &r.rec.failover;
+    for r in &log.records {
         let e = newest
-            .entry((r.rec.worker.as_str(), f.from.as_str()))
-            .or_insert((f.at, f.cause.kind));
-        if f.at > e.0 {
-            *e = (f.at, f.cause.kind);
+            .entry((&*r.worker, &*r.from))
+            .or_insert((r.at, r.kind));
+        if r.at > e.0 {
+            *e = (r.at, r.kind);
         }
     }
     let mut out: HashMap<String, AwayNow> = HashMap::new();

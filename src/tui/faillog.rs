@@ -3,13 +3,14 @@
 //! hour", and the Failovers view's index.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::query::{Query, Searchable, starts_ci};
 use crate::scrub::scrub;
-use crate::wire::{CauseKind, FailoverRecord};
+use crate::wire::{Cause, CauseKind, CauseSource, Failover, FailoverRecord};
 
 /// Records kept for the log view; older ones fall off (the hub keeps more).
 pub const MAX_RECORDS: usize = 50_000;
@@ -32,10 +33,90 @@ struct Minute {
     away: HashMap<String, ByKind>,
 }
 
+/// One held failover, compact: its strings are shared with every other
+/// record that repeats them (a fleet repeats its worker ids, hosts, agents
+/// and details thousands of times), so a held failover costs about a
+/// third of the wire record it came from (`tests/faillog_memory.rs`).
 #[derive(Debug, Clone)]
 pub struct LogRec {
-    pub rec: FailoverRecord,
-    hay: String,
+    pub seq: u64,
+    pub worker: Arc<str>,
+    pub host: Arc<str>,
+    pub received_at: DateTime<Utc>,
+    pub id: Box<str>,
+    /// When the worker moved (its clock).
+    pub at: DateTime<Utc>,
+    pub from: Arc<str>,
+    /// `None`: no rung left, the worker failed closed.
+    pub to: Option<Arc<str>>,
+    pub kind: CauseKind,
+    pub status: Option<u16>,
+    pub source: CauseSource,
+    pub detail: Option<Arc<str>>,
+    /// What a plain filter word is looked for in, lower-cased.
+    hay: Arc<str>,
+}
+
+impl LogRec {
+    /// The failover as the worker reported it.
+    pub fn failover(&self) -> Failover {
+        Failover {
+            id: self.id.to_string(),
+            at: self.at,
+            from: self.from.to_string(),
+            to: self.to.as_deref().map(str::to_string),
+            cause: Cause {
+                kind: self.kind,
+                status: self.status,
+                source: self.source,
+                detail: self.detail.as_deref().map(str::to_string),
+            },
+        }
+    }
+
+    /// The record as the hub sent it (`v`).
+    pub fn record(&self) -> FailoverRecord {
+        FailoverRecord {
+            seq: self.seq,
+            worker: self.worker.to_string(),
+            host: self.host.to_string(),
+            received_at: self.received_at,
+            failover: self.failover(),
+        }
+    }
+}
+
+/// The strings the held records share. A string no record holds any more
+/// is dropped at the next purge, so this never holds more than the
+/// records do plus what the evictions since the last purge let go.
+#[derive(Debug, Default)]
+struct Strings {
+    set: HashSet<Arc<str>, foldhash::fast::RandomState>,
+    /// Records evicted since the last purge.
+    evicted: usize,
+}
+
+impl Strings {
+    fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.set.get(s) {
+            return a.clone();
+        }
+        let a: Arc<str> = Arc::from(s);
+        self.set.insert(a.clone());
+        a
+    }
+
+    /// Count one eviction; purge every 4,096 (a pass over at most six
+    /// strings a held record, ~1 ms at the bound), so what evicted records
+    /// leave behind never exceeds 4,096 records' strings.
+    fn evicted(&mut self) {
+        self.evicted += 1;
+        if self.evicted >= 4_096 {
+            self.set.retain(|a| Arc::strong_count(a) > 1);
+            self.set.shrink_to_fit();
+            self.evicted = 0;
+        }
+    }
 }
 
 /// Fields a Failovers filter can name (`cause:auth`, `agent:pi`, ...);
@@ -50,21 +131,17 @@ impl Searchable for LogRec {
     }
 
     fn field_starts(&self, field: &str, value: &str) -> bool {
-        let r = &self.rec;
-        let f = &r.failover;
-        let to = f.to.as_deref().unwrap_or("no route");
+        let r = self;
+        let to = r.to.as_deref().unwrap_or("no route");
         match field {
             "worker" => starts_ci(&r.worker, value),
             "host" => starts_ci(&r.host, value),
-            "from" => starts_ci(&f.from, value),
+            "from" => starts_ci(&r.from, value),
             "to" => starts_ci(to, value),
-            "agent" => starts_ci(&f.from, value) || starts_ci(to, value),
-            "cause" => starts_ci(f.cause.kind.as_str(), value),
-            "source" => starts_ci(f.cause.source.as_str(), value),
-            "status" => f
-                .cause
-                .status
-                .is_some_and(|s| starts_ci(&s.to_string(), value)),
+            "agent" => starts_ci(&r.from, value) || starts_ci(to, value),
+            "cause" => starts_ci(r.kind.as_str(), value),
+            "source" => starts_ci(r.source.as_str(), value),
+            "status" => r.status.is_some_and(|s| starts_ci(&s.to_string(), value)),
             _ => false,
         }
     }
@@ -72,7 +149,10 @@ impl Searchable for LogRec {
 
 #[derive(Debug, Default)]
 pub struct FailLog {
-    pub records: BTreeMap<u64, LogRec>,
+    /// Oldest first, by seq. A deque, not a map: records come almost
+    /// always newest last, and a map's half-filled nodes cost about as
+    /// much again as the records themselves.
+    pub records: VecDeque<LogRec>,
     /// Unix minute (of the failover's own `at`, when the worker moved) ->
     /// counts. Not the receive time: a worker back-filling after an outage
     /// (or the demo posting its last hour) sends old failovers at once, and
@@ -81,6 +161,7 @@ pub struct FailLog {
     minutes: BTreeMap<i64, Minute>,
     /// Highest seq seen; the polling cursor.
     pub next: u64,
+    strings: Strings,
 }
 
 fn minute_of(t: DateTime<Utc>) -> i64 {
@@ -103,9 +184,16 @@ impl FailLog {
     /// Add one record; false when its seq was already here.
     pub fn insert(&mut self, rec: FailoverRecord) -> bool {
         let seq = rec.seq;
-        if self.records.contains_key(&seq) || (seq < self.floor() && self.full()) {
-            return false;
-        }
+        let at = match self.records.back() {
+            Some(last) if last.seq >= seq => {
+                match self.records.binary_search_by_key(&seq, |r| r.seq) {
+                    Ok(_) => return false,
+                    Err(_) if seq < self.floor() && self.full() => return false,
+                    Err(i) => Some(i),
+                }
+            }
+            _ => None,
+        };
         self.next = self.next.max(seq);
         let m = self.minutes.entry(minute_of(rec.failover.at)).or_default();
         let k = kind_index(rec.failover.cause.kind);
@@ -117,10 +205,39 @@ impl FailLog {
             a[k] += 1;
             m.away.insert(rec.failover.from.clone(), a);
         }
-        let hay = haystack(&rec);
-        self.records.insert(seq, LogRec { rec, hay });
+        let hay = self.strings.get(&haystack(&rec));
+        let st = &mut self.strings;
+        let f = rec.failover;
+        let held = LogRec {
+            seq,
+            worker: st.get(&rec.worker),
+            host: st.get(&rec.host),
+            received_at: rec.received_at,
+            id: f.id.into_boxed_str(),
+            at: f.at,
+            from: st.get(&f.from),
+            to: f.to.as_deref().map(|t| st.get(t)),
+            kind: f.cause.kind,
+            status: f.cause.status,
+            source: f.cause.source,
+            detail: f.cause.detail.as_deref().map(|d| st.get(d)),
+            hay,
+        };
+        if self.records.len() == self.records.capacity() {
+            // Double, but never past the bound (plus the one over it
+            // before the oldest goes): 31% of a doubled deque would
+            // otherwise sit empty once the log is full.
+            let len = self.records.len();
+            let want = (len * 2).clamp(1_024, MAX_RECORDS + 1);
+            self.records.reserve_exact(want.saturating_sub(len).max(1));
+        }
+        match at {
+            Some(i) => self.records.insert(i, held),
+            None => self.records.push_back(held),
+        }
         while self.records.len() > MAX_RECORDS {
-            self.records.pop_first();
+            self.records.pop_front();
+            self.strings.evicted();
         }
         true
     }
@@ -130,7 +247,7 @@ impl FailLog {
     }
 
     fn floor(&self) -> u64 {
-        self.records.keys().next().copied().unwrap_or(0)
+        self.records.front().map_or(0, |r| r.seq)
     }
 
     /// Forget minutes that left the window.
@@ -177,20 +294,17 @@ impl FailLog {
             .collect()
     }
 
-    pub fn get(&self, seq: u64) -> Option<&FailoverRecord> {
-        self.records.get(&seq).map(|r| &r.rec)
+    pub fn get(&self, seq: u64) -> Option<&LogRec> {
+        let i = self.records.binary_search_by_key(&seq, |r| r.seq).ok()?;
+        self.records.get(i)
     }
 
     /// The newest records of one worker, newest first.
-    pub fn of_worker<'a>(
-        &'a self,
-        worker: &'a str,
-    ) -> impl Iterator<Item = &'a FailoverRecord> + 'a {
+    pub fn of_worker<'a>(&'a self, worker: &'a str) -> impl Iterator<Item = &'a LogRec> + 'a {
         self.records
-            .values()
+            .iter()
             .rev()
-            .filter(move |r| r.rec.worker == worker)
-            .map(|r| &r.rec)
+            .filter(move |r| &*r.worker == worker)
     }
 }
 
@@ -248,29 +362,116 @@ impl FailoverSort {
 
 /// The Failovers view's rows, as seqs.
 pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -> Vec<u64> {
-    let mut v: Vec<u64> = log
+    let mut v: Vec<&LogRec> = log
         .records
         .iter()
         .rev()
-        .filter(|(_, r)| filter.matches(*r))
-        .map(|(s, _)| *s)
+        .filter(|r| filter.matches(*r))
         .collect();
     if sort != FailoverSort::Time {
-        let key = |seq: &u64| -> &FailoverRecord { &log.records[seq].rec };
-        v.sort_by(|a, b| {
-            let (ra, rb) = (key(a), key(b));
-            let o = match sort {
-                FailoverSort::Time => Ordering::Equal,
-                FailoverSort::Worker => ra.worker.cmp(&rb.worker),
-                FailoverSort::Cause => ra.failover.cause.kind.cmp(&rb.failover.cause.kind),
-                FailoverSort::From => ra.failover.from.cmp(&rb.failover.from),
-            };
-            // Stable sort over newest-first input keeps newest first on ties.
-            o
+        // Stable sort over newest-first input keeps newest first on ties.
+        v.sort_by(|ra, rb| match sort {
+            FailoverSort::Time => Ordering::Equal,
+            FailoverSort::Worker => ra.worker.cmp(&rb.worker),
+            FailoverSort::Cause => ra.kind.cmp(&rb.kind),
+            FailoverSort::From => ra.from.cmp(&rb.from),
         });
     }
     if reverse {
         v.reverse();
     }
-    v
+    v.into_iter().map(|r| r.seq).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::fixture;
+
+    fn rec(seq: u64) -> FailoverRecord {
+        let mut r = fixture::failovers(1, fixture::t0()).events.remove(0);
+        r.seq = seq;
+        r.worker = format!("w-{:03}", seq % 7);
+        r.failover.id = format!("id-{seq}");
+        r
+    }
+
+    fn seqs(log: &FailLog) -> Vec<u64> {
+        log.records.iter().map(|r| r.seq).collect()
+    }
+
+    #[test]
+    fn records_stay_in_seq_order_whatever_order_they_come_in() {
+        let mut log = FailLog::default();
+        for s in [10, 12, 11, 3, 20, 15, 1] {
+            assert!(log.insert(rec(s)), "{s} is new");
+        }
+        assert_eq!(seqs(&log), [1, 3, 10, 11, 12, 15, 20]);
+        assert!(!log.insert(rec(11)), "a seq already held");
+        assert!(!log.insert(rec(20)), "the newest again");
+        assert_eq!(log.len(), 7);
+        assert_eq!(log.next, 20);
+        assert_eq!(log.get(15).map(|r| &*r.id), Some("id-15"));
+        assert!(log.get(14).is_none());
+        let of: Vec<u64> = log.of_worker("w-003").map(|r| r.seq).collect();
+        assert_eq!(of, [10, 3], "newest first, that worker only");
+    }
+
+    #[test]
+    fn a_held_record_gives_back_what_the_hub_sent() {
+        let mut log = FailLog::default();
+        let mut page = fixture::failovers(40, fixture::t0()).events;
+        // One with no route and no status, one with every field.
+        page[0].failover.to = None;
+        page[1].failover.cause.status = None;
+        page[2].failover.cause.detail = None;
+        for r in &page {
+            log.insert(r.clone());
+        }
+        for r in &page {
+            let held = log.get(r.seq).expect("held");
+            assert_eq!(&held.record(), r);
+            assert_eq!(
+                serde_json::to_string(&held.record()).expect("json"),
+                serde_json::to_string(r).expect("json")
+            );
+        }
+    }
+
+    #[test]
+    fn when_full_the_oldest_go_and_older_ones_are_refused() {
+        let mut log = FailLog::default();
+        for s in 1..=MAX_RECORDS as u64 + 5 {
+            log.insert(rec(s));
+        }
+        assert_eq!(log.len(), MAX_RECORDS);
+        assert_eq!(log.records.front().map(|r| r.seq), Some(6));
+        assert!(!log.insert(rec(2)), "older than all held, and full");
+        // A gap inside what is held is filled, and the oldest goes.
+        log.records.retain(|r| r.seq != 100);
+        log.insert(rec(MAX_RECORDS as u64 + 6));
+        assert!(log.insert(rec(100)));
+        assert_eq!(log.len(), MAX_RECORDS);
+        assert_eq!(log.records.front().map(|r| r.seq), Some(7));
+        assert!(
+            log.records.capacity() <= MAX_RECORDS + 1,
+            "never doubled past the bound"
+        );
+        let s = seqs(&log);
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn strings_are_shared() {
+        let mut log = FailLog::default();
+        for s in 1..=100 {
+            log.insert(rec(s));
+        }
+        let a = log.get(1).expect("held");
+        let b = log.get(8).expect("held");
+        assert!(Arc::ptr_eq(&a.worker, &b.worker), "same worker, one string");
+        assert!(Arc::ptr_eq(&a.from, &b.from));
+        // Seven workers, one host, two agents, one detail, seven hays.
+        assert!(log.strings.set.len() <= 20, "{}", log.strings.set.len());
+    }
 }

@@ -29,7 +29,8 @@ pub fn why_head(e: &Entry) -> String {
 /// (the log and its last failover): see [`crate::text::held_off`].
 pub fn why_rungs(app: &App, e: &Entry) -> Vec<crate::text::RungWhy> {
     let v = &e.view;
-    let mut failovers: Vec<&Failover> = app.log.of_worker(&v.worker).map(|r| &r.failover).collect();
+    let held: Vec<Failover> = app.log.of_worker(&v.worker).map(|r| r.failover()).collect();
+    let mut failovers: Vec<&Failover> = held.iter().collect();
     if let Some(last) = v.last_failover.as_deref() {
         failovers.push(last);
     }
@@ -251,11 +252,11 @@ fn worker_lines(app: &App, id: &str, highlight: Option<&str>) -> Vec<Line<'stati
     };
     let mut newest = app.log.of_worker(&v.worker);
     for r in newest.by_ref().take(10) {
-        line(&r.failover);
+        line(&r.failover());
     }
     if let Some(h) = highlight {
-        if let Some(r) = newest.find(|r| r.failover.id == h) {
-            line(&r.failover);
+        if let Some(r) = newest.find(|r| &*r.id == h) {
+            line(&r.failover());
         }
     }
     if let Some(f) = &v.last_failover {
@@ -290,7 +291,7 @@ fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
     let Some(r) = app.log.get(seq) else {
         return vec![Line::raw(format!("failover {seq} is no longer held"))];
     };
-    let f = &r.failover;
+    let f = &r.failover();
     let c = &f.cause;
     let t = &app.theme;
     let now = app.now();
@@ -461,7 +462,7 @@ pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
                         format!("its worker {} (f: its failovers)", hub(&r.worker)),
                         app.theme.title(),
                     ));
-                    lines.extend(worker_lines(app, &r.worker, Some(&r.failover.id)));
+                    lines.extend(worker_lines(app, &r.worker, Some(&r.id)));
                     format!(
                         "failover {seq} {} worker {}",
                         app.theme.sep(),
@@ -487,7 +488,7 @@ pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
 pub fn raw_lines(app: &App, d: &Detail) -> Option<Vec<String>> {
     let json = match d {
         Detail::Worker(id) => serde_json::to_string_pretty(&app.fleet.by_id(id)?.to_wire()),
-        Detail::Failover(seq) => serde_json::to_string_pretty(app.log.get(*seq)?),
+        Detail::Failover(seq) => serde_json::to_string_pretty(&app.log.get(*seq)?.record()),
         Detail::Revision(k) => serde_json::to_string_pretty(app.history_entry(k)?),
         // The rollout is the TUI's own list, not a record of the hub's.
         Detail::Agent(_) | Detail::Rollout => return None,

@@ -8,10 +8,11 @@ use ratatui::text::{Line, Span};
 
 use super::{Col, cell_style, col, empty, fill, fit_line, hub, line, table};
 use crate::tui::app::App;
+use crate::tui::faillog::LogRec;
 use crate::tui::faillog::{ByKind, WINDOW_MIN};
 use crate::tui::fmt;
 use crate::tui::theme::Theme;
-use crate::wire::{CauseKind, FailoverRecord};
+use crate::wire::CauseKind;
 
 pub const COLS: [Col; 8] = [
     col("AGE", 3, 4, 0),
@@ -135,13 +136,12 @@ fn draw_spark(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-pub fn route_text(app: &App, r: &FailoverRecord) -> String {
-    let f = &r.failover;
+pub fn route_text(app: &App, r: &LogRec) -> String {
     format!(
         "{}{}{}",
-        hub(&f.from),
+        hub(&r.from),
         app.theme.arrow(),
-        f.to.as_deref().map(hub).unwrap_or("(none)".into())
+        r.to.as_deref().map(hub).unwrap_or("(none)".into())
     )
 }
 
@@ -162,24 +162,20 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         .iter()
         .filter_map(|s| app.log.get(*s))
         .map(|r| {
-            let f = &r.failover;
-            let to_style = if f.to.is_none() {
+            let to_style = if r.to.is_none() {
                 t.no_route()
             } else {
                 Style::new()
             };
             vec![
-                Span::raw(fmt::age_at(now, f.at)),
-                Span::raw(fmt::clock(f.at)),
+                Span::raw(fmt::age_at(now, r.at)),
+                Span::raw(fmt::clock(r.at)),
                 Span::raw(hub(&r.worker).into_owned()),
                 Span::styled(route_text(app, r), cell_style(app, to_style)),
-                Span::styled(
-                    f.cause.kind.as_str(),
-                    cell_style(app, kind_style(t, f.cause.kind)),
-                ),
-                Span::raw(f.cause.status.map(|s| s.to_string()).unwrap_or_default()),
-                Span::raw(f.cause.source.as_str()),
-                Span::raw(hub(f.cause.detail.as_deref().unwrap_or("")).into_owned()),
+                Span::styled(r.kind.as_str(), cell_style(app, kind_style(t, r.kind))),
+                Span::raw(r.status.map(|s| s.to_string()).unwrap_or_default()),
+                Span::raw(r.source.as_str()),
+                Span::raw(hub(r.detail.as_deref().unwrap_or("")).into_owned()),
             ]
         })
         .collect();
