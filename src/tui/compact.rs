@@ -83,10 +83,11 @@ impl Worker {
     }
 }
 
-/// One table of shared values; entries nobody else holds are dropped now
-/// and then, so the table stays about as large as what the fleet uses.
+/// One table of shared values; entries nobody else holds are dropped
+/// whenever the table has doubled, so it stays about as large as what is
+/// in use (and under churn settles at the room its sweeps need).
 #[derive(Debug)]
-struct Table<T: ?Sized> {
+pub struct Table<T: ?Sized> {
     set: HashSet<Arc<T>, foldhash::fast::RandomState>,
     /// Size after the last sweep.
     swept: usize,
@@ -114,6 +115,21 @@ impl<T: ?Sized + Hash + Eq> Table<T> {
         self.set.insert(a.clone());
         a
     }
+
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
+impl Table<str> {
+    /// The shared copy of `s`.
+    pub fn sym(&mut self, s: &str) -> Sym {
+        self.get(s, || Arc::from(s))
+    }
 }
 
 /// Interning tables for [`Worker`]s.
@@ -126,7 +142,7 @@ pub struct Interner {
 
 impl Interner {
     pub fn sym(&mut self, s: &str) -> Sym {
-        self.strs.get(s, || Arc::from(s))
+        self.strs.sym(s)
     }
 
     /// The compact form of `v`, sharing what repeats.

@@ -3,11 +3,12 @@
 //! hour", and the Failovers view's index.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::compact::Table;
 use super::query::{Query, Searchable, starts_ci};
 use crate::scrub::scrub;
 use crate::wire::{Cause, CauseKind, CauseSource, Failover, FailoverRecord};
@@ -86,39 +87,6 @@ impl LogRec {
     }
 }
 
-/// The strings the held records share. A string no record holds any more
-/// is dropped at the next purge, so this never holds more than the
-/// records do plus what the evictions since the last purge let go.
-#[derive(Debug, Default)]
-struct Strings {
-    set: HashSet<Arc<str>, foldhash::fast::RandomState>,
-    /// Records evicted since the last purge.
-    evicted: usize,
-}
-
-impl Strings {
-    fn get(&mut self, s: &str) -> Arc<str> {
-        if let Some(a) = self.set.get(s) {
-            return a.clone();
-        }
-        let a: Arc<str> = Arc::from(s);
-        self.set.insert(a.clone());
-        a
-    }
-
-    /// Count one eviction; purge every 4,096 (a pass over at most six
-    /// strings a held record, ~1 ms at the bound), so what evicted records
-    /// leave behind never exceeds 4,096 records' strings.
-    fn evicted(&mut self) {
-        self.evicted += 1;
-        if self.evicted >= 4_096 {
-            self.set.retain(|a| Arc::strong_count(a) > 1);
-            self.set.shrink_to_fit();
-            self.evicted = 0;
-        }
-    }
-}
-
 /// Fields a Failovers filter can name (`cause:auth`, `agent:pi`, ...);
 /// `agent` is either end of the move.
 pub const FIELDS: &[&str] = &[
@@ -161,7 +129,9 @@ pub struct FailLog {
     minutes: BTreeMap<i64, Minute>,
     /// Highest seq seen; the polling cursor.
     pub next: u64,
-    strings: Strings,
+    /// The strings the held records share (swept whenever the table has
+    /// doubled, so what evicted records leave behind goes too).
+    strings: Table<str>,
 }
 
 fn minute_of(t: DateTime<Utc>) -> i64 {
@@ -205,22 +175,22 @@ impl FailLog {
             a[k] += 1;
             m.away.insert(rec.failover.from.clone(), a);
         }
-        let hay = self.strings.get(&haystack(&rec));
+        let hay = self.strings.sym(&haystack(&rec));
         let st = &mut self.strings;
         let f = rec.failover;
         let held = LogRec {
             seq,
-            worker: st.get(&rec.worker),
-            host: st.get(&rec.host),
+            worker: st.sym(&rec.worker),
+            host: st.sym(&rec.host),
             received_at: rec.received_at,
             id: f.id.into_boxed_str(),
             at: f.at,
-            from: st.get(&f.from),
-            to: f.to.as_deref().map(|t| st.get(t)),
+            from: st.sym(&f.from),
+            to: f.to.as_deref().map(|t| st.sym(t)),
             kind: f.cause.kind,
             status: f.cause.status,
             source: f.cause.source,
-            detail: f.cause.detail.as_deref().map(|d| st.get(d)),
+            detail: f.cause.detail.as_deref().map(|d| st.sym(d)),
             hay,
         };
         if self.records.len() == self.records.capacity() {
@@ -237,7 +207,6 @@ impl FailLog {
         }
         while self.records.len() > MAX_RECORDS {
             self.records.pop_front();
-            self.strings.evicted();
         }
         true
     }
@@ -472,6 +441,6 @@ mod tests {
         assert!(Arc::ptr_eq(&a.worker, &b.worker), "same worker, one string");
         assert!(Arc::ptr_eq(&a.from, &b.from));
         // Seven workers, one host, two agents, one detail, seven hays.
-        assert!(log.strings.set.len() <= 20, "{}", log.strings.set.len());
+        assert!(log.strings.len() <= 20, "{}", log.strings.len());
     }
 }
