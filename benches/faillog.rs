@@ -1,0 +1,85 @@
+//! The TUI's failover log at its bound (50,000 held): one failover
+//! arriving (insert, the oldest evicted), the Failovers view's index
+//! rebuilt unfiltered, with a plain word, and sorted by worker. Run the
+//! same file against an older commit to compare (docs/performance.md).
+
+// What the binary ships with (src/main.rs), so the figures are its own.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::hint::black_box;
+
+use chrono::{Duration, TimeZone, Utc};
+use criterion::{Criterion, criterion_group, criterion_main};
+use macfleet::tui::faillog::{self, FailLog, FailoverSort, MAX_RECORDS};
+use macfleet::tui::query::Query;
+use macfleet::wire::{Cause, CauseKind, CauseSource, Failover, FailoverRecord};
+
+/// A failover as the simulator's busy fleet sends them (1,000 workers).
+fn record(seq: u64) -> FailoverRecord {
+    let at = Utc
+        .with_ymd_and_hms(2026, 11, 30, 12, 0, 0)
+        .single()
+        .expect("time")
+        + Duration::seconds((seq / 4) as i64);
+    let kind = [
+        CauseKind::RateLimited,
+        CauseKind::UpstreamStatus,
+        CauseKind::Auth,
+    ][(seq % 3) as usize];
+    FailoverRecord {
+        seq,
+        worker: format!("w-{:05}", seq % 1000),
+        host: format!("node-{:04}", seq % 250),
+        received_at: at,
+        failover: Failover {
+            id: format!("{:08x}-{:04x}-4000-8000-{:012x}", seq, seq % 65_536, seq),
+            at,
+            from: "opencode".to_string(),
+            to: Some("claude".to_string()),
+            cause: Cause {
+                kind,
+                status: (kind == CauseKind::UpstreamStatus).then_some(503),
+                source: CauseSource::HubRouter,
+                detail: Some("route: upstream answered 503 Service Unavailable".to_string()),
+            },
+        },
+    }
+}
+
+fn full() -> (FailLog, u64) {
+    let mut log = FailLog::default();
+    let n = MAX_RECORDS as u64;
+    for seq in 1..=n {
+        log.insert(record(seq));
+    }
+    (log, n)
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("faillog_50k");
+    let (mut log, mut seq) = full();
+    g.bench_function("insert_one", |b| {
+        b.iter(|| {
+            seq += 1;
+            black_box(log.insert(record(seq)));
+        })
+    });
+    let (log, _) = full();
+    let fields = faillog::FIELDS;
+    for (name, text, sort) in [
+        ("index_all", "", FailoverSort::Time),
+        ("index_word", "w-0004", FailoverSort::Time),
+        ("index_field", "cause:auth", FailoverSort::Time),
+        ("index_by_worker", "", FailoverSort::Worker),
+    ] {
+        let q = Query::parse(text, fields);
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(faillog::index(&log, &q, sort, false)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
