@@ -497,6 +497,37 @@ pub fn raw_lines(app: &App, d: &Detail) -> Option<Vec<String>> {
     Some(json.lines().map(|l| hub(l).into_owned()).collect())
 }
 
+/// A detail's bordered box, drawn: what is inside it, the first of `len`
+/// lines shown there (the scroll, kept inside the text), and the text's
+/// style (greyed while the data is stale).
+fn boxed(
+    app: &App,
+    area: Rect,
+    buf: &mut Buffer,
+    title: String,
+    bottom: &'static str,
+    len: usize,
+) -> (Rect, usize, Style) {
+    let t = &app.theme;
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_set(t.border())
+        .title(Span::styled(title, t.title()))
+        .title_bottom(Span::styled(bottom, t.muted()));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let scroll = app
+        .screen
+        .detail_scroll
+        .min(len.saturating_sub(inner.height as usize));
+    let style = if app.is_stale() {
+        t.greyed()
+    } else {
+        Style::new()
+    };
+    (inner, scroll, style)
+}
+
 fn draw_raw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let what = match d {
@@ -506,26 +537,16 @@ fn draw_raw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
         Detail::Agent(a) => format!("agent {}", hub(a)),
         Detail::Rollout => "rollout".to_string(),
     };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_set(t.border())
-        .title(Span::styled(
-            format!(" {what} {} the hub's JSON, scrubbed ", t.sep()),
-            t.title(),
-        ))
-        .title_bottom(Span::styled(" Esc back ", t.muted()));
-    let inner = block.inner(area);
-    block.render(area, buf);
     let lines = raw_lines(app, d).unwrap_or_else(|| vec![format!("{what} is no longer held")]);
+    let title = format!(" {what} {} the hub's JSON, scrubbed ", t.sep());
+    let (inner, scroll, style) = boxed(app, area, buf, title, " Esc back ", lines.len());
     // Only the visible lines are cut and drawn (no wrapping: JSON keeps its shape).
-    let h = inner.height as usize;
-    let scroll = app.screen.detail_scroll.min(lines.len().saturating_sub(h));
-    let style = if app.is_stale() {
-        t.greyed()
-    } else {
-        Style::new()
-    };
-    for (i, l) in lines.iter().skip(scroll).take(h).enumerate() {
+    for (i, l) in lines
+        .iter()
+        .skip(scroll)
+        .take(inner.height as usize)
+        .enumerate()
+    {
         let r = Rect {
             y: inner.y + i as u16,
             height: 1,
@@ -539,23 +560,10 @@ pub fn draw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
     if app.screen.raw {
         return draw_raw(app, d, area, buf);
     }
-    let t = &app.theme;
     let (title, lines) = lines(app, d);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_set(t.border())
-        .title(Span::styled(format!(" {title} "), t.title()))
-        .title_bottom(Span::styled(" Esc close ", t.muted()));
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let title = format!(" {title} ");
+    let (inner, scroll, style) = boxed(app, area, buf, title, " Esc close ", lines.len());
     // Detail texts are short (tens of lines), so wrapping them all is cheap.
-    let h = inner.height as usize;
-    let scroll = app.screen.detail_scroll.min(lines.len().saturating_sub(h));
-    let style = if app.is_stale() {
-        t.greyed()
-    } else {
-        Style::new()
-    };
     Paragraph::new(lines)
         .style(style)
         .wrap(Wrap { trim: false })
