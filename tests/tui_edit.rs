@@ -1,7 +1,7 @@
 //! The ladder editor through `update`: moves, add (and uncomment), remove,
 //! undo/redo, the diff screen, the write effect and each answer to it.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use macfleet::client::ClientError;
 use macfleet::tui::app::{App, View};
 use macfleet::tui::edit::Mode;
@@ -10,29 +10,15 @@ use macfleet::tui::msg::{Effect, Msg};
 use macfleet::tui::theme::Theme;
 use macfleet::wire::ConfigAccepted;
 
+#[path = "common/app.rs"]
+mod ui;
+use ui::{code, ctrl, key};
+
 fn app(can_write: bool) -> App {
     let (mut a, _) = fixture::app(20, can_write, Theme::new(false, false), 120, 40);
     key(&mut a, '1');
     assert_eq!(a.view(), View::Ladder);
     a
-}
-
-fn key(app: &mut App, c: char) -> Vec<Effect> {
-    app.update(Msg::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::NONE,
-    )))
-}
-
-fn code(app: &mut App, c: KeyCode) -> Vec<Effect> {
-    app.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-
-fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
-    app.update(Msg::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::CONTROL,
-    )))
 }
 
 fn order(app: &App) -> Vec<String> {

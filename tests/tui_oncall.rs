@@ -5,39 +5,16 @@
 //! command line.
 
 use chrono::TimeDelta;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use macfleet::tui::app::App;
 use macfleet::tui::fixture::{self, t0};
 use macfleet::tui::msg::Msg;
 use macfleet::tui::theme::Theme;
 use macfleet::tui::views;
 
-fn app(n: usize, can_write: bool) -> (App, std::time::Instant) {
-    fixture::app(n, can_write, Theme::new(false, false), 120, 40)
-}
-
-#[allow(dead_code)]
-fn key(app: &mut App, c: char) -> Vec<macfleet::tui::msg::Effect> {
-    app.update(Msg::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::NONE,
-    )))
-}
-
-#[allow(dead_code)]
-fn code(app: &mut App, c: KeyCode) -> Vec<macfleet::tui::msg::Effect> {
-    app.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-
-#[allow(dead_code)]
-fn screen(a: &App) -> Vec<String> {
-    let (w, h) = a.size;
-    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, w, h));
-    views::draw(a, &mut buf);
-    (0..h)
-        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect()
-}
+#[path = "common/app.rs"]
+mod ui;
+use ui::{app, code, key, screen, typed};
 
 /// A worker back-filling its last hour sends old failovers now: each
 /// belongs in the minute it happened, not in the minute it arrived.
@@ -507,12 +484,6 @@ fn v_shows_the_hubs_json_scrubbed_and_scrollable() {
     key(&mut a, 'v');
     assert!(!a.screen.raw);
     assert!(a.status.as_ref().unwrap().text.starts_with("v shows"));
-}
-
-fn typed(a: &mut App, s: &str) {
-    for c in s.chars() {
-        key(a, c);
-    }
 }
 
 /// `:` jumps as in k9s; bad input says what was wrong and keeps the text.

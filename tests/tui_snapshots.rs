@@ -2,7 +2,7 @@
 //! as insta snapshots of a ratatui TestBackend; plus style assertions where
 //! styles carry meaning.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use macfleet::tui::app::App;
 use macfleet::tui::fixture;
 use macfleet::tui::msg::Msg;
@@ -13,21 +13,14 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 
+#[path = "common/app.rs"]
+mod ui;
+use ui::{code, key};
+
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
 fn color() -> Theme {
     Theme::new(false, false)
-}
-
-fn key(app: &mut App, c: char) {
-    app.update(Msg::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::NONE,
-    )));
-}
-
-fn code(app: &mut App, c: KeyCode) {
-    app.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
 }
 
 fn render(app: &mut App) -> Terminal<TestBackend> {
@@ -41,7 +34,7 @@ fn buffer(app: &mut App) -> Buffer {
     render(app).backend().buffer().clone()
 }
 
-fn snap(name: &str, setup: impl Fn(&mut App), theme: Theme, can_write: bool) {
+fn snap<R>(name: &str, setup: impl Fn(&mut App) -> R, theme: Theme, can_write: bool) {
     for (w, h) in SIZES {
         let (mut app, _) = fixture::app(60, can_write, theme, w, h);
         setup(&mut app);

@@ -13,26 +13,9 @@ use macfleet::tui::theme::Theme;
 use macfleet::tui::{keys, views};
 use macfleet::wire::{ConfigEvent, WorkerState};
 
-fn app(n: usize, can_write: bool) -> (App, std::time::Instant) {
-    fixture::app(n, can_write, Theme::new(false, false), 120, 40)
-}
-
-fn key(app: &mut App, c: char) -> Vec<Effect> {
-    app.update(Msg::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::NONE,
-    )))
-}
-
-fn code(app: &mut App, c: KeyCode) -> Vec<Effect> {
-    app.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-
-fn typed(app: &mut App, s: &str) {
-    for c in s.chars() {
-        key(app, c);
-    }
-}
+#[path = "common/app.rs"]
+mod ui;
+use ui::{app, code, key, typed};
 
 fn ids(app: &App) -> Vec<String> {
     app.lists

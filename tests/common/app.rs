@@ -1,0 +1,49 @@
+//! Driving the TUI's `App` through `update` in tests: the fixture fleet at
+//! 120x40, keys as the terminal sends them, the screen as text.
+#![allow(dead_code)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use macfleet::tui::app::App;
+use macfleet::tui::fixture;
+use macfleet::tui::msg::{Effect, Msg};
+use macfleet::tui::theme::Theme;
+use macfleet::tui::views;
+
+/// The fixture fleet of `n` workers at 120x40, colours on.
+pub fn app(n: usize, can_write: bool) -> (App, std::time::Instant) {
+    fixture::app(n, can_write, Theme::new(false, false), 120, 40)
+}
+
+pub fn key(app: &mut App, c: char) -> Vec<Effect> {
+    app.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    )))
+}
+
+pub fn code(app: &mut App, c: KeyCode) -> Vec<Effect> {
+    app.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+pub fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
+    app.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+pub fn typed(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, c);
+    }
+}
+
+/// The screen the views draw at the app's size, one string a row.
+pub fn screen(a: &App) -> Vec<String> {
+    let (w, h) = a.size;
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, w, h));
+    views::draw(a, &mut buf);
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect()
+}
