@@ -1,6 +1,7 @@
 //! The TUI's failover log at its bound (50,000 held): one failover
 //! arriving (insert, the oldest evicted), the Failovers view's index
-//! rebuilt unfiltered, with a plain word, and sorted by worker. Run the
+//! rebuilt unfiltered, with a plain word, a field and sorted by worker;
+//! and the Ladder's AWAY NOW over 100,000 workers and that log. Run the
 //! same file against an older commit to compare (docs/performance.md).
 
 // What the binary ships with (src/main.rs), so the figures are its own.
@@ -12,7 +13,10 @@ use std::hint::black_box;
 use chrono::{Duration, TimeZone, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
 use macfleet::tui::faillog::{self, FailLog, FailoverSort, MAX_RECORDS};
+use macfleet::tui::fixture;
+use macfleet::tui::msg::Msg;
 use macfleet::tui::query::Query;
+use macfleet::tui::theme::Theme;
 use macfleet::wire::{Cause, CauseKind, CauseSource, Failover, FailoverRecord};
 
 /// A failover as the simulator's busy fleet sends them (1,000 workers).
@@ -81,5 +85,26 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn away(c: &mut Criterion) {
+    let now = fixture::t0();
+    let (mut a, m0) = fixture::app(0, false, Theme::new(false, false), 200, 50);
+    a.update(Msg::Workers {
+        page: fixture::page(fixture::fleet(100_000, now), now, false, 2),
+        at: m0,
+    });
+    a.update(Msg::Failovers {
+        page: fixture::failovers(MAX_RECORDS, now),
+        fresh: true,
+    });
+    a.settle();
+    assert_eq!(a.log.len(), MAX_RECORDS);
+    let mut g = c.benchmark_group("away_now");
+    g.sample_size(20);
+    g.bench_function("100k_workers_50k_failovers", |b| {
+        b.iter(|| black_box(macfleet::tui::away::away_now(&a.fleet, &a.log)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, away);
 criterion_main!(benches);

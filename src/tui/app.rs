@@ -962,7 +962,8 @@ impl App {
         };
         self.switch(View::Failovers);
         let f = self.pane_mut().filter_mut();
-        f.text = format!("worker:{id}");
+        // The whole id: `mac-1` is not `mac-12`.
+        f.text = format!("worker:{id}$");
         f.editing = false;
         self.reorder();
     }

@@ -4,7 +4,8 @@
 //!   `rate_limited`, a host), case-insensitively; consecutive words are one
 //!   phrase;
 //! - `field:value` matches one field by prefix (`state:lost`, `cause:auth`,
-//!   `agent:pi`); the fields are the view's own (see each list's `FIELDS`),
+//!   `agent:pi`), `field:value$` the whole field (`worker:mac-1$` is not
+//!   mac-12); the fields are the view's own (see each list's `FIELDS`),
 //!   and a word whose `field:` the view lacks is plain text;
 //! - `!` before a word or a `field:value` negates it;
 //! - all terms must hold.
@@ -36,10 +37,17 @@ pub trait Searchable {
     fn field_starts(&self, field: &str, value: &str) -> bool;
 }
 
-/// `hay` starts with `needle` (lower-cased), ignoring ASCII case.
+/// `hay` starts with `needle` (lower-cased), ignoring ASCII case; a
+/// `needle` ending in `$` must be all of `hay` (`worker:mac-1$` is mac-1,
+/// not mac-12).
 pub fn starts_ci(hay: &str, needle: &str) -> bool {
-    hay.len() >= needle.len()
-        && hay.as_bytes()[..needle.len()].eq_ignore_ascii_case(needle.as_bytes())
+    match needle.strip_suffix('$') {
+        Some(whole) => hay.eq_ignore_ascii_case(whole),
+        None => {
+            hay.len() >= needle.len()
+                && hay.as_bytes()[..needle.len()].eq_ignore_ascii_case(needle.as_bytes())
+        }
+    }
 }
 
 /// `hay` contains `needle` (lower-cased), ignoring ASCII case.
@@ -227,6 +235,20 @@ mod tests {
         assert_eq!(hits("cause:auth"), Vec::<usize>::new());
         // A bare `!` while typing asks nothing yet.
         assert_eq!(hits("!"), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_field_value_ending_in_dollar_is_the_whole_field() {
+        assert!(starts_ci("mac-1", "mac-1$"));
+        assert!(starts_ci("MAC-1", "mac-1$"));
+        assert!(!starts_ci("mac-12", "mac-1$"));
+        assert!(starts_ci("mac-12", "mac-1"));
+        assert_eq!(hits("agent:pi$"), vec![1]);
+        assert_eq!(hits("agent:p$"), Vec::<usize>::new());
+        assert_eq!(hits("!agent:p$"), vec![0, 1, 2]);
+        let q = |s| Query::parse(s, FIELDS);
+        assert!(q("agent:pi$").narrows(&q("agent:pi")));
+        assert!(!q("!agent:pi$").narrows(&q("!agent:pi")));
     }
 
     #[test]
