@@ -1,6 +1,7 @@
 //! The Workers view's frame at 200x50 with 100, 10,000 and 100,000 workers,
 //! a keystroke (filter, sort, cursor) at 100,000, and a 1,000-worker delta
-//! applied to a 100,000-worker model.
+//! applied to a 100,000-worker model, and the owner's move on the Ladder
+//! with an edit pending at 100,000.
 
 // What the binary ships with (src/main.rs), so the figures are its own.
 #[global_allocator]
@@ -107,5 +108,28 @@ fn keystroke(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, frame, delta, keystroke);
+/// The owner on the Ladder of a 100,000-worker fleet with an edit pending:
+/// each move recounts the projection (where every healthy worker would
+/// land on the new order).
+fn owner(c: &mut Criterion) {
+    let mut g = c.benchmark_group("owner_at_100000");
+    g.sample_size(10);
+    let press = |a: &mut App, code: KeyCode| {
+        a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+        a.settle();
+    };
+    let (mut a, _) = fixture::app(100_000, true, Theme::new(false, false), 200, 50);
+    press(&mut a, KeyCode::Char('1'));
+    press(&mut a, KeyCode::Char('J'));
+    assert!(a.edit.projection.is_some(), "an edit is pending");
+    g.bench_function("move_down_and_up", |b| {
+        b.iter(|| {
+            press(&mut a, KeyCode::Char('J'));
+            press(&mut a, KeyCode::Char('K'));
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, frame, delta, keystroke, owner);
 criterion_main!(benches);

@@ -390,6 +390,29 @@ fn the_projection_follows_the_pending_order_and_warns() {
     );
 }
 
+/// The TUI projects its own compact workers; `agents --dry-run` projects
+/// the hub's wire workers. Same fleet, same answer.
+#[test]
+fn the_tui_projects_as_the_cli_does() {
+    let (mut a, _) = fixture::app(500, true, Theme::new(false, false), 120, 40);
+    key(&mut a, '1');
+    for c in ['J', 'j', 'J', 'a', 'z', 'e', 'd'] {
+        key(&mut a, c);
+    }
+    code(&mut a, KeyCode::Enter);
+    a.settle();
+    let new = a.edit.order().expect("pending").to_vec();
+    let wire: Vec<macfleet::wire::WorkerView> = a
+        .fleet
+        .iter()
+        .map(|(_, e)| e.view.to_wire(e.state, e.in_sync))
+        .collect();
+    assert!(wire.iter().any(|w| w.active_agent.is_none()));
+    let cli = macfleet::plan::project(&wire, &a.config.agents, &new);
+    assert!(cli.moves_workers());
+    assert_eq!(a.edit.projection.as_ref(), Some(&cli));
+}
+
 #[test]
 fn after_a_write_the_convergence_line_counts_healthy_workers_on_it() {
     let mut a = app(true);

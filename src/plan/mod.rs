@@ -8,5 +8,5 @@ mod projection;
 
 pub use pending::{Conflict, PendingEdit, Rebased, Rung};
 pub use projection::{
-    Projection, RungForecast, Warning, project, rung_of, seen_agents, unreported,
+    Projection, RungForecast, Seat, Warning, project, rung_of, seen_agents, unreported,
 };

@@ -12,7 +12,57 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::wire::{KNOWN_AGENTS, WorkerState, WorkerView};
+use crate::wire::{Capability, KNOWN_AGENTS, WorkerState, WorkerView};
+
+/// What the projection reads of a worker. The CLI projects the hub's
+/// `WorkerView`s; the TUI its own compact entries (`tui::fleet::Entry`),
+/// which it would otherwise have to turn back into wire workers, all of
+/// them, on every change while an edit is pending.
+pub trait Seat {
+    fn state(&self) -> WorkerState;
+    /// The list the worker follows, rank 0 first.
+    fn agents(&self) -> impl Iterator<Item = &str>;
+    fn active_agent(&self) -> Option<&str>;
+    fn capability(&self, agent: &str) -> Option<Capability>;
+    /// Every agent it reported a capability for.
+    fn reported(&self) -> impl Iterator<Item = &str>;
+}
+
+impl Seat for WorkerView {
+    fn state(&self) -> WorkerState {
+        self.state
+    }
+    fn agents(&self) -> impl Iterator<Item = &str> {
+        self.agents.iter().map(String::as_str)
+    }
+    fn active_agent(&self) -> Option<&str> {
+        self.active_agent.as_deref()
+    }
+    fn capability(&self, agent: &str) -> Option<Capability> {
+        self.capabilities.get(agent).copied()
+    }
+    fn reported(&self) -> impl Iterator<Item = &str> {
+        self.capabilities.keys().map(String::as_str)
+    }
+}
+
+impl<T: Seat> Seat for &T {
+    fn state(&self) -> WorkerState {
+        (**self).state()
+    }
+    fn agents(&self) -> impl Iterator<Item = &str> {
+        (**self).agents()
+    }
+    fn active_agent(&self) -> Option<&str> {
+        (**self).active_agent()
+    }
+    fn capability(&self, agent: &str) -> Option<Capability> {
+        (**self).capability(agent)
+    }
+    fn reported(&self) -> impl Iterator<Item = &str> {
+        (**self).reported()
+    }
+}
 
 /// One agent's rung, today and under the new order, over healthy workers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,18 +155,18 @@ impl Projection {
 
 /// Every agent name a worker has reported: capabilities and active agents.
 /// (The list a worker follows comes from the hub, so it proves nothing.)
-pub fn seen_agents(workers: &[WorkerView]) -> BTreeSet<&str> {
+pub fn seen_agents<W: Seat>(workers: &[W]) -> BTreeSet<&str> {
     let mut seen = BTreeSet::new();
     for w in workers {
-        seen.extend(w.capabilities.keys().map(String::as_str));
-        seen.extend(w.active_agent.as_deref());
+        seen.extend(w.reported());
+        seen.extend(w.active_agent());
     }
     seen
 }
 
 /// Names in `agents` that are neither known agents nor reported by any
 /// worker, in order.
-pub fn unreported<'a>(agents: &'a [String], workers: &[WorkerView]) -> Vec<&'a str> {
+pub fn unreported<'a, W: Seat>(agents: &'a [String], workers: &[W]) -> Vec<&'a str> {
     let seen = seen_agents(workers);
     agents
         .iter()
@@ -127,23 +177,22 @@ pub fn unreported<'a>(agents: &'a [String], workers: &[WorkerView]) -> Vec<&'a s
 
 /// The agents `worker` is held off now: those it can run that stand above
 /// its active agent in the list it follows (all of them with no route).
-fn held(worker: &WorkerView) -> HashSet<&str> {
+fn held<W: Seat>(worker: &W) -> HashSet<&str> {
+    let active = worker.active_agent();
     worker
-        .agents
-        .iter()
-        .take_while(|a| worker.active_agent.as_deref() != Some(a.as_str()))
-        .filter(|a| worker.capabilities.get(*a).is_some_and(|c| c.capable()))
-        .map(String::as_str)
+        .agents()
+        .take_while(|a| active != Some(*a))
+        .filter(|a| worker.capability(a).is_some_and(|c| c.capable()))
         .collect()
 }
 
 /// Where `worker` would stand under `order` (`None`: no route), and the
 /// ranks it passed without a reported capability.
-pub fn rung_of<'o>(worker: &WorkerView, order: &'o [String]) -> (Option<&'o str>, Vec<usize>) {
+pub fn rung_of<'o, W: Seat>(worker: &W, order: &'o [String]) -> (Option<&'o str>, Vec<usize>) {
     let held = held(worker);
     let mut unreported = Vec::new();
     for (i, a) in order.iter().enumerate() {
-        match worker.capabilities.get(a) {
+        match worker.capability(a) {
             None => unreported.push(i),
             Some(c) if c.capable() && !held.contains(a.as_str()) => {
                 return (Some(a.as_str()), unreported);
@@ -156,10 +205,10 @@ pub fn rung_of<'o>(worker: &WorkerView, order: &'o [String]) -> (Option<&'o str>
 
 /// What `new` would do, against `today` (the hub's order now), over
 /// `workers` as the hub reports them.
-pub fn project(workers: &[WorkerView], today: &[String], new: &[String]) -> Projection {
-    let healthy: Vec<&WorkerView> = workers
+pub fn project<W: Seat>(workers: &[W], today: &[String], new: &[String]) -> Projection {
+    let healthy: Vec<&W> = workers
         .iter()
-        .filter(|w| w.state == WorkerState::Healthy)
+        .filter(|w| w.state() == WorkerState::Healthy)
         .collect();
     let mut rungs: Vec<RungForecast> = new
         .iter()
@@ -183,7 +232,10 @@ pub fn project(workers: &[WorkerView], today: &[String], new: &[String]) -> Proj
             None => no_route += 1,
         }
     }
-    let no_route_today = healthy.iter().filter(|w| w.active_agent.is_none()).count();
+    let no_route_today = healthy
+        .iter()
+        .filter(|w| w.active_agent().is_none())
+        .count();
     let warnings = warnings(&rungs, healthy.len(), new, workers);
     Projection {
         healthy: healthy.len(),
@@ -194,11 +246,11 @@ pub fn project(workers: &[WorkerView], today: &[String], new: &[String]) -> Proj
     }
 }
 
-fn forecast(
+fn forecast<W: Seat>(
     agent: &str,
     rank: Option<usize>,
     today: &[String],
-    healthy: &[&WorkerView],
+    healthy: &[&W],
 ) -> RungForecast {
     RungForecast {
         agent: agent.to_string(),
@@ -206,22 +258,22 @@ fn forecast(
         old_rank: today.iter().position(|a| a == agent),
         can: healthy
             .iter()
-            .filter(|w| w.capabilities.get(agent).is_some_and(|c| c.capable()))
+            .filter(|w| w.capability(agent).is_some_and(|c| c.capable()))
             .count(),
         today: healthy
             .iter()
-            .filter(|w| w.active_agent.as_deref() == Some(agent))
+            .filter(|w| w.active_agent() == Some(agent))
             .count(),
         projected: 0,
         unreported: 0,
     }
 }
 
-fn warnings(
+fn warnings<W: Seat>(
     rungs: &[RungForecast],
     healthy: usize,
     new: &[String],
-    workers: &[WorkerView],
+    workers: &[W],
 ) -> Vec<Warning> {
     let mut out = Vec::new();
     let listed = || rungs.iter().filter(|r| r.rank.is_some());
@@ -431,7 +483,7 @@ mod tests {
             ["claud"]
         );
         // No healthy worker: no counting warnings, only the typo.
-        let p = project(&[], &today, &v(&["claud", "opencode"]));
+        let p = project::<WorkerView>(&[], &today, &v(&["claud", "opencode"]));
         assert_eq!(
             p.warnings,
             vec![Warning::Unreported {

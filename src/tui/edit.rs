@@ -171,7 +171,7 @@ use super::keys::Action;
 use super::lists::Pane;
 use super::msg::Effect;
 use crate::client::ClientError;
-use crate::wire::{ConfigAccepted, KNOWN_AGENTS, WorkerView};
+use crate::wire::{ConfigAccepted, KNOWN_AGENTS};
 
 impl App {
     /// The projection of the pending order over the workers held now.
@@ -192,11 +192,7 @@ impl App {
             self.edit.projection = None;
             return;
         };
-        let workers: Vec<WorkerView> = self
-            .fleet
-            .iter()
-            .map(|(_, e)| e.view.to_wire(e.state, e.in_sync))
-            .collect();
+        let workers: Vec<&crate::tui::fleet::Entry> = self.fleet.iter().map(|(_, e)| e).collect();
         let today = match &self.edit.plan {
             Some(p) => p.base_order().to_vec(),
             None => self.config.agents.clone(),

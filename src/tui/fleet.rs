@@ -34,6 +34,25 @@ pub struct Entry {
     hay: Box<str>,
 }
 
+/// The projection reads entries as they are held (no wire copies).
+impl crate::plan::Seat for Entry {
+    fn state(&self) -> WorkerState {
+        self.state
+    }
+    fn agents(&self) -> impl Iterator<Item = &str> {
+        self.view.agents.iter().map(|a| &**a)
+    }
+    fn active_agent(&self) -> Option<&str> {
+        self.view.active_agent.as_deref()
+    }
+    fn capability(&self, agent: &str) -> Option<crate::wire::Capability> {
+        self.view.capabilities.get(agent).copied()
+    }
+    fn reported(&self) -> impl Iterator<Item = &str> {
+        self.view.capabilities.keys().map(|a| &**a)
+    }
+}
+
 impl Entry {
     fn new(view: Worker, state: WorkerState, revision: &str) -> Entry {
         let in_sync = view.config_revision.as_deref() == Some(revision);
