@@ -156,6 +156,10 @@ impl Projection {
 /// Every agent name a worker has reported: capabilities and active agents.
 /// (The list a worker follows comes from the hub, so it proves nothing.)
 pub fn seen_agents<W: Seat>(workers: &[W]) -> BTreeSet<&str> {
+    seen(workers)
+}
+
+fn seen<'w, W: Seat + 'w>(workers: impl IntoIterator<Item = &'w W>) -> BTreeSet<&'w str> {
     let mut seen = BTreeSet::new();
     for w in workers {
         seen.extend(w.reported());
@@ -167,7 +171,10 @@ pub fn seen_agents<W: Seat>(workers: &[W]) -> BTreeSet<&str> {
 /// Names in `agents` that are neither known agents nor reported by any
 /// worker, in order.
 pub fn unreported<'a, W: Seat>(agents: &'a [String], workers: &[W]) -> Vec<&'a str> {
-    let seen = seen_agents(workers);
+    unreported_of(agents, &seen_agents(workers))
+}
+
+fn unreported_of<'a>(agents: &'a [String], seen: &BTreeSet<&str>) -> Vec<&'a str> {
     agents
         .iter()
         .map(String::as_str)
@@ -206,9 +213,23 @@ pub fn rung_of<'o, W: Seat>(worker: &W, order: &'o [String]) -> (Option<&'o str>
 /// What `new` would do, against `today` (the hub's order now), over
 /// `workers` as the hub reports them.
 pub fn project<W: Seat>(workers: &[W], today: &[String], new: &[String]) -> Projection {
-    let healthy: Vec<&W> = workers
+    let groups: Vec<(&W, usize)> = workers.iter().map(|w| (w, 1)).collect();
+    project_grouped(&groups, today, new)
+}
+
+/// [`project`] over workers grouped by what it reads: each `(w, n)`
+/// stands for `n` workers with `w`'s state, list, active agent and
+/// capabilities. A fleet of 100,000 has a few hundred such shapes, so the
+/// TUI projects those (`tui::edit`), not every worker.
+pub fn project_grouped<W: Seat>(
+    groups: &[(W, usize)],
+    today: &[String],
+    new: &[String],
+) -> Projection {
+    let healthy: Vec<(&W, usize)> = groups
         .iter()
-        .filter(|w| w.state() == WorkerState::Healthy)
+        .filter(|(w, _)| w.state() == WorkerState::Healthy)
+        .map(|(w, n)| (w, *n))
         .collect();
     let mut rungs: Vec<RungForecast> = new
         .iter()
@@ -222,23 +243,25 @@ pub fn project<W: Seat>(workers: &[W], today: &[String], new: &[String]) -> Proj
             .map(|a| forecast(a, None, today, &healthy)),
     );
     let mut no_route = 0;
-    for w in &healthy {
-        let (rung, passed) = rung_of(w, new);
+    for (w, n) in &healthy {
+        let (rung, passed) = rung_of(*w, new);
         for i in passed {
-            rungs[i].unreported += 1;
+            rungs[i].unreported += n;
         }
-        match rung.and_then(|a| new.iter().position(|n| n == a)) {
-            Some(i) => rungs[i].projected += 1,
-            None => no_route += 1,
+        match rung.and_then(|a| new.iter().position(|x| x == a)) {
+            Some(i) => rungs[i].projected += n,
+            None => no_route += n,
         }
     }
-    let no_route_today = healthy
-        .iter()
-        .filter(|w| w.active_agent().is_none())
-        .count();
-    let warnings = warnings(&rungs, healthy.len(), new, workers);
+    let count = |f: &dyn Fn(&W) -> bool| -> usize {
+        healthy.iter().filter(|(w, _)| f(w)).map(|(_, n)| n).sum()
+    };
+    let no_route_today = count(&|w| w.active_agent().is_none());
+    let n_healthy = count(&|_| true);
+    let seen = seen(groups.iter().map(|(w, _)| w));
+    let warnings = warnings(&rungs, n_healthy, new, &seen);
     Projection {
-        healthy: healthy.len(),
+        healthy: n_healthy,
         rungs,
         no_route_today,
         no_route,
@@ -250,30 +273,27 @@ fn forecast<W: Seat>(
     agent: &str,
     rank: Option<usize>,
     today: &[String],
-    healthy: &[&W],
+    healthy: &[(&W, usize)],
 ) -> RungForecast {
+    let count = |f: &dyn Fn(&W) -> bool| -> usize {
+        healthy.iter().filter(|(w, _)| f(w)).map(|(_, n)| n).sum()
+    };
     RungForecast {
         agent: agent.to_string(),
         rank,
         old_rank: today.iter().position(|a| a == agent),
-        can: healthy
-            .iter()
-            .filter(|w| w.capability(agent).is_some_and(|c| c.capable()))
-            .count(),
-        today: healthy
-            .iter()
-            .filter(|w| w.active_agent() == Some(agent))
-            .count(),
+        can: count(&|w| w.capability(agent).is_some_and(|c| c.capable())),
+        today: count(&|w| w.active_agent() == Some(agent)),
         projected: 0,
         unreported: 0,
     }
 }
 
-fn warnings<W: Seat>(
+fn warnings(
     rungs: &[RungForecast],
     healthy: usize,
     new: &[String],
-    workers: &[W],
+    seen: &BTreeSet<&str>,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
     let listed = || rungs.iter().filter(|r| r.rank.is_some());
@@ -307,7 +327,7 @@ fn warnings<W: Seat>(
             running: r.today,
         });
     }
-    for a in unreported(new, workers) {
+    for a in unreported_of(new, seen) {
         out.push(Warning::Unreported {
             agent: a.to_string(),
         });

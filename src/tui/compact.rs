@@ -20,6 +20,12 @@ pub type Sym = Arc<str>;
 pub struct Caps(Arc<[(Sym, Capability)]>);
 
 impl Caps {
+    /// The shared set's address: equal sets are interned into one, so
+    /// workers with the same capabilities have the same `ptr`.
+    pub fn ptr(&self) -> usize {
+        Arc::as_ptr(&self.0) as *const () as usize
+    }
+
     pub fn get(&self, agent: &str) -> Option<&Capability> {
         self.0
             .binary_search_by(|(a, _)| (**a).cmp(agent))

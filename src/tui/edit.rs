@@ -167,6 +167,12 @@ impl LadderEdit {
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{App, Detail, View};
+use super::fleet::Entry;
+
+/// A shared value's address (for grouping what interning made one).
+fn addr<T: ?Sized>(a: &std::sync::Arc<T>) -> usize {
+    std::sync::Arc::as_ptr(a) as *const () as usize
+}
 use super::keys::Action;
 use super::lists::Pane;
 use super::msg::Effect;
@@ -192,12 +198,23 @@ impl App {
             self.edit.projection = None;
             return;
         };
-        let workers: Vec<&crate::tui::fleet::Entry> = self.fleet.iter().map(|(_, e)| e).collect();
+        // Workers that report the same list, active agent and capabilities
+        // share those values (interned): project each shape once, with how
+        // many workers have it (a 100,000-worker fleet has a few hundred).
+        let mut shapes: std::collections::HashMap<_, (&Entry, usize), foldhash::fast::RandomState> =
+            Default::default();
+        for (_, e) in self.fleet.iter() {
+            let v = &e.view;
+            let active = v.active_agent.as_ref().map_or(0, addr);
+            let shape = (addr(&v.agents), active, v.capabilities.ptr(), e.state);
+            shapes.entry(shape).or_insert((e, 0)).1 += 1;
+        }
+        let groups: Vec<(&Entry, usize)> = shapes.into_values().collect();
         let today = match &self.edit.plan {
             Some(p) => p.base_order().to_vec(),
             None => self.config.agents.clone(),
         };
-        self.edit.projection = Some(plan::project(&workers, &today, &new));
+        self.edit.projection = Some(plan::project_grouped(&groups, &today, &new));
     }
 
     /// The agent under the cursor on the Ladder.

@@ -331,21 +331,23 @@ impl FailoverSort {
 
 /// The Failovers view's rows, as seqs.
 pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -> Vec<u64> {
-    let mut v: Vec<&LogRec> = log
-        .records
-        .iter()
-        .rev()
-        .filter(|r| filter.matches(*r))
-        .collect();
-    if sort != FailoverSort::Time {
-        // Stable sort over newest-first input keeps newest first on ties.
-        v.sort_by(|ra, rb| match sort {
-            FailoverSort::Time => Ordering::Equal,
-            FailoverSort::Worker => ra.worker.cmp(&rb.worker),
-            FailoverSort::Cause => ra.kind.cmp(&rb.kind),
-            FailoverSort::From => ra.from.cmp(&rb.from),
-        });
+    let shown = log.records.iter().rev().filter(|r| filter.matches(*r));
+    if sort == FailoverSort::Time {
+        // Already newest first: no records to sort, only seqs to collect.
+        let mut v: Vec<u64> = shown.map(|r| r.seq).collect();
+        if reverse {
+            v.reverse();
+        }
+        return v;
     }
+    let mut v: Vec<&LogRec> = shown.collect();
+    // Stable sort over newest-first input keeps newest first on ties.
+    v.sort_by(|ra, rb| match sort {
+        FailoverSort::Time => Ordering::Equal,
+        FailoverSort::Worker => ra.worker.cmp(&rb.worker),
+        FailoverSort::Cause => ra.kind.cmp(&rb.kind),
+        FailoverSort::From => ra.from.cmp(&rb.from),
+    });
     if reverse {
         v.reverse();
     }
