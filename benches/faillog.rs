@@ -10,45 +10,17 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::hint::black_box;
 
-use chrono::{Duration, TimeZone, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
 use macfleet::tui::faillog::{self, FailLog, FailoverSort, MAX_RECORDS};
 use macfleet::tui::fixture;
 use macfleet::tui::msg::Msg;
 use macfleet::tui::query::Query;
 use macfleet::tui::theme::Theme;
-use macfleet::wire::{Cause, CauseKind, CauseSource, Failover, FailoverRecord};
+use macfleet::wire::FailoverRecord;
 
 /// A failover as the simulator's busy fleet sends them (1,000 workers).
 fn record(seq: u64) -> FailoverRecord {
-    let at = Utc
-        .with_ymd_and_hms(2026, 11, 30, 12, 0, 0)
-        .single()
-        .expect("time")
-        + Duration::seconds((seq / 4) as i64);
-    let kind = [
-        CauseKind::RateLimited,
-        CauseKind::UpstreamStatus,
-        CauseKind::Auth,
-    ][(seq % 3) as usize];
-    FailoverRecord {
-        seq,
-        worker: format!("w-{:05}", seq % 1000),
-        host: format!("node-{:04}", seq % 250),
-        received_at: at,
-        failover: Failover {
-            id: format!("{:08x}-{:04x}-4000-8000-{:012x}", seq, seq % 65_536, seq),
-            at,
-            from: "opencode".to_string(),
-            to: Some("claude".to_string()),
-            cause: Cause {
-                kind,
-                status: (kind == CauseKind::UpstreamStatus).then_some(503),
-                source: CauseSource::HubRouter,
-                detail: Some("route: upstream answered 503 Service Unavailable".to_string()),
-            },
-        },
-    }
+    fixture::busy_failover(seq, seq % 1000)
 }
 
 fn full() -> (FailLog, u64) {

@@ -8,9 +8,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use chrono::{Duration, TimeZone, Utc};
 use macfleet::tui::faillog::{FailLog, MAX_RECORDS};
-use macfleet::wire::{Cause, CauseKind, CauseSource, Failover, FailoverRecord};
+use macfleet::tui::fixture;
+use macfleet::wire::FailoverRecord;
 
 /// Live heap bytes of this test binary (one test in it, so no other
 /// thread allocates while a figure is taken).
@@ -46,43 +46,9 @@ const RECORD_BUDGET: isize = 512;
 /// records were, with a map's half-filled nodes, it was 696 B each.)
 const FULL_BUDGET: isize = 256;
 
-/// A failover as the simulator's busy fleet sends them: the same shapes,
-/// lengths and causes (ids and details of realistic length).
+/// A failover as the simulator's busy fleet of 1,000 sends them.
 fn record(seq: u64) -> FailoverRecord {
-    record_of(seq, seq % 1000)
-}
-
-/// The same from worker `w` (each worker its own host and detail).
-fn record_of(seq: u64, w: u64) -> FailoverRecord {
-    let at = Utc
-        .with_ymd_and_hms(2026, 11, 30, 12, 0, 0)
-        .single()
-        .expect("time")
-        + Duration::seconds((seq / 4) as i64);
-    let kinds = [
-        CauseKind::RateLimited,
-        CauseKind::UpstreamStatus,
-        CauseKind::Auth,
-    ];
-    let kind = kinds[(seq % 3) as usize];
-    FailoverRecord {
-        seq,
-        worker: format!("w-{w:05}"),
-        host: format!("node-{:04}", w % 250),
-        received_at: at,
-        failover: Failover {
-            id: format!("{:08x}-{:04x}-4000-8000-{:012x}", seq, seq % 65_536, seq),
-            at,
-            from: "opencode".to_string(),
-            to: Some("claude".to_string()),
-            cause: Cause {
-                kind,
-                status: (kind == CauseKind::UpstreamStatus).then_some(503),
-                source: CauseSource::HubRouter,
-                detail: Some("route: upstream answered 503 Service Unavailable".to_string()),
-            },
-        },
-    }
+    fixture::busy_failover(seq, seq % 1000)
 }
 
 #[test]
@@ -144,12 +110,12 @@ fn a_held_failover_costs_under_512_bytes_and_the_full_log_holds_flat() {
     // let the string table reach the size its sweeps settle at.
     for _ in 0..2 * MAX_RECORDS {
         seq += 1;
-        log.insert(record_of(seq, seq));
+        log.insert(fixture::busy_failover(seq, seq));
     }
     let churned = live();
     for _ in 0..MAX_RECORDS {
         seq += 1;
-        log.insert(record_of(seq, seq));
+        log.insert(fixture::busy_failover(seq, seq));
     }
     let later = live();
     eprintln!(

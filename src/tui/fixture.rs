@@ -226,3 +226,35 @@ pub fn app(n: usize, can_write: bool, theme: Theme, w: u16, h: u16) -> (App, Ins
     app.settle();
     (app, m0)
 }
+
+/// Failover `seq` from worker `w`, as the simulator's busy fleet sends
+/// them (a quota cap: the same shapes, lengths and causes; ids of
+/// realistic length; four a second from 2026-11-30 12:00). For the memory
+/// test and the failover log's benches.
+pub fn busy_failover(seq: u64, w: u64) -> FailoverRecord {
+    let at = DateTime::<Utc>::from_timestamp(1_796_040_000, 0).expect("a time")
+        + TimeDelta::seconds((seq / 4) as i64);
+    let kind = [
+        CauseKind::RateLimited,
+        CauseKind::UpstreamStatus,
+        CauseKind::Auth,
+    ][(seq % 3) as usize];
+    FailoverRecord {
+        seq,
+        worker: format!("w-{w:05}"),
+        host: format!("node-{:04}", w % 250),
+        received_at: at,
+        failover: Failover {
+            id: format!("{:08x}-{:04x}-4000-8000-{:012x}", seq, seq % 65_536, seq),
+            at,
+            from: "opencode".to_string(),
+            to: Some("claude".to_string()),
+            cause: Cause {
+                kind,
+                status: (kind == CauseKind::UpstreamStatus).then_some(503),
+                source: CauseSource::HubRouter,
+                detail: Some("route: upstream answered 503 Service Unavailable".to_string()),
+            },
+        },
+    }
+}
