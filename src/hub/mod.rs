@@ -192,6 +192,16 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     }
     let bytes = std::fs::read(&opts.config)
         .wrap_err_with(|| format!("cannot read the config {}", opts.config.display()))?;
+    // A hub killed mid-write leaves its temporary file: clear them, so
+    // restarts do not pile them up (the document itself is whole).
+    match store::remove_stale_temps(&opts.config) {
+        Ok(0) => {}
+        Ok(n) => tracing::warn!(
+            removed = n,
+            "removed temporary files an interrupted config write left behind"
+        ),
+        Err(e) => tracing::warn!(error = %e, "cannot clear leftover temporary files"),
+    }
     let text = agents_doc::decode(&bytes)
         .map_err(|e| eyre!("{}: {e}", opts.config.display()))?
         .to_string();
