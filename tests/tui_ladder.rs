@@ -488,6 +488,98 @@ sed -i "s/# cheap\$/# $word/" "$1""#,
     assert!(t.wait_exit(SOON).success());
 }
 
+/// Wait (bounded) for `path` to exist.
+fn wait_file(path: &std::path::Path) {
+    let t0 = std::time::Instant::now();
+    while !path.exists() {
+        assert!(t0.elapsed() < SOON, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(t: &Pty, sig: i32) {
+    let pid = t.child.process_id().expect("pid") as i32;
+    // SAFETY: kill only sends a signal to our child.
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+}
+
+/// A Ctrl-C typed in the editor reaches the whole foreground group as
+/// SIGINT: it is the editor's, and macfleet stays (as git does).
+#[test]
+fn sigint_while_the_editor_is_open_is_left_to_the_editor() {
+    let hub = Hub::start();
+    let (dir, editor) = script_editor(&format!(
+        "trap '' INT\ntouch \"$D/started\"\nsleep 1\n{SWAP}"
+    ));
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
+    t.send("e");
+    wait_file(&dir.path().join("started"));
+    signal(&t, libc::SIGINT);
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("from $EDITOR is pending"), "{s}");
+    assert_eq!(write_and_read(&mut t, &hub), swapped(DOC));
+    // Without an editor open, SIGINT ends it as before.
+    signal(&t, libc::SIGINT);
+    t.wait_exit(SOON);
+}
+
+/// `pid` is running (not gone, not a zombie waiting to be reaped).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|st| st.rsplit(") ").next().map(|r| !r.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// SIGTERM while the editor is open ends macfleet and the editor with it:
+/// nothing goes on in a terminal the shell has taken back. macfleet runs
+/// under a shell here, as from a prompt: it is not the terminal's session
+/// leader, so its exit sends the editor no SIGHUP.
+#[test]
+fn sigterm_while_the_editor_is_open_ends_the_editor_too() {
+    let hub = Hub::start();
+    let (dir, editor) =
+        script_editor("echo $$ > \"$D/pid.tmp\"\nmv \"$D/pid.tmp\" \"$D/pid\"\nsleep 15");
+    let bin = env!("CARGO_BIN_EXE_macfleet");
+    let mut t = Pty::spawn_program(
+        "sh",
+        &["-c", "\"$0\" \"$@\"; sleep 30", bin, "--hub", &hub.url],
+        &[("MAC_HUB_TOKEN", &hub.owner), ("EDITOR", &editor)],
+    );
+    t.wait_for("OWNER", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("codex", SOON);
+    let sh = t.child.process_id().expect("pid");
+    let children = format!("/proc/{sh}/task/{sh}/children");
+    let macfleet: i32 = std::fs::read_to_string(&children)
+        .expect("children")
+        .split_whitespace()
+        .next()
+        .expect("macfleet under the shell")
+        .parse()
+        .expect("a pid");
+    t.send("e");
+    let pid_file = dir.path().join("pid");
+    wait_file(&pid_file);
+    let editor: i32 = std::fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // SAFETY: kill only sends a signal to our grandchild.
+    assert_eq!(unsafe { libc::kill(macfleet, libc::SIGTERM) }, 0);
+    let t0 = std::time::Instant::now();
+    while running(macfleet) {
+        assert!(t0.elapsed() < SOON, "macfleet did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while running(editor) {
+        assert!(t0.elapsed() < SOON, "the editor {editor} outlived macfleet");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_read_only_session_given_every_edit_key_sends_no_write_and_runs_no_editor() {
     let hub = Hub::start();

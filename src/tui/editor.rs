@@ -5,6 +5,31 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The pid of the editor while one is open (0 when none is).
+static OPEN: AtomicI32 = AtomicI32::new(0);
+
+/// An editor is open: the terminal is its (a Ctrl-C typed there is the
+/// editor's to handle, as git leaves it while it waits for one).
+pub fn is_open() -> bool {
+    OPEN.load(Ordering::SeqCst) != 0
+}
+
+/// The process is ending: end the editor too, so it does not go on in a
+/// terminal the shell has taken back. It gets SIGTERM (vim saves its swap
+/// file and restores the terminal).
+pub fn stop_open() {
+    let pid = OPEN.swap(0, Ordering::SeqCst);
+    if pid > 0 {
+        tracing::info!(pid, "ending the open editor");
+        #[cfg(unix)]
+        // SAFETY: kill only sends a signal to the child we started.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+}
 
 /// The editor to run: `$EDITOR`, else `$VISUAL`, else `vi`. A value may
 /// hold arguments (`code -w`, `vim -u NONE`): it runs through `sh`, as git
@@ -40,13 +65,19 @@ pub fn edit_with(editor: &str, text: &str) -> Result<String, String> {
     let path = dir.path().join("hub.toml");
     write_private(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     tracing::info!(%editor, "opening the document in the editor");
-    let status = Command::new("sh")
+    // `exec`: the shell becomes the editor, so the pid kept in `OPEN` is
+    // the editor's own (a signal to it reaches it, not a shell around it).
+    let mut child = Command::new("sh")
         .arg("-c")
-        .arg(format!("{editor} \"$1\""))
+        .arg(format!("exec {editor} \"$1\""))
         .arg("macfleet-editor")
         .arg(&path)
-        .status()
+        .spawn()
         .map_err(|e| format!("cannot run {editor:?}: {e}"))?;
+    OPEN.store(child.id() as i32, Ordering::SeqCst);
+    let status = child.wait();
+    OPEN.store(0, Ordering::SeqCst);
+    let status = status.map_err(|e| format!("waiting for {editor:?}: {e}"))?;
     if !status.success() {
         return Err(format!("{editor:?} exited with {status}"));
     }

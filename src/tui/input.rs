@@ -222,6 +222,7 @@ mod unix {
                 loop {
                     if hung_up(fd, ms) {
                         crate::tui::term::forget();
+                        crate::tui::editor::stop_open();
                         tracing::info!("the terminal hung up; exiting");
                         exit_within(GRACE, 129);
                         let _ = tx.try_send(Input::Gone("the terminal hung up".into()));
@@ -243,15 +244,24 @@ mod unix {
                 // The first signal asks for an orderly shutdown; the deadline
                 // ends the process if that hangs. A closed channel means
                 // the loop has already stopped: the deadline still holds.
-                if let Some(sig) = signals.forever().next() {
+                // While `$EDITOR` is open a SIGINT is a Ctrl-C typed in the
+                // editor (the terminal sends it to the whole foreground
+                // group): it is the editor's, as git leaves it.
+                for sig in signals.forever() {
                     let (name, code) = match sig {
                         SIGHUP => ("SIGHUP", 129),
                         SIGINT => ("SIGINT", 130),
                         _ => ("SIGTERM", 143),
                     };
+                    if sig == SIGINT && crate::tui::editor::is_open() {
+                        tracing::info!("SIGINT while the editor is open: left to the editor");
+                        continue;
+                    }
                     tracing::info!(signal = name, "signal; exiting");
+                    crate::tui::editor::stop_open();
                     exit_within(GRACE, code);
                     let _ = tx.try_send(Input::Signal(name));
+                    return;
                 }
             })
             .map(|_| ())
