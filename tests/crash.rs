@@ -10,9 +10,34 @@ use std::time::{Duration, Instant};
 
 use macfleet::client::{Client, ClientError, ClientOptions, Token, Writer};
 
+/// A hub process that is killed when dropped, so a failing assertion does
+/// not leave it running after the test.
+struct HubProcess(Child);
+
+impl std::ops::Deref for HubProcess {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for HubProcess {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for HubProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Start `macfleet hub` on an ephemeral loopback port; read the URL it prints.
-fn spawn_hub(dir: &std::path::Path) -> (Child, String) {
-    common::spawn_hub(dir, &[], None)
+fn spawn_hub(dir: &std::path::Path) -> (HubProcess, String) {
+    let (child, url) = common::spawn_hub(dir, &[], None);
+    (HubProcess(child), url)
 }
 
 fn doc(n: usize) -> String {
