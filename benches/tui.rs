@@ -75,6 +75,12 @@ fn delta(c: &mut Criterion) {
     g.finish();
 }
 
+/// A key as the loop takes it: update, then settle.
+fn press(a: &mut App, code: KeyCode) {
+    a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    a.settle();
+}
+
 /// Rebuild an equal app (App is not Clone: it is only ever built from messages).
 fn clone_app(a: &App) -> App {
     let _ = a;
@@ -84,10 +90,6 @@ fn clone_app(a: &App) -> App {
 fn keystroke(c: &mut Criterion) {
     let mut g = c.benchmark_group("keystroke_at_100000");
     g.sample_size(20);
-    let press = |a: &mut App, code: KeyCode| {
-        a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
-        a.settle();
-    };
     let mut a = app(100_000);
     g.bench_function("cursor_down", |b| {
         b.iter(|| press(&mut a, KeyCode::Char('j')))
@@ -114,10 +116,6 @@ fn keystroke(c: &mut Criterion) {
 fn owner(c: &mut Criterion) {
     let mut g = c.benchmark_group("owner_at_100000");
     g.sample_size(10);
-    let press = |a: &mut App, code: KeyCode| {
-        a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
-        a.settle();
-    };
     let (mut a, _) = fixture::app(100_000, true, Theme::new(false, false), 200, 50);
     press(&mut a, KeyCode::Char('1'));
     press(&mut a, KeyCode::Char('J'));

@@ -198,13 +198,7 @@ async fn an_unreadable_stored_row_never_takes_a_page_down() {
     assert_eq!(v["status"], "ok", "{v}");
     assert_eq!(v["database"]["unreadable_rows_skipped"], 4, "{v}");
     assert_eq!(v["database"]["started_empty"], false, "{v}");
-    let plain = h
-        .http()
-        .get(h.path("/v1/health"))
-        .send()
-        .await
-        .expect("health");
-    assert_eq!(plain.text().await.expect("text"), "ok");
+    assert_eq!(h.health().await.text().await.expect("text"), "ok");
     // And the scripted command a person runs exits 0.
     let env = [
         ("MAC_HUB_URL".to_string(), h.url()),

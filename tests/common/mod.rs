@@ -100,6 +100,15 @@ impl TestHub {
             .expect("http")
     }
 
+    /// `GET /v1/health` (no token), plain.
+    pub async fn health(&self) -> reqwest::Response {
+        self.http()
+            .get(self.path("/v1/health"))
+            .send()
+            .await
+            .expect("health")
+    }
+
     pub async fn restart(&mut self, tweak: impl FnOnce(&mut HubOptions)) {
         if let Some(h) = self.hub.take() {
             h.stop().await;
