@@ -15,6 +15,12 @@ use crate::wire::{Capability, Failover, WorkerState, WorkerView};
 /// An interned string.
 pub type Sym = Arc<str>;
 
+/// A shared value's address: what interning made one has one address, so
+/// values can be grouped by it without comparing their contents.
+pub fn addr<T: ?Sized>(a: &Arc<T>) -> usize {
+    Arc::as_ptr(a) as *const () as usize
+}
+
 /// A worker's capability set, sorted by agent name (the wire's map order).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Caps(Arc<[(Sym, Capability)]>);
@@ -23,7 +29,7 @@ impl Caps {
     /// The shared set's address: equal sets are interned into one, so
     /// workers with the same capabilities have the same `ptr`.
     pub fn ptr(&self) -> usize {
-        Arc::as_ptr(&self.0) as *const () as usize
+        addr(&self.0)
     }
 
     pub fn get(&self, agent: &str) -> Option<&Capability> {

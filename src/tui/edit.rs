@@ -167,12 +167,8 @@ impl LadderEdit {
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{App, Detail, View};
+use super::compact::addr;
 use super::fleet::Entry;
-
-/// A shared value's address (for grouping what interning made one).
-fn addr<T: ?Sized>(a: &std::sync::Arc<T>) -> usize {
-    std::sync::Arc::as_ptr(a) as *const () as usize
-}
 use super::keys::Action;
 use super::lists::Pane;
 use super::msg::Effect;
