@@ -167,6 +167,56 @@ impl Hub {
     }
 }
 
+/// Two actors: with nothing pending in the TUI, a colleague writes from the
+/// command line (the real binary, the same hub). The TUI takes the
+/// revision from the event stream and must have the new document to edit
+/// within a second, without `r`: it once answered every edit key with "the
+/// hub's document has not arrived yet" until refetched by hand.
+#[test]
+fn after_a_colleagues_write_the_owner_edits_at_once_without_refetching() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    let out = common::macfleet(
+        &["agents", "move", "claude", "0", "--hub", &hub.url],
+        &[("MAC_HUB_TOKEN", &hub.owner)],
+    );
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let theirs = hub.document();
+    let rev = Hub::rt()
+        .block_on(hub.client().config())
+        .expect("config")
+        .revision;
+    let short: String = rev.chars().take(12).collect();
+    t.wait_until("the colleague's revision on the top line", SOON, |_| {
+        t.top_line().contains(&short)
+    });
+    // Within a second of the event the document is in: the first edit key
+    // after it is taken, never refused as not arrived.
+    std::thread::sleep(Duration::from_secs(1));
+    t.send("gJ");
+    let s = t.wait_until("the edit taken", SOON, |s| {
+        s.contains("EDIT PENDING") || s.contains("has not arrived")
+    });
+    assert!(
+        !s.contains("has not arrived"),
+        "refused after their write:\n{s}"
+    );
+    t.send("w");
+    let s = t.wait_for("write onto revision", SOON);
+    assert!(s.contains(&short), "the diff is onto their revision:\n{s}");
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    let doc = hub.document();
+    assert_ne!(doc, theirs, "mine is written on top of theirs");
+    assert!(
+        doc.find("\"opencode\"") < doc.find("\"claude\""),
+        "their move kept, mine on top of it:\n{doc}"
+    );
+    assert_eq!(hub.history_len(), 3, "theirs and mine");
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
 fn swapped(doc: &str) -> String {
     doc.replace(
         "    \"opencode\", # cheap\n    \"pi\",       # fast\n",

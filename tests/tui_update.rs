@@ -545,7 +545,9 @@ fn stream_events_effects_and_dedupe() {
         by: "alice".into(),
         agents: vec!["claude".into(), "opencode".into()],
     }));
-    assert_eq!(fx, vec![Effect::FetchHistory]);
+    // The event carries the list only: the document (the base of an edit)
+    // is fetched at once, or every edit key would wait for `r`.
+    assert_eq!(fx, vec![Effect::FetchConfig, Effect::FetchHistory]);
     a.settle();
     assert_eq!(
         a.config.agents,

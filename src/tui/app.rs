@@ -594,7 +594,8 @@ impl App {
                 }
                 let rev = page.config_revision.as_str();
                 let c = &mut self.config;
-                if c.revision.as_deref() != Some(rev) && c.requested.as_deref() != Some(rev) {
+                let missing = c.revision.as_deref() != Some(rev) || c.text.is_none();
+                if missing && c.requested.as_deref() != Some(rev) {
                     c.requested = Some(page.config_revision.clone());
                     fx.push(Effect::FetchConfig);
                     fx.push(Effect::FetchHistory);
@@ -625,9 +626,14 @@ impl App {
             }
             Msg::Config(ev) => {
                 if self.config.revision.as_deref() != Some(ev.revision.as_str()) {
-                    // The document changed: its text comes with the fetch.
+                    // The document changed: the event carries only its list,
+                    // so fetch the text now. Until it is in, every edit key
+                    // says it has not arrived; a colleague's write must not
+                    // leave the owner there until `r`.
                     self.config.text = None;
+                    self.config.requested = Some(ev.revision.clone());
                     self.forget_unchanged_edit();
+                    fx.push(Effect::FetchConfig);
                 }
                 self.config.agents = ev.agents;
                 self.config.revision = Some(ev.revision.clone());
@@ -700,6 +706,10 @@ impl App {
                     && self.conn.failing_since.is_none()
                 {
                     self.conn.failing_since = Some(at);
+                }
+                if what == Fetch::Config {
+                    // Ask again with the next poll: an edit needs the text.
+                    self.config.requested = None;
                 }
                 self.conn.last_error = Some(error);
                 self.dirty = true;
