@@ -1,5 +1,3 @@
-use clap::Parser;
-
 // The hub allocates a little per heartbeat at tens of thousands a second;
 // mimalloc measurably beats glibc malloc there (docs/performance.md).
 #[global_allocator]
@@ -23,7 +21,7 @@ fn purge_at_once() {
 }
 
 fn main() {
-    let cli = match macfleet::cli::Cli::try_parse() {
+    let cli = match macfleet::cli::options::parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

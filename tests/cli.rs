@@ -126,3 +126,109 @@ fn hub_token_appends_a_hash_and_prints_the_token_once() {
     assert_eq!(again.status.code(), Some(1));
     assert!(text(&again.stderr).contains("exists already"));
 }
+
+/// A command takes only the options it uses: the others are a usage error
+/// (2) that names them, whether typed after the command or before it, and
+/// `--help` does not offer them. The demo never starts for one it ignores.
+#[test]
+fn options_a_command_does_not_use_are_usage_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tokens = dir.path().join("tokens.toml");
+    let t = tokens.to_str().expect("utf-8 path");
+    let cases: [&[&str]; 6] = [
+        &["demo", "--hub", "http://127.0.0.1:9", "--headless"],
+        &["--hub", "http://127.0.0.1:9", "demo", "--headless"],
+        &["agents", "show", "--dry-run", "--force"],
+        &[
+            "hub",
+            "token",
+            "--name",
+            "n",
+            "--role",
+            "owner",
+            "--tokens",
+            t,
+            "--hub",
+            "http://127.0.0.1:9",
+        ],
+        &[
+            "hub",
+            "token",
+            "--name",
+            "n",
+            "--role",
+            "owner",
+            "--tokens",
+            t,
+            "--read-only",
+            "--allow-plaintext",
+        ],
+        &["agents", "add", "pi", "--file", t, "--force"],
+    ];
+    for args in cases {
+        let out = bounded(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        let err = text(&out.stderr);
+        assert!(err.contains("--"), "{args:?} names the option: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} printed: {}",
+            text(&out.stdout)
+        );
+    }
+    assert!(!tokens.exists(), "no token was made by a refused command");
+    let help = text(&macfleet(&["demo", "--help"], &[]).stdout);
+    assert!(
+        !help.contains("--hub") && !help.contains("--ca-cert"),
+        "{help}"
+    );
+    assert!(
+        help.contains("never printed"),
+        "--headless says where the token is:\n{help}"
+    );
+    let help = text(&macfleet(&["hub", "token", "--help"], &[]).stdout);
+    assert!(
+        !help.contains("--read-only") && !help.contains("--allow-plaintext"),
+        "{help}"
+    );
+}
+
+#[test]
+fn an_unknown_scenario_is_a_usage_error_that_lists_them() {
+    let out = bounded(&["demo", "--scenario", "nosuch", "--headless"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    for s in ["steady", "quota-cap", "aug19"] {
+        assert!(err.contains(s), "lists {s}: {err}");
+    }
+}
+
+/// The binary with a clean environment, killed if it runs past 20 s (a
+/// demo that took an option it should refuse would run until stopped).
+fn bounded(args: &[&str]) -> std::process::Output {
+    let cfg = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
+        .args(args)
+        .env_remove("MAC_HUB_URL")
+        .env_remove("MAC_HUB_TOKEN")
+        .env("XDG_CONFIG_HOME", cfg.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("macfleet runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}

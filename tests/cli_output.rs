@@ -11,7 +11,6 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use clap::CommandFactory;
 use common::{TestHub, macfleet, text};
 use serde_json::json;
 
@@ -375,7 +374,7 @@ fn every_argument_has_a_description() {
             walk(s, &format!("{path} {}", s.get_name()), missing);
         }
     }
-    let cmd = macfleet::cli::Cli::command();
+    let cmd = macfleet::cli::options::command();
     let mut missing = Vec::new();
     walk(&cmd, "macfleet", &mut missing);
     assert!(missing.is_empty(), "no description: {missing:?}");

@@ -22,20 +22,20 @@ pub struct AgentsArgs {
     #[command(subcommand)]
     pub command: AgentsCommand,
     /// Edit a local TOML document in place instead of the hub's.
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
     /// With the hub: the revision this edit is meant for (exit 3 if the hub
     /// is elsewhere).
-    #[arg(long, value_name = "R", global = true)]
+    #[arg(long, value_name = "R")]
     pub if_revision: Option<String>,
     /// Print the diff (and, with the hub, the projection of what the new
     /// order does to the fleet), write nothing; exit 0 with no change, 1
     /// with one.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub dry_run: bool,
     /// With the hub: write an agent name that no worker has reported and
     /// that is not a known agent.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub force: bool,
 }
 

@@ -5,6 +5,7 @@ pub mod context;
 pub mod demo;
 pub mod get;
 pub mod get_more;
+pub mod options;
 pub mod tls_init;
 
 use std::net::SocketAddr;
@@ -81,6 +82,10 @@ pub fn exit_code(e: &color_eyre::Report) -> i32 {
     if e.downcast_ref::<crate::agents_doc::DocError>().is_some() {
         return exit::VALIDATION;
     }
+    // `--scenario nosuch`: a name that is not one of the list it gives.
+    if let Some(crate::sim::scenario::ScenarioError::Unknown { .. }) = e.downcast_ref() {
+        return exit::USAGE;
+    }
     exit::ERROR
 }
 
@@ -103,14 +108,14 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct Global {
     /// Hub URL (overrides --context, MAC_HUB_URL and the current context).
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, value_name = "URL")]
     pub hub: Option<String>,
     /// Context name in $XDG_CONFIG_HOME/macfleet/config.toml (overrides
     /// MAC_HUB_URL and the current context).
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
     /// A dashboard: no key, path or request can write.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub read_only: bool,
     /// Set from [`TuiFlags`] of `macfleet` or `macfleet demo`.
     #[arg(skip)]
@@ -119,14 +124,14 @@ pub struct Global {
     #[arg(skip)]
     pub mouse: bool,
     /// Log file (default under $XDG_STATE_HOME/macfleet/).
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, value_name = "PATH")]
     pub log_file: Option<PathBuf>,
     /// Allow sending a token over plain HTTP to a non-loopback host.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub allow_plaintext: bool,
     /// Extra CA certificate (PEM) to trust for the hub's HTTPS (overrides
     /// the context's ca_cert).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
 }
 
@@ -175,7 +180,9 @@ pub struct DemoArgs {
     /// Heartbeat interval of the embedded hub, in seconds.
     #[arg(long, default_value_t = 5)]
     pub interval: u64,
-    /// No TUI: print the hub's URL and a token, run until Ctrl-C.
+    /// No TUI: run the hub and the fleet until Ctrl-C, printing the hub's
+    /// URL and the path of a file (mode 0600) that holds a session token;
+    /// the token itself is never printed.
     #[arg(long)]
     pub headless: bool,
     #[command(flatten)]
@@ -350,14 +357,14 @@ pub async fn run(mut cli: Cli) -> Result<i32> {
         Some(Command::Demo(args)) => demo::run(&cli.global, args).await.map(|()| exit::OK),
         Some(Command::Context(args)) => context::run(&cli.global, args),
         Some(Command::Completions { shell }) => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut cmd = options::command();
             let mut out = std::io::stdout().lock();
             clap_complete::generate(shell, &mut cmd, "macfleet", &mut out);
             std::io::Write::flush(&mut out)?;
             Ok(exit::OK)
         }
         Some(Command::Man) => {
-            let cmd = <Cli as clap::CommandFactory>::command();
+            let cmd = options::command();
             let mut out = std::io::stdout().lock();
             clap_mangen::Man::new(cmd).render(&mut out)?;
             std::io::Write::flush(&mut out)?;
