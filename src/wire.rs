@@ -480,6 +480,51 @@ fn is_revision(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
+/// An id that free text would not flag but that no fleet names a worker
+/// or host by: a secret's key word with a value after it
+/// (`password.hunter2`, `api-key-X`, `token:X`), or a run of 32 or more
+/// characters of the token alphabet mixing upper case, lower case and
+/// digits (a macfleet token's body without its `mft_`, a provider key
+/// without its prefix). Host names are lower case, pod and instance ids
+/// hex or lower case: none of them mixes all three over 32 characters.
+pub fn id_secret_shaped(s: &str) -> bool {
+    // Words that name nothing but a secret take any separator; words a
+    // service may well be named by (`token-refresher-3`, `secret-store`)
+    // only `:`, the one separator of the id alphabet that reads as "is".
+    const ANY: [&str; 5] = ["password", "passwd", "apikey", "api-key", "api_key"];
+    const COLON: [&str; 4] = ["token", "secret", "pwd", "creds"];
+    let lower = s.to_ascii_lowercase();
+    let b = lower.as_bytes();
+    let keyed = |w: &str, seps: &[u8]| {
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(w) {
+            let at = from + i;
+            let end = at + w.len();
+            let starts_segment = at == 0 || !b[at - 1].is_ascii_alphanumeric();
+            let rest = &b[end..];
+            if starts_segment
+                && rest.len() >= 2
+                && seps.contains(&rest[0])
+                && rest[1..].iter().any(u8::is_ascii_alphanumeric)
+            {
+                return true;
+            }
+            from = end;
+        }
+        false
+    };
+    if ANY.iter().any(|w| keyed(w, b"._:-")) || COLON.iter().any(|w| keyed(w, b":")) {
+        return true;
+    }
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .any(|run| {
+            run.len() >= 32
+                && run.bytes().any(|b| b.is_ascii_uppercase())
+                && run.bytes().any(|b| b.is_ascii_lowercase())
+                && run.bytes().any(|b| b.is_ascii_digit())
+        })
+}
+
 /// The field name is built only on failure: validation runs on every
 /// heartbeat and must not allocate when all is well.
 fn check_agent(field: impl FnOnce() -> String, name: &str) -> Result<(), Invalid> {
@@ -591,10 +636,11 @@ pub struct HeartbeatFields<'a, A, C> {
     pub failovers: &'a [Failover],
 }
 
-/// Names and ids are published to every viewer as they are: one shaped like
-/// a credential (`ghp_…` fits the worker-id charset) is refused, not stored.
+/// Names and ids are published to every viewer as they are (scrubbing an
+/// id would merge two workers): one shaped like a credential (`ghp_…` fits
+/// the worker-id charset) is refused, not stored.
 fn no_secret(field: impl FnOnce() -> String, value: &str) -> Result<(), Invalid> {
-    if crate::scrub::contains_secret(value) {
+    if crate::scrub::contains_secret(value) || id_secret_shaped(value) {
         Err(invalid(
             field(),
             "looks like a credential; ids and names are shown to every viewer",
@@ -699,6 +745,46 @@ pub fn check_heartbeat_times(
 /// RFC 3339 with whole seconds and `Z`, as the contract writes times.
 pub fn fmt_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::id_secret_shaped;
+
+    #[test]
+    fn ids_shaped_like_secrets_are_told_from_fleet_names() {
+        // A token body as `macfleet hub token` makes them, without `mft_`.
+        let body = crate::hub::auth::generate_token()
+            .trim_start_matches("mft_")
+            .to_string();
+        let hidden = [
+            body.clone(),
+            format!("w-{body}"),
+            "password.hunter2".to_string(),
+            "db-password-x7".to_string(),
+            "api-key-42".to_string(),
+            "API_KEY.abc".to_string(),
+            "token:abc123".to_string(),
+        ];
+        for id in &hidden {
+            assert!(id_secret_shaped(id), "{id} passed as an id");
+        }
+        let kept = [
+            "w-00017",
+            "gpu-node-17.example.internal",
+            "worker-7d9f8b6c5-x2x4q",
+            "token-refresher-3",
+            "secret-store-1",
+            "3f2b9c1e-8a4d-4e2b-9c1a-2b3c4d5e6f70",
+            "i-0abcdef1234567890",
+            "mac-mini-42.local",
+            "passwords-team-box",
+            "ip-10-0-12-34.eu-west-1.compute.internal",
+        ];
+        for id in kept {
+            assert!(!id_secret_shaped(id), "{id} refused");
+        }
+    }
 }
 
 #[cfg(test)]

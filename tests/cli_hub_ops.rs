@@ -373,3 +373,98 @@ async fn a_ca_certificate_served_as_the_hubs_own_is_explained() {
         "{e}"
     );
 }
+
+/// A token's name stands in History's `by` and in `whoami`: an e-mail
+/// address there would publish an account identifier. `hub token` refuses
+/// one; a tokens file that already holds one is reported at start and the
+/// name is shown redacted everywhere, stable and distinct per name.
+#[tokio::test(flavor = "multi_thread")]
+async fn e_mail_shaped_token_names_are_refused_or_shown_redacted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tokens = dir.path().join("tokens.toml");
+    let t = tokens.to_str().expect("utf-8").to_string();
+    let email = ["jo.smith", "@", "acme.example"].concat();
+    let out = tokio::task::spawn_blocking({
+        let (t, email) = (t.clone(), email.clone());
+        move || {
+            macfleet(
+                &[
+                    "hub", "token", "--name", &email, "--role", "owner", "--tokens", &t,
+                ],
+                &[],
+            )
+        }
+    })
+    .await
+    .expect("join");
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("e-mail"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "no token printed");
+    assert!(!tokens.exists(), "nothing written");
+
+    let token = macfleet::hub::auth::generate_token();
+    std::fs::write(
+        &tokens,
+        macfleet::hub::auth::token_entry(&email, macfleet::wire::Role::Owner, &token),
+    )
+    .expect("tokens");
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::fs::write(dir.path().join("hub.toml"), common::CONFIG).expect("config");
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .args(["hub", "--config"])
+            .arg(dir.path().join("hub.toml"))
+            .args(["--tokens", &t, "--listen", "127.0.0.1:0"])
+            .env("NO_COLOR", "1")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("hub"),
+    );
+    let mut lines = BufReader::new(child.0.stderr.take().expect("stderr")).lines();
+    let mut log = String::new();
+    let mut url = None;
+    for _ in 0..200 {
+        let Some(Ok(line)) = lines.next() else { break };
+        log.push_str(&line);
+        log.push('\n');
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            url = rest.split_whitespace().next().map(str::to_string);
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    let url = url.unwrap_or_else(|| panic!("no listening line:\n{log}"));
+    assert!(log.contains("redacted-email-"), "reported at start:\n{log}");
+    assert!(!log.contains(&email) && !log.contains("jo.smith"), "{log}");
+    let c = macfleet::client::Client::new(
+        &url,
+        Some(macfleet::client::Token::new(&token)),
+        Default::default(),
+    )
+    .expect("client");
+    let who = c.whoami().await.expect("whoami");
+    assert!(who.name.starts_with("redacted-email-"), "{}", who.name);
+    let w = macfleet::client::Writer::new(c.clone(), &who).expect("still an owner");
+    let doc = c.config().await.expect("config");
+    let next = doc.text.replace("\"claude\"", "\"pi\"");
+    w.put_config(&next, &doc.revision).await.expect("write");
+    let h = c.history().await.expect("history");
+    assert_eq!(h.revisions[0].by, who.name, "History's by is the stand-in");
+    let raw = serde_json::to_string(&h).expect("json");
+    assert!(!raw.contains("jo.smith"), "{raw}");
+}
+
+/// A spawned process, killed when the test ends, a failing one included.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

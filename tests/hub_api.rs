@@ -891,3 +891,48 @@ async fn an_acknowledged_failover_is_already_committed() {
         );
     }
 }
+
+/// Ids are published as they are (scrubbing one would merge two workers),
+/// so an id or host shaped like a secret is refused at the door with a
+/// precise 422, and nothing of it is stored or shown.
+#[tokio::test]
+async fn ids_and_hosts_shaped_like_secrets_are_refused() {
+    let h = TestHub::start().await;
+    // A token body as the hub makes them, without its `mft_`: built here.
+    let body = macfleet::hub::auth::generate_token()
+        .trim_start_matches("mft_")
+        .to_string();
+    let shaped = [
+        ("worker", body.clone()),
+        ("worker", format!("w-{}", "password.hunter2")),
+        ("host", "api-key-7f3a9".to_string()),
+        ("host", format!("node-{body}")),
+    ];
+    for (field, value) in &shaped {
+        let mut hb = heartbeat("w-ok", None, serde_json::json!([]));
+        hb[*field] = value.clone().into();
+        let resp = h
+            .http()
+            .post(h.path("/v1/heartbeats"))
+            .bearer_auth(&h.worker)
+            .json(&hb)
+            .send()
+            .await
+            .expect("post");
+        let (s, v) = json(resp).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{field}={value}: {v}");
+        assert_eq!(code(&v), "invalid_heartbeat");
+        let msg = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(field) && msg.contains("credential"), "{msg}");
+        assert!(
+            !v.to_string().contains(value.as_str()),
+            "the 422 echoes it: {v}"
+        );
+    }
+    let page = h.client(&h.viewer).workers(None).await.expect("workers");
+    assert!(
+        page.workers.is_empty(),
+        "nothing stored: {:?}",
+        page.workers
+    );
+}

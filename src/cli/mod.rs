@@ -233,7 +233,7 @@ pub enum HubCommand {
     /// Make a random token, append its hash, print the token once.
     Token {
         /// The token's name: shown in the history and to whoami (1 to 64
-        /// of A-Z a-z 0-9 . _ @ -).
+        /// of A-Z a-z 0-9 . _ @ -; not an e-mail address).
         #[arg(long)]
         name: String,
         /// What the token may do: owner, viewer or worker.

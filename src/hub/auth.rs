@@ -58,6 +58,31 @@ pub enum TokensError {
     Invalid { path: String, message: String },
 }
 
+/// Whether a token's name is an e-mail address (`jo.smith@acme.io`): an
+/// account identifier, which nothing the hub publishes may hold, and a
+/// token's name stands in History's `by` and in `whoami`.
+pub fn email_shaped(name: &str) -> bool {
+    let Some((local, domain)) = name.rsplit_once('@') else {
+        return false;
+    };
+    let Some((host, tld)) = domain.rsplit_once('.') else {
+        return false;
+    };
+    !local.is_empty()
+        && !host.is_empty()
+        && tld.len() >= 2
+        && tld.chars().all(|c| c.is_ascii_alphabetic())
+}
+
+/// What an e-mail-shaped token name is shown as: `redacted-email-` and 8
+/// hex digits of its hash.
+fn redacted_name(name: &str) -> String {
+    format!(
+        "redacted-email-{}",
+        hex::encode(&Sha256::digest(name.as_bytes())[..4])
+    )
+}
+
 /// SHA-256 of a token.
 pub fn hash_token(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
@@ -108,11 +133,19 @@ impl Tokens {
                     "tokens[{i}]: the name holds a control, bidirectional or invisible character"
                 )));
             }
+            let name = if email_shaped(&line.name) {
+                // An account identifier (ADR 0029): never shown. The stand-in
+                // is stable across restarts and tells two such names apart.
+                let shown = redacted_name(&line.name);
+                tracing::warn!(
+                    "tokens file {path}: tokens[{i}] is named by an e-mail address; it is shown as {shown} (rename it: macfleet hub token --name refuses e-mail addresses)"
+                );
+                shown
+            } else {
+                line.name
+            };
             entries.push(Entry {
-                principal: Principal {
-                    name: line.name,
-                    role,
-                },
+                principal: Principal { name, role },
                 hash: bytes,
             });
         }
@@ -279,6 +312,12 @@ pub fn append_token(path: &Path, name: &str, role: Role) -> Result<String, Token
         return Err(TokensError::Invalid {
             path: shown,
             message: "--name must be 1 to 64 of [A-Za-z0-9._@-]".into(),
+        });
+    }
+    if email_shaped(name) {
+        return Err(TokensError::Invalid {
+            path: shown,
+            message: "--name must not be an e-mail address: a token's name is shown in the history and to whoami, and an account identifier is never published; name the person or machine another way (alice, ci-7)".into(),
         });
     }
     let existing = match std::fs::read_to_string(path) {
