@@ -936,3 +936,44 @@ async fn ids_and_hosts_shaped_like_secrets_are_refused() {
         page.workers
     );
 }
+
+/// A row stored before a rule existed (or by an older hub) is served
+/// through the scrubber too: what the hub publishes is scrubbed on the way
+/// out, not only on the way in.
+#[tokio::test]
+async fn stored_rows_are_served_through_the_scrubber() {
+    let mut h = TestHub::start().await;
+    let hb: macfleet::wire::Heartbeat = serde_json::from_value(heartbeat(
+        "w-1",
+        None,
+        serde_json::json!([failover("old-1", "auth", "401 from upstream")]),
+    ))
+    .expect("hb");
+    h.client(&h.worker).heartbeat(&hb).await.expect("heartbeat");
+    h.running().hub.db.flush().await.expect("flush");
+    // Fake, assembled at run time.
+    let key = format!("{}{}", "sk-ant-api03-", "Qw8".repeat(31));
+    let raw = format!("401 from upstream, key {key}");
+    h.restart(|opts| {
+        let db = rusqlite::Connection::open(opts.db_path()).expect("db");
+        let n = db
+            .execute(
+                "UPDATE failovers SET detail = ?1 WHERE id = 'old-1'",
+                [&raw],
+            )
+            .expect("update");
+        assert_eq!(n, 1, "the row is there to plant");
+    })
+    .await;
+    let resp = h
+        .http()
+        .get(h.path("/v1/failovers"))
+        .bearer_auth(&h.viewer)
+        .send()
+        .await
+        .expect("req");
+    let body = resp.text().await.expect("body");
+    assert!(body.contains("old-1"), "{body}");
+    assert!(!body.contains("Qw8Qw8"), "served raw: {body}");
+    assert!(body.contains("[redacted:"), "{body}");
+}

@@ -453,7 +453,9 @@ fn row_to_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<(u64, RowResult)> {
                         kind,
                         status: status.and_then(|s| u16::try_from(s).ok()),
                         source,
-                        detail,
+                        // Served through the scrubber: a row stored before
+                        // a rule existed (or by an older hub) is covered too.
+                        detail: detail.map(crate::scrub::scrub_string),
                     },
                 },
             })
