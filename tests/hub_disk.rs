@@ -88,6 +88,18 @@ impl Hub {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// Whether a line of the log matches, waiting at most 2 s for it.
+    async fn logged(&self, matches: impl Fn(&str) -> bool) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(2) {
+            if self.log().iter().any(|l| matches(l)) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+
     fn path(&self, p: &str) -> String {
         format!("{}{p}", self.url)
     }
@@ -138,7 +150,6 @@ async fn put(hub: &Hub, token: &str, if_match: &str, body: &str) -> (StatusCode,
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
-#[allow(dead_code)] // used by the invalid-edit tests that follow
 async fn health(hub: &Hub) -> Value {
     http()
         .get(hub.path("/v1/health"))
@@ -311,5 +322,170 @@ async fn a_hand_edit_right_before_a_put_still_gets_412() {
     assert_eq!(h["revisions"][0]["by"], "(changed on disk)", "{h}");
     if let Some(h) = th.hub.take() {
         h.stop().await;
+    }
+}
+
+/// A token made at run time, shaped as the tool makes them.
+fn token_shaped() -> String {
+    format!("{}{}", "mft_", "Zq4Lw9Xe".repeat(5))
+}
+
+async fn until_health(hub: &Hub, status: &str, within: Duration) -> Value {
+    let t0 = Instant::now();
+    loop {
+        let h = health(hub).await;
+        if h["status"] == status {
+            return h;
+        }
+        assert!(t0.elapsed() < within, "health never {status}: {h}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_invalid_hand_edit_is_served_reported_and_never_projected() {
+    let (dir, owner, _viewer, worker) = common::hub_dir();
+    let path = dir.path().join("hub.toml");
+    let hub = Hub::spawn(dir.path());
+    let (_, etag0, _, _) = config(&hub, &owner).await;
+    assert_eq!(health(&hub).await["status"], "ok");
+    // The list broken by hand, a token pasted on the bad line.
+    let tok = token_shaped();
+    let broken = format!("[fleet]\nMAC_CODING_AGENTS = [\"claude\", {tok}]\n");
+    std::fs::write(&path, &broken).expect("edit");
+    let h = until_health(&hub, "degraded", Duration::from_secs(2)).await;
+    let problem = h["problems"][0].as_str().unwrap_or_default().to_string();
+    assert!(problem.contains(&path.display().to_string()), "{problem}");
+    assert!(problem.contains("line 2, column"), "{problem}");
+    assert!(problem.contains("last accepted list"), "{problem}");
+    assert!(!h.to_string().contains(&tok), "no snippet in health: {h}");
+    assert_eq!(h["config"]["order"], "last_accepted");
+    assert_eq!(h["config"]["invalid"]["line"], 2);
+    assert_eq!(h["built_in_order"], false);
+    // Served as it stands, with its own ETag and the reason.
+    let (status, etag1, invalid, body) = config(&hub, &owner).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, broken);
+    assert_ne!(etag1, etag0);
+    let invalid = invalid.expect("Macfleet-Config-Invalid");
+    assert!(invalid.starts_with("line=2; column="), "{invalid}");
+    assert!(invalid.contains("message=\"not TOML"), "{invalid}");
+    assert!(!invalid.contains(&tok), "{invalid}");
+    // Never projected: workers keep the last accepted list.
+    let p = projection(&hub, &worker).await;
+    assert_eq!(p["agents"], serde_json::json!(["opencode", "claude"]));
+    assert_eq!(
+        format!("\"{}\"", p["config_revision"].as_str().unwrap_or("")),
+        etag0
+    );
+    // A PUT made on the older revision: 412, the broken edit kept.
+    let (status, v) = put(&hub, &owner, &etag0, VALID).await;
+    assert_eq!(status, StatusCode::PRECONDITION_FAILED, "{v}");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), broken);
+    // Said once in the log, and never the token.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let log = hub.log();
+    let said = log
+        .iter()
+        .filter(|l| l.contains("does not validate"))
+        .count();
+    assert_eq!(said, 1, "{log:#?}");
+    assert!(!log.iter().any(|l| l.contains(&tok)), "{log:#?}");
+    // A PUT naming the broken document's ETag replaces it.
+    let (status, v) = put(&hub, &owner, &etag1, VALID).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let h = health(&hub).await;
+    assert_eq!(h["status"], "ok", "{h}");
+    assert_eq!(h["problems"], serde_json::json!([]));
+    let p = projection(&hub, &worker).await;
+    assert_eq!(p["agents"], serde_json::json!(["claude", "opencode"]));
+    assert!(config(&hub, &owner).await.2.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_on_an_unreadable_file_keeps_the_last_accepted_list() {
+    let (dir, owner, _viewer, worker) = common::hub_dir();
+    let path = dir.path().join("hub.toml");
+    let hub = Hub::spawn(dir.path());
+    let (_, etag0, _, _) = config(&hub, &owner).await;
+    let (status, v) = put(&hub, &owner, &etag0, VALID).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let accepted = v["revision"].as_str().expect("revision").to_string();
+    drop(hub);
+    std::fs::write(&path, "[fleet]\nMAC_CODING_AGENTS = [\"claude\",\n").expect("break");
+    let hub = Hub::spawn(dir.path());
+    let h = health(&hub).await;
+    assert_eq!(h["status"], "degraded", "{h}");
+    assert_eq!(h["config"]["order"], "last_accepted");
+    assert_eq!(h["config"]["projected_revision"], accepted.as_str());
+    let problem = h["problems"][0].as_str().unwrap_or_default();
+    assert!(
+        problem.contains("last accepted list (claude, opencode"),
+        "{problem}"
+    );
+    let p = projection(&hub, &worker).await;
+    assert_eq!(p["agents"], serde_json::json!(["claude", "opencode"]));
+    assert_eq!(p["config_revision"], accepted.as_str());
+    assert!(
+        hub.logged(|l| l.contains("does not validate")).await,
+        "{:#?}",
+        hub.log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_accepted_list_runs_on_the_built_in_order_loudly() {
+    const BUILT_IN: [&str; 5] = ["opencode", "pi", "claude", "codex", "cursor"];
+    for (doc, reason, place) in [
+        (
+            "# no list yet\n[other]\nx = 1\n",
+            "MAC_CODING_AGENTS is missing",
+            None,
+        ),
+        (
+            "[fleet]\nMAC_CODING_AGENTS = [\"claude\" \"pi\"]\n",
+            "not TOML",
+            Some("line 2, column"),
+        ),
+    ] {
+        let (dir, owner, _viewer, worker) = common::hub_dir();
+        std::fs::write(dir.path().join("hub.toml"), doc).expect("config");
+        let hub = Hub::spawn(dir.path());
+        let warned = hub
+            .logged(|l| l.starts_with("warning: ") && l.contains("built-in order"))
+            .await;
+        assert!(warned, "a warning at start: {:#?}", hub.log());
+        let h = health(&hub).await;
+        assert_eq!(h["status"], "degraded", "{h}");
+        assert_eq!(h["built_in_order"], true, "{h}");
+        assert_eq!(h["config"]["order"], "built_in");
+        let problem = h["problems"][0].as_str().unwrap_or_default();
+        assert!(
+            problem.contains("built-in order opencode, pi, claude, codex, cursor"),
+            "{problem}"
+        );
+        assert!(problem.contains(reason), "{problem}");
+        if let Some(place) = place {
+            assert!(problem.contains(place), "{problem}");
+        }
+        let p = projection(&hub, &worker).await;
+        assert_eq!(p["agents"], serde_json::json!(BUILT_IN));
+        assert_eq!(p["config_revision"], "built-in");
+        let (_, etag, invalid, body) = config(&hub, &owner).await;
+        assert_eq!(body, doc);
+        assert!(invalid.is_some());
+        // A write with a valid list ends it.
+        let (status, v) = put(&hub, &owner, &etag, VALID).await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        let h = health(&hub).await;
+        assert_eq!(
+            (h["status"].clone(), h["built_in_order"].clone()),
+            ("ok".into(), false.into())
+        );
+        let p = projection(&hub, &worker).await;
+        assert_eq!(p["agents"], serde_json::json!(["claude", "opencode"]));
+        let history = history(&hub, &owner).await;
+        assert_eq!(history[0]["by"], "alice");
+        assert_eq!(history[0]["previous_agents"], serde_json::json!(BUILT_IN));
     }
 }
