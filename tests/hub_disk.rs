@@ -489,3 +489,42 @@ async fn no_accepted_list_runs_on_the_built_in_order_loudly() {
         assert_eq!(history[0]["previous_agents"], serde_json::json!(BUILT_IN));
     }
 }
+
+/// The config a symlink in one directory to a file in another (a git
+/// checkout): a `PUT` writes the target and leaves the link; a hand edit of
+/// the target is noticed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_symlinked_config_is_written_through_and_its_target_watched() {
+    let (dir, owner, _viewer, _worker) = common::hub_dir();
+    let checkout = tempfile::tempdir().expect("tempdir");
+    let target = checkout.path().join("fleet.toml");
+    std::fs::rename(dir.path().join("hub.toml"), &target).expect("move");
+    let link = dir.path().join("hub.toml");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let hub = Hub::spawn_config(dir.path(), &link);
+    let (_, etag0, _, _) = config(&hub, &owner).await;
+    let (status, v) = put(&hub, &owner, &etag0, VALID).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let meta = std::fs::symlink_metadata(&link).expect("link");
+    assert!(meta.file_type().is_symlink(), "the link is still a link");
+    assert_eq!(std::fs::read_link(&link).expect("read link"), target);
+    assert_eq!(std::fs::read_to_string(&target).expect("target"), VALID);
+    let temps = |d: &Path| {
+        std::fs::read_dir(d)
+            .expect("ls")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .count()
+    };
+    assert_eq!((temps(dir.path()), temps(checkout.path())), (0, 0));
+    // A hand edit of the target, through its own path (a `git pull`).
+    let etag1 = format!("\"{}\"", v["revision"].as_str().unwrap_or(""));
+    append(&target, "\n[human]\nimportant = true\n");
+    let (etag2, took) = etag_change(&hub, &owner, &etag1, Duration::from_secs(2)).await;
+    eprintln!(
+        "edit of the symlink's target noticed in {} ms",
+        took.as_millis()
+    );
+    assert_ne!(etag2, etag1);
+    assert_eq!(history(&hub, &owner).await[0]["by"], "(changed on disk)");
+}
