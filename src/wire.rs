@@ -408,6 +408,71 @@ pub struct ConfigEvent {
     pub agents: Vec<String>,
 }
 
+/// Why the config document on disk is not in force: `GET /v1/health`'s
+/// `config.invalid`, and the `Macfleet-Config-Invalid` header of
+/// `GET /v1/config`. The message names the error, never a snippet of the
+/// text; `line` and `column` (1-based, the column in characters) are there
+/// when the error has a place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigInvalid {
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+}
+
+/// Where the list the hub projects to every worker comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderSource {
+    /// The document on disk, which validates.
+    Document,
+    /// The last accepted list (in the database): the document on disk does
+    /// not validate.
+    LastAccepted,
+    /// [`KNOWN_AGENTS`]: no list was ever accepted and the document has
+    /// none that validates.
+    BuiltIn,
+}
+
+/// `GET /v1/health` with `Accept: application/json`. A client reads
+/// `status`, `problems` (sentences to show as they are), `built_in_order`
+/// and `config`; an older hub's answer has only `status` and `database`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Health {
+    /// `ok` or `degraded`.
+    pub status: String,
+    #[serde(default)]
+    pub problems: Vec<String>,
+    /// Every worker is given the built-in order (`config.order` is
+    /// `built_in`).
+    #[serde(default)]
+    pub built_in_order: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<HealthConfig>,
+    pub database: HealthDatabase,
+}
+
+/// The config part of [`Health`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthConfig {
+    pub order: OrderSource,
+    /// The revision workers are told (`built-in` for the built-in order).
+    pub projected_revision: String,
+    /// The agents workers are told.
+    pub agents: Vec<String>,
+    /// Why the document on disk is not in force (`null` when it is).
+    pub invalid: Option<ConfigInvalid>,
+}
+
+/// The database part of [`Health`]: counts only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthDatabase {
+    pub unreadable_rows_skipped: u64,
+    pub started_empty: bool,
+}
+
 /// The JSON error body: `{"error": {...}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {

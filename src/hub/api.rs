@@ -29,6 +29,10 @@ use crate::wire::{
     Whoami,
 };
 
+/// The header of `GET /v1/config` when the document on disk does not
+/// validate: why (message, line, column).
+pub const CONFIG_INVALID: &str = "macfleet-config-invalid";
+
 /// Largest config document.
 pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;
 /// Largest heartbeat.
@@ -290,8 +294,9 @@ fn require(p: &Principal, allowed: &[Role], what: &str) -> ApiResult<()> {
 
 const READERS: &[Role] = &[Role::Owner, Role::Viewer];
 
-/// `ok` as text; with `Accept: application/json`, what the hub met in its
-/// database as well (no token needed: counts only, no stored content).
+/// `ok` as text; with `Accept: application/json`, whether the hub is
+/// degraded and why, and what it met in its database (no token needed:
+/// counts and sentences naming files and positions, no stored content).
 async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
     let wants_json = headers
         .get_all(header::ACCEPT)
@@ -301,14 +306,7 @@ async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
     if !wants_json {
         return "ok".into_response();
     }
-    axum::Json(serde_json::json!({
-        "status": "ok",
-        "database": {
-            "unreadable_rows_skipped": hub.db.unreadable_rows(),
-            "started_empty": hub.db.started_empty(),
-        },
-    }))
-    .into_response()
+    axum::Json(hub.health()).into_response()
 }
 
 async fn whoami(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResult<axum::Json<Whoami>> {
@@ -361,15 +359,24 @@ async fn get_config(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResul
             return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
         }
     }
-    Ok((
+    let mut resp = (
         [
             (header::CONTENT_TYPE, "application/toml".to_string()),
             (header::ETAG, etag),
             (header::CACHE_CONTROL, "no-cache".to_string()),
         ],
-        c.text.as_str().to_owned(),
+        c.bytes.clone(),
     )
-        .into_response())
+        .into_response();
+    // Served as it stands, but not in force: the reason goes with it.
+    if let Some(v) = c
+        .invalid
+        .as_ref()
+        .and_then(|i| HeaderValue::from_str(&super::disk::header_value(i)).ok())
+    {
+        resp.headers_mut().insert(CONFIG_INVALID, v);
+    }
+    Ok(resp)
 }
 
 /// Read the body, refusing it past `limit` bytes or when it has not all
@@ -612,7 +619,7 @@ async fn workers(
     }
     let head = WorkersPageHead {
         now: Utc::now(),
-        config_revision: &current.revision,
+        config_revision: &current.projected,
         heartbeat_interval_s: hub.opts.heartbeat_interval_s,
         cursor: snap.cursor.to_string(),
         delta: snap.delta,

@@ -13,7 +13,7 @@ use super::events::Payload;
 use super::ingest::HeartbeatIn;
 use super::{Current, Hub, publish_config, store};
 use crate::agents_doc::{self, DocError};
-use crate::wire::{HistoryEntry, Invalid};
+use crate::wire::{HistoryEntry, Invalid, OrderSource};
 
 /// Why a config was not replaced.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +62,11 @@ impl Hub {
         let text = agents_doc::decode(&bytes)?;
         let located = agents_doc::locate(text)?;
         let _guard = self.write_lock.lock().await;
-        let before = self.current();
+        // The file may have been edited by hand since the hub last read it,
+        // the moment before this write, before the watcher could notice:
+        // such an edit is taken in first, so that a `PUT` made on the older
+        // revision gets 412 and never writes over it unseen.
+        let before = self.take_disk_change().await;
         // Only strong comparison counts for If-Match (RFC 9110 13.1.1).
         let matches = if_match
             .split(',')
@@ -73,8 +77,8 @@ impl Hub {
                 current: before.revision.clone(),
             });
         }
-        let new = Current::new(
-            text.to_string(),
+        let new = Current::valid(
+            bytes.clone(),
             located.agents,
             self.opts.heartbeat_interval_s,
         );
@@ -89,6 +93,12 @@ impl Hub {
             .map_err(|e| ReplaceError::Internal(e.to_string()))?;
         let new = Arc::new(new);
         self.current.store(new.clone());
+        // The list in force brought back over a document that did not
+        // validate: nothing new for History, the feed or the fleet.
+        if before.order != OrderSource::BuiltIn && new.revision == before.projected {
+            tracing::info!(%by, revision = %new.revision, "config replaced with the list in force");
+            return Ok(new);
+        }
         if let Err(e) = self
             .db
             .record_history(HistoryEntry {
@@ -106,7 +116,7 @@ impl Hub {
         // The `config` event first, then the `sync` flips it causes.
         publish_config(self, &new, by);
         if let Ok(mut f) = self.fleet.lock() {
-            f.resync(&new.revision);
+            f.resync(&new.projected);
         }
         tracing::info!(%by, revision = %new.revision, agents = ?new.agents, "config replaced");
         Ok(new)
@@ -174,7 +184,7 @@ impl Hub {
         // heartbeat is judged against is never older than the last resync.
         // A guard, not a clone: no await follows.
         let current = self.current.load();
-        let view = fleet.record(&hb, received_at, &current.revision);
+        let view = fleet.record(&hb, received_at, &current.projected);
         // Published under the fleet lock, like the sweeper's `state` and a
         // resync's `sync` events: the feed's order is the order of change, so
         // a client that applies views in feed order ends with the latest.

@@ -3,6 +3,7 @@
 //! - `auth`: tokens (hashed) and roles;
 //! - `store`: the owner's TOML file, replaced durably;
 //! - `db`: history and failover log in SQLite, written in batches;
+//! - `disk`: the document on disk judged, and watched for hand edits;
 //! - `fleet`: every worker's last heartbeat, in memory, with change cursors;
 //! - `events`: the SSE feed with resume;
 //! - `streams`: caps on open event streams;
@@ -13,6 +14,7 @@
 pub mod api;
 pub mod auth;
 pub mod db;
+pub mod disk;
 pub mod domain;
 pub mod events;
 pub mod fleet;
@@ -28,10 +30,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::Utc;
-use color_eyre::eyre::{Context, Result, bail, eyre};
+use color_eyre::eyre::{Context, Result, bail};
 
-use crate::agents_doc;
-use crate::wire::{ConfigEvent, HistoryEntry, Projection};
+use crate::wire::{
+    ConfigEvent, ConfigInvalid, Health, HealthConfig, HealthDatabase, HistoryEntry, KNOWN_AGENTS,
+    OrderSource, Projection,
+};
 
 /// The default worker cap: the 100,000-worker goal with 2.5x headroom
 /// (about 0.5 KB of memory each, so ~125 MB at the cap).
@@ -67,6 +71,9 @@ pub struct HubOptions {
     pub evict_after: Duration,
     /// Event-stream bounds: caps and each subscriber's buffer.
     pub streams: api::StreamLimits,
+    /// Watch the config file for hand edits (on by default; tests turn it
+    /// off to see the byte compare before a write alone).
+    pub watch_config: bool,
 }
 
 impl HubOptions {
@@ -88,6 +95,7 @@ impl HubOptions {
             streams: api::StreamLimits::default(),
             max_workers: DEFAULT_MAX_WORKERS,
             evict_after: Duration::from_secs(24 * 60 * 60),
+            watch_config: true,
         }
     }
 
@@ -98,31 +106,94 @@ impl HubOptions {
     }
 }
 
-/// The current document and what every worker is told.
+/// The document as it stands on disk and what every worker is told. The
+/// two part when the document on disk does not validate: it is served as
+/// it stands (its own revision, the ETag a `PUT` must name to replace it)
+/// while workers keep the last accepted list, or the built-in order when
+/// none was ever accepted.
 pub struct Current {
-    pub text: Arc<String>,
+    /// The document on disk, byte for byte, as last read or written.
+    pub bytes: bytes::Bytes,
+    /// Its revision: the ETag, what `If-Match` must name.
     pub revision: String,
+    /// The list every worker is told.
     pub agents: Vec<String>,
+    /// The revision every worker is told: `revision` when the document
+    /// validates, the last accepted one when it does not, or
+    /// [`BUILT_IN_REVISION`].
+    pub projected: String,
     /// The serialised heartbeat answer, made once per revision.
     pub projection: bytes::Bytes,
+    pub order: OrderSource,
+    /// Why the document on disk is not in force.
+    pub invalid: Option<ConfigInvalid>,
+}
+
+/// The revision workers are told with the built-in order.
+pub const BUILT_IN_REVISION: &str = "built-in";
+
+fn projection_of(revision: &str, agents: &[String], interval_s: u64) -> bytes::Bytes {
+    serde_json::to_vec(&Projection {
+        config_revision: revision.to_string(),
+        agents: agents.to_vec(),
+        heartbeat_interval_s: interval_s,
+    })
+    .unwrap_or_default()
+    .into()
 }
 
 impl Current {
-    fn new(text: String, agents: Vec<String>, interval_s: u64) -> Current {
-        let revision = store::revision_of(text.as_bytes());
-        let projection = serde_json::to_vec(&Projection {
-            config_revision: revision.clone(),
-            agents: agents.clone(),
-            heartbeat_interval_s: interval_s,
-        })
-        .unwrap_or_default()
-        .into();
+    /// A document that validates, with its list.
+    fn valid(bytes: bytes::Bytes, agents: Vec<String>, interval_s: u64) -> Current {
+        let revision = store::revision_of(&bytes);
         Current {
-            text: Arc::new(text),
+            projection: projection_of(&revision, &agents, interval_s),
+            projected: revision.clone(),
+            bytes,
             revision,
             agents,
-            projection,
+            order: OrderSource::Document,
+            invalid: None,
         }
+    }
+
+    /// A document that does not validate, projecting `agents` at
+    /// `projected` (the last accepted list, or the built-in order).
+    fn not_valid(
+        bytes: bytes::Bytes,
+        invalid: ConfigInvalid,
+        projected: String,
+        agents: Vec<String>,
+        order: OrderSource,
+        interval_s: u64,
+    ) -> Current {
+        Current {
+            revision: store::revision_of(&bytes),
+            projection: projection_of(&projected, &agents, interval_s),
+            projected,
+            bytes,
+            agents,
+            order,
+            invalid: Some(invalid),
+        }
+    }
+
+    /// The built-in order, for a document that does not validate when no
+    /// list was ever accepted.
+    fn built_in(bytes: bytes::Bytes, invalid: ConfigInvalid, interval_s: u64) -> Current {
+        Current::not_valid(
+            bytes,
+            invalid,
+            BUILT_IN_REVISION.into(),
+            KNOWN_AGENTS.map(String::from).to_vec(),
+            OrderSource::BuiltIn,
+            interval_s,
+        )
+    }
+
+    /// The document on disk as text, when it is UTF-8.
+    pub fn text(&self) -> Option<&str> {
+        std::str::from_utf8(&self.bytes).ok()
     }
 }
 
@@ -150,6 +221,33 @@ pub struct Hub {
 impl Hub {
     pub fn current(&self) -> Arc<Current> {
         self.current.load_full()
+    }
+
+    /// What `GET /v1/health` answers in JSON: `degraded`, with a sentence
+    /// for each problem, while the document on disk is not in force.
+    pub fn health(&self) -> Health {
+        let c = self.current();
+        let problems: Vec<String> = disk::problem(&self.opts.config, &c).into_iter().collect();
+        Health {
+            status: if problems.is_empty() {
+                "ok"
+            } else {
+                "degraded"
+            }
+            .into(),
+            problems,
+            built_in_order: c.order == OrderSource::BuiltIn,
+            config: Some(HealthConfig {
+                order: c.order,
+                projected_revision: c.projected.clone(),
+                agents: c.agents.clone(),
+                invalid: c.invalid.clone(),
+            }),
+            database: HealthDatabase {
+                unreadable_rows_skipped: self.db.unreadable_rows(),
+                started_empty: self.db.started_empty(),
+            },
+        }
     }
 }
 
@@ -202,11 +300,6 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         ),
         Err(e) => tracing::warn!(error = %e, "cannot clear leftover temporary files"),
     }
-    let text = agents_doc::decode(&bytes)
-        .map_err(|e| eyre!("{}: {e}", opts.config.display()))?
-        .to_string();
-    let located = agents_doc::locate(&text).map_err(|e| eyre!("{}: {e}", opts.config.display()))?;
-    let current = Current::new(text, located.agents, opts.heartbeat_interval_s);
     let events = Arc::new(events::Events::new(opts.event_ring));
     let ev2 = events.clone();
     let db_path = opts.db_path();
@@ -220,23 +313,50 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         }),
     )
     .wrap_err_with(|| format!("cannot open the database {}", db_path.display()))?;
-    // The file may have been edited while the hub was down: history says so.
     let latest = db.latest_history().wrap_err("cannot read the history")?;
-    if latest.as_ref().map(|h| h.revision.as_str()) != Some(current.revision.as_str()) {
-        db.record_history(HistoryEntry {
-            revision: current.revision.clone(),
-            at: Utc::now(),
-            by: if latest.is_some() {
-                "(changed on disk)".into()
-            } else {
-                "(initial)".into()
-            },
-            agents: current.agents.clone(),
-            previous_agents: latest.map(|h| h.agents).unwrap_or_default(),
-        })
-        .await
-        .wrap_err("cannot record the history")?;
-    }
+    let bytes = bytes::Bytes::from(bytes);
+    let current = match disk::judge(&bytes) {
+        Ok(agents) => {
+            let current = Current::valid(bytes, agents, opts.heartbeat_interval_s);
+            // The file may have been edited while the hub was down: history
+            // says so.
+            if latest.as_ref().map(|h| h.revision.as_str()) != Some(current.revision.as_str()) {
+                db.record_history(HistoryEntry {
+                    revision: current.revision.clone(),
+                    at: Utc::now(),
+                    by: if latest.is_some() {
+                        disk::CHANGED_ON_DISK.into()
+                    } else {
+                        "(initial)".into()
+                    },
+                    agents: current.agents.clone(),
+                    previous_agents: latest.map(|h| h.agents).unwrap_or_default(),
+                })
+                .await
+                .wrap_err("cannot record the history")?;
+            }
+            current
+        }
+        // Never projected: the last accepted list stands (the owner's
+        // order), or the built-in one when none was ever accepted. Loudly.
+        Err(invalid) => {
+            let current = match latest {
+                Some(h) => Current::not_valid(
+                    bytes,
+                    invalid,
+                    h.revision,
+                    h.agents,
+                    OrderSource::LastAccepted,
+                    opts.heartbeat_interval_s,
+                ),
+                None => Current::built_in(bytes, invalid, opts.heartbeat_interval_s),
+            };
+            if let Some(problem) = disk::problem(&opts.config, &current) {
+                tracing::warn!("{problem}");
+            }
+            current
+        }
+    };
     let epoch = Utc::now().timestamp_millis().max(0) as u64;
     Ok(Arc::new(Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
@@ -322,6 +442,11 @@ pub async fn start(opts: HubOptions) -> Result<RunningHub> {
     let addr = listener.local_addr()?;
     let app = api::router(hub.clone());
     let sweeper = spawn_sweeper(&hub);
+    let watcher = if hub.opts.watch_config {
+        disk::spawn_watcher(&hub)
+    } else {
+        tokio::spawn(async {})
+    };
     let (conns, serving) = serve::spawn(
         listener,
         tls,
@@ -335,6 +460,7 @@ pub async fn start(opts: HubOptions) -> Result<RunningHub> {
             tracing::error!(error = %e, "hub server stopped");
         }
         sweeper.abort();
+        watcher.abort();
     });
     Ok(RunningHub {
         addr,
@@ -371,9 +497,12 @@ pub async fn serve(opts: HubOptions) -> Result<()> {
         "macfleet hub {:?} listening on {} (config revision {}, agents {})",
         running.hub.opts.name,
         running.url(),
-        c.revision,
+        c.projected,
         c.agents.join(",")
     );
+    if let Some(problem) = disk::problem(&running.hub.opts.config, &c) {
+        eprintln!("warning: {problem}");
+    }
     tracing::info!(
         descriptors = fds,
         max_connections = running.hub.opts.limits.effective_max_connections(),

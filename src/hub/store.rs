@@ -27,11 +27,41 @@ fn temp_place(path: &Path) -> (PathBuf, String) {
     (dir, format!(".{file_name}."))
 }
 
+/// The file a write of `path` replaces: `path` itself, or, when it is a
+/// symlink, the file it points to (through every link), so that the link
+/// stays a link and the target (a git checkout, say) gets the document. A
+/// link that points nowhere is an error: replacing it with a plain file
+/// would leave the target behind unseen.
+pub fn write_target(path: &Path) -> std::io::Result<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{} is a symlink to a file that cannot be reached: {e}",
+                    path.display()
+                ),
+            )
+        }),
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
 /// Remove the temporary files a [`write_atomic`] of `path` left behind
 /// when its process was killed mid-write (it cannot clean up after a
 /// SIGKILL); called once at start, before anything writes. Returns how
-/// many were removed. Only names of the exact form it makes are touched.
+/// many were removed. Only names of the exact form it makes are touched:
+/// beside the symlink's target when `path` is one, and beside `path`.
 pub fn remove_stale_temps(path: &Path) -> std::io::Result<usize> {
+    let target = write_target(path)?;
+    let mut removed = remove_stale_temps_beside(&target)?;
+    if target != path {
+        removed += remove_stale_temps_beside(path)?;
+    }
+    Ok(removed)
+}
+
+fn remove_stale_temps_beside(path: &Path) -> std::io::Result<usize> {
     let (dir, prefix) = temp_place(path);
     let mut removed = 0;
     for entry in std::fs::read_dir(&dir)? {
@@ -59,8 +89,12 @@ pub fn remove_stale_temps(path: &Path) -> std::io::Result<usize> {
 /// Replace `path` with `bytes` so that, whatever happens, the path holds
 /// either the old or the new document whole: a temporary file in the same
 /// directory is written and fsynced, renamed over the old one, and the
-/// directory is fsynced. The file mode of an existing file is kept.
+/// directory is fsynced. The file mode of an existing file is kept. When
+/// `path` is a symlink, all of this happens beside its target
+/// ([`write_target`]): the link is left as it is.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let target = write_target(path)?;
+    let path = target.as_path();
     let (dir, prefix) = temp_place(path);
     let mut tmp = tempfile::Builder::new()
         .prefix(&prefix)
@@ -126,6 +160,39 @@ mod tests {
         assert_eq!(left, want);
         assert_eq!(std::fs::read(&path).expect("read"), b"a = 1\n");
         assert_eq!(remove_stale_temps(&path).expect("again"), 0);
+    }
+
+    #[test]
+    fn a_symlink_is_written_through_and_stays_a_link() {
+        let a = tempfile::tempdir().expect("tempdir");
+        let b = tempfile::tempdir().expect("tempdir");
+        let target = b.path().join("fleet.toml");
+        std::fs::write(&target, "old").expect("write");
+        let link = a.path().join("hub.toml");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        write_atomic(&link, b"new").expect("write through");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("meta")
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_link(&link).expect("link"), target);
+        assert_eq!(std::fs::read(&target).expect("read"), b"new");
+        assert_eq!(std::fs::read_dir(a.path()).expect("ls").count(), 1);
+        assert_eq!(std::fs::read_dir(b.path()).expect("ls").count(), 1);
+        // A temp a killed write left beside the target is cleared.
+        std::fs::write(b.path().join(".fleet.toml.Ab12Cd.tmp"), "x").expect("temp");
+        assert_eq!(remove_stale_temps(&link).expect("sweep"), 1);
+        // A dangling link is refused, not replaced by a plain file.
+        std::fs::remove_file(&target).expect("rm");
+        assert!(write_atomic(&link, b"x").is_err());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("meta")
+                .file_type()
+                .is_symlink()
+        );
     }
 
     #[test]

@@ -1,0 +1,530 @@
+//! The owner's document on disk, against a real `macfleet hub` process: a
+//! hand edit made while the hub runs becomes a revision (and a `PUT` on the
+//! older one gets 412); one that does not validate is served as it stands,
+//! never projected, and reported; a hub with no accepted list runs on the
+//! built-in order, loudly.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+/// A `macfleet hub` process over a directory, killed when dropped, with
+/// every line of its stderr kept.
+struct Hub {
+    child: Child,
+    url: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Hub {
+    fn spawn(dir: &Path) -> Hub {
+        Hub::spawn_config(dir, &dir.join("hub.toml"))
+    }
+
+    fn spawn_config(dir: &Path, config: &Path) -> Hub {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .arg("hub")
+            .arg("--config")
+            .arg(config)
+            .arg("--tokens")
+            .arg(dir.join("tokens.toml"))
+            .arg("--db")
+            .arg(dir.join("hub.db"))
+            .args(["--listen", "127.0.0.1:0"])
+            .env("NO_COLOR", "1")
+            .env("MACFLEET_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("hub starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let log2 = log.clone();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if !sent {
+                    if let Some(rest) = line.split("listening on ").nth(1) {
+                        let url = rest.split_whitespace().next().unwrap_or("").to_string();
+                        let _ = tx.send(url);
+                        sent = true;
+                    }
+                }
+                if let Ok(mut l) = log2.lock() {
+                    l.push(line);
+                }
+            }
+        });
+        let url = rx.recv_timeout(Duration::from_secs(20));
+        let mut hub = Hub {
+            child,
+            url: String::new(),
+            log,
+        };
+        match url {
+            Ok(url) => hub.url = url,
+            Err(_) => panic!("the hub did not say where it listens: {:?}", hub.log()),
+        }
+        hub
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Whether a line of the log matches, waiting at most 2 s for it.
+    async fn logged(&self, matches: impl Fn(&str) -> bool) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(2) {
+            if self.log().iter().any(|l| matches(l)) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+
+    fn path(&self, p: &str) -> String {
+        format!("{}{p}", self.url)
+    }
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("http")
+}
+
+/// `GET /v1/config`: status, ETag, the `Macfleet-Config-Invalid` header,
+/// body.
+async fn config(hub: &Hub, token: &str) -> (StatusCode, String, Option<String>, String) {
+    let r = http()
+        .get(hub.path("/v1/config"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("GET config");
+    let status = r.status();
+    let etag = r
+        .headers()
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let invalid = r
+        .headers()
+        .get("macfleet-config-invalid")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (status, etag, invalid, r.text().await.expect("body"))
+}
+
+async fn put(hub: &Hub, token: &str, if_match: &str, body: &str) -> (StatusCode, Value) {
+    let r = http()
+        .put(hub.path("/v1/config"))
+        .bearer_auth(token)
+        .header("content-type", "application/toml")
+        .header("if-match", if_match)
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("PUT config");
+    let status = r.status();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn health(hub: &Hub) -> Value {
+    http()
+        .get(hub.path("/v1/health"))
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("health")
+        .json()
+        .await
+        .expect("health JSON")
+}
+
+async fn history(hub: &Hub, token: &str) -> Vec<Value> {
+    let v: Value = http()
+        .get(hub.path("/v1/config/history"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("history")
+        .json()
+        .await
+        .expect("history JSON");
+    v["revisions"].as_array().cloned().unwrap_or_default()
+}
+
+/// A heartbeat's answer: the projection the worker is told.
+async fn projection(hub: &Hub, worker_token: &str) -> Value {
+    let r = http()
+        .post(hub.path("/v1/heartbeats"))
+        .bearer_auth(worker_token)
+        .json(&common::heartbeat("w-1", None, serde_json::json!([])))
+        .send()
+        .await
+        .expect("heartbeat");
+    assert_eq!(r.status(), StatusCode::OK);
+    r.json().await.expect("projection")
+}
+
+fn append(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open for append");
+    f.write_all(text.as_bytes()).expect("append");
+}
+
+/// Poll `GET /v1/config` until its ETag is no longer `old`, for at most
+/// `within`; the new ETag and how long it took.
+async fn etag_change(hub: &Hub, token: &str, old: &str, within: Duration) -> (String, Duration) {
+    let t0 = Instant::now();
+    while t0.elapsed() < within {
+        let (_, etag, _, _) = config(hub, token).await;
+        if etag != old {
+            return (etag, t0.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the hub did not notice the edit within {within:?}");
+}
+
+const VALID: &str = "[fleet]\nMAC_CODING_AGENTS = [\"claude\", \"opencode\"]\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hand_edit_becomes_a_revision_and_a_put_on_the_older_one_gets_412() {
+    let (dir, owner, viewer, worker) = common::hub_dir();
+    let path = dir.path().join("hub.toml");
+    let hub = Hub::spawn(dir.path());
+    let (_, etag0, _, _) = config(&hub, &owner).await;
+    // Follow the feed for the `config` event.
+    let feed = http()
+        .get(hub.path("/v1/events?types=config"))
+        .bearer_auth(&viewer)
+        .send()
+        .await
+        .expect("events");
+    append(&path, "\n[human]\nimportant = true\n");
+    let (etag1, took) = etag_change(&hub, &owner, &etag0, Duration::from_secs(2)).await;
+    eprintln!("hand edit noticed in {} ms", took.as_millis());
+    let (status, _, invalid, body) = config(&hub, &owner).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.ends_with("[human]\nimportant = true\n"), "{body}");
+    assert!(invalid.is_none(), "a valid edit carries no reason");
+    let h = history(&hub, &owner).await;
+    assert_eq!(h[0]["by"], "(changed on disk)", "{h:?}");
+    assert_eq!(
+        format!("\"{}\"", h[0]["revision"].as_str().unwrap_or("")),
+        etag1
+    );
+    // Projected to workers.
+    let p = projection(&hub, &worker).await;
+    assert_eq!(
+        format!("\"{}\"", p["config_revision"].as_str().unwrap_or("")),
+        etag1
+    );
+    // Sent as a `config` event.
+    let mut feed = feed;
+    let mut seen = String::new();
+    let t0 = Instant::now();
+    while !seen.contains("(changed on disk)") && t0.elapsed() < Duration::from_secs(5) {
+        match tokio::time::timeout(Duration::from_secs(1), feed.chunk()).await {
+            Ok(Ok(Some(c))) => seen.push_str(&String::from_utf8_lossy(&c)),
+            Ok(_) => break,
+            Err(_) => {}
+        }
+    }
+    assert!(
+        seen.contains("event: config") && seen.contains("(changed on disk)"),
+        "{seen}"
+    );
+    // The owner's PUT made on the older revision: 412, the edit kept.
+    let (status, v) = put(&hub, &owner, &etag0, VALID).await;
+    assert_eq!(status, StatusCode::PRECONDITION_FAILED, "{v}");
+    assert_eq!(
+        format!(
+            "\"{}\"",
+            v["error"]["current_revision"].as_str().unwrap_or("")
+        ),
+        etag1
+    );
+    let on_disk = std::fs::read_to_string(&path).expect("read");
+    assert!(on_disk.contains("[human]"), "{on_disk}");
+    // On the new revision it goes through.
+    let (status, _) = put(&hub, &owner, &etag1, VALID).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+/// An edit the moment before a `PUT`, before any watcher could notice it
+/// (the hub here watches nothing): the byte compare under the write lock
+/// still gives 412, and the edit is kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hand_edit_right_before_a_put_still_gets_412() {
+    let mut th = common::TestHub::start_with(common::CONFIG, |o| o.watch_config = false).await;
+    let path = th.config_path();
+    let (_, etag0, _, _) = {
+        let r = th
+            .http()
+            .get(th.path("/v1/config"))
+            .bearer_auth(&th.owner)
+            .send()
+            .await
+            .expect("get");
+        let e = r.headers()["etag"].to_str().expect("etag").to_string();
+        ((), e, (), ())
+    };
+    append(&path, "\n[human]\nimportant = true\n");
+    let r = th
+        .http()
+        .put(th.path("/v1/config"))
+        .bearer_auth(&th.owner)
+        .header("content-type", "application/toml")
+        .header("if-match", &etag0)
+        .body(VALID)
+        .send()
+        .await
+        .expect("put");
+    assert_eq!(r.status(), StatusCode::PRECONDITION_FAILED);
+    let on_disk = std::fs::read_to_string(&path).expect("read");
+    assert!(on_disk.contains("[human]"), "{on_disk}");
+    let h: Value = th
+        .http()
+        .get(th.path("/v1/config/history"))
+        .bearer_auth(&th.owner)
+        .send()
+        .await
+        .expect("history")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(h["revisions"][0]["by"], "(changed on disk)", "{h}");
+    if let Some(h) = th.hub.take() {
+        h.stop().await;
+    }
+}
+
+/// A token made at run time, shaped as the tool makes them.
+fn token_shaped() -> String {
+    format!("{}{}", "mft_", "Zq4Lw9Xe".repeat(5))
+}
+
+async fn until_health(hub: &Hub, status: &str, within: Duration) -> Value {
+    let t0 = Instant::now();
+    loop {
+        let h = health(hub).await;
+        if h["status"] == status {
+            return h;
+        }
+        assert!(t0.elapsed() < within, "health never {status}: {h}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_invalid_hand_edit_is_served_reported_and_never_projected() {
+    let (dir, owner, _viewer, worker) = common::hub_dir();
+    let path = dir.path().join("hub.toml");
+    let hub = Hub::spawn(dir.path());
+    let (_, etag0, _, _) = config(&hub, &owner).await;
+    assert_eq!(health(&hub).await["status"], "ok");
+    // The list broken by hand, a token pasted on the bad line.
+    let tok = token_shaped();
+    let broken = format!("[fleet]\nMAC_CODING_AGENTS = [\"claude\", {tok}]\n");
+    std::fs::write(&path, &broken).expect("edit");
+    let h = until_health(&hub, "degraded", Duration::from_secs(2)).await;
+    let problem = h["problems"][0].as_str().unwrap_or_default().to_string();
+    assert!(problem.contains(&path.display().to_string()), "{problem}");
+    assert!(problem.contains("line 2, column"), "{problem}");
+    assert!(problem.contains("last accepted list"), "{problem}");
+    assert!(!h.to_string().contains(&tok), "no snippet in health: {h}");
+    assert_eq!(h["config"]["order"], "last_accepted");
+    assert_eq!(h["config"]["invalid"]["line"], 2);
+    assert_eq!(h["built_in_order"], false);
+    // Served as it stands, with its own ETag and the reason.
+    let (status, etag1, invalid, body) = config(&hub, &owner).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, broken);
+    assert_ne!(etag1, etag0);
+    let invalid = invalid.expect("Macfleet-Config-Invalid");
+    assert!(invalid.starts_with("line=2; column="), "{invalid}");
+    assert!(invalid.contains("message=\"not TOML"), "{invalid}");
+    assert!(!invalid.contains(&tok), "{invalid}");
+    // Never projected: workers keep the last accepted list.
+    let p = projection(&hub, &worker).await;
+    assert_eq!(p["agents"], serde_json::json!(["opencode", "claude"]));
+    assert_eq!(
+        format!("\"{}\"", p["config_revision"].as_str().unwrap_or("")),
+        etag0
+    );
+    // A PUT made on the older revision: 412, the broken edit kept.
+    let (status, v) = put(&hub, &owner, &etag0, VALID).await;
+    assert_eq!(status, StatusCode::PRECONDITION_FAILED, "{v}");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), broken);
+    // Said once in the log, and never the token.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let log = hub.log();
+    let said = log
+        .iter()
+        .filter(|l| l.contains("does not validate"))
+        .count();
+    assert_eq!(said, 1, "{log:#?}");
+    assert!(!log.iter().any(|l| l.contains(&tok)), "{log:#?}");
+    // A PUT naming the broken document's ETag replaces it.
+    let (status, v) = put(&hub, &owner, &etag1, VALID).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let h = health(&hub).await;
+    assert_eq!(h["status"], "ok", "{h}");
+    assert_eq!(h["problems"], serde_json::json!([]));
+    let p = projection(&hub, &worker).await;
+    assert_eq!(p["agents"], serde_json::json!(["claude", "opencode"]));
+    assert!(config(&hub, &owner).await.2.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_on_an_unreadable_file_keeps_the_last_accepted_list() {
+    let (dir, owner, _viewer, worker) = common::hub_dir();
+    let path = dir.path().join("hub.toml");
+    let hub = Hub::spawn(dir.path());
+    let (_, etag0, _, _) = config(&hub, &owner).await;
+    let (status, v) = put(&hub, &owner, &etag0, VALID).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let accepted = v["revision"].as_str().expect("revision").to_string();
+    drop(hub);
+    std::fs::write(&path, "[fleet]\nMAC_CODING_AGENTS = [\"claude\",\n").expect("break");
+    let hub = Hub::spawn(dir.path());
+    let h = health(&hub).await;
+    assert_eq!(h["status"], "degraded", "{h}");
+    assert_eq!(h["config"]["order"], "last_accepted");
+    assert_eq!(h["config"]["projected_revision"], accepted.as_str());
+    let problem = h["problems"][0].as_str().unwrap_or_default();
+    assert!(
+        problem.contains("last accepted list (claude, opencode"),
+        "{problem}"
+    );
+    let p = projection(&hub, &worker).await;
+    assert_eq!(p["agents"], serde_json::json!(["claude", "opencode"]));
+    assert_eq!(p["config_revision"], accepted.as_str());
+    assert!(
+        hub.logged(|l| l.contains("does not validate")).await,
+        "{:#?}",
+        hub.log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_accepted_list_runs_on_the_built_in_order_loudly() {
+    const BUILT_IN: [&str; 5] = ["opencode", "pi", "claude", "codex", "cursor"];
+    for (doc, reason, place) in [
+        (
+            "# no list yet\n[other]\nx = 1\n",
+            "MAC_CODING_AGENTS is missing",
+            None,
+        ),
+        (
+            "[fleet]\nMAC_CODING_AGENTS = [\"claude\" \"pi\"]\n",
+            "not TOML",
+            Some("line 2, column"),
+        ),
+    ] {
+        let (dir, owner, _viewer, worker) = common::hub_dir();
+        std::fs::write(dir.path().join("hub.toml"), doc).expect("config");
+        let hub = Hub::spawn(dir.path());
+        let warned = hub
+            .logged(|l| l.starts_with("warning: ") && l.contains("built-in order"))
+            .await;
+        assert!(warned, "a warning at start: {:#?}", hub.log());
+        let h = health(&hub).await;
+        assert_eq!(h["status"], "degraded", "{h}");
+        assert_eq!(h["built_in_order"], true, "{h}");
+        assert_eq!(h["config"]["order"], "built_in");
+        let problem = h["problems"][0].as_str().unwrap_or_default();
+        assert!(
+            problem.contains("built-in order opencode, pi, claude, codex, cursor"),
+            "{problem}"
+        );
+        assert!(problem.contains(reason), "{problem}");
+        if let Some(place) = place {
+            assert!(problem.contains(place), "{problem}");
+        }
+        let p = projection(&hub, &worker).await;
+        assert_eq!(p["agents"], serde_json::json!(BUILT_IN));
+        assert_eq!(p["config_revision"], "built-in");
+        let (_, etag, invalid, body) = config(&hub, &owner).await;
+        assert_eq!(body, doc);
+        assert!(invalid.is_some());
+        // A write with a valid list ends it.
+        let (status, v) = put(&hub, &owner, &etag, VALID).await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        let h = health(&hub).await;
+        assert_eq!(
+            (h["status"].clone(), h["built_in_order"].clone()),
+            ("ok".into(), false.into())
+        );
+        let p = projection(&hub, &worker).await;
+        assert_eq!(p["agents"], serde_json::json!(["claude", "opencode"]));
+        let history = history(&hub, &owner).await;
+        assert_eq!(history[0]["by"], "alice");
+        assert_eq!(history[0]["previous_agents"], serde_json::json!(BUILT_IN));
+    }
+}
+
+/// The config a symlink in one directory to a file in another (a git
+/// checkout): a `PUT` writes the target and leaves the link; a hand edit of
+/// the target is noticed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_symlinked_config_is_written_through_and_its_target_watched() {
+    let (dir, owner, _viewer, _worker) = common::hub_dir();
+    let checkout = tempfile::tempdir().expect("tempdir");
+    let target = checkout.path().join("fleet.toml");
+    std::fs::rename(dir.path().join("hub.toml"), &target).expect("move");
+    let link = dir.path().join("hub.toml");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let hub = Hub::spawn_config(dir.path(), &link);
+    let (_, etag0, _, _) = config(&hub, &owner).await;
+    let (status, v) = put(&hub, &owner, &etag0, VALID).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let meta = std::fs::symlink_metadata(&link).expect("link");
+    assert!(meta.file_type().is_symlink(), "the link is still a link");
+    assert_eq!(std::fs::read_link(&link).expect("read link"), target);
+    assert_eq!(std::fs::read_to_string(&target).expect("target"), VALID);
+    let temps = |d: &Path| {
+        std::fs::read_dir(d)
+            .expect("ls")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .count()
+    };
+    assert_eq!((temps(dir.path()), temps(checkout.path())), (0, 0));
+    // A hand edit of the target, through its own path (a `git pull`).
+    let etag1 = format!("\"{}\"", v["revision"].as_str().unwrap_or(""));
+    append(&target, "\n[human]\nimportant = true\n");
+    let (etag2, took) = etag_change(&hub, &owner, &etag1, Duration::from_secs(2)).await;
+    eprintln!(
+        "edit of the symlink's target noticed in {} ms",
+        took.as_millis()
+    );
+    assert_ne!(etag2, etag1);
+    assert_eq!(history(&hub, &owner).await[0]["by"], "(changed on disk)");
+}
