@@ -10,9 +10,9 @@ use color_eyre::eyre::Result;
 use futures::StreamExt;
 
 use super::failovers::{Filter, MAX_PAGES, failover_row, newest_failovers};
+use super::out::{line, write_jsonl};
 use crate::cli::Output;
 use crate::client::{Client, HubEvent, StreamItem};
-use crate::scrub::scrub;
 use crate::wire::{FailoverRecord, WorkerView};
 
 /// One worker on one line, as `--watch` prints them.
@@ -73,10 +73,9 @@ pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write
         }
         seen.insert(w.worker.clone(), key);
         if json {
-            serde_json::to_writer(&mut *out, w)?;
-            out.write_all(b"\n")?;
+            write_jsonl(out, [w])?;
         } else {
-            writeln!(out, "{}", scrub(&worker_row(Utc::now(), w)))?;
+            writeln!(out, "{}", line(&worker_row(Utc::now(), w)))?;
         }
         Ok(out.flush()?)
     };
@@ -100,7 +99,7 @@ pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write
             StreamItem::Disconnected { error, retry_in } => {
                 eprintln!(
                     "macfleet: {} (again in {}s)",
-                    scrub(&error),
+                    line(&error),
                     retry_in.as_secs().max(1)
                 );
             }
@@ -135,10 +134,9 @@ pub async fn watch_failovers(
     }
     let show = |r: &FailoverRecord, out: &mut dyn Write| -> Result<()> {
         if json {
-            serde_json::to_writer(&mut *out, r)?;
-            out.write_all(b"\n")?;
+            write_jsonl(out, [r])?;
         } else {
-            writeln!(out, "{}", scrub(&failover_row(Utc::now(), r)))?;
+            writeln!(out, "{}", line(&failover_row(Utc::now(), r)))?;
         }
         Ok(out.flush()?)
     };
@@ -182,7 +180,7 @@ pub async fn watch_failovers(
             StreamItem::Disconnected { error, retry_in } => {
                 eprintln!(
                     "macfleet: {} (again in {}s)",
-                    scrub(&error),
+                    line(&error),
                     retry_in.as_secs().max(1)
                 );
             }

@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 use color_eyre::eyre::{Result, eyre};
 
 use super::failovers::{Filter, failover_row, newest_failovers};
+use super::out::{line, safe_json};
 use super::table::{age, render_table};
 use crate::cli::{Exit, Output, exit};
 use crate::client::Client;
-use crate::scrub::scrub;
 use crate::wire::{Capability, Failover, FailoverRecord, Preflight, WorkerView};
 
 /// Why a worker stands on its rung: each agent above its active one (every
@@ -48,7 +48,7 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
             exit::ERROR,
             format!(
                 "no worker {} reports to this hub (see: macfleet get workers)",
-                scrub(id)
+                line(id)
             )
         )));
     };
@@ -67,12 +67,7 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
     match output {
         Output::Json | Output::Jsonl => {
             let v = serde_json::json!({"worker": w, "recent_failovers": recent});
-            if output == Output::Json {
-                serde_json::to_writer_pretty(&mut *out, &v)?;
-            } else {
-                serde_json::to_writer(&mut *out, &v)?;
-            }
-            writeln!(out)?;
+            writeln!(out, "{}", safe_json(&v, output == Output::Json)?)?;
             return Ok(());
         }
         Output::Table | Output::Wide => {}
@@ -83,7 +78,7 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
         .as_ref()
         .and_then(|a| w.agents.iter().position(|x| x == a));
     let mut text = String::new();
-    let mut kv = |k: &str, v: String| text.push_str(&format!("{k:<10}{v}\n"));
+    let mut kv = |k: &str, v: String| text.push_str(&format!("{k:<10}{}\n", line(&v)));
     kv("WORKER", w.worker.clone());
     kv("HOST", w.host.clone());
     kv(
@@ -166,11 +161,11 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
         text.push_str("none in the hub's log\n");
     } else {
         for r in recent.iter().rev() {
-            text.push_str(&failover_row(now, r));
+            text.push_str(&line(&failover_row(now, r)));
             text.push('\n');
         }
     }
-    out.write_all(scrub(&text).as_bytes())?;
+    out.write_all(text.as_bytes())?;
     Ok(())
 }
 
