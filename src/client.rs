@@ -494,7 +494,13 @@ impl Client {
             let event = match parsed {
                 Ok(e) => e,
                 Err(e) => {
-                    tracing::warn!(event = %ev.event, error = %e, "undecodable hub event skipped");
+                    // The event's name and serde's message quote the hub's
+                    // text: shown scrubbed and escaped, never raw.
+                    tracing::warn!(
+                        event = %crate::textsafe::for_terminal(&ev.event),
+                        error = %crate::textsafe::for_terminal(&e.to_string()),
+                        "undecodable hub event skipped"
+                    );
                     continue;
                 }
             };
@@ -648,11 +654,13 @@ async fn error_from(resp: reqwest::Response) -> ClientError {
         .and_then(|b| serde_json::from_slice(&b).ok());
     let (code, message, line, column, current) = match body {
         Some(b) => (
-            b.error.code,
-            crate::scrub::scrub(&b.error.message).into_owned(),
+            crate::textsafe::for_terminal(&b.error.code).into_owned(),
+            crate::textsafe::for_terminal(&b.error.message).into_owned(),
             b.error.line,
             b.error.column,
-            b.error.current_revision,
+            b.error
+                .current_revision
+                .map(|r| crate::textsafe::for_terminal(&r).into_owned()),
         ),
         None => (
             status.as_str().to_string(),

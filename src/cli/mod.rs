@@ -4,7 +4,6 @@ pub mod agents;
 pub mod context;
 pub mod demo;
 pub mod get;
-pub mod get_more;
 pub mod options;
 pub mod tls_init;
 
@@ -313,7 +312,7 @@ pub struct GetArgs {
     #[arg(long, value_name = "KIND")]
     pub kind: Option<crate::wire::CauseKind>,
     /// Failovers: only those of the last DURATION (30s, 10m, 2h, 7d).
-    #[arg(long, value_name = "DURATION", value_parser = get_more::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = get::parse_duration)]
     pub since: Option<chrono::Duration>,
     /// Workers or failovers: keep following the hub's event stream.
     #[arg(long)]

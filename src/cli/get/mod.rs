@@ -1,0 +1,244 @@
+//! `macfleet get workers|worker|failovers|agents|history [-o table|wide|json|jsonl]
+//! [--watch]`. JSON is the API's own shape; tables fit the terminal width by
+//! dropping the least important columns first. Hub text is scrubbed and
+//! made terminal-safe (`crate::textsafe`), in tables and in JSON alike.
+//!
+//! One file a job: `table` renders columns, `out` writes JSON, `failovers`
+//! filters and lists the log, `worker` is `get worker ID`, `watch` follows
+//! the event stream. The workers, agents and history snapshots are here.
+
+pub mod failovers;
+pub mod out;
+pub mod table;
+pub mod watch;
+pub mod worker;
+
+use std::io::Write;
+
+use chrono::{DateTime, Utc};
+use color_eyre::eyre::{Result, eyre};
+
+use super::{Exit, GetArgs, GetWhat, Global, Output, connect, exit};
+use crate::textsafe::for_terminal;
+use crate::wire::{Failover, WorkerState};
+use out::{write_json, write_jsonl};
+pub use table::render_table;
+use table::{age, width};
+
+/// `30s`, `10m`, `2h`, `7d` (a bare number is seconds).
+pub fn parse_duration(s: &str) -> Result<chrono::Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: i64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration: write 30s, 10m, 2h or 7d"))?;
+    let secs = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("{s:?}: the unit is s, m, h or d")),
+    };
+    n.checked_mul(secs)
+        .filter(|s| *s <= 3650 * 86_400)
+        .map(chrono::Duration::seconds)
+        .ok_or_else(|| format!("{s:?} is longer than ten years"))
+}
+
+/// Refuse flags that do not go with what is asked (exit 2), before any
+/// hub is asked anything.
+pub fn check(args: &GetArgs) -> Result<()> {
+    let filtered = args.worker.is_some()
+        || args.agent.is_some()
+        || args.kind.is_some()
+        || args.since.is_some();
+    let usage = |m: &str| Err(eyre!(Exit::new(exit::USAGE, m.to_string())));
+    if args.what != GetWhat::Failovers && filtered {
+        return usage("--worker, --agent, --kind and --since filter `get failovers` only");
+    }
+    if args.what != GetWhat::Worker && args.id.is_some() {
+        return usage("an ID goes with `get worker ID` only");
+    }
+    if args.watch && !matches!(args.what, GetWhat::Workers | GetWhat::Failovers) {
+        return usage("--watch follows `get workers` or `get failovers`");
+    }
+    Ok(())
+}
+
+fn failover_brief(f: &Failover, now: DateTime<Utc>) -> String {
+    format!(
+        "{} → {} {}{} {}",
+        f.from,
+        f.to.as_deref().unwrap_or("NO ROUTE"),
+        f.cause.kind,
+        f.cause.status.map(|s| format!(" {s}")).unwrap_or_default(),
+        age(now, f.at)
+    )
+}
+
+pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
+    check(&args)?;
+    let (client, _) = connect(global)?;
+    let mut out = std::io::stdout().lock();
+    let max = if args.output == Output::Wide {
+        usize::MAX
+    } else {
+        width()
+    };
+    match (args.what, args.watch) {
+        (GetWhat::Worker, _) => {
+            let id = args.id.as_deref().unwrap_or_default();
+            return worker::worker(&client, id, args.output, &mut out).await;
+        }
+        (GetWhat::Workers, true) => {
+            return watch::watch_workers(&client, args.output, &mut out).await;
+        }
+        (GetWhat::Failovers, true) => {
+            let filter = failovers::Filter::from_args(&args);
+            return watch::watch_failovers(&client, &filter, args.limit, args.output, &mut out)
+                .await;
+        }
+        _ => {}
+    }
+    match args.what {
+        GetWhat::Workers => {
+            let page = client.workers(None).await?;
+            if args.output == Output::Json {
+                return write_json(&mut out, &page);
+            }
+            if args.output == Output::Jsonl {
+                return write_jsonl(&mut out, &page.workers);
+            }
+            let mut ws = page.workers;
+            ws.sort_by_key(|w| {
+                (
+                    w.active_agent.is_some(),
+                    std::cmp::Reverse(w.state),
+                    w.worker.clone(),
+                )
+            });
+            let now = page.now;
+            let rank = |w: &crate::wire::WorkerView| match &w.active_agent {
+                Some(a) => {
+                    let r = w.agents.iter().position(|x| x == a);
+                    format!("{a}{}", r.map(|r| format!(" #{r}")).unwrap_or_default())
+                }
+                None => "NO ROUTE".into(),
+            };
+            let table = render_table(
+                vec![
+                    ("WORKER", 0, ws.iter().map(|w| w.worker.clone()).collect()),
+                    (
+                        "STATE",
+                        0,
+                        ws.iter().map(|w| w.state.as_str().into()).collect(),
+                    ),
+                    ("ACTIVE", 0, ws.iter().map(rank).collect()),
+                    (
+                        "AGE",
+                        1,
+                        ws.iter().map(|w| age(now, w.received_at)).collect(),
+                    ),
+                    (
+                        "SYNC",
+                        2,
+                        ws.iter()
+                            .map(|w| if w.in_sync { "yes" } else { "no" }.into())
+                            .collect(),
+                    ),
+                    ("HOST", 3, ws.iter().map(|w| w.host.clone()).collect()),
+                    (
+                        "LAST FAILOVER",
+                        4,
+                        ws.iter()
+                            .map(|w| {
+                                w.last_failover
+                                    .as_ref()
+                                    .map(|f| failover_brief(f, now))
+                                    .unwrap_or_else(|| "-".into())
+                            })
+                            .collect(),
+                    ),
+                ],
+                max,
+            );
+            out.write_all(table.as_bytes())?;
+            let count = |s| ws.iter().filter(|w| w.state == s).count();
+            writeln!(
+                out,
+                "{} workers: {} healthy, {} stale, {} lost, {} with no route; revision {}",
+                ws.len(),
+                count(WorkerState::Healthy),
+                count(WorkerState::Stale),
+                count(WorkerState::Lost),
+                ws.iter().filter(|w| w.active_agent.is_none()).count(),
+                for_terminal(&page.config_revision)
+            )?;
+        }
+        GetWhat::Worker => {}
+        GetWhat::Failovers => failovers::snapshot(&client, &args, max, &mut out).await?,
+        GetWhat::Agents => {
+            let doc = client.config().await?;
+            let located = crate::agents_doc::locate(&doc.text)?;
+            if args.output == Output::Json {
+                return write_json(
+                    &mut out,
+                    &serde_json::json!({"revision": doc.revision, "agents": located.agents}),
+                );
+            }
+            if args.output == Output::Jsonl {
+                let rows: Vec<_> = located
+                    .agents
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, agent)| {
+                        serde_json::json!({"rank": rank, "agent": agent, "revision": doc.revision})
+                    })
+                    .collect();
+                return write_jsonl(&mut out, &rows);
+            }
+            for (i, a) in located.agents.iter().enumerate() {
+                writeln!(out, "{i}  {}", for_terminal(a))?;
+            }
+            writeln!(out, "revision {}", for_terminal(&doc.revision))?;
+        }
+        GetWhat::History => {
+            let h = client.history().await?;
+            if args.output == Output::Json {
+                return write_json(&mut out, &h);
+            }
+            if args.output == Output::Jsonl {
+                return write_jsonl(&mut out, &h.revisions);
+            }
+            let r = &h.revisions;
+            let table = render_table(
+                vec![
+                    (
+                        "REVISION",
+                        0,
+                        r.iter().map(|e| e.revision.clone()).collect(),
+                    ),
+                    (
+                        "AT",
+                        1,
+                        r.iter().map(|e| crate::wire::fmt_time(e.at)).collect(),
+                    ),
+                    ("BY", 0, r.iter().map(|e| e.by.clone()).collect()),
+                    (
+                        "BEFORE → AFTER",
+                        0,
+                        r.iter()
+                            .map(|e| {
+                                format!("{} → {}", e.previous_agents.join(","), e.agents.join(","))
+                            })
+                            .collect(),
+                    ),
+                ],
+                max,
+            );
+            out.write_all(table.as_bytes())?;
+        }
+    }
+    Ok(())
+}

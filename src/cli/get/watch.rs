@@ -1,0 +1,204 @@
+//! `macfleet get workers --watch` and `get failovers --watch`: the fleet or
+//! the newest failovers now, then what the hub's event stream brings.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use color_eyre::eyre::Result;
+use futures::StreamExt;
+
+use super::failovers::{Filter, MAX_PAGES, failover_row, newest_failovers};
+use super::out::{line, write_jsonl};
+use crate::cli::Output;
+use crate::client::{Client, HubEvent, StreamItem};
+use crate::wire::{FailoverRecord, WorkerView};
+
+/// One worker on one line, as `--watch` prints them.
+fn worker_row(now: DateTime<Utc>, w: &WorkerView) -> String {
+    let active = match &w.active_agent {
+        Some(a) => {
+            let r = w.agents.iter().position(|x| x == a);
+            format!("{a}{}", r.map(|r| format!(" #{r}")).unwrap_or_default())
+        }
+        None => "NO ROUTE".into(),
+    };
+    format!(
+        "{} {:<16} {:<8} {:<16} {}",
+        crate::wire::fmt_time(now),
+        w.worker,
+        w.state.as_str(),
+        active,
+        if w.in_sync { "in sync" } else { "behind" }
+    )
+}
+
+/// What about a worker is worth a new line when it changes.
+fn worker_key(
+    w: &WorkerView,
+) -> (
+    crate::wire::WorkerState,
+    Option<String>,
+    bool,
+    Option<String>,
+) {
+    (
+        w.state,
+        w.active_agent.clone(),
+        w.in_sync,
+        w.last_failover.as_ref().map(|f| f.id.clone()),
+    )
+}
+
+/// `get workers --watch`: the fleet now, then a line for every worker
+/// whose state, active agent, sync or last failover changes.
+pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write) -> Result<()> {
+    let mut seen: HashMap<String, _> = HashMap::new();
+    let mut events = client.events(None, &["heartbeat", "state", "sync"]);
+    wait_connected(&mut events).await;
+    let page = client.workers(None).await?;
+    let json = matches!(output, Output::Json | Output::Jsonl);
+    if !json {
+        writeln!(
+            out,
+            "{:<20} {:<16} {:<8} {:<16} SYNC",
+            "AT", "WORKER", "STATE", "ACTIVE"
+        )?;
+    }
+    let mut show = |w: &WorkerView, out: &mut dyn Write| -> Result<()> {
+        let key = worker_key(w);
+        if seen.get(&w.worker) == Some(&key) {
+            return Ok(());
+        }
+        seen.insert(w.worker.clone(), key);
+        if json {
+            write_jsonl(out, [w])?;
+        } else {
+            writeln!(out, "{}", line(&worker_row(Utc::now(), w)))?;
+        }
+        Ok(out.flush()?)
+    };
+    for w in &page.workers {
+        show(w, out)?;
+    }
+    while let Some(item) = events.next().await {
+        match item {
+            StreamItem::Event {
+                event: HubEvent::Heartbeat(w) | HubEvent::State(w) | HubEvent::Sync(w),
+                ..
+            } => show(&w, out)?,
+            StreamItem::Event {
+                event: HubEvent::Reset,
+                ..
+            } => {
+                for w in &client.workers(None).await?.workers {
+                    show(w, out)?;
+                }
+            }
+            StreamItem::Disconnected { error, retry_in } => {
+                eprintln!(
+                    "macfleet: {} (again in {}s)",
+                    line(&error),
+                    retry_in.as_secs().max(1)
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// `get failovers --watch`: the newest failovers that pass the filter, then
+/// each new one as the hub logs it.
+pub async fn watch_failovers(
+    client: &Client,
+    filter: &Filter,
+    limit: u32,
+    output: Output,
+    out: &mut impl Write,
+) -> Result<()> {
+    // Subscribe first, so nothing logged while the snapshot is read is lost;
+    // what the snapshot already printed is skipped by its seq.
+    let mut events = client.events(None, &["failover"]);
+    wait_connected(&mut events).await;
+    let page = newest_failovers(client, filter, limit).await?;
+    let json = matches!(output, Output::Json | Output::Jsonl);
+    let mut last = page.events.last().map_or(0, |e| e.seq);
+    if !json {
+        writeln!(
+            out,
+            "{:<10} {:>4}  {:<16} FROM → TO  CAUSE  DETAIL",
+            "SEQ", "AGE", "WORKER"
+        )?;
+    }
+    let show = |r: &FailoverRecord, out: &mut dyn Write| -> Result<()> {
+        if json {
+            write_jsonl(out, [r])?;
+        } else {
+            writeln!(out, "{}", line(&failover_row(Utc::now(), r)))?;
+        }
+        Ok(out.flush()?)
+    };
+    for r in &page.events {
+        show(r, out)?;
+    }
+    while let Some(item) = events.next().await {
+        match item {
+            StreamItem::Event {
+                event: HubEvent::Failover(r),
+                ..
+            } if r.seq > last => {
+                last = r.seq;
+                if filter.matches(&r) {
+                    show(&r, out)?;
+                }
+            }
+            StreamItem::Event {
+                event: HubEvent::Reset,
+                ..
+            } => {
+                // Read what the stream could not replay from the log.
+                let mut at = last;
+                for _ in 0..MAX_PAGES {
+                    let page = client.failovers(&filter.query(at, 1000)).await?;
+                    for r in &page.events {
+                        if r.seq <= last {
+                            continue;
+                        }
+                        last = r.seq;
+                        if filter.matches(r) {
+                            show(r, out)?;
+                        }
+                    }
+                    if page.next <= at {
+                        break;
+                    }
+                    at = page.next;
+                }
+            }
+            StreamItem::Disconnected { error, retry_in } => {
+                eprintln!(
+                    "macfleet: {} (again in {}s)",
+                    line(&error),
+                    retry_in.as_secs().max(1)
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Wait (a bounded while) for the stream to say it is connected, so what
+/// is read next is not older than what it will deliver.
+async fn wait_connected(events: &mut (impl futures::Stream<Item = StreamItem> + Unpin)) {
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(item) = events.next().await {
+            if item == StreamItem::Connected {
+                return;
+            }
+        }
+    })
+    .await;
+}

@@ -1,0 +1,179 @@
+//! `macfleet get worker ID`: one worker in full, why it stands on its rung,
+//! its capabilities and its recent failovers.
+
+use std::io::Write;
+
+use chrono::{DateTime, Utc};
+use color_eyre::eyre::{Result, eyre};
+
+use super::failovers::{Filter, failover_row, newest_failovers};
+use super::out::{line, safe_json};
+use super::table::{age, render_table};
+use crate::cli::{Exit, Output, exit};
+use crate::client::Client;
+use crate::wire::{Capability, Failover, FailoverRecord, Preflight, WorkerView};
+
+/// Why a worker stands on its rung: each agent above its active one (every
+/// one with no route), with the cause holding it off, since when and how
+/// many times in the last hour (the same text as the TUI's detail; see
+/// [`crate::text::held_off`]).
+pub fn why(now: DateTime<Utc>, w: &WorkerView, recent: &[FailoverRecord]) -> Vec<String> {
+    let mut failovers: Vec<&Failover> = recent.iter().map(|r| &r.failover).collect();
+    failovers.extend(w.last_failover.as_ref());
+    let mut lines: Vec<String> = crate::text::held_off(
+        now,
+        &w.agents,
+        w.active_agent.as_deref(),
+        |a| w.capabilities.get(a).copied(),
+        &failovers,
+    )
+    .into_iter()
+    .map(|r| format!("{}: {}", r.agent, r.text))
+    .collect();
+    if lines.is_empty() {
+        lines.push(match &w.active_agent {
+            Some(_) => "on the top of its list".into(),
+            None => "its list is empty".into(),
+        });
+    }
+    lines
+}
+
+/// `macfleet get worker ID`.
+pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Write) -> Result<()> {
+    let page = client.workers(None).await?;
+    let now = page.now;
+    let Some(w) = page.workers.into_iter().find(|w| w.worker == id) else {
+        return Err(eyre!(Exit::new(
+            exit::ERROR,
+            format!(
+                "no worker {} reports to this hub (see: macfleet get workers)",
+                line(id)
+            )
+        )));
+    };
+    let filter = Filter {
+        worker: Some(w.worker.clone()),
+        ..Filter::default()
+    };
+    // The last hour's (up to 200) for the why lines' counts; ten shown.
+    let hour = Filter {
+        since: Some(now - chrono::Duration::hours(1)),
+        ..filter.clone()
+    };
+    let mut held = newest_failovers(client, &hour, 200).await?.events;
+    let recent = newest_failovers(client, &filter, 10).await?.events;
+    held.extend(recent.iter().cloned());
+    match output {
+        Output::Json | Output::Jsonl => {
+            let v = serde_json::json!({"worker": w, "recent_failovers": recent});
+            writeln!(out, "{}", safe_json(&v, output == Output::Json)?)?;
+            return Ok(());
+        }
+        Output::Table | Output::Wide => {}
+    }
+    let age = |t| age(now, t);
+    let rank = w
+        .active_agent
+        .as_ref()
+        .and_then(|a| w.agents.iter().position(|x| x == a));
+    let mut text = String::new();
+    let mut kv = |k: &str, v: String| text.push_str(&format!("{k:<10}{}\n", line(&v)));
+    kv("WORKER", w.worker.clone());
+    kv("HOST", w.host.clone());
+    kv(
+        "STATE",
+        format!(
+            "{} (heard {} ago, sent {} ago by its clock)",
+            w.state.as_str(),
+            age(w.received_at),
+            age(w.sent_at)
+        ),
+    );
+    kv(
+        "REVISION",
+        format!(
+            "{} ({})",
+            w.config_revision.as_deref().unwrap_or("none"),
+            if w.in_sync {
+                "in sync".to_string()
+            } else {
+                format!("the hub is at {}", page.config_revision)
+            }
+        ),
+    );
+    kv(
+        "ACTIVE",
+        match (&w.active_agent, rank) {
+            (Some(a), Some(r)) => format!("{a} (#{r})"),
+            (Some(a), None) => format!("{a} (not in its list)"),
+            (None, _) => "NO ROUTE".into(),
+        },
+    );
+    for (i, line) in why(now, &w, &held).into_iter().enumerate() {
+        kv(if i == 0 { "WHY" } else { "" }, line);
+    }
+    text.push_str("\nCAPABILITIES\n");
+    let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let caps: Vec<(usize, &String, Option<&Capability>)> = w
+        .agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (i, a, w.capabilities.get(a)))
+        .collect();
+    text.push_str(&render_table(
+        vec![
+            ("RANK", 0, caps.iter().map(|c| c.0.to_string()).collect()),
+            ("AGENT", 0, caps.iter().map(|c| c.1.clone()).collect()),
+            (
+                "BINARY",
+                0,
+                caps.iter()
+                    .map(|c| c.2.map_or("-".into(), |c| yes(c.binary)))
+                    .collect(),
+            ),
+            (
+                "TOKEN",
+                0,
+                caps.iter()
+                    .map(|c| c.2.map_or("-".into(), |c| yes(c.token)))
+                    .collect(),
+            ),
+            (
+                "PREFLIGHT",
+                0,
+                caps.iter()
+                    .map(|c| c.2.map_or("-".into(), |c| preflight(c.preflight)))
+                    .collect(),
+            ),
+            (
+                "ACTIVE",
+                0,
+                caps.iter()
+                    .map(|c| if Some(c.0) == rank { "*" } else { "" }.into())
+                    .collect(),
+            ),
+        ],
+        usize::MAX,
+    ));
+    text.push_str("\nRECENT FAILOVERS\n");
+    if recent.is_empty() {
+        text.push_str("none in the hub's log\n");
+    } else {
+        for r in recent.iter().rev() {
+            text.push_str(&line(&failover_row(now, r)));
+            text.push('\n');
+        }
+    }
+    out.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn preflight(p: Preflight) -> String {
+    match p {
+        Preflight::Ok => "ok",
+        Preflight::Failed => "failed",
+        Preflight::Unknown => "unknown",
+    }
+    .into()
+}

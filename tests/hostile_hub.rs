@@ -1,0 +1,513 @@
+//! The real `macfleet` binary against a stand-in hub that does what no real
+//! hub would: secrets and terminal escapes in every field of every answer
+//! and event, and (below) bodies and streams that never end. Every reader
+//! must print hub text scrubbed and escaped, and no misbehaviour may grow a
+//! client past 256 MiB.
+//!
+//! The stand-in is a plain HTTP/1.1 server on a loopback port, one thread a
+//! connection, `Connection: close` on every answer; every loop of it is
+//! bounded in time.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------------------
+// The stand-in server.
+
+/// One request as the stand-in saw it.
+#[derive(Debug, Clone)]
+struct Req {
+    path: String,
+    query: HashMap<String, String>,
+}
+
+type Handler = Arc<dyn Fn(&Req, &mut TcpStream) -> std::io::Result<()> + Send + Sync>;
+
+/// A stand-in hub; dropping it stops its accept loop.
+struct StandIn {
+    url: String,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+fn stand_in(handler: Handler) -> StandIn {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        let end = Instant::now() + Duration::from_secs(300);
+        while !flag.load(Ordering::SeqCst) && Instant::now() < end {
+            match listener.accept() {
+                Ok((mut s, _)) => {
+                    let h = handler.clone();
+                    let flag = flag.clone();
+                    std::thread::spawn(move || {
+                        let _ = s.set_nonblocking(false);
+                        let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                        let _ = s.set_write_timeout(Some(Duration::from_secs(10)));
+                        if let Some(req) = read_head(&mut s) {
+                            if !flag.load(Ordering::SeqCst) {
+                                let _ = h(&req, &mut s);
+                            }
+                        }
+                        let _ = s.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    });
+    StandIn { url, stop }
+}
+
+fn read_head(s: &mut TcpStream) -> Option<Req> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = s.read(&mut buf).ok()?;
+        if n == 0 || head.len() > 64 * 1024 {
+            return None;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&head).into_owned();
+    let target = text.lines().next()?.split(' ').nth(1)?.to_string();
+    let (path, q) = target.split_once('?').unwrap_or((&target, ""));
+    let query = q
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Some(Req {
+        path: path.to_string(),
+        query,
+    })
+}
+
+fn answer(
+    s: &mut TcpStream,
+    status: &str,
+    ctype: &str,
+    extra: &str,
+    body: &[u8],
+) -> std::io::Result<()> {
+    write!(
+        s,
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
+        body.len()
+    )?;
+    s.write_all(body)?;
+    s.flush()
+}
+
+fn json_answer(s: &mut TcpStream, v: &Value) -> std::io::Result<()> {
+    answer(
+        s,
+        "200 OK",
+        "application/json",
+        "",
+        v.to_string().as_bytes(),
+    )
+}
+
+fn sse_head(s: &mut TcpStream) -> std::io::Result<()> {
+    s.write_all(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+    )?;
+    s.flush()
+}
+
+/// Keep a stream open with comment lines for a bounded while.
+fn keep_alive(s: &mut TcpStream, for_: Duration) -> std::io::Result<()> {
+    let end = Instant::now() + for_;
+    while Instant::now() < end {
+        s.write_all(b": keep-alive\n\n")?;
+        s.flush()?;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Hostile text, made at run time.
+
+/// ED, BEL, an OSC 52 clipboard write, an 8-bit CSI (U+009B) and a
+/// right-to-left override (U+202E).
+const ESCAPES: &str = "\u{1b}[2J\u{7}\u{1b}]52;c;aGVsbG8=\u{7}\u{9b}2J\u{202e}";
+/// The same without the OSC, for fields of at most 64 bytes.
+const SHORT_ESCAPES: &str = "\u{1b}[2J\u{7}\u{9b}\u{202e}";
+
+struct Hostile {
+    /// A token-shaped key (a GitHub personal access token's shape).
+    key: String,
+    /// The random part of it, which must never be printed.
+    needle: String,
+    email: String,
+}
+
+impl Hostile {
+    fn new() -> Hostile {
+        let mut seed = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+            | 1;
+        const B62: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let mut body: String = (0..33)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                B62[(seed % 62) as usize] as char
+            })
+            .collect();
+        body.push_str("aQ3");
+        let key = format!("{}{body}", "ghp_");
+        assert!(
+            macfleet::scrub::contains_secret(&key),
+            "the scrubber catches the test's key"
+        );
+        Hostile {
+            key,
+            needle: body,
+            email: format!("jo.smith{}@acme.io", seed % 1000),
+        }
+    }
+
+    /// Escapes, the key and the e-mail: for fields of at most 128 bytes.
+    fn long(&self) -> String {
+        format!("{ESCAPES} {} {}", self.key, self.email)
+    }
+    /// At most 64 bytes: short escapes and the key.
+    fn mid(&self) -> String {
+        format!("{SHORT_ESCAPES} {}", self.key)
+    }
+    /// At most 64 bytes, without the key (revisions).
+    fn rev(&self) -> String {
+        format!("r{SHORT_ESCAPES} {}", self.email)
+    }
+    /// An agent name's 32 bytes at most.
+    fn agent(c: char) -> String {
+        format!("{c}{SHORT_ESCAPES}x")
+    }
+
+    fn failover(&self, at: &str) -> Value {
+        json!({
+            "id": self.long(), "at": at, "from": Hostile::agent('a'), "to": Hostile::agent('b'),
+            "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router",
+                      "detail": format!("{} capped {}", self.long(), self.key)}
+        })
+    }
+
+    fn worker(&self, now: &str, state: &str) -> Value {
+        let (a, b) = (Hostile::agent('a'), Hostile::agent('b'));
+        let cap = json!({"binary": true, "token": true, "preflight": "ok"});
+        json!({
+            "worker": self.long(), "host": self.long(), "received_at": now, "sent_at": now,
+            "state": state, "config_revision": self.rev(), "in_sync": false,
+            "agents": [a, b], "active_agent": b,
+            "capabilities": {a.clone(): cap.clone(), b.clone(): cap},
+            "last_failover": self.failover(now),
+        })
+    }
+
+    fn record(&self, seq: u64, now: &str) -> Value {
+        let mut r = self.failover(now);
+        let m = r.as_object_mut().expect("object");
+        m.insert("seq".into(), json!(seq));
+        m.insert("worker".into(), json!(self.long()));
+        m.insert("host".into(), json!(self.long()));
+        m.insert("received_at".into(), json!(now));
+        r
+    }
+}
+
+fn now() -> String {
+    macfleet::wire::fmt_time(chrono::Utc::now())
+}
+
+/// The stand-in hub whose every answer and event is hostile.
+fn hostile_hub(h: Arc<Hostile>) -> StandIn {
+    stand_in(Arc::new(move |req: &Req, s: &mut TcpStream| {
+        let now = now();
+        match req.path.as_str() {
+            "/v1/workers" => json_answer(
+                s,
+                &json!({"now": now, "config_revision": h.rev(), "heartbeat_interval_s": 10,
+                        "cursor": format!("c{SHORT_ESCAPES}"), "delta": false,
+                        "workers": [h.worker(&now, "healthy")]}),
+            ),
+            "/v1/failovers" => {
+                let head = 3u64;
+                let since: u64 = req
+                    .query
+                    .get("since")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                let limit: u64 = req
+                    .query
+                    .get("limit")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(100);
+                let events: Vec<Value> = (since + 1..=head)
+                    .take(limit as usize)
+                    .map(|q| h.record(q, &now))
+                    .collect();
+                let next = if events.len() as u64 == limit {
+                    since + limit
+                } else {
+                    head
+                };
+                json_answer(s, &json!({"events": events, "next": next, "oldest": 1}))
+            }
+            "/v1/config" => answer(
+                s,
+                "200 OK",
+                "application/toml",
+                &format!("ETag: \"r-{}\"\r\n", h.key),
+                format!(
+                    "# {}\nMAC_CODING_AGENTS = [\"opencode\", \"claude\"]\n",
+                    h.key
+                )
+                .as_bytes(),
+            ),
+            "/v1/config/history" => json_answer(
+                s,
+                &json!({"revisions": [{"revision": h.rev(), "at": now, "by": h.mid(),
+                        "agents": [Hostile::agent('a')], "previous_agents": [Hostile::agent('b')]}]}),
+            ),
+            "/v1/events" => {
+                sse_head(s)?;
+                let w = h.worker(&now, "healthy").to_string();
+                let st = h.worker(&now, "stale").to_string();
+                let f = h.record(10, &now).to_string();
+                let bad = json!({"state": h.long()}).to_string();
+                write!(
+                    s,
+                    "id: 1\nevent: heartbeat\ndata: {w}\n\nid: 2\nevent: state\ndata: {st}\n\n\
+                     id: 3\nevent: failover\ndata: {f}\n\n\
+                     id: 4\nevent: heartbeat\ndata: {bad}\n\n\
+                     id: 5\nevent: x{ESCAPES}\ndata: {{}}\n\n"
+                )?;
+                s.flush()?;
+                keep_alive(s, Duration::from_secs(20))
+            }
+            _ => answer(s, "404 Not Found", "application/json", "", b"{}"),
+        }
+    }))
+}
+
+/// A stand-in whose every answer is an error with hostile text.
+fn erring_hub(h: Arc<Hostile>) -> StandIn {
+    stand_in(Arc::new(move |_req: &Req, s: &mut TcpStream| {
+        let body = json!({"error": {"code": format!("bad{SHORT_ESCAPES}"), "message": h.long(),
+                                    "current_revision": h.rev()}});
+        answer(
+            s,
+            "500 Internal Server Error",
+            "application/json",
+            "",
+            body.to_string().as_bytes(),
+        )
+    }))
+}
+
+// ---------------------------------------------------------------------------
+// Running the binary.
+
+fn bin(url: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_macfleet"));
+    c.args(args)
+        .env_remove("MAC_HUB_URL")
+        .env("MAC_HUB_URL", url)
+        .env(
+            "MAC_HUB_TOKEN",
+            format!("{}{}", "mft_test_", "view".repeat(6)),
+        )
+        .env("XDG_CONFIG_HOME", "/nonexistent-macfleet-test")
+        .env("COLUMNS", "400")
+        .env_remove("MACFLEET_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+struct Ran {
+    what: String,
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Run to the end (at most `limit`; killed then).
+fn run_for(url: &str, args: &[&str], limit: Duration) -> Ran {
+    let mut child = bin(url, args).spawn().expect("macfleet runs");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let o = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let e = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let end = Instant::now() + limit;
+    let code = loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st.code();
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ran {
+        what: args.join(" "),
+        code,
+        stdout: o.join().expect("stdout"),
+        stderr: e.join().expect("stderr"),
+    }
+}
+
+/// What must never reach a reader raw.
+fn assert_safe(h: &Hostile, r: &Ran) {
+    for (name, bytes) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+        let text = String::from_utf8_lossy(bytes);
+        let bad: Vec<char> = text
+            .chars()
+            .filter(|&c| macfleet::textsafe::is_unsafe(c) && c != '\n')
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "`macfleet {}` wrote raw {bad:?} on {name}:\n{text}",
+            r.what.escape_debug()
+        );
+        assert!(
+            !text.contains(&h.needle),
+            "`macfleet {}` printed the key on {name}:\n{text}",
+            r.what.escape_debug()
+        );
+        // E-mail addresses: as far as the scrubber catches them.
+        if macfleet::scrub::contains_secret(&h.email) {
+            assert!(!text.contains(&h.email), "{name} of {}:\n{text}", r.what);
+        }
+    }
+}
+
+#[test]
+fn every_reader_prints_hub_text_scrubbed_and_escaped() {
+    let h = Arc::new(Hostile::new());
+    let hub = hostile_hub(h.clone());
+    let id = h.long();
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    for what in ["workers", "failovers", "agents", "history"] {
+        for o in ["table", "wide", "json", "jsonl"] {
+            runs.push(vec!["get".into(), what.into(), "-o".into(), o.into()]);
+        }
+    }
+    for o in ["table", "json", "jsonl"] {
+        runs.push(vec![
+            "get".into(),
+            "worker".into(),
+            id.clone(),
+            "-o".into(),
+            o.into(),
+        ]);
+    }
+    let snapshots: Vec<Ran> = runs
+        .iter()
+        .map(|a| {
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            run_for(&hub.url, &a, Duration::from_secs(20))
+        })
+        .collect();
+    for r in &snapshots {
+        assert_eq!(
+            r.code,
+            Some(0),
+            "`macfleet {}`: {}",
+            r.what.escape_debug(),
+            String::from_utf8_lossy(&r.stderr)
+        );
+        assert_safe(&h, r);
+        let out = String::from_utf8_lossy(&r.stdout);
+        if r.what.ends_with("-o json") {
+            let _: Value =
+                serde_json::from_str(&out).unwrap_or_else(|e| panic!("{}: {e}\n{out}", r.what));
+        }
+        if r.what.ends_with("-o jsonl") {
+            for l in out.lines() {
+                let _: Value =
+                    serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}\n{l}", r.what));
+            }
+        }
+    }
+    // The hub's text was shown, escaped: not dropped.
+    let table = &snapshots[0];
+    assert!(
+        String::from_utf8_lossy(&table.stdout).contains("<U+001B>[2J"),
+        "{}",
+        String::from_utf8_lossy(&table.stdout)
+    );
+
+    // --watch, table and jsonl, and the client's own warnings.
+    let watches: Vec<Ran> = [
+        ["get", "workers", "--watch", "-o", "table"],
+        ["get", "workers", "--watch", "-o", "jsonl"],
+        ["get", "failovers", "--watch", "-o", "table"],
+        ["get", "failovers", "--watch", "-o", "jsonl"],
+    ]
+    .into_iter()
+    .map(|a| {
+        let url = hub.url.clone();
+        std::thread::spawn(move || run_for(&url, &a, Duration::from_secs(4)))
+    })
+    .collect::<Vec<_>>()
+    .into_iter()
+    .map(|t| t.join().expect("watch"))
+    .collect();
+    for r in &watches {
+        assert_safe(&h, r);
+        let out = String::from_utf8_lossy(&r.stdout);
+        assert!(out.lines().count() >= 2, "`{}` printed:\n{out}", r.what);
+    }
+    // The stale worker came from the stream; the failover with seq 10 too.
+    assert!(String::from_utf8_lossy(&watches[0].stdout).contains("stale"));
+    assert!(String::from_utf8_lossy(&watches[3].stdout).contains("\"seq\":10"));
+    let warned = String::from_utf8_lossy(&watches[0].stderr);
+    assert!(warned.contains("undecodable hub event skipped"), "{warned}");
+
+    // Error answers, in a snapshot and on a stream.
+    let bad = erring_hub(h.clone());
+    for r in [
+        run_for(&bad.url, &["get", "workers"], Duration::from_secs(20)),
+        run_for(
+            &bad.url,
+            &["get", "failovers", "--watch"],
+            Duration::from_secs(8),
+        ),
+    ] {
+        assert_safe(&h, &r);
+        assert!(!r.stderr.is_empty(), "{} said nothing", r.what);
+    }
+}
