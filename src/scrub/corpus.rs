@@ -441,6 +441,58 @@ pub fn secrets() -> Vec<Entry> {
         format!("\u{FF54}\u{FF4F}\u{FF4B}\u{FF45}\u{FF4E}={body}"),
         body,
     ));
+    // Account identifiers: the e-mail address behind a subscription, and
+    // providers' account, user and project ids.
+    let mail = format!("{}.{}@acme.io", r.pick(LOWER, 5), r.pick(LOWER, 7));
+    v.push(e(
+        "e-mail address",
+        format!("claude cap reached for {mail}"),
+        mail,
+    ));
+    let mail = format!("ops+fleet{}@corp.com", r.pick(DIGITS, 3));
+    v.push(e(
+        "e-mail address with a tag",
+        format!("account {mail} over its monthly limit"),
+        mail,
+    ));
+    for prefix in ["acct_", "user-", "proj_"] {
+        let body = r.b62(24);
+        v.push(e(
+            "provider account id",
+            format!("billing: {prefix}{body} is past due"),
+            body,
+        ));
+    }
+    let acct = r.pick(DIGITS, 12);
+    v.push(e(
+        "AWS account in words",
+        format!("bedrock: AWS account {acct} has no access to the model"),
+        acct,
+    ));
+    // Balances in words.
+    let amount = format!(
+        "{},{}.{}",
+        r.pick(DIGITS, 2),
+        r.pick(DIGITS, 3),
+        r.pick(DIGITS, 2)
+    );
+    v.push(e(
+        "credit balance in words",
+        format!("your credit balance is ${amount}"),
+        amount,
+    ));
+    let amount = format!("{}.{}", r.pick(DIGITS, 3), r.pick(DIGITS, 2));
+    v.push(e(
+        "remaining balance with a code",
+        format!("remaining balance {amount} USD"),
+        amount,
+    ));
+    let amount = format!("{},{}", r.pick(DIGITS, 3), r.pick(DIGITS, 2));
+    v.push(e(
+        "amount left",
+        format!("you have €{amount} left on this plan"),
+        amount,
+    ));
     v
 }
 
@@ -488,6 +540,16 @@ pub fn lookalikes() -> Vec<String> {
         "rate_limited 429 (hub_router) 7s ago".into(),
         "sk-ant-…abcd (masked in logs)".into(),
         "xapp-config missing".into(),
+        "50% of quota used".into(),
+        "retry in 30 seconds".into(),
+        "opencode v2.3.1: HTTP 429".into(),
+        "credits renew on 1 Dec".into(),
+        "3 retries left, 2 workers available".into(),
+        "git@github.com:macfleet/macfleet.git: exit 128".into(),
+        "npm i react@18.2.0 failed".into(),
+        "user-agent curl/8.5; user-defined route".into(),
+        "@scope/pkg and user@localhost".into(),
+        "account over its monthly limit".into(),
     ]
 }
 

@@ -29,6 +29,11 @@ enum Trig {
     Pem,
     /// `arn:aws:…:<account>:`.
     Arn,
+    /// `@`: an e-mail address (an account's name).
+    Email,
+    /// A word that says "balance", "credit", "left", …: an amount of money
+    /// near it is a balance.
+    Money,
     /// A word that may be part of a secret key name (`token`, `key`, …).
     Word,
 }
@@ -57,8 +62,9 @@ enum Fam {
     Pypi,
     Sendgrid,
     Azure,
+    Ids,
 }
-const FAMS: usize = 19;
+const FAMS: usize = 20;
 
 const TRIGGERS: &[(&str, Trig)] = &[
     ("sk-", Trig::Token(Fam::Sk)),
@@ -102,6 +108,18 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("bearer", Trig::Bearer),
     ("-----begin", Trig::Pem),
     ("arn:", Trig::Arn),
+    ("acct_", Trig::Token(Fam::Ids)),
+    ("proj_", Trig::Token(Fam::Ids)),
+    ("user-", Trig::Token(Fam::Ids)),
+    ("@", Trig::Email),
+    ("balance", Trig::Money),
+    ("credit", Trig::Money),
+    ("remain", Trig::Money),
+    ("left", Trig::Money),
+    ("availab", Trig::Money),
+    ("fund", Trig::Money),
+    ("wallet", Trig::Money),
+    ("prepaid", Trig::Money),
     ("token", Trig::Word),
     ("secret", Trig::Word),
     ("passw", Trig::Word),
@@ -243,6 +261,8 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
             Trig::Basic => s.basic(ms, me),
             Trig::Pem => s.pem(ms),
             Trig::Arn => s.arn(ms),
+            Trig::Email => s.email(ms),
+            Trig::Money => s.money(ms, me),
             t @ (Trig::Url | Trig::Word) => {
                 if n_later < later.len() {
                     later[n_later] = (ms, me, t == Trig::Url);
@@ -543,6 +563,85 @@ fn is_benign(v: &[u8]) -> bool {
         && ENV_SUFFIXES.iter().any(|s| v.ends_with(s.as_bytes()))
 }
 
+// ---------------------------------------------------------------- money
+
+/// End of a number at `i`: digits, with `,` `.` `'` between digit groups
+/// (`4,821.55`, `7,50`, `1'000`).
+fn number_end(b: &[u8], i: usize, hi: usize) -> usize {
+    let mut e = scan_while(&b[..hi], i, |c| c.is_ascii_digit());
+    while e + 1 < hi && matches!(b[e], b',' | b'.' | b'\'') && b[e + 1].is_ascii_digit() {
+        e = scan_while(&b[..hi], e + 1, |c| c.is_ascii_digit());
+    }
+    e
+}
+
+/// ISO 4217 codes written after or before an amount.
+const CURRENCY_CODES: &[&[u8]] = &[
+    b"USD", b"EUR", b"GBP", b"JPY", b"CNY", b"INR", b"CAD", b"AUD", b"CHF", b"SEK", b"NOK", b"DKK",
+    b"PLN", b"BRL", b"MXN", b"KRW", b"SGD", b"HKD", b"NZD", b"ZAR", b"TRY", b"RUB",
+];
+
+/// Currency symbols, as UTF-8.
+const CURRENCY_SYMBOLS: &[&str] = &[
+    "$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "฿", "₫", "₴", "¢",
+];
+
+/// The amount `i..n_end` with its currency (a symbol or code before or
+/// after it, or the word `credits` after it); `(i, n_end)` when it has none.
+fn currency_around(b: &[u8], i: usize, n_end: usize, hi: usize) -> (usize, usize) {
+    let mut start = i;
+    // Before: `$4`, `US$ 4`, `-$4`, `USD 4`, `€ 7,50`.
+    let mut k = i;
+    if k > 0 && b[k - 1] == b' ' {
+        k -= 1;
+    }
+    if let Some(sym) = CURRENCY_SYMBOLS
+        .iter()
+        .find(|s| b[..k].ends_with(s.as_bytes()))
+    {
+        start = k - sym.len();
+        if b[..start].ends_with(b"US") || b[..start].ends_with(b"CA") || b[..start].ends_with(b"AU")
+        {
+            start -= 2;
+        }
+    } else if k >= 3
+        && CURRENCY_CODES.iter().any(|c| &b[k - 3..k] == *c)
+        && (k == 3 || !is_alnum(b[k - 4]))
+        && k < i
+    {
+        start = k - 3;
+    }
+    // After: `912.40 USD`, `7,50 €`, `12 credits`.
+    let mut end = n_end;
+    let j = if b.get(n_end) == Some(&b' ') {
+        n_end + 1
+    } else {
+        n_end
+    };
+    let rest = &b[j.min(hi)..hi];
+    if let Some(sym) = CURRENCY_SYMBOLS
+        .iter()
+        .find(|s| rest.starts_with(s.as_bytes()))
+    {
+        end = j + sym.len();
+    } else if rest.len() >= 3
+        && CURRENCY_CODES.iter().any(|c| rest.starts_with(c))
+        && rest.get(3).is_none_or(|&c| !is_alnum(c))
+    {
+        end = j + 3;
+    } else {
+        let w = scan_while(rest, 0, |c| c.is_ascii_alphabetic());
+        if [&b"credit"[..], b"credits"].contains(&&rest[..w]) && j > n_end {
+            end = j + w;
+        }
+    }
+    if start == i && end == n_end {
+        (i, n_end)
+    } else {
+        (start, end)
+    }
+}
+
 // ---------------------------------------------------------------- tokens
 
 /// A prefix-token scan at one spot: how far the family's run goes (for
@@ -613,6 +712,9 @@ const SLACK: &[&[u8]] = &[
 ];
 const SLACK_HOOK: &[&[u8]] = &[b"hooks.slack.com/services/"];
 const STRIPE: &[&[u8]] = &[b"sk_live_", b"sk_test_", b"rk_live_", b"rk_test_"];
+/// Provider account, user and project ids (Stripe `acct_`, OpenAI
+/// `user-` and `proj_`).
+const IDS: &[&[u8]] = &[b"acct_", b"proj_", b"user-"];
 
 // A table: one rule a line.
 #[rustfmt::skip]
@@ -636,6 +738,7 @@ const SIMPLE: &[Simple] = &[
     simple(&[b"npm_"],    Fam::Npm,         Kind::NpmToken,          36,  36,     is_alnum,   true),
     simple(&[b"pypi-"],   Fam::Pypi,        Kind::PypiToken,         50,  50,     is_tok,     true),
     simple(&[b"SG."],     Fam::Sendgrid,    Kind::SendgridKey,       40,  STRICT, is_tok_dot, false),
+    simple(IDS,           Fam::Ids,         Kind::AccountId,         12,  STRICT, is_alnum,   false),
 ];
 
 /// The simple rule whose prefix `rest` starts with, and that prefix's
@@ -1095,6 +1198,8 @@ impl Scanner<'_> {
             _ => {
                 if class.near_secret {
                     self.near_secret(s, e, class.kind);
+                } else if class.kind == Kind::AccountId {
+                    self.near_account(e);
                 }
                 return;
             }
@@ -1306,6 +1411,187 @@ impl Scanner<'_> {
         }
     }
 
+    /// `AWS account 123456789012`, `account #1234-5678-9012`: a number of
+    /// six digits or more after an account's name, with at most a few
+    /// plain words (`id`, `number`, `is`, `#`) between them.
+    fn near_account(&mut self, e: usize) {
+        const FILLER: &[&[u8]] = &[b"id", b"number", b"no", b"no.", b"num", b"is", b"#", b"nr"];
+        let b = self.b;
+        let mut i = e;
+        for _ in 0..4 {
+            let j = scan_while(b, i, is_space);
+            if j == i && i < b.len() && b[i] != b'#' {
+                return;
+            }
+            i = j;
+            let w = scan_while(b, i, |c| !c.is_ascii_whitespace() && c != b',');
+            let word = &b[i..w];
+            let digits = word.iter().filter(|c| c.is_ascii_digit()).count();
+            let core = word.strip_prefix(b"#").unwrap_or(word);
+            let core = core.strip_suffix(b".").unwrap_or(core);
+            if digits >= 6 && core.iter().all(|&c| c.is_ascii_digit() || c == b'-') {
+                let a = i + (word.len() - word.strip_prefix(b"#").unwrap_or(word).len());
+                self.emit(a, a + core.len(), Kind::AccountId, PRIO_CONTEXT);
+                return;
+            }
+            if !FILLER.iter().any(|f| word.eq_ignore_ascii_case(f)) {
+                return;
+            }
+            i = w;
+        }
+    }
+
+    /// `jo.smith@acme.io`: an e-mail address names an account. Not the
+    /// user part of a URL (`https://u:p@host`, which `url` reads) nor an
+    /// scp-style remote (`git@github.com:org/repo.git`).
+    fn email(&mut self, at: usize) {
+        let b = self.b;
+        let local_c = |c: u8| is_alnum(c) || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-');
+        let mut s = at;
+        while s > 0 && at - s < 64 && local_c(b[s - 1]) {
+            s -= 1;
+        }
+        while s < at && b[s] == b'.' {
+            s += 1;
+        }
+        if s == at || b[at - 1] == b'.' || (s > 0 && b[s - 1] == b'@') {
+            return;
+        }
+        let d = at + 1;
+        let mut e = scan_while(&b[..b.len().min(d + 255)], d, |c| {
+            is_alnum(c) || c == b'.' || c == b'-'
+        });
+        while e > d && matches!(b[e - 1], b'.' | b'-') {
+            e -= 1;
+        }
+        let domain = &b[d..e];
+        let Some(dot) = domain.iter().rposition(|&c| c == b'.') else {
+            return;
+        };
+        let tld = &domain[dot + 1..];
+        if tld.len() < 2
+            || !tld.iter().all(|c| c.is_ascii_alphabetic())
+            || domain.split(|&c| c == b'.').any(<[u8]>::is_empty)
+            || !is_alnum(domain[0])
+        {
+            return;
+        }
+        // `git@github.com:org/repo.git`.
+        if b.get(e) == Some(&b':') && b.get(e + 1).is_some_and(|&c| !c.is_ascii_whitespace()) {
+            return;
+        }
+        // The user part of a URL: `://` earlier in the same word.
+        let mut w = s;
+        while w > 0 && s - w < 2048 && !b[w - 1].is_ascii_whitespace() {
+            w -= 1;
+        }
+        if contains(&b[w..s], b"://") {
+            return;
+        }
+        self.emit(s, e, Kind::AccountId, PRIO_TOKEN);
+    }
+
+    /// An amount of money stated as a balance, credit or remainder: a word
+    /// that says so (`balance`, `credit`, `remaining`, `left`, …) and, in
+    /// the same clause and at most a few words away, an amount with a
+    /// currency (`$4,821.55`, `912.40 USD`, `€7,50`, `12 credits`) or a
+    /// number right after the word (`balance 912.40`). Distances are in
+    /// words, so a placeholder (one word, like what it replaced) leaves the
+    /// result of a second pass the same.
+    fn money(&mut self, ms: usize, me: usize) {
+        const WORDS: usize = 6;
+        const SPAN: usize = 256;
+        let b = self.b;
+        if ms > 0 && is_alnum(b[ms - 1]) {
+            return; // inside a longer word (`overleft`)
+        }
+        // Only a balance or a credit names the number right after it
+        // (`balance 912.40`); `left 3 retries` does not.
+        let names =
+            |w: &[u8]| b[ms..].len() >= w.len() && b[ms..ms + w.len()].eq_ignore_ascii_case(w);
+        let names_number = names(b"balance") || names(b"credit");
+        // The whole word the trigger sits in.
+        let we = scan_while(&b[..b.len().min(me + 32)], me, is_alnum);
+        // Clause bounds, in words: back and forth from the trigger word.
+        let clause_end = |c: u8| matches!(c, b';' | b'!' | b'?');
+        let mut lo = ms;
+        let mut words = 0;
+        while lo > 0 && ms - lo < SPAN && words < WORDS {
+            let c = b[lo - 1];
+            if c == b'\n' || clause_end(c) || (c == b'.' && lo < b.len() && is_space(b[lo])) {
+                break;
+            }
+            if is_space(c) && !is_space(b[lo]) {
+                words += 1;
+            }
+            lo -= 1;
+        }
+        let mut hi = we;
+        let mut words = 0;
+        while hi < b.len() && hi - we < SPAN {
+            let c = b[hi];
+            if c == b'\n'
+                || clause_end(c)
+                || (c == b'.' && b.get(hi + 1).is_none_or(|&n| is_space(n)))
+            {
+                break;
+            }
+            if is_space(c) && hi > we && !is_space(b[hi - 1]) {
+                words += 1;
+                if words > WORDS {
+                    break;
+                }
+            }
+            hi += 1;
+        }
+        // Where a number right after the word may start: over `is`, `of`,
+        // `:`, `now`, ….
+        let after = {
+            let mut i = we;
+            for _ in 0..3 {
+                let j = scan_while(b, i, |c| is_space(c) || c == b':' || c == b'=');
+                let w = scan_while(b, j, |c| c.is_ascii_alphabetic());
+                let word = &b[j..w];
+                if [
+                    "is",
+                    "of",
+                    "was",
+                    "now",
+                    "at",
+                    "currently",
+                    "balance",
+                    "remaining",
+                    "left",
+                ]
+                .iter()
+                .any(|f| word.eq_ignore_ascii_case(f.as_bytes()))
+                {
+                    i = w;
+                } else {
+                    i = j;
+                    break;
+                }
+            }
+            i
+        };
+        let mut i = lo;
+        while i < hi {
+            let c = b[i];
+            if !c.is_ascii_digit() || (i > 0 && (is_alnum(b[i - 1]) || b[i - 1] == b'.')) {
+                i += 1;
+                continue;
+            }
+            let n_end = number_end(b, i, hi);
+            let (cs, ce) = currency_around(b, i, n_end, hi);
+            let adjacent = names_number && (i == after || cs == after);
+            if b.get(n_end) == Some(&b'%') || (cs == i && ce == n_end && !adjacent) {
+                i = n_end.max(i + 1);
+                continue;
+            }
+            self.emit(cs, ce, Kind::Balance, PRIO_TOKEN);
+            i = ce.max(i + 1);
+        }
+    }
     /// `AWS secret access key wJalr…`: a lone 40-character base64 word
     /// after a secret's name, with only plain words (`access`, `key`, `is`,
     /// `=`) between them.

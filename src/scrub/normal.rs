@@ -27,8 +27,21 @@ fn map(c: char) -> Map {
         // Full-width ASCII (U+FF01–U+FF5E) and the ideographic space.
         '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).map_or(Map::Keep, Map::To),
         '\u{3000}' => Map::To(' '),
-        // Hyphens that look like `-` (not the en and em dashes of prose).
-        '\u{2010}'..='\u{2012}' | '\u{2212}' | '\u{FE63}' => Map::To('-'),
+        // Hyphens and marks that look like `-` (not the en and em dashes of
+        // prose): Unicode hyphens, the minus sign, the hyphen bullet, the
+        // Armenian, Hebrew and Mongolian hyphens, the modifier and heavy
+        // minus, and the (half-width) katakana prolonged sound mark.
+        '\u{2010}'..='\u{2012}'
+        | '\u{2212}'
+        | '\u{FE63}'
+        | '\u{2043}'
+        | '\u{058A}'
+        | '\u{05BE}'
+        | '\u{1806}'
+        | '\u{02D7}'
+        | '\u{2796}'
+        | '\u{30FC}'
+        | '\u{FF70}' => Map::To('-'),
         c if super::is_unsafe(c) => Map::Drop,
         _ => Map::Keep,
     }
