@@ -45,6 +45,8 @@ pub struct NewFailover {
 enum Cmd {
     Failovers(Vec<NewFailover>, oneshot::Sender<Result<(), String>>),
     History(HistoryEntry, oneshot::Sender<Result<(), String>>),
+    /// Set (or clear) the config write in progress.
+    Intent(Option<HistoryEntry>, oneshot::Sender<Result<(), String>>),
     Flush(oneshot::Sender<()>),
 }
 
@@ -107,6 +109,14 @@ CREATE TABLE IF NOT EXISTS failovers (
   detail TEXT,
   token TEXT NOT NULL DEFAULT '',
   UNIQUE (worker, id, token)
+);
+CREATE TABLE IF NOT EXISTS config_intent (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision TEXT NOT NULL,
+  at TEXT NOT NULL,
+  by TEXT NOT NULL,
+  agents TEXT NOT NULL,
+  previous_agents TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS failovers_by_worker ON failovers (worker, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_kind ON failovers (kind, seq);
@@ -228,6 +238,54 @@ impl Db {
         rx.await
             .map_err(|_| DbError::WriterGone)?
             .map_err(DbError::Other)
+    }
+
+    /// Record, durably, the config write about to replace the file (its
+    /// revision and author, as its history entry will say), or clear it
+    /// (`None`). A history entry of that revision clears it in the same
+    /// transaction; a hub killed between the rename and that entry finds
+    /// it at start ([`Db::intent`]) and records the write as its author's.
+    pub async fn record_intent(&self, entry: Option<HistoryEntry>) -> Result<(), DbError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::Intent(entry, tx)).await?;
+        rx.await
+            .map_err(|_| DbError::WriterGone)?
+            .map_err(DbError::Other)
+    }
+
+    /// The config write in progress when the hub last stopped, if its
+    /// history entry was never recorded.
+    pub fn intent(&self) -> Result<Option<HistoryEntry>, DbError> {
+        self.with_read(|c| {
+            let row = c
+                .query_row(
+                    "SELECT revision, at, by, agents, previous_agents FROM config_intent WHERE id = 1",
+                    [],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, String>(3)?,
+                            r.get::<_, String>(4)?,
+                        ))
+                    },
+                )
+                .optional()?;
+            let Some((revision, at, by, agents, previous)) = row else {
+                return Ok(None);
+            };
+            let list = |t: &str| -> Result<Vec<String>, DbError> {
+                serde_json::from_str(t).map_err(|e| DbError::Other(e.to_string()))
+            };
+            Ok(Some(HistoryEntry {
+                revision,
+                at: parse_time(&at)?,
+                by,
+                agents: list(&agents)?,
+                previous_agents: list(&previous)?,
+            }))
+        })
     }
 
     /// Wait until everything queued so far is committed.
@@ -473,6 +531,9 @@ fn time(t: DateTime<Utc>) -> String {
 
 const MAX_BATCH: usize = 2_000;
 
+/// Answered once a command's batch is committed (or failed).
+type Ack = oneshot::Sender<Result<(), String>>;
+
 fn writer_loop(
     mut conn: Connection,
     rx: Receiver<Cmd>,
@@ -484,6 +545,7 @@ fn writer_loop(
         let mut failovers: Vec<NewFailover> = Vec::new();
         let mut acks: Vec<oneshot::Sender<Result<(), String>>> = Vec::new();
         let mut history: Vec<(HistoryEntry, oneshot::Sender<Result<(), String>>)> = Vec::new();
+        let mut intents: Vec<(Option<HistoryEntry>, Ack)> = Vec::new();
         let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
         let mut take = |cmd: Cmd| match cmd {
             Cmd::Failovers(v, ack) => {
@@ -491,6 +553,7 @@ fn writer_loop(
                 acks.push(ack);
             }
             Cmd::History(e, tx) => history.push((e, tx)),
+            Cmd::Intent(e, tx) => intents.push((e, tx)),
             Cmd::Flush(tx) => flushes.push(tx),
         };
         take(first);
@@ -504,12 +567,13 @@ fn writer_loop(
                 Err(_) => break,
             }
         }
-        match commit(&mut conn, &failovers, &history, bounds) {
+        match commit(&mut conn, &failovers, &history, &intents, bounds) {
             Ok(records) => {
                 if let Some(last) = records.last() {
                     head.store(last.seq, Ordering::Release);
                 }
-                for (_, tx) in history {
+                let done = history.into_iter().map(|(_, tx)| tx);
+                for tx in done.chain(intents.into_iter().map(|(_, tx)| tx)) {
                     let _ = tx.send(Ok(()));
                 }
                 for tx in acks {
@@ -522,6 +586,9 @@ fn writer_loop(
             Err(e) => {
                 tracing::error!(error = %e, "database batch failed");
                 for (_, tx) in history {
+                    let _ = tx.send(Err(e.to_string()));
+                }
+                for (_, tx) in intents {
                     let _ = tx.send(Err(e.to_string()));
                 }
                 for tx in acks {
@@ -539,6 +606,7 @@ fn commit(
     conn: &mut Connection,
     failovers: &[NewFailover],
     history: &[(HistoryEntry, oneshot::Sender<Result<(), String>>)],
+    intents: &[(Option<HistoryEntry>, Ack)],
     bounds: Bounds,
 ) -> Result<Vec<FailoverRecord>, DbError> {
     let tx = conn.transaction()?;
@@ -577,6 +645,28 @@ fn commit(
         let mut hist = tx.prepare_cached(
             "INSERT INTO history (revision, at, by, agents, previous_agents) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
+        // Intents before history: a write's intent is committed before its
+        // rename, so its history entry always comes in a later batch.
+        for (i, _) in intents {
+            match i {
+                Some(h) => {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents) VALUES (1, ?1, ?2, ?3, ?4, ?5)",
+                        params![
+                            h.revision,
+                            time(h.at),
+                            h.by,
+                            serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
+                            serde_json::to_string(&h.previous_agents)
+                                .unwrap_or_else(|_| "[]".into()),
+                        ],
+                    )?;
+                }
+                None => {
+                    tx.execute("DELETE FROM config_intent", [])?;
+                }
+            }
+        }
         for (h, _) in history {
             hist.execute(params![
                 h.revision,
@@ -585,6 +675,11 @@ fn commit(
                 serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
                 serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
             ])?;
+            // The write this entry records is no longer in progress.
+            tx.execute(
+                "DELETE FROM config_intent WHERE revision = ?1",
+                params![h.revision],
+            )?;
         }
     }
     if let Some(last) = records.last() {
@@ -619,6 +714,36 @@ fn commit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An intent survives a reopen; the history entry of its revision
+    /// clears it in the same commit; another revision's entry does not.
+    #[tokio::test]
+    async fn a_write_intent_is_durable_and_cleared_by_its_history_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("hub.db");
+        let entry = |rev: &str| HistoryEntry {
+            revision: rev.into(),
+            at: Utc::now(),
+            by: "alice".into(),
+            agents: vec!["pi".into()],
+            previous_agents: vec!["claude".into()],
+        };
+        {
+            let db = Db::open(&path, Bounds::default(), Box::new(|_| {})).expect("open");
+            db.record_intent(Some(entry("r2"))).await.expect("intent");
+            db.record_history(entry("r1")).await.expect("other");
+            db.close();
+        }
+        let db = Db::open(&path, Bounds::default(), Box::new(|_| {})).expect("reopen");
+        let i = db.intent().expect("read").expect("kept");
+        assert_eq!((i.revision.as_str(), i.by.as_str()), ("r2", "alice"));
+        assert_eq!(i.previous_agents, ["claude"]);
+        db.record_history(entry("r2")).await.expect("entry");
+        assert!(db.intent().expect("read").is_none());
+        db.record_intent(Some(entry("r3"))).await.expect("intent");
+        db.record_intent(None).await.expect("clear");
+        assert!(db.intent().expect("read").is_none());
+    }
 
     /// A database from before ids were scoped by token keeps its rows and
     /// seqs, and takes the same id from a second token.

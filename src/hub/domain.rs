@@ -44,6 +44,23 @@ pub enum IngestError {
     Internal(String),
 }
 
+/// A test hook for `tests/crash.rs`: with `MACFLEET_FAULT_STALL_AFTER_RENAME_MS`
+/// set, a config write waits that long between its rename and its history
+/// entry, so a test can kill the hub exactly there. Unset (always, outside
+/// that test), nothing.
+async fn fault_stall_after_rename() {
+    use std::sync::LazyLock;
+    static STALL: LazyLock<Option<Duration>> = LazyLock::new(|| {
+        std::env::var("MACFLEET_FAULT_STALL_AFTER_RENAME_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+    });
+    if let Some(d) = *STALL {
+        tokio::time::sleep(d).await;
+    }
+}
+
 /// How long a heartbeat with failovers waits for their commit.
 const COMMIT_WAIT: Duration = Duration::from_secs(10);
 
@@ -85,32 +102,46 @@ impl Hub {
         if new.revision == before.revision {
             return Ok(before);
         }
-        let path = self.opts.config.clone();
-        let data = bytes.clone();
-        tokio::task::spawn_blocking(move || store::write_atomic(&path, &data))
-            .await
-            .map_err(|e| ReplaceError::Internal(e.to_string()))?
-            .map_err(|e| ReplaceError::Internal(e.to_string()))?;
-        let new = Arc::new(new);
-        self.current.store(new.clone());
         // The list in force brought back over a document that did not
         // validate: nothing new for History, the feed or the fleet.
-        if before.order != OrderSource::BuiltIn && new.revision == before.projected {
+        let restores = before.order != OrderSource::BuiltIn && new.revision == before.projected;
+        let entry = HistoryEntry {
+            revision: new.revision.clone(),
+            at: Utc::now(),
+            by: by.to_string(),
+            agents: new.agents.clone(),
+            previous_agents: before.agents.clone(),
+        };
+        // Durably, before the rename: a hub killed between the rename and
+        // the history entry records this write as `by`'s when it starts,
+        // not as a hand edit.
+        if !restores {
+            self.db
+                .record_intent(Some(entry.clone()))
+                .await
+                .map_err(|e| ReplaceError::Internal(e.to_string()))?;
+        }
+        let path = self.opts.config.clone();
+        let data = bytes.clone();
+        let written = tokio::task::spawn_blocking(move || store::write_atomic(&path, &data))
+            .await
+            .map_err(|e| ReplaceError::Internal(e.to_string()))
+            .and_then(|r| r.map_err(|e| ReplaceError::Internal(e.to_string())));
+        if let Err(e) = written {
+            if !restores {
+                let _ = self.db.record_intent(None).await;
+            }
+            return Err(e);
+        }
+        fault_stall_after_rename().await;
+        let new = Arc::new(new);
+        self.current.store(new.clone());
+        if restores {
             tracing::info!(%by, revision = %new.revision, "config replaced with the list in force");
             return Ok(new);
         }
-        if let Err(e) = self
-            .db
-            .record_history(HistoryEntry {
-                revision: new.revision.clone(),
-                at: Utc::now(),
-                by: by.to_string(),
-                agents: new.agents.clone(),
-                previous_agents: before.agents.clone(),
-            })
-            .await
-        {
-            // The document is stored; a restart records the revision anyway.
+        if let Err(e) = self.db.record_history(entry).await {
+            // The document is stored, and its intent: a restart records it.
             tracing::error!(error = %e, "history not recorded");
         }
         // The `config` event first, then the `sync` flips it causes.

@@ -314,26 +314,42 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     )
     .wrap_err_with(|| format!("cannot open the database {}", db_path.display()))?;
     let latest = db.latest_history().wrap_err("cannot read the history")?;
+    // A write the hub was killed in, between its rename and its history
+    // entry (`None` once the entry is there).
+    let intent = db.intent().wrap_err("cannot read the write in progress")?;
     let bytes = bytes::Bytes::from(bytes);
+    let mut reconciled = None;
     let current = match disk::judge(&bytes) {
         Ok(agents) => {
             let current = Current::valid(bytes, agents, opts.heartbeat_interval_s);
-            // The file may have been edited while the hub was down: history
-            // says so.
             if latest.as_ref().map(|h| h.revision.as_str()) != Some(current.revision.as_str()) {
-                db.record_history(HistoryEntry {
-                    revision: current.revision.clone(),
-                    at: Utc::now(),
-                    by: if latest.is_some() {
-                        disk::CHANGED_ON_DISK.into()
-                    } else {
-                        "(initial)".into()
+                let entry = match intent {
+                    // The interrupted write landed: it is its author's.
+                    Some(i) if i.revision == current.revision => {
+                        tracing::warn!(
+                            revision = %i.revision,
+                            by = %i.by,
+                            "the last config write was interrupted after the file was replaced; recorded as its author's"
+                        );
+                        reconciled = Some(i.by.clone());
+                        i
+                    }
+                    // The file was edited while the hub was down.
+                    _ => HistoryEntry {
+                        revision: current.revision.clone(),
+                        at: Utc::now(),
+                        by: if latest.is_some() {
+                            disk::CHANGED_ON_DISK.into()
+                        } else {
+                            "(initial)".into()
+                        },
+                        agents: current.agents.clone(),
+                        previous_agents: latest.map(|h| h.agents).unwrap_or_default(),
                     },
-                    agents: current.agents.clone(),
-                    previous_agents: latest.map(|h| h.agents).unwrap_or_default(),
-                })
-                .await
-                .wrap_err("cannot record the history")?;
+                };
+                db.record_history(entry)
+                    .await
+                    .wrap_err("cannot record the history")?;
             }
             current
         }
@@ -357,8 +373,19 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
             current
         }
     };
+    // An intent whose write never landed (killed before the rename, or
+    // the file edited since) is dropped.
+    if db
+        .intent()
+        .wrap_err("cannot read the write in progress")?
+        .is_some()
+    {
+        db.record_intent(None)
+            .await
+            .wrap_err("cannot clear the write in progress")?;
+    }
     let epoch = Utc::now().timestamp_millis().max(0) as u64;
-    Ok(Arc::new(Hub {
+    let hub = Arc::new(Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
         fleet: Mutex::new(fleet::Fleet::new(epoch).publishing(events.clone())),
@@ -369,7 +396,12 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         streams: streams::StreamSlots::new(opts.streams.per_token, opts.streams.total),
         closing: tokio::sync::watch::Sender::new(false),
         opts,
-    }))
+    });
+    // The `config` event the interrupted write never sent.
+    if let Some(by) = reconciled {
+        publish_config(&hub, &hub.current(), &by);
+    }
+    Ok(hub)
 }
 
 /// Publish a config change to the event feed.
