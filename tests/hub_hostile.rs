@@ -514,3 +514,83 @@ async fn a_truncated_database_is_warned_about_and_reported() {
         assert_eq!(history_len, Some(1), "round {round}: the initial revision");
     }
 }
+
+/// A tokens file whose bad line holds a real token (made at run time, as
+/// `hub token` makes them): the error, at start and on SIGHUP, says the
+/// message, line and column, never the token (the TOML parser's own text
+/// quotes the line).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tokens_file_parse_error_never_prints_the_token() {
+    let tok = macfleet::hub::auth::generate_token();
+    let bad = format!("[[tokens]]\nname = \"alice\"\nrole = \"owner\"\nsha256 = {tok}\n");
+    // At start: refused, and said without the token.
+    let (dir, owner, ..) = common::hub_dir();
+    let good = std::fs::read_to_string(dir.path().join("tokens.toml")).expect("tokens");
+    std::fs::write(dir.path().join("tokens.toml"), &bad).expect("bad tokens");
+    let mut hub = spawn_hub(dir.path(), false);
+    let st = exit_within(&mut hub, 10_000).expect("the hub stops");
+    assert!(!st.success());
+    let log = std::fs::read_to_string(dir.path().join("hub.log")).expect("log");
+    assert!(!log.contains(&tok) && !log.contains(&tok[4..14]), "{log}");
+    assert!(log.contains("(line 4, column 10)"), "{log}");
+    // On SIGHUP: the previous tokens stay, and the log says why without it.
+    std::fs::write(dir.path().join("tokens.toml"), &good).expect("good tokens");
+    let mut hub = spawn_hub(dir.path(), false);
+    let log_path = dir.path().join("hub.log");
+    let url = eventually(200, || async {
+        let text = std::fs::read_to_string(&log_path).ok()?;
+        let rest = text.split("listening on ").nth(1)?;
+        Some(rest.split_whitespace().next()?.to_string())
+    })
+    .await;
+    let Some(url) = url else {
+        let _ = hub.kill();
+        let _ = hub.wait();
+        panic!("the hub did not say where it listens");
+    };
+    std::fs::write(dir.path().join("tokens.toml"), &bad).expect("bad tokens");
+    // SAFETY: kill(2) on our own child's pid.
+    let rc = unsafe { libc::kill(hub.id() as libc::pid_t, libc::SIGHUP) };
+    assert_eq!(rc, 0);
+    let said = eventually(100, || async {
+        let text = std::fs::read_to_string(&log_path).ok()?;
+        text.contains("tokens file not reread").then_some(text)
+    })
+    .await;
+    let whoami = reqwest::Client::new()
+        .get(format!("{url}/v1/whoami"))
+        .bearer_auth(&owner)
+        .send()
+        .await
+        .map(|r| r.status());
+    let _ = hub.kill();
+    let _ = hub.wait();
+    let log = said.expect("the SIGHUP failure is logged");
+    assert!(!log.contains(&tok) && !log.contains(&tok[4..14]), "{log}");
+    assert!(log.contains("(line 4, column 10)"), "{log}");
+    assert_eq!(whoami.ok(), Some(StatusCode::OK), "the old tokens stay");
+}
+
+/// The demo's hub lives in a directory only its user can enter (0700),
+/// and its files (config, database and the database's WAL and shared
+/// memory) only its user can read (0600).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_hubs_directory_and_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let demo = macfleet::cli::demo::start_hub(1).await.expect("demo hub");
+    let mode =
+        |p: &std::path::Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+    assert_eq!(mode(demo.dir.path()), 0o700);
+    let mut seen = Vec::new();
+    for e in std::fs::read_dir(demo.dir.path()).expect("ls") {
+        let e = e.expect("entry");
+        seen.push(e.file_name().to_string_lossy().into_owned());
+        assert_eq!(mode(&e.path()), 0o600, "{:?}", e.file_name());
+    }
+    seen.sort();
+    assert!(
+        seen.contains(&"hub.toml".to_string()) && seen.contains(&"hub.db".to_string()),
+        "{seen:?}"
+    );
+    demo.hub.stop().await;
+}
