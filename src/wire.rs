@@ -471,6 +471,20 @@ pub struct HealthConfig {
 pub struct HealthDatabase {
     pub unreadable_rows_skipped: u64,
     pub started_empty: bool,
+    /// Problems SQLite's `quick_check` found at start (damaged pages).
+    #[serde(default)]
+    pub quick_check_problems: u64,
+    /// Times the file was found removed or replaced while the hub ran and
+    /// made afresh at its path (the history and the failover log began
+    /// afresh then), and when it last was.
+    #[serde(default)]
+    pub recreated: u64,
+    #[serde(default)]
+    pub recreated_at: Option<DateTime<Utc>>,
+    /// The database cannot be opened at its path now: heartbeats with
+    /// failovers get 503 `database_unavailable`.
+    #[serde(default)]
+    pub unavailable: bool,
 }
 
 /// The JSON error body: `{"error": {...}}`.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::db::NewFailover;
+use super::db::{NewFailover, UNAVAILABLE};
 use super::events::Payload;
 use super::ingest::HeartbeatIn;
 use super::{Current, Hub, publish_config, store};
@@ -24,6 +24,9 @@ pub enum ReplaceError {
     /// `If-Match` names another revision than the current one.
     #[error("the document is at revision {current} now")]
     Mismatch { current: String },
+    /// The database cannot be opened at its path: nothing was written.
+    #[error("{0}")]
+    Unavailable(String),
     /// The disk or the runtime failed; the old document stands.
     #[error("{0}")]
     Internal(String),
@@ -40,6 +43,9 @@ pub enum IngestError {
     /// The failover log's queue is full, or its commit is late: retry.
     #[error("the failover log is behind")]
     Overloaded,
+    /// The database cannot be opened at its path: nothing acknowledged.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("{0}")]
     Internal(String),
 }
@@ -119,7 +125,10 @@ impl Hub {
             self.db
                 .record_intent(Some(entry.clone()))
                 .await
-                .map_err(|e| ReplaceError::Internal(e.to_string()))?;
+                .map_err(|e| match e.to_string() {
+                    m if m.contains(UNAVAILABLE) => ReplaceError::Unavailable(m),
+                    m => ReplaceError::Internal(m),
+                })?;
         }
         let path = self.opts.config.clone();
         let data = bytes.clone();
@@ -202,6 +211,9 @@ impl Hub {
             // heartbeat's, so a storm costs one commit per batch.)
             match tokio::time::timeout(COMMIT_WAIT, committed).await {
                 Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(e))) if e.starts_with(UNAVAILABLE) => {
+                    return Err(IngestError::Unavailable(e));
+                }
                 Ok(Ok(Err(e))) => return Err(IngestError::Internal(e)),
                 Ok(Err(_)) => return Err(IngestError::Internal("database writer is gone".into())),
                 Err(_) => return Err(IngestError::Overloaded),

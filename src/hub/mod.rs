@@ -227,7 +227,26 @@ impl Hub {
     /// for each problem, while the document on disk is not in force.
     pub fn health(&self) -> Health {
         let c = self.current();
-        let problems: Vec<String> = disk::problem(&self.opts.config, &c).into_iter().collect();
+        let mut problems: Vec<String> = disk::problem(&self.opts.config, &c).into_iter().collect();
+        let db = self.db.path().display();
+        let (recreated, recreated_at) = self.db.recreated();
+        let unavailable = self.db.unavailable();
+        if let Some(why) = &unavailable {
+            problems.push(format!(
+                "{why}; heartbeats with failovers and config writes are refused (503 database_unavailable) until it can be"
+            ));
+        } else if let Some(at) = recreated_at {
+            problems.push(format!(
+                "the database {db} was removed or replaced while the hub ran; it was made afresh at its path at {}: the history and the failover log began afresh then",
+                crate::wire::fmt_time(at)
+            ));
+        }
+        let damaged = self.db.quick_check_problems();
+        if damaged > 0 {
+            problems.push(format!(
+                "the database {db} failed SQLite's quick_check at start ({damaged} problems): some history or failovers may be unreadable or gone"
+            ));
+        }
         Health {
             status: if problems.is_empty() {
                 "ok"
@@ -246,6 +265,10 @@ impl Hub {
             database: HealthDatabase {
                 unreadable_rows_skipped: self.db.unreadable_rows(),
                 started_empty: self.db.started_empty(),
+                quick_check_problems: damaged,
+                recreated,
+                recreated_at,
+                unavailable: unavailable.is_some(),
             },
         }
     }
