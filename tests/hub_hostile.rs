@@ -62,7 +62,7 @@ async fn failover_times_far_from_the_hubs_clock_are_refused() {
         "0000-01-01T00:00:00+23:59".to_string(),
         "9999-12-31T23:59:59Z".to_string(),
         "0001-01-01T00:00:00Z".to_string(),
-        ago(-3600),
+        ago(-25 * 3600),
         ago(31 * 24 * 3600),
     ];
     for (i, at) in bad.iter().enumerate() {
@@ -593,4 +593,148 @@ async fn the_demo_hubs_directory_and_files_are_private() {
         "{seen:?}"
     );
     demo.hub.stop().await;
+}
+
+/// libfaketime's library, as Debian's `faketime` package installs it.
+const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+/// The real `macfleet hub` with its wall clock stepped under it by
+/// libfaketime (the monotonic clock left alone): liveness is judged by the
+/// time since each heartbeat arrived, a skew of up to a day either way is
+/// taken and shown (`clock_skew_s`), absurd times are still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stepped_hub_clock_neither_keeps_the_silent_alive_nor_refuses_the_live() {
+    assert!(
+        std::path::Path::new(FAKETIME).exists(),
+        "this test needs libfaketime: apt-get install faketime (.ci/run installs it)"
+    );
+    let (dir, _owner, viewer, worker) = common::hub_dir();
+    let offset = dir.path().join("faketime");
+    std::fs::write(&offset, "+0\n").expect("offset");
+    let offset_s = offset.to_string_lossy().into_owned();
+    let (child, url) = common::spawn_hub_env(
+        dir.path(),
+        &["--heartbeat-interval", "1"],
+        None,
+        &[
+            ("LD_PRELOAD", FAKETIME),
+            ("FAKETIME_TIMESTAMP_FILE", offset_s.as_str()),
+            ("FAKETIME_NO_CACHE", "1"),
+            ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        ],
+    );
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _hub = Kill(child);
+    let http = reqwest::Client::new();
+    let workers = || async {
+        let v: Value = http
+            .get(format!("{url}/v1/workers"))
+            .bearer_auth(&viewer)
+            .send()
+            .await
+            .expect("workers")
+            .json()
+            .await
+            .expect("page");
+        v
+    };
+    let post = |body: Value| {
+        let http = http.clone();
+        let (url, worker) = (url.clone(), worker.clone());
+        async move {
+            let r = http
+                .post(format!("{url}/v1/heartbeats"))
+                .bearer_auth(&worker)
+                .json(&body)
+                .send()
+                .await
+                .expect("heartbeat");
+            let s = r.status();
+            (s, r.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    // The hub's clock as it says it, less this machine's, in seconds.
+    let hub_ahead = || async {
+        let v = workers().await;
+        let now: chrono::DateTime<chrono::Utc> =
+            v["now"].as_str().and_then(|t| t.parse().ok()).expect("now");
+        (now - chrono::Utc::now()).num_seconds()
+    };
+    let step = |to: &'static str, want_s: i64| {
+        std::fs::write(&offset, format!("{to}\n")).expect("step");
+        async move {
+            let t0 = std::time::Instant::now();
+            loop {
+                if (hub_ahead().await - want_s).abs() < 30 {
+                    return;
+                }
+                assert!(
+                    t0.elapsed().as_secs() < 5,
+                    "the hub's clock did not step to {to}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+    };
+    let worker_view = |v: &Value, id: &str| {
+        v["workers"]
+            .as_array()
+            .and_then(|w| w.iter().find(|w| w["worker"] == id).cloned())
+            .unwrap_or(Value::Null)
+    };
+
+    // Forward 25 h for one heartbeat, then back: the silent worker goes
+    // stale by the time since it arrived, not 25 h later.
+    step("+25h", 25 * 3600).await;
+    let (s, v) = post(heartbeat("w-silent", None, json!([]))).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    step("+0", 0).await;
+    let w = worker_view(&workers().await, "w-silent");
+    assert!(w["clock_skew_s"].as_i64() < Some(-24 * 3600), "{w}");
+    let t0 = std::time::Instant::now();
+    loop {
+        let w = worker_view(&workers().await, "w-silent");
+        if w["state"] != "healthy" {
+            break;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 8,
+            "still healthy after {:?}: {w}",
+            t0.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    // Back 10 minutes: a correctly clocked worker is taken, healthy, and
+    // its record says its clock is 10 minutes ahead of the hub's.
+    step("-10m", -600).await;
+    let (s, v) = post(heartbeat(
+        "w-live",
+        None,
+        json!([failover("f-1", "auth", "x")]),
+    ))
+    .await;
+    assert_eq!(s, StatusCode::OK, "a live worker is taken: {v}");
+    let w = worker_view(&workers().await, "w-live");
+    assert_eq!(w["state"], "healthy", "{w}");
+    let skew = w["clock_skew_s"].as_i64().expect("clock_skew_s");
+    assert!((560..=640).contains(&skew), "{w}");
+    // Absurd times are still refused: two days ahead of the hub.
+    let mut far = heartbeat("w-live", None, json!([]));
+    far["sent_at"] = json!(ago(-2 * 24 * 3600));
+    let (s, v) = post(far).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("sent_at: more than 24 hours ahead"),
+        "{v}"
+    );
 }

@@ -173,6 +173,8 @@ impl Hub {
         mut hb: HeartbeatIn<'_>,
         received_at: DateTime<Utc>,
     ) -> Result<bytes::Bytes, IngestError> {
+        // Liveness is judged by the monotonic clock from here.
+        let arrived = std::time::Instant::now();
         hb.validate_at(received_at)?;
         // Heartbeats in flight may pass this check together, so the fleet
         // can exceed the cap by at most the requests in progress.
@@ -227,7 +229,7 @@ impl Hub {
         // heartbeat is judged against is never older than the last resync.
         // A guard, not a clone: no await follows.
         let current = self.current.load();
-        let view = fleet.record(&hb, received_at, &current.projected);
+        let view = fleet.record_at(&hb, received_at, arrived, &current.projected);
         // Published under the fleet lock, like the sweeper's `state` and a
         // resync's `sync` events: the feed's order is the order of change, so
         // a client that applies views in feed order ends with the latest.
@@ -339,7 +341,7 @@ mod tests {
         let e = hub.ingest("pool", hb, now).await.expect_err("full");
         assert!(matches!(e, IngestError::FleetFull { max: 1 }));
         // A time from the far future is refused by the hub's clock.
-        let body = heartbeat("w-1", now + chrono::Duration::hours(2), None);
+        let body = heartbeat("w-1", now + chrono::Duration::hours(25), None);
         let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
         let e = hub.ingest("pool", hb, now).await.expect_err("ahead");
         assert!(

@@ -205,8 +205,8 @@ pub struct Hub {
     /// Serialises config writes: compare-and-replace happens under it.
     pub write_lock: tokio::sync::Mutex<()>,
     pub fleet: Mutex<fleet::Fleet>,
-    /// When lost workers were last looked for eviction.
-    last_eviction: Mutex<chrono::DateTime<Utc>>,
+    /// When lost workers were last looked for eviction (monotonic).
+    last_eviction: Mutex<std::time::Instant>,
     /// Who may call, reread from `opts.tokens_file` on SIGHUP.
     pub tokens: auth::TokenTable,
     pub db: db::Db,
@@ -412,7 +412,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
         fleet: Mutex::new(fleet::Fleet::new(epoch).publishing(events.clone())),
-        last_eviction: Mutex::new(Utc::now()),
+        last_eviction: Mutex::new(std::time::Instant::now()),
         tokens: auth::TokenTable::new(opts.tokens.clone(), opts.tokens_file.clone()),
         db,
         events,
@@ -439,20 +439,19 @@ pub(crate) fn publish_config(hub: &Hub, c: &Current, by: &str) {
 }
 
 /// Forget workers not heard from for `evict_after` (checked about once a
-/// minute: a full pass over the fleet).
+/// minute: a full pass over the fleet), by the monotonic clock.
 fn evict_lost(hub: &Hub) {
-    let now = Utc::now();
+    let now = std::time::Instant::now();
     let Ok(mut last) = hub.last_eviction.lock() else {
         return;
     };
-    if (now - *last).num_seconds() < 60 {
+    if now.saturating_duration_since(*last) < Duration::from_secs(60) {
         return;
     }
     *last = now;
     drop(last);
-    let after = chrono::Duration::from_std(hub.opts.evict_after).unwrap_or(chrono::Duration::MAX);
     let n = match hub.fleet.lock() {
-        Ok(mut f) => f.evict(now, after),
+        Ok(mut f) => f.evict(now, hub.opts.evict_after),
         Err(_) => 0,
     };
     if n > 0 {
@@ -474,7 +473,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
             let Some(hub) = weak.upgrade() else { return };
             let interval = hub.opts.heartbeat_interval_s;
             if let Ok(mut f) = hub.fleet.lock() {
-                f.sweep(Utc::now(), interval);
+                f.sweep(std::time::Instant::now(), interval);
             }
             evict_lost(&hub);
         }
