@@ -27,8 +27,10 @@ pub const MAX_FAILOVERS_PER_HEARTBEAT: usize = 256;
 /// Longest failover id, in bytes.
 pub const MAX_FAILOVER_ID: usize = 128;
 /// How far ahead of the hub's clock a time a worker sends (`sent_at`, a
-/// failover's `at`) may lie: clock skew, no more (Kerberos' default skew).
-pub const MAX_AHEAD_S: i64 = 5 * 60;
+/// failover's `at`) may lie: a day of clock skew either way (the hub's
+/// clock may be the wrong one, and a heartbeat that arrives is proof of
+/// life), no more: the far-future bound keeps every stored time readable.
+pub const MAX_AHEAD_S: i64 = 24 * 60 * 60;
 /// How far behind the hub's clock it may lie: a worker back-filling after an
 /// outage, or a demo replaying the last hour, fits with room to spare.
 pub const MAX_BEHIND_S: i64 = 30 * 24 * 60 * 60;
@@ -471,6 +473,20 @@ pub struct HealthConfig {
 pub struct HealthDatabase {
     pub unreadable_rows_skipped: u64,
     pub started_empty: bool,
+    /// Problems SQLite's `quick_check` found at start (damaged pages).
+    #[serde(default)]
+    pub quick_check_problems: u64,
+    /// Times the file was found removed or replaced while the hub ran and
+    /// made afresh at its path (the history and the failover log began
+    /// afresh then), and when it last was.
+    #[serde(default)]
+    pub recreated: u64,
+    #[serde(default)]
+    pub recreated_at: Option<DateTime<Utc>>,
+    /// The database cannot be opened at its path now: heartbeats with
+    /// failovers get 503 `database_unavailable`.
+    #[serde(default)]
+    pub unavailable: bool,
 }
 
 /// The JSON error body: `{"error": {...}}`.
@@ -777,8 +793,8 @@ pub fn check_time(
         return Err(invalid(
             field(),
             format!(
-                "more than {} minutes ahead of the hub's clock",
-                MAX_AHEAD_S / 60
+                "more than {} hours ahead of the hub's clock",
+                MAX_AHEAD_S / 3600
             ),
         ));
     }

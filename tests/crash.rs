@@ -373,3 +373,72 @@ async fn repeated_kills_under_writes_and_heartbeats_lose_nothing_acknowledged() 
     );
     assert!(!acked_failovers.is_empty() && puts_acked > 0);
 }
+
+/// A hub killed between a write's rename and its history entry (held there
+/// by the test hook `MACFLEET_FAULT_STALL_AFTER_RENAME_MS`) starts again
+/// with the write recorded as its author's, not as a hand edit, and workers
+/// told the new revision.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_killed_after_its_rename_is_recorded_as_its_authors() {
+    let (dir, owner, _viewer, worker) = common::hub_dir();
+    let (child, url) = common::spawn_hub_env(
+        dir.path(),
+        &[],
+        None,
+        &[("MACFLEET_FAULT_STALL_AFTER_RENAME_MS", "30000")],
+    );
+    let mut hub = HubProcess(child);
+    let client =
+        Client::new(&url, Some(Token::new(&owner)), ClientOptions::default()).expect("client");
+    let who = client.whoami().await.expect("whoami");
+    let writer = Writer::new(client.clone(), &who).expect("owner");
+    let start = client.config().await.expect("config");
+    let text = doc(1);
+    let (w, t, r) = (writer.clone(), text.clone(), start.revision.clone());
+    let pending = tokio::spawn(async move { w.put_config(&t, &r).await });
+    // The rename has happened when the file holds the new document.
+    let path = dir.path().join("hub.toml");
+    let t0 = Instant::now();
+    while std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the write never landed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    hub.kill().expect("SIGKILL");
+    hub.wait().expect("reaped");
+    assert!(pending.await.expect("task").is_err(), "never acknowledged");
+    drop(hub);
+    let (child, url) = common::spawn_hub(dir.path(), &[], None);
+    let _hub = HubProcess(child);
+    let http = reqwest::Client::new();
+    let client =
+        Client::new(&url, Some(Token::new(&owner)), ClientOptions::default()).expect("client");
+    let now = client.config().await.expect("config");
+    assert_eq!(now.text, text);
+    let hist = client.history().await.expect("history");
+    let newest = &hist.revisions[0];
+    assert_eq!(
+        (newest.revision.as_str(), newest.by.as_str()),
+        (now.revision.as_str(), "alice"),
+        "{:?}",
+        hist.revisions
+    );
+    assert!(
+        !hist.revisions.iter().any(|h| h.by == "(changed on disk)"),
+        "{:?}",
+        hist.revisions
+    );
+    let p: serde_json::Value = http
+        .post(format!("{url}/v1/heartbeats"))
+        .bearer_auth(&worker)
+        .json(&common::heartbeat("w-1", None, serde_json::json!([])))
+        .send()
+        .await
+        .expect("heartbeat")
+        .json()
+        .await
+        .expect("projection");
+    assert_eq!(p["config_revision"], now.revision.as_str());
+}

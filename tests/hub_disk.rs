@@ -36,6 +36,10 @@ impl Hub {
     }
 
     fn spawn_config(dir: &Path, config: &Path) -> Hub {
+        Hub::spawn_db(dir, config, &dir.join("hub.db"))
+    }
+
+    fn spawn_db(dir: &Path, config: &Path, db: &Path) -> Hub {
         let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
             .arg("hub")
             .arg("--config")
@@ -43,7 +47,7 @@ impl Hub {
             .arg("--tokens")
             .arg(dir.join("tokens.toml"))
             .arg("--db")
-            .arg(dir.join("hub.db"))
+            .arg(db)
             .args(["--listen", "127.0.0.1:0"])
             .env("NO_COLOR", "1")
             .env("MACFLEET_LOG", "info")
@@ -527,4 +531,187 @@ async fn a_symlinked_config_is_written_through_and_its_target_watched() {
     );
     assert_ne!(etag2, etag1);
     assert_eq!(history(&hub, &owner).await[0]["by"], "(changed on disk)");
+}
+
+async fn post(hub: &Hub, worker_token: &str, body: &Value) -> StatusCode {
+    http()
+        .post(hub.path("/v1/heartbeats"))
+        .bearer_auth(worker_token)
+        .json(body)
+        .send()
+        .await
+        .expect("heartbeat")
+        .status()
+}
+
+async fn failover_ids(hub: &Hub, viewer: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut since = 0u64;
+    for _ in 0..100 {
+        let v: Value = http()
+            .get(hub.path(&format!("/v1/failovers?since={since}&limit=1000")))
+            .bearer_auth(viewer)
+            .send()
+            .await
+            .expect("failovers")
+            .json()
+            .await
+            .expect("page");
+        let events = v["events"].as_array().cloned().unwrap_or_default();
+        ids.extend(
+            events
+                .iter()
+                .filter_map(|e| e["id"].as_str().map(String::from)),
+        );
+        let next = v["next"].as_u64().unwrap_or(since);
+        if events.is_empty() || next == since {
+            break;
+        }
+        since = next;
+    }
+    ids
+}
+
+/// `rm hub.db hub.db-wal hub.db-shm` under a running hub: a heartbeat
+/// with failovers right after, and a config write, are acknowledged only
+/// once they are in a file at the database's path (made afresh there), so
+/// a restart finds them; health says the history began afresh.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_removed_under_the_hub_loses_nothing_acknowledged() {
+    let (dir, owner, viewer, worker) = common::hub_dir();
+    let hub = Hub::spawn(dir.path());
+    let one = common::failover("f-1", "rate_limited", "before");
+    let hb = common::heartbeat("w-1", None, serde_json::json!([one]));
+    assert_eq!(post(&hub, &worker, &hb).await, StatusCode::OK);
+    for name in ["hub.db", "hub.db-wal", "hub.db-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(name));
+    }
+    // At once: before any periodic look could notice.
+    let two = common::failover("f-2", "rate_limited", "after");
+    let hb = common::heartbeat("w-1", None, serde_json::json!([two]));
+    assert_eq!(post(&hub, &worker, &hb).await, StatusCode::OK);
+    let h = until_health(&hub, "degraded", Duration::from_secs(5)).await;
+    assert!(h["database"]["recreated"].as_u64() >= Some(1), "{h}");
+    let problem = h["problems"][0].as_str().unwrap_or_default();
+    assert!(
+        problem.contains("hub.db") && problem.contains("began afresh"),
+        "{problem}"
+    );
+    let (_, etag, _, _) = config(&hub, &owner).await;
+    let (status, v) = put(&hub, &owner, &etag, VALID).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let written = v["revision"].as_str().expect("revision").to_string();
+    assert!(
+        hub.logged(|l| l.contains("removed or replaced while the hub ran"))
+            .await,
+        "{:#?}",
+        hub.log()
+    );
+    drop(hub);
+    assert!(
+        dir.path().join("hub.db").exists(),
+        "made afresh at its path"
+    );
+    let hub = Hub::spawn(dir.path());
+    let ids = failover_ids(&hub, &viewer).await;
+    assert!(ids.contains(&"f-2".to_string()), "{ids:?}");
+    let history = history(&hub, &owner).await;
+    assert_eq!(
+        (history[0]["revision"].as_str(), history[0]["by"].as_str()),
+        (Some(written.as_str()), Some("alice")),
+        "{history:?}"
+    );
+}
+
+/// Pages of a database overwritten while the hub was down: SQLite's
+/// `quick_check` at start finds them; health says how many problems and
+/// the log says so, instead of the hub starting silently with less.
+#[tokio::test(flavor = "multi_thread")]
+async fn damaged_database_pages_are_found_at_start() {
+    let (dir, _owner, _viewer, worker) = common::hub_dir();
+    let hub = Hub::spawn(dir.path());
+    for round in 0..6 {
+        let fos: Vec<Value> = (0..250)
+            .map(|i| common::failover(&format!("f-{round}-{i}"), "rate_limited", "cap"))
+            .collect();
+        let hb = common::heartbeat("w-1", None, Value::Array(fos));
+        assert_eq!(post(&hub, &worker, &hb).await, StatusCode::OK);
+    }
+    drop(hub);
+    let path = dir.path().join("hub.db");
+    {
+        // Everything into the main file, then 4 pages in its middle
+        // overwritten.
+        let c = rusqlite::Connection::open(&path).expect("open");
+        c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .expect("checkpoint");
+        let page: i64 = c
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .expect("page size");
+        drop(c);
+        let mut bytes = std::fs::read(&path).expect("read");
+        let pages = bytes.len() as i64 / page;
+        assert!(pages > 20, "{pages} pages");
+        let from = (pages / 3 * page) as usize;
+        for b in &mut bytes[from..from + 4 * page as usize] {
+            *b = 0xA5;
+        }
+        std::fs::write(&path, bytes).expect("write");
+    }
+    let hub = Hub::spawn(dir.path());
+    let h = health(&hub).await;
+    assert_eq!(h["status"], "degraded", "{h}");
+    assert!(
+        h["database"]["quick_check_problems"].as_u64() > Some(0),
+        "{h}"
+    );
+    assert!(
+        h["problems"].as_array().is_some_and(|p| p
+            .iter()
+            .any(|p| p.as_str().is_some_and(|p| p.contains("quick_check")))),
+        "{h}"
+    );
+    assert!(
+        hub.logged(|l| l.contains("failed SQLite's quick_check"))
+            .await,
+        "{:#?}",
+        hub.log()
+    );
+}
+
+/// The database's directory removed under the hub: it cannot be made
+/// afresh, so a heartbeat with failovers gets 503 `database_unavailable`
+/// (nothing acknowledged) and health says so; once the directory is back,
+/// the next one is taken.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_that_cannot_be_made_afresh_is_refused_with_503() {
+    let (dir, _owner, _viewer, worker) = common::hub_dir();
+    let db_dir = dir.path().join("db");
+    std::fs::create_dir(&db_dir).expect("db dir");
+    let hub = Hub::spawn_db(
+        dir.path(),
+        &dir.path().join("hub.toml"),
+        &db_dir.join("hub.db"),
+    );
+    std::fs::remove_dir_all(&db_dir).expect("rm -r");
+    let fo = common::failover("f-1", "auth", "gone");
+    let hb = common::heartbeat("w-1", None, serde_json::json!([fo]));
+    let r = http()
+        .post(hub.path("/v1/heartbeats"))
+        .bearer_auth(&worker)
+        .json(&hb)
+        .send()
+        .await
+        .expect("heartbeat");
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(r.headers().contains_key("retry-after"));
+    let v: Value = r.json().await.expect("error body");
+    assert_eq!(v["error"]["code"], "database_unavailable", "{v}");
+    let h = health(&hub).await;
+    assert_eq!(h["database"]["unavailable"], true, "{h}");
+    assert_eq!(h["status"], "degraded");
+    std::fs::create_dir(&db_dir).expect("db dir back");
+    assert_eq!(post(&hub, &worker, &hb).await, StatusCode::OK);
+    let h = health(&hub).await;
+    assert_eq!(h["database"]["unavailable"], false, "{h}");
 }

@@ -263,8 +263,8 @@ fn hostile_heartbeats() -> Vec<(String, Vec<u8>, u16)> {
             422,
         ),
         (
-            "sent_at an hour ahead",
-            with(&["sent_at"], json!(ago(-3600))),
+            "sent_at 25 hours ahead",
+            with(&["sent_at"], json!(ago(-25 * 3600))),
             422,
         ),
         (

@@ -30,12 +30,20 @@ pub struct DemoHub {
 
 /// Start an embedded hub on an ephemeral loopback port.
 pub async fn start_hub(interval_s: u64) -> Result<DemoHub> {
-    let dir = tempfile::Builder::new()
-        .prefix("macfleet-demo-")
+    // Private: the directory 0700, its files 0600 (it holds the session's
+    // token file, the history and the failover log).
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("macfleet-demo-");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let dir = builder
         .tempdir()
         .wrap_err("cannot make a temporary directory")?;
     let config = dir.path().join("hub.toml");
     std::fs::write(&config, EXAMPLE_CONFIG).wrap_err("cannot write the demo config")?;
+    #[cfg(unix)]
+    std::fs::set_permissions(&config, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .wrap_err("cannot make the demo config private")?;
     let (owner, viewer, worker) = (
         auth::generate_token(),
         auth::generate_token(),
@@ -53,6 +61,16 @@ pub async fn start_hub(interval_s: u64) -> Result<DemoHub> {
     opts.name = "demo".into();
     opts.heartbeat_interval_s = interval_s.max(1);
     let hub = crate::hub::start(opts).await?;
+    // SQLite makes its files by the umask (0644, commonly); the WAL and
+    // shared-memory files it makes later copy the database's mode.
+    #[cfg(unix)]
+    for name in ["hub.db", "hub.db-wal", "hub.db-shm"] {
+        let path = dir.path().join(name);
+        if path.exists() {
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .wrap_err_with(|| format!("cannot make {} private", path.display()))?;
+        }
+    }
     Ok(DemoHub {
         hub,
         owner: Token::new(owner),

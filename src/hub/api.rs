@@ -485,6 +485,18 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
             err.etag = Some(current);
             Err(err)
         }
+        Err(ReplaceError::Unavailable(e)) => {
+            tracing::error!(error = %e, "config write refused");
+            let mut resp = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "database_unavailable",
+                "the hub's database cannot be opened at its path; nothing was written: retry once it is back",
+            )
+            .into_response();
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            Ok(resp)
+        }
         Err(ReplaceError::Internal(e)) => Err(ApiError::internal(e)),
     }
 }
@@ -581,6 +593,15 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             "the failover log is behind; retry this heartbeat".into(),
             "1",
         )),
+        Err(IngestError::Unavailable(e)) => {
+            tracing::error!(error = %e, "heartbeat refused");
+            Ok(retry(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "database_unavailable",
+                "the hub's database cannot be opened at its path; nothing was stored: retry this heartbeat".into(),
+                "5",
+            ))
+        }
         Err(IngestError::Internal(e)) => Err(ApiError::internal(e)),
     }
 }

@@ -105,7 +105,7 @@ impl Tokens {
             path: path.to_string(),
             message,
         };
-        let file: TokensFile = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        let file: TokensFile = toml::from_str(text).map_err(|e| invalid(toml_error(text, &e)))?;
         let mut entries = Vec::with_capacity(file.tokens.len());
         for (i, line) in file.tokens.into_iter().enumerate() {
             let role: Role = line
@@ -184,6 +184,46 @@ impl Tokens {
             }
         }
         found
+    }
+}
+
+/// A TOML error of the tokens file as message, line and column only: the
+/// parser's own text quotes the offending line, which may be a token pasted
+/// in (`sha256 = mft_…`), and the values and keys it names are left out too
+/// (`unknown field `…``, `invalid type: string "…"`).
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    use std::sync::LazyLock;
+    static QUOTED: LazyLock<Option<regex::Regex>> =
+        LazyLock::new(|| regex::Regex::new(r#"`(?:[^`\\]|\\.)*`|"(?:[^"\\]|\\.)*""#).ok());
+    let message: String = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    // Only the names the file format defines may be quoted back.
+    let message = match QUOTED.as_ref() {
+        Some(re) => re
+            .replace_all(&message, |c: &regex::Captures<'_>| {
+                let q = &c[0];
+                let inner = &q[1..q.len() - 1];
+                if ["tokens", "name", "role", "sha256", "pool"].contains(&inner) {
+                    q.to_string()
+                } else {
+                    "…".to_string()
+                }
+            })
+            .into_owned(),
+        None => "not a valid tokens file".into(),
+    };
+    let message = crate::scrub::scrub(&message).into_owned();
+    match e.span() {
+        Some(span) => {
+            let (line, column) = crate::agents_doc::line_col(text, span.start);
+            format!("{message} (line {line}, column {column})")
+        }
+        None => message,
     }
 }
 
@@ -385,6 +425,30 @@ fn restrict_to_owner(path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A token pasted into the file where it does not belong is never in
+    /// the error: unquoted (not TOML), as a key, or as a wrong-typed value.
+    #[test]
+    fn parse_errors_say_message_line_and_column_never_a_token() {
+        let tok = generate_token();
+        let head = "[[tokens]]\nname = \"alice\"\nrole = \"owner\"\n";
+        for (text, line) in [
+            (format!("{head}sha256 = {tok}\n"), 4),
+            (
+                format!("{head}sha256 = \"{}\"\n\"{tok}\" = 1\n", "0".repeat(64)),
+                5,
+            ),
+            (format!("{head}sha256 = [\"{tok}\"]\n"), 4),
+        ] {
+            let e = Tokens::parse(&text, "t.toml")
+                .expect_err("bad file")
+                .to_string();
+            assert!(!e.contains(&tok), "{e}");
+            assert!(!e.contains(&tok[4..12]), "{e}");
+            assert!(e.contains(&format!("(line {line}, column ")), "{e}");
+            assert!(!e.contains('\n') && !e.contains('|'), "no snippet: {e}");
+        }
+    }
 
     #[test]
     fn lookup_by_hash() {

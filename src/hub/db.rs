@@ -3,10 +3,11 @@
 //! failovers off the request path and commits them in batches; readers use
 //! their own connection.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -45,6 +46,8 @@ pub struct NewFailover {
 enum Cmd {
     Failovers(Vec<NewFailover>, oneshot::Sender<Result<(), String>>),
     History(HistoryEntry, oneshot::Sender<Result<(), String>>),
+    /// Set (or clear) the config write in progress.
+    Intent(Option<HistoryEntry>, oneshot::Sender<Result<(), String>>),
     Flush(oneshot::Sender<()>),
 }
 
@@ -70,13 +73,58 @@ pub struct FailoverFilter {
 }
 
 pub struct Db {
-    read: Mutex<Connection>,
+    /// Shared with the writer, which replaces it when it recreates the file.
+    read: Arc<Mutex<Connection>>,
     tx: SyncSender<Cmd>,
     head: Arc<AtomicU64>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     unreadable: Unreadable,
     /// The file was there and empty at start (truncated?).
     started_empty: bool,
+    path: PathBuf,
+    state: Arc<FileState>,
+    /// Problems SQLite's `quick_check` found at start (0: none).
+    quick_check_problems: u64,
+}
+
+/// What became of the database file while the hub ran.
+#[derive(Default)]
+pub struct FileState {
+    /// Times the file was found removed or replaced and made afresh.
+    recreated: AtomicU64,
+    /// When it last was.
+    recreated_at: Mutex<Option<DateTime<Utc>>>,
+    /// Why the file cannot be opened now (`None`: it can).
+    unavailable: Mutex<Option<String>>,
+}
+
+/// The start of the error a command gets while the database cannot be
+/// opened at its path: the hub answers 503 `database_unavailable`.
+pub const UNAVAILABLE: &str = "database unavailable";
+
+/// How often the writer looks at the file's identity when idle (it also
+/// looks before acknowledging every batch).
+const IDENTITY_EVERY: Duration = Duration::from_secs(1);
+
+/// The identity of the file at `path` (device and inode), or `None` when
+/// nothing is there.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// SQLite's `quick_check`: the problems it reports (none is `ok`).
+fn quick_check(conn: &Connection) -> Result<Vec<String>, DbError> {
+    let mut st = conn.prepare("PRAGMA quick_check(100)")?;
+    let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+    let mut out = Vec::new();
+    for r in rows {
+        let r = r?;
+        if r != "ok" {
+            out.push(r);
+        }
+    }
+    Ok(out)
 }
 
 const PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;";
@@ -107,6 +155,14 @@ CREATE TABLE IF NOT EXISTS failovers (
   detail TEXT,
   token TEXT NOT NULL DEFAULT '',
   UNIQUE (worker, id, token)
+);
+CREATE TABLE IF NOT EXISTS config_intent (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision TEXT NOT NULL,
+  at TEXT NOT NULL,
+  by TEXT NOT NULL,
+  agents TEXT NOT NULL,
+  previous_agents TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS failovers_by_worker ON failovers (worker, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_kind ON failovers (kind, seq);
@@ -186,23 +242,52 @@ impl Db {
         }
         let writer_conn = open(path)?;
         let read = open(path)?;
+        // Damaged pages are said at start, not found out later as rows
+        // that silently are not there.
+        let problems = quick_check(&read).unwrap_or_else(|e| vec![e.to_string()]);
+        if !problems.is_empty() {
+            tracing::error!(
+                path = %path.display(),
+                problems = problems.len(),
+                first = %problems[0],
+                "the database failed SQLite's quick_check: some history or failovers may be unreadable or gone"
+            );
+        }
         let head: u64 = read.query_row("SELECT COALESCE(MAX(seq), 0) FROM failovers", [], |r| {
             r.get::<_, i64>(0)
         })? as u64;
+        let last_history = read_history(&read, 1, &Unreadable::default())?
+            .into_iter()
+            .next();
         let head = Arc::new(AtomicU64::new(head));
+        let read = Arc::new(Mutex::new(read));
+        let state = Arc::new(FileState::default());
         let (tx, rx) = std::sync::mpsc::sync_channel(4096);
-        let head2 = head.clone();
+        let writer = Writer {
+            conn: writer_conn,
+            path: path.to_path_buf(),
+            id: file_id(path),
+            read: read.clone(),
+            state: state.clone(),
+            last_history,
+            head: head.clone(),
+            bounds,
+            on_commit,
+        };
         let writer = std::thread::Builder::new()
             .name("macfleet-db".into())
-            .spawn(move || writer_loop(writer_conn, rx, bounds, head2, on_commit))
+            .spawn(move || writer_loop(writer, rx))
             .map_err(|e| DbError::Other(format!("cannot start the writer thread: {e}")))?;
         Ok(Db {
-            read: Mutex::new(read),
+            read,
             tx,
             head,
             writer: Mutex::new(Some(writer)),
             unreadable: Unreadable::default(),
             started_empty,
+            path: path.to_path_buf(),
+            state,
+            quick_check_problems: problems.len() as u64,
         })
     }
 
@@ -228,6 +313,54 @@ impl Db {
         rx.await
             .map_err(|_| DbError::WriterGone)?
             .map_err(DbError::Other)
+    }
+
+    /// Record, durably, the config write about to replace the file (its
+    /// revision and author, as its history entry will say), or clear it
+    /// (`None`). A history entry of that revision clears it in the same
+    /// transaction; a hub killed between the rename and that entry finds
+    /// it at start ([`Db::intent`]) and records the write as its author's.
+    pub async fn record_intent(&self, entry: Option<HistoryEntry>) -> Result<(), DbError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::Intent(entry, tx)).await?;
+        rx.await
+            .map_err(|_| DbError::WriterGone)?
+            .map_err(DbError::Other)
+    }
+
+    /// The config write in progress when the hub last stopped, if its
+    /// history entry was never recorded.
+    pub fn intent(&self) -> Result<Option<HistoryEntry>, DbError> {
+        self.with_read(|c| {
+            let row = c
+                .query_row(
+                    "SELECT revision, at, by, agents, previous_agents FROM config_intent WHERE id = 1",
+                    [],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, String>(3)?,
+                            r.get::<_, String>(4)?,
+                        ))
+                    },
+                )
+                .optional()?;
+            let Some((revision, at, by, agents, previous)) = row else {
+                return Ok(None);
+            };
+            let list = |t: &str| -> Result<Vec<String>, DbError> {
+                serde_json::from_str(t).map_err(|e| DbError::Other(e.to_string()))
+            };
+            Ok(Some(HistoryEntry {
+                revision,
+                at: parse_time(&at)?,
+                by,
+                agents: list(&agents)?,
+                previous_agents: list(&previous)?,
+            }))
+        })
     }
 
     /// Wait until everything queued so far is committed.
@@ -268,42 +401,7 @@ impl Db {
 
     /// Newest first.
     pub fn history(&self, limit: u32) -> Result<Vec<HistoryEntry>, DbError> {
-        self.with_read(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT id, revision, at, by, agents, previous_agents FROM history ORDER BY id DESC LIMIT ?1",
-            )?;
-            let rows = st.query_map(params![limit], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                ))
-            })?;
-            let mut out = Vec::new();
-            for row in rows {
-                let (id, revision, at, by, agents_text, previous) = row?;
-                let agents = |text: &str| -> Result<Vec<String>, DbError> {
-                    serde_json::from_str(text).map_err(|e| DbError::Other(e.to_string()))
-                };
-                let entry = (|| -> Result<HistoryEntry, DbError> {
-                    Ok(HistoryEntry {
-                        revision,
-                        at: parse_time(&at)?,
-                        by,
-                        agents: agents(&agents_text)?,
-                        previous_agents: agents(&previous)?,
-                    })
-                })();
-                match entry {
-                    Ok(e) => out.push(e),
-                    Err(e) => self.unreadable.note("history", id as u64, &e),
-                }
-            }
-            Ok(out)
-        })
+        self.with_read(|c| read_history(c, limit, &self.unreadable))
     }
 
     /// The oldest seq still held (0 when the log is empty).
@@ -370,6 +468,30 @@ impl Db {
         self.started_empty
     }
 
+    /// Where the database lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Problems SQLite's `quick_check` found at start.
+    pub fn quick_check_problems(&self) -> u64 {
+        self.quick_check_problems
+    }
+
+    /// Times the file was found removed or replaced under the running hub
+    /// and made afresh at its path, and when it last was.
+    pub fn recreated(&self) -> (u64, Option<DateTime<Utc>>) {
+        (
+            self.state.recreated.load(Ordering::Acquire),
+            self.state.recreated_at.lock().ok().and_then(|t| *t),
+        )
+    }
+
+    /// Why the database cannot be opened at its path now, if it cannot.
+    pub fn unavailable(&self) -> Option<String> {
+        self.state.unavailable.lock().ok().and_then(|u| u.clone())
+    }
+
     /// Stop the writer after it has committed everything queued.
     pub fn close(&self) {
         let handle = self.writer.lock().ok().and_then(|mut h| h.take());
@@ -381,6 +503,48 @@ impl Db {
             drop(h);
         }
     }
+}
+
+/// Newest first; an unreadable entry is skipped and noted.
+fn read_history(
+    c: &Connection,
+    limit: u32,
+    unreadable: &Unreadable,
+) -> Result<Vec<HistoryEntry>, DbError> {
+    let mut st = c.prepare_cached(
+        "SELECT id, revision, at, by, agents, previous_agents FROM history ORDER BY id DESC LIMIT ?1",
+    )?;
+    let rows = st.query_map(params![limit], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, String>(4)?,
+            r.get::<_, String>(5)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, revision, at, by, agents_text, previous) = row?;
+        let agents = |text: &str| -> Result<Vec<String>, DbError> {
+            serde_json::from_str(text).map_err(|e| DbError::Other(e.to_string()))
+        };
+        let entry = (|| -> Result<HistoryEntry, DbError> {
+            Ok(HistoryEntry {
+                revision,
+                at: parse_time(&at)?,
+                by,
+                agents: agents(&agents_text)?,
+                previous_agents: agents(&previous)?,
+            })
+        })();
+        match entry {
+            Ok(e) => out.push(e),
+            Err(e) => unreadable.note("history", id as u64, &e),
+        }
+    }
+    Ok(out)
 }
 
 /// One page's worth of the failover log as scanned: the readable records,
@@ -475,17 +639,138 @@ fn time(t: DateTime<Utc>) -> String {
 
 const MAX_BATCH: usize = 2_000;
 
-fn writer_loop(
-    mut conn: Connection,
-    rx: Receiver<Cmd>,
-    bounds: Bounds,
+/// Answered once a command's batch is committed (or failed).
+type Ack = oneshot::Sender<Result<(), String>>;
+
+/// The writer thread's state: its connection and what it needs to make the
+/// file afresh when it is removed under the running hub.
+struct Writer {
+    conn: Connection,
+    path: PathBuf,
+    /// The identity of the file `conn` writes (`None`: there is none).
+    id: Option<(u64, u64)>,
+    read: Arc<Mutex<Connection>>,
+    state: Arc<FileState>,
+    /// The newest history entry, to begin a new file's history with (the
+    /// list in force survives a restart).
+    last_history: Option<HistoryEntry>,
     head: Arc<AtomicU64>,
+    bounds: Bounds,
     on_commit: OnCommit,
-) {
-    while let Ok(first) = rx.recv() {
+}
+
+impl Writer {
+    /// Make sure `conn` writes the file at the path: when the file was
+    /// removed or replaced, make it afresh there (the failover log's seqs
+    /// carry on from the head; the history begins with the list in force)
+    /// and say so. `Err` when it cannot be opened.
+    fn ensure_file(&mut self) -> Result<(), String> {
+        let now = file_id(&self.path);
+        if now.is_some() && now == self.id {
+            return Ok(());
+        }
+        if self.id.is_some() {
+            tracing::error!(
+                path = %self.path.display(),
+                "the database file was removed or replaced while the hub ran; making it afresh at its path: the history and the failover log begin afresh now"
+            );
+        }
+        match self.reopen() {
+            Ok(()) => {
+                self.state.recreated.fetch_add(1, Ordering::AcqRel);
+                if let Ok(mut at) = self.state.recreated_at.lock() {
+                    *at = Some(Utc::now());
+                }
+                if let Ok(mut u) = self.state.unavailable.lock() {
+                    *u = None;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let why = format!("{UNAVAILABLE}: {}: {e}", self.path.display());
+                if let Ok(mut u) = self.state.unavailable.lock() {
+                    if u.is_none() {
+                        tracing::error!("{why}");
+                    }
+                    *u = Some(why.clone());
+                }
+                self.id = None;
+                Err(why)
+            }
+        }
+    }
+
+    fn reopen(&mut self) -> Result<(), DbError> {
+        let mut conn = open(&self.path)?;
+        let head = self.head.load(Ordering::Acquire) as i64;
+        let tx = conn.transaction()?;
+        // Seqs only grow, across the new file too.
+        tx.execute("DELETE FROM sqlite_sequence WHERE name = 'failovers'", [])?;
+        tx.execute(
+            "INSERT INTO sqlite_sequence (name, seq) VALUES ('failovers', ?1)",
+            params![head],
+        )?;
+        if let Some(h) = &self.last_history {
+            tx.execute(
+                "INSERT INTO history (revision, at, by, agents, previous_agents) VALUES (?1, ?2, '(initial)', ?3, ?4)",
+                params![
+                    h.revision,
+                    time(Utc::now()),
+                    serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
+                    serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
+                ],
+            )?;
+        }
+        tx.commit()?;
+        let read = open(&self.path)?;
+        self.id = file_id(&self.path);
+        self.conn = conn;
+        if let Ok(mut r) = self.read.lock() {
+            *r = read;
+        }
+        Ok(())
+    }
+
+    /// Commit a batch into the file at the path, checking the file's
+    /// identity before and after: a batch committed into a file removed
+    /// meanwhile is committed again into the new one, so nothing is
+    /// acknowledged that a restart would not find.
+    fn commit_durably(
+        &mut self,
+        failovers: &[NewFailover],
+        history: &[(HistoryEntry, Ack)],
+        intents: &[(Option<HistoryEntry>, Ack)],
+    ) -> Result<Vec<FailoverRecord>, String> {
+        for _ in 0..3 {
+            self.ensure_file()?;
+            let records = commit(&mut self.conn, failovers, history, intents, self.bounds)
+                .map_err(|e| e.to_string())?;
+            if file_id(&self.path).is_some() && file_id(&self.path) == self.id {
+                return Ok(records);
+            }
+        }
+        Err(format!(
+            "{UNAVAILABLE}: {} keeps being removed",
+            self.path.display()
+        ))
+    }
+}
+
+fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
+    loop {
+        let first = match rx.recv_timeout(IDENTITY_EVERY) {
+            Ok(cmd) => cmd,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                // Noticed within about a second even when nothing is written.
+                let _ = w.ensure_file();
+                continue;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+        };
         let mut failovers: Vec<NewFailover> = Vec::new();
-        let mut acks: Vec<oneshot::Sender<Result<(), String>>> = Vec::new();
-        let mut history: Vec<(HistoryEntry, oneshot::Sender<Result<(), String>>)> = Vec::new();
+        let mut acks: Vec<Ack> = Vec::new();
+        let mut history: Vec<(HistoryEntry, Ack)> = Vec::new();
+        let mut intents: Vec<(Option<HistoryEntry>, Ack)> = Vec::new();
         let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
         let mut take = |cmd: Cmd| match cmd {
             Cmd::Failovers(v, ack) => {
@@ -493,6 +778,7 @@ fn writer_loop(
                 acks.push(ack);
             }
             Cmd::History(e, tx) => history.push((e, tx)),
+            Cmd::Intent(e, tx) => intents.push((e, tx)),
             Cmd::Flush(tx) => flushes.push(tx),
         };
         take(first);
@@ -506,28 +792,35 @@ fn writer_loop(
                 Err(_) => break,
             }
         }
-        match commit(&mut conn, &failovers, &history, bounds) {
+        match w.commit_durably(&failovers, &history, &intents) {
             Ok(records) => {
                 if let Some(last) = records.last() {
-                    head.store(last.seq, Ordering::Release);
+                    w.head.store(last.seq, Ordering::Release);
                 }
-                for (_, tx) in history {
+                if let Some((h, _)) = history.last() {
+                    w.last_history = Some(h.clone());
+                }
+                let done = history.into_iter().map(|(_, tx)| tx);
+                for tx in done.chain(intents.into_iter().map(|(_, tx)| tx)) {
                     let _ = tx.send(Ok(()));
                 }
                 for tx in acks {
                     let _ = tx.send(Ok(()));
                 }
                 if !records.is_empty() {
-                    on_commit(records);
+                    (w.on_commit)(records);
                 }
             }
             Err(e) => {
                 tracing::error!(error = %e, "database batch failed");
                 for (_, tx) in history {
-                    let _ = tx.send(Err(e.to_string()));
+                    let _ = tx.send(Err(e.clone()));
+                }
+                for (_, tx) in intents {
+                    let _ = tx.send(Err(e.clone()));
                 }
                 for tx in acks {
-                    let _ = tx.send(Err(e.to_string()));
+                    let _ = tx.send(Err(e.clone()));
                 }
             }
         }
@@ -540,7 +833,8 @@ fn writer_loop(
 fn commit(
     conn: &mut Connection,
     failovers: &[NewFailover],
-    history: &[(HistoryEntry, oneshot::Sender<Result<(), String>>)],
+    history: &[(HistoryEntry, Ack)],
+    intents: &[(Option<HistoryEntry>, Ack)],
     bounds: Bounds,
 ) -> Result<Vec<FailoverRecord>, DbError> {
     let tx = conn.transaction()?;
@@ -579,6 +873,28 @@ fn commit(
         let mut hist = tx.prepare_cached(
             "INSERT INTO history (revision, at, by, agents, previous_agents) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
+        // Intents before history: a write's intent is committed before its
+        // rename, so its history entry always comes in a later batch.
+        for (i, _) in intents {
+            match i {
+                Some(h) => {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents) VALUES (1, ?1, ?2, ?3, ?4, ?5)",
+                        params![
+                            h.revision,
+                            time(h.at),
+                            h.by,
+                            serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
+                            serde_json::to_string(&h.previous_agents)
+                                .unwrap_or_else(|_| "[]".into()),
+                        ],
+                    )?;
+                }
+                None => {
+                    tx.execute("DELETE FROM config_intent", [])?;
+                }
+            }
+        }
         for (h, _) in history {
             hist.execute(params![
                 h.revision,
@@ -587,6 +903,11 @@ fn commit(
                 serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
                 serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
             ])?;
+            // The write this entry records is no longer in progress.
+            tx.execute(
+                "DELETE FROM config_intent WHERE revision = ?1",
+                params![h.revision],
+            )?;
         }
     }
     if let Some(last) = records.last() {
@@ -621,6 +942,36 @@ fn commit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An intent survives a reopen; the history entry of its revision
+    /// clears it in the same commit; another revision's entry does not.
+    #[tokio::test]
+    async fn a_write_intent_is_durable_and_cleared_by_its_history_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("hub.db");
+        let entry = |rev: &str| HistoryEntry {
+            revision: rev.into(),
+            at: Utc::now(),
+            by: "alice".into(),
+            agents: vec!["pi".into()],
+            previous_agents: vec!["claude".into()],
+        };
+        {
+            let db = Db::open(&path, Bounds::default(), Box::new(|_| {})).expect("open");
+            db.record_intent(Some(entry("r2"))).await.expect("intent");
+            db.record_history(entry("r1")).await.expect("other");
+            db.close();
+        }
+        let db = Db::open(&path, Bounds::default(), Box::new(|_| {})).expect("reopen");
+        let i = db.intent().expect("read").expect("kept");
+        assert_eq!((i.revision.as_str(), i.by.as_str()), ("r2", "alice"));
+        assert_eq!(i.previous_agents, ["claude"]);
+        db.record_history(entry("r2")).await.expect("entry");
+        assert!(db.intent().expect("read").is_none());
+        db.record_intent(Some(entry("r3"))).await.expect("intent");
+        db.record_intent(None).await.expect("clear");
+        assert!(db.intent().expect("read").is_none());
+    }
 
     /// A database from before ids were scoped by token keeps its rows and
     /// seqs, and takes the same id from a second token.

@@ -207,8 +207,8 @@ impl Hub {
                 let new = Arc::new(Current::valid(bytes, agents, interval));
                 // Fixed back to the list in force: nothing new to record.
                 let same = before.order != OrderSource::BuiltIn && new.revision == before.projected;
-                self.current.store(new.clone());
                 if same {
+                    self.current.store(new.clone());
                     tracing::info!(revision = %new.revision, "the config on disk validates again");
                     return new;
                 }
@@ -225,6 +225,9 @@ impl Hub {
                 {
                     tracing::error!(error = %e, "history not recorded");
                 }
+                // Swapped once History has it: whoever sees the new
+                // revision finds its entry.
+                self.current.store(new.clone());
                 publish_config(self, &new, CHANGED_ON_DISK);
                 if let Ok(mut f) = self.fleet.lock() {
                     f.resync(&new.projected);

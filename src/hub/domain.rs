@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::db::NewFailover;
+use super::db::{NewFailover, UNAVAILABLE};
 use super::events::Payload;
 use super::ingest::HeartbeatIn;
 use super::{Current, Hub, publish_config, store};
@@ -24,6 +24,9 @@ pub enum ReplaceError {
     /// `If-Match` names another revision than the current one.
     #[error("the document is at revision {current} now")]
     Mismatch { current: String },
+    /// The database cannot be opened at its path: nothing was written.
+    #[error("{0}")]
+    Unavailable(String),
     /// The disk or the runtime failed; the old document stands.
     #[error("{0}")]
     Internal(String),
@@ -40,8 +43,28 @@ pub enum IngestError {
     /// The failover log's queue is full, or its commit is late: retry.
     #[error("the failover log is behind")]
     Overloaded,
+    /// The database cannot be opened at its path: nothing acknowledged.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("{0}")]
     Internal(String),
+}
+
+/// A test hook for `tests/crash.rs`: with `MACFLEET_FAULT_STALL_AFTER_RENAME_MS`
+/// set, a config write waits that long between its rename and its history
+/// entry, so a test can kill the hub exactly there. Unset (always, outside
+/// that test), nothing.
+async fn fault_stall_after_rename() {
+    use std::sync::LazyLock;
+    static STALL: LazyLock<Option<Duration>> = LazyLock::new(|| {
+        std::env::var("MACFLEET_FAULT_STALL_AFTER_RENAME_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+    });
+    if let Some(d) = *STALL {
+        tokio::time::sleep(d).await;
+    }
 }
 
 /// How long a heartbeat with failovers waits for their commit.
@@ -85,32 +108,49 @@ impl Hub {
         if new.revision == before.revision {
             return Ok(before);
         }
-        let path = self.opts.config.clone();
-        let data = bytes.clone();
-        tokio::task::spawn_blocking(move || store::write_atomic(&path, &data))
-            .await
-            .map_err(|e| ReplaceError::Internal(e.to_string()))?
-            .map_err(|e| ReplaceError::Internal(e.to_string()))?;
-        let new = Arc::new(new);
-        self.current.store(new.clone());
         // The list in force brought back over a document that did not
         // validate: nothing new for History, the feed or the fleet.
-        if before.order != OrderSource::BuiltIn && new.revision == before.projected {
+        let restores = before.order != OrderSource::BuiltIn && new.revision == before.projected;
+        let entry = HistoryEntry {
+            revision: new.revision.clone(),
+            at: Utc::now(),
+            by: by.to_string(),
+            agents: new.agents.clone(),
+            previous_agents: before.agents.clone(),
+        };
+        // Durably, before the rename: a hub killed between the rename and
+        // the history entry records this write as `by`'s when it starts,
+        // not as a hand edit.
+        if !restores {
+            self.db
+                .record_intent(Some(entry.clone()))
+                .await
+                .map_err(|e| match e.to_string() {
+                    m if m.contains(UNAVAILABLE) => ReplaceError::Unavailable(m),
+                    m => ReplaceError::Internal(m),
+                })?;
+        }
+        let path = self.opts.config.clone();
+        let data = bytes.clone();
+        let written = tokio::task::spawn_blocking(move || store::write_atomic(&path, &data))
+            .await
+            .map_err(|e| ReplaceError::Internal(e.to_string()))
+            .and_then(|r| r.map_err(|e| ReplaceError::Internal(e.to_string())));
+        if let Err(e) = written {
+            if !restores {
+                let _ = self.db.record_intent(None).await;
+            }
+            return Err(e);
+        }
+        fault_stall_after_rename().await;
+        let new = Arc::new(new);
+        self.current.store(new.clone());
+        if restores {
             tracing::info!(%by, revision = %new.revision, "config replaced with the list in force");
             return Ok(new);
         }
-        if let Err(e) = self
-            .db
-            .record_history(HistoryEntry {
-                revision: new.revision.clone(),
-                at: Utc::now(),
-                by: by.to_string(),
-                agents: new.agents.clone(),
-                previous_agents: before.agents.clone(),
-            })
-            .await
-        {
-            // The document is stored; a restart records the revision anyway.
+        if let Err(e) = self.db.record_history(entry).await {
+            // The document is stored, and its intent: a restart records it.
             tracing::error!(error = %e, "history not recorded");
         }
         // The `config` event first, then the `sync` flips it causes.
@@ -133,6 +173,8 @@ impl Hub {
         mut hb: HeartbeatIn<'_>,
         received_at: DateTime<Utc>,
     ) -> Result<bytes::Bytes, IngestError> {
+        // Liveness is judged by the monotonic clock from here.
+        let arrived = std::time::Instant::now();
         hb.validate_at(received_at)?;
         // Heartbeats in flight may pass this check together, so the fleet
         // can exceed the cap by at most the requests in progress.
@@ -171,6 +213,9 @@ impl Hub {
             // heartbeat's, so a storm costs one commit per batch.)
             match tokio::time::timeout(COMMIT_WAIT, committed).await {
                 Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(e))) if e.starts_with(UNAVAILABLE) => {
+                    return Err(IngestError::Unavailable(e));
+                }
                 Ok(Ok(Err(e))) => return Err(IngestError::Internal(e)),
                 Ok(Err(_)) => return Err(IngestError::Internal("database writer is gone".into())),
                 Err(_) => return Err(IngestError::Overloaded),
@@ -184,7 +229,7 @@ impl Hub {
         // heartbeat is judged against is never older than the last resync.
         // A guard, not a clone: no await follows.
         let current = self.current.load();
-        let view = fleet.record(&hb, received_at, &current.projected);
+        let view = fleet.record_at(&hb, received_at, arrived, &current.projected);
         // Published under the fleet lock, like the sweeper's `state` and a
         // resync's `sync` events: the feed's order is the order of change, so
         // a client that applies views in feed order ends with the latest.
@@ -296,7 +341,7 @@ mod tests {
         let e = hub.ingest("pool", hb, now).await.expect_err("full");
         assert!(matches!(e, IngestError::FleetFull { max: 1 }));
         // A time from the far future is refused by the hub's clock.
-        let body = heartbeat("w-1", now + chrono::Duration::hours(2), None);
+        let body = heartbeat("w-1", now + chrono::Duration::hours(25), None);
         let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
         let e = hub.ingest("pool", hb, now).await.expect_err("ahead");
         assert!(

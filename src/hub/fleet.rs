@@ -1,12 +1,14 @@
 //! Every worker's last heartbeat, in memory, keyed by id. Each change gets
 //! a sequence number so that `GET /v1/workers?since=` answers only what
-//! changed; a sweeper moves workers to `stale` and `lost` by the hub's own
-//! clock and counts that as a change too. Sweeper moves and `in_sync`
+//! changed; a sweeper moves workers to `stale` and `lost` by the time
+//! since each heartbeat arrived, on the hub's monotonic clock (a wall clock
+//! stepped either way moves no worker), and counts that as a change too. Sweeper moves and `in_sync`
 //! flips are published on the event feed (`state`, `sync`) under the same
 //! lock that made them, so the feed's order is the order of change.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -121,8 +123,15 @@ impl Profile {
 #[derive(Debug, Clone)]
 pub struct Stored {
     pub profile: Arc<Profile>,
+    /// The hub's wall clock when the heartbeat arrived (shown; never used
+    /// to judge liveness).
     pub received_at: DateTime<Utc>,
+    /// The hub's monotonic clock when it arrived: liveness and eviction.
+    pub arrived: Instant,
     pub sent_at: DateTime<Utc>,
+    /// How far the worker's clock is ahead of the hub's (negative: behind),
+    /// in whole seconds: `sent_at` less `received_at`.
+    pub clock_skew_s: i64,
     pub state: WorkerState,
     pub in_sync: bool,
     pub last_failover: Option<Arc<Failover>>,
@@ -142,6 +151,7 @@ struct ViewRef<'a> {
     active_agent: Option<&'a str>,
     capabilities: &'a BTreeMap<String, Capability>,
     last_failover: Option<&'a Failover>,
+    clock_skew_s: i64,
 }
 
 impl Serialize for Stored {
@@ -159,6 +169,7 @@ impl Serialize for Stored {
             active_agent: p.active_agent.as_deref(),
             capabilities: &p.capabilities,
             last_failover: self.last_failover.as_deref(),
+            clock_skew_s: self.clock_skew_s,
         }
         .serialize(s)
     }
@@ -293,14 +304,14 @@ impl Fleet {
         self.workers.len() < max || self.workers.contains_key(worker)
     }
 
-    /// Forget the workers whose last heartbeat was received more than
-    /// `after` before `now` (long lost: decommissioned, renamed, or ids
-    /// nobody uses); returns how many. They vanish from full answers; the
-    /// change log skips them.
-    pub fn evict(&mut self, now: DateTime<Utc>, after: chrono::Duration) -> usize {
+    /// Forget the workers whose last heartbeat arrived more than `after`
+    /// before `now` (the monotonic clock; long lost: decommissioned,
+    /// renamed, or ids nobody uses); returns how many. They vanish from
+    /// full answers; the change log skips them.
+    pub fn evict(&mut self, now: Instant, after: Duration) -> usize {
         let before = self.workers.len();
         self.workers
-            .retain(|_, e| now - e.view.received_at <= after);
+            .retain(|_, e| now.saturating_duration_since(e.view.arrived) <= after);
         let n = before - self.workers.len();
         if n > 0 {
             self.compact();
@@ -308,13 +319,27 @@ impl Fleet {
         n
     }
 
-    /// Record a validated (and scrubbed) heartbeat; returns the new view.
-    /// One hash lookup for a worker the hub knows, and what the worker
-    /// repeats from its last heartbeat is shared, not copied.
+    /// Record a validated (and scrubbed) heartbeat that arrived now;
+    /// returns the new view.
     pub fn record(
         &mut self,
         hb: &HeartbeatIn<'_>,
         received_at: DateTime<Utc>,
+        current_revision: &str,
+    ) -> Arc<Stored> {
+        self.record_at(hb, received_at, Instant::now(), current_revision)
+    }
+
+    /// Record a validated (and scrubbed) heartbeat that arrived at
+    /// `arrived` (the monotonic clock) and `received_at` (the wall clock);
+    /// returns the new view. One hash lookup for a worker the hub knows,
+    /// and what the worker repeats from its last heartbeat is shared, not
+    /// copied.
+    pub fn record_at(
+        &mut self,
+        hb: &HeartbeatIn<'_>,
+        received_at: DateTime<Utc>,
+        arrived: Instant,
         current_revision: &str,
     ) -> Arc<Stored> {
         self.seq += 1;
@@ -335,7 +360,9 @@ impl Fleet {
                 in_sync: profile.config_revision.as_deref() == Some(current_revision),
                 profile,
                 received_at,
+                arrived,
                 sent_at: hb.sent_at,
+                clock_skew_s: (hb.sent_at - received_at).num_seconds(),
                 state: WorkerState::Healthy,
                 last_failover,
             })
@@ -360,12 +387,13 @@ impl Fleet {
         view
     }
 
-    /// Recompute every worker's state from the hub's clock; workers whose
-    /// state moved count as changed.
-    pub fn sweep(&mut self, now: DateTime<Utc>, interval_s: u64) -> usize {
+    /// Recompute every worker's state from the time since its heartbeat
+    /// arrived (`now` on the monotonic clock); workers whose state moved
+    /// count as changed.
+    pub fn sweep(&mut self, now: Instant, interval_s: u64) -> usize {
         self.restate(
             |v| {
-                let age = (now - v.received_at).num_milliseconds() as f64 / 1000.0;
+                let age = now.saturating_duration_since(v.arrived).as_secs_f64();
                 let state = WorkerState::from_age(age, interval_s);
                 (state != v.state).then(|| Stored { state, ..v.clone() })
             },
@@ -449,9 +477,20 @@ mod tests {
             .expect("time")
     }
 
+    /// The tests' monotonic clock, aligned with [`t0`].
+    fn m0() -> Instant {
+        static M0: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+        *M0
+    }
+
+    /// `m0` plus how far `at` is past `t0`.
+    fn mono(at: DateTime<Utc>) -> Instant {
+        m0() + (at - t0()).to_std().unwrap_or_default()
+    }
+
     /// A plain heartbeat from `worker`, received at `at`, the fleet at `r1`.
     fn beat(f: &mut Fleet, worker: &str, at: DateTime<Utc>) -> Arc<Stored> {
-        f.record(&(&hb(worker)).into(), at, "r1")
+        f.record_at(&(&hb(worker)).into(), at, mono(at), "r1")
     }
 
     #[test]
@@ -489,8 +528,8 @@ mod tests {
         assert!(!f.admits("w-3", 2), "a new one past the cap");
         assert!(f.admits("w-3", 3));
         let c = f.cursor();
-        let now = t0 + chrono::Duration::hours(3);
-        assert_eq!(f.evict(now, chrono::Duration::hours(2)), 1);
+        let now = mono(t0 + chrono::Duration::hours(3));
+        assert_eq!(f.evict(now, Duration::from_secs(2 * 3600)), 1);
         assert_eq!(f.len(), 1);
         assert!(f.admits("w-3", 2), "room again");
         let all = f.snapshot(None).workers;
@@ -504,9 +543,10 @@ mod tests {
         let mut f = Fleet::new(1);
         beat(&mut f, "w-1", t0);
         let c = f.cursor();
-        assert_eq!(f.sweep(t0 + chrono::Duration::seconds(29), 10), 0);
-        assert_eq!(f.sweep(t0 + chrono::Duration::seconds(31), 10), 1);
-        assert_eq!(f.sweep(t0 + chrono::Duration::seconds(101), 10), 1);
+        let at = |s| mono(t0 + chrono::Duration::seconds(s));
+        assert_eq!(f.sweep(at(29), 10), 0);
+        assert_eq!(f.sweep(at(31), 10), 1);
+        assert_eq!(f.sweep(at(101), 10), 1);
         let d = f.snapshot(Some(c));
         assert_eq!(d.workers.len(), 1);
         assert_eq!(d.workers[0].state, WorkerState::Lost);
@@ -541,7 +581,14 @@ mod tests {
         }];
         let first = f.record(&(&h).into(), t0, "r1");
         let json = serde_json::to_string(&*first).expect("serialises");
-        assert_eq!(json, serde_json::to_string(&first.to_view()).expect("wire"));
+        // The wire type's JSON, and the worker's clock skew beside it.
+        let mut wire = serde_json::to_value(first.to_view()).expect("wire");
+        if let Some(o) = wire.as_object_mut() {
+            o.insert("clock_skew_s".into(), first.clock_skew_s.into());
+        }
+        let mine: serde_json::Value = serde_json::from_str(&json).expect("json");
+        assert_eq!(mine, wire);
+        assert_eq!(first.clock_skew_s, (first.sent_at - t0).num_seconds());
         let back: WorkerView = serde_json::from_str(&json).expect("reads as the wire type");
         assert_eq!(back.worker, "w-1");
         assert_eq!(back.capabilities, h.capabilities);

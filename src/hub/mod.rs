@@ -205,8 +205,8 @@ pub struct Hub {
     /// Serialises config writes: compare-and-replace happens under it.
     pub write_lock: tokio::sync::Mutex<()>,
     pub fleet: Mutex<fleet::Fleet>,
-    /// When lost workers were last looked for eviction.
-    last_eviction: Mutex<chrono::DateTime<Utc>>,
+    /// When lost workers were last looked for eviction (monotonic).
+    last_eviction: Mutex<std::time::Instant>,
     /// Who may call, reread from `opts.tokens_file` on SIGHUP.
     pub tokens: auth::TokenTable,
     pub db: db::Db,
@@ -227,7 +227,26 @@ impl Hub {
     /// for each problem, while the document on disk is not in force.
     pub fn health(&self) -> Health {
         let c = self.current();
-        let problems: Vec<String> = disk::problem(&self.opts.config, &c).into_iter().collect();
+        let mut problems: Vec<String> = disk::problem(&self.opts.config, &c).into_iter().collect();
+        let db = self.db.path().display();
+        let (recreated, recreated_at) = self.db.recreated();
+        let unavailable = self.db.unavailable();
+        if let Some(why) = &unavailable {
+            problems.push(format!(
+                "{why}; heartbeats with failovers and config writes are refused (503 database_unavailable) until it can be"
+            ));
+        } else if let Some(at) = recreated_at {
+            problems.push(format!(
+                "the database {db} was removed or replaced while the hub ran; it was made afresh at its path at {}: the history and the failover log began afresh then",
+                crate::wire::fmt_time(at)
+            ));
+        }
+        let damaged = self.db.quick_check_problems();
+        if damaged > 0 {
+            problems.push(format!(
+                "the database {db} failed SQLite's quick_check at start ({damaged} problems): some history or failovers may be unreadable or gone"
+            ));
+        }
         Health {
             status: if problems.is_empty() {
                 "ok"
@@ -246,6 +265,10 @@ impl Hub {
             database: HealthDatabase {
                 unreadable_rows_skipped: self.db.unreadable_rows(),
                 started_empty: self.db.started_empty(),
+                quick_check_problems: damaged,
+                recreated,
+                recreated_at,
+                unavailable: unavailable.is_some(),
             },
         }
     }
@@ -314,26 +337,42 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     )
     .wrap_err_with(|| format!("cannot open the database {}", db_path.display()))?;
     let latest = db.latest_history().wrap_err("cannot read the history")?;
+    // A write the hub was killed in, between its rename and its history
+    // entry (`None` once the entry is there).
+    let intent = db.intent().wrap_err("cannot read the write in progress")?;
     let bytes = bytes::Bytes::from(bytes);
+    let mut reconciled = None;
     let current = match disk::judge(&bytes) {
         Ok(agents) => {
             let current = Current::valid(bytes, agents, opts.heartbeat_interval_s);
-            // The file may have been edited while the hub was down: history
-            // says so.
             if latest.as_ref().map(|h| h.revision.as_str()) != Some(current.revision.as_str()) {
-                db.record_history(HistoryEntry {
-                    revision: current.revision.clone(),
-                    at: Utc::now(),
-                    by: if latest.is_some() {
-                        disk::CHANGED_ON_DISK.into()
-                    } else {
-                        "(initial)".into()
+                let entry = match intent {
+                    // The interrupted write landed: it is its author's.
+                    Some(i) if i.revision == current.revision => {
+                        tracing::warn!(
+                            revision = %i.revision,
+                            by = %i.by,
+                            "the last config write was interrupted after the file was replaced; recorded as its author's"
+                        );
+                        reconciled = Some(i.by.clone());
+                        i
+                    }
+                    // The file was edited while the hub was down.
+                    _ => HistoryEntry {
+                        revision: current.revision.clone(),
+                        at: Utc::now(),
+                        by: if latest.is_some() {
+                            disk::CHANGED_ON_DISK.into()
+                        } else {
+                            "(initial)".into()
+                        },
+                        agents: current.agents.clone(),
+                        previous_agents: latest.map(|h| h.agents).unwrap_or_default(),
                     },
-                    agents: current.agents.clone(),
-                    previous_agents: latest.map(|h| h.agents).unwrap_or_default(),
-                })
-                .await
-                .wrap_err("cannot record the history")?;
+                };
+                db.record_history(entry)
+                    .await
+                    .wrap_err("cannot record the history")?;
             }
             current
         }
@@ -357,19 +396,35 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
             current
         }
     };
+    // An intent whose write never landed (killed before the rename, or
+    // the file edited since) is dropped.
+    if db
+        .intent()
+        .wrap_err("cannot read the write in progress")?
+        .is_some()
+    {
+        db.record_intent(None)
+            .await
+            .wrap_err("cannot clear the write in progress")?;
+    }
     let epoch = Utc::now().timestamp_millis().max(0) as u64;
-    Ok(Arc::new(Hub {
+    let hub = Arc::new(Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
         fleet: Mutex::new(fleet::Fleet::new(epoch).publishing(events.clone())),
-        last_eviction: Mutex::new(Utc::now()),
+        last_eviction: Mutex::new(std::time::Instant::now()),
         tokens: auth::TokenTable::new(opts.tokens.clone(), opts.tokens_file.clone()),
         db,
         events,
         streams: streams::StreamSlots::new(opts.streams.per_token, opts.streams.total),
         closing: tokio::sync::watch::Sender::new(false),
         opts,
-    }))
+    });
+    // The `config` event the interrupted write never sent.
+    if let Some(by) = reconciled {
+        publish_config(&hub, &hub.current(), &by);
+    }
+    Ok(hub)
 }
 
 /// Publish a config change to the event feed.
@@ -384,20 +439,19 @@ pub(crate) fn publish_config(hub: &Hub, c: &Current, by: &str) {
 }
 
 /// Forget workers not heard from for `evict_after` (checked about once a
-/// minute: a full pass over the fleet).
+/// minute: a full pass over the fleet), by the monotonic clock.
 fn evict_lost(hub: &Hub) {
-    let now = Utc::now();
+    let now = std::time::Instant::now();
     let Ok(mut last) = hub.last_eviction.lock() else {
         return;
     };
-    if (now - *last).num_seconds() < 60 {
+    if now.saturating_duration_since(*last) < Duration::from_secs(60) {
         return;
     }
     *last = now;
     drop(last);
-    let after = chrono::Duration::from_std(hub.opts.evict_after).unwrap_or(chrono::Duration::MAX);
     let n = match hub.fleet.lock() {
-        Ok(mut f) => f.evict(now, after),
+        Ok(mut f) => f.evict(now, hub.opts.evict_after),
         Err(_) => 0,
     };
     if n > 0 {
@@ -419,7 +473,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
             let Some(hub) = weak.upgrade() else { return };
             let interval = hub.opts.heartbeat_interval_s;
             if let Ok(mut f) = hub.fleet.lock() {
-                f.sweep(Utc::now(), interval);
+                f.sweep(std::time::Instant::now(), interval);
             }
             evict_lost(&hub);
         }

@@ -199,6 +199,16 @@ pub fn spawn_hub(
     extra: &[&str],
     nofile: Option<u64>,
 ) -> (std::process::Child, String) {
+    spawn_hub_env(dir, extra, nofile, &[])
+}
+
+/// [`spawn_hub`] with `env` set in the hub's environment.
+pub fn spawn_hub_env(
+    dir: &std::path::Path,
+    extra: &[&str],
+    nofile: Option<u64>,
+    env: &[(&str, &str)],
+) -> (std::process::Child, String) {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_macfleet"));
@@ -208,6 +218,7 @@ pub fn spawn_hub(
         .arg(dir.join("tokens.toml"))
         .args(["--listen", "127.0.0.1:0"])
         .args(extra)
+        .envs(env.iter().copied())
         .env("NO_COLOR", "1")
         .stderr(Stdio::piped())
         .stdout(Stdio::null());
