@@ -1102,6 +1102,132 @@ fn balances_in_words_are_redacted_and_other_numbers_stay() {
 }
 
 #[test]
+fn key_value_shapes_that_passed_are_caught() {
+    let mut r = Rng::new(84);
+    let v = r.b62(20);
+    let hex = r.pick(HEX, 40);
+    for (text, want) in [
+        (
+            format!("login: password is {v}"),
+            "login: password is [redacted:password]",
+        ),
+        (
+            format!("ftp pw={v} rejected"),
+            "ftp pw=[redacted:password] rejected",
+        ),
+        (format!("smtp pass={v}"), "smtp pass=[redacted:password]"),
+        (format!("db_pass={v}"), "db_pass=[redacted:password]"),
+        (
+            format!("DB_PASS={v} user=app"),
+            "DB_PASS=[redacted:password] user=app",
+        ),
+        (
+            format!("secret_key_base={hex}"),
+            "secret_key_base=[redacted:secret]",
+        ),
+        (format!("creds={v}"), "creds=[redacted:secret]"),
+        (
+            format!("{{\"private_key_id\": \"{hex}\"}}"),
+            "{\"private_key_id\": \"[redacted:secret]\"}",
+        ),
+        (
+            format!("sent api-key {v} upstream"),
+            "sent api-key [redacted:api-key] upstream",
+        ),
+        (format!("token\t{v}"), "token\t[redacted:token]"),
+        (
+            format!("mysql -h db -u root -p{v} fleet"),
+            "mysql -h db -u root -p[redacted:password] fleet",
+        ),
+    ] {
+        assert_eq!(scrub(&text), want, "{text}");
+        assert_eq!(scrub(want), want);
+    }
+    for keep in [
+        "password is required",
+        "password is incorrect",
+        "tests pass, 3 skipped",
+        "bypass=1",
+        "api-key rotation not needed",
+        "key rotation not needed, cache key reused",
+        "token\tcount",
+        "$MAC_HUB_TOKEN claude-sonnet-4-5-20250929",
+        "gcc -pthread -pedantic -o x",
+        "mysql -u root -p",
+        "session expired, code 401, pat on the back",
+        "compass: north",
+    ] {
+        assert!(matches!(scrub(keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
+#[test]
+fn query_names_scp_remotes_and_percent_encoded_prefixes_are_caught() {
+    let mut r = Rng::new(85);
+    let v = r.b62(24);
+    let body = r.b62(60);
+    for name in ["code", "session_id", "sessionid", "jwt", "pat", "authkey"] {
+        let text = format!("GET https://api.example.com/cb?state=ok&{name}={v}&page=2 -> 401");
+        let out = scrub(&text);
+        assert_eq!(
+            out,
+            format!(
+                "GET https://api.example.com/cb?state=ok&{name}=[redacted:url-query]&page=2 -> 401"
+            ),
+            "{name}"
+        );
+        let text = format!("/v1/login?{name}={v}");
+        assert!(!scrub(&text).contains(&v), "{text}");
+    }
+    // Percent-encoded query names, inside another URL's query.
+    let text = format!(
+        "redirect https://a.example.com/x?next=https%3A%2F%2Fb.example.com%2Fcb%3Fapi_key%3D{v}%26x%3D1"
+    );
+    let out = scrub(&text);
+    assert!(!out.contains(&v), "{out}");
+    assert!(out.contains("%26x%3D1"), "{out}");
+    assert_eq!(scrub(&out), out);
+    // scp-style remotes with a password.
+    for (text, want) in [
+        (
+            format!("git clone deploy:{v}@git.example.com:fleet/hub.git failed"),
+            "git clone deploy:[redacted:password]@git.example.com:fleet/hub.git failed",
+        ),
+        (
+            format!("DATABASE=app:{v}@db.internal/fleet"),
+            "DATABASE=app:[redacted:password]@db.internal/fleet",
+        ),
+    ] {
+        assert_eq!(scrub(&text), want, "{text}");
+        assert_eq!(scrub(want), want);
+    }
+    // Percent-encoded prefixes.
+    for text in [
+        format!("key sk%2Dant%2Dapi03%2D{body} rejected"),
+        format!("key sk%2dproj%2d{body} rejected"),
+        format!("key ghp%5F{} rejected", &body[..36]),
+    ] {
+        let out = scrub(&text);
+        assert!(!out.contains(&body[..20]), "{out}");
+        assert!(
+            out.starts_with("key [redacted:") && out.ends_with("] rejected"),
+            "{out}"
+        );
+        assert_eq!(scrub(&out), out);
+    }
+    for keep in [
+        "GET https://api.example.com/x?code=&page=2",
+        "error code=429 from upstream",
+        "opencode route: 50%25 of quota, 100% used",
+        "git@github.com:macfleet/macfleet.git",
+        "time 10:30 at home",
+        "url https%3A%2F%2Fexample.com%2Fdocs",
+    ] {
+        assert!(matches!(scrub(keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
+#[test]
 fn jwt_without_its_signature_is_caught() {
     let h = format!("eyJ{}", "hbGciOiJIUzI1NiJ9");
     let p = format!("eyJ{}", Rng::new(79).b62(40));

@@ -34,6 +34,8 @@ enum Trig {
     /// A word that says "balance", "credit", "left", …: an amount of money
     /// near it is a balance.
     Money,
+    /// `mysql`/`mariadb`: a password glued to `-p` on that command line.
+    MysqlP,
     /// A word that may be part of a secret key name (`token`, `key`, …).
     Word,
 }
@@ -136,6 +138,16 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("sig", Trig::Word),
     ("auth", Trig::Word),
     ("cookie", Trig::Word),
+    ("pw", Trig::Word),
+    ("pass", Trig::Word),
+    ("creds", Trig::Word),
+    ("jwt", Trig::Word),
+    ("session", Trig::Word),
+    ("code=", Trig::Word),
+    ("pat=", Trig::Word),
+    ("sid=", Trig::Word),
+    ("mysql", Trig::MysqlP),
+    ("mariadb", Trig::MysqlP),
 ];
 
 static TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -263,6 +275,7 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
             Trig::Arn => s.arn(ms),
             Trig::Email => s.email(ms),
             Trig::Money => s.money(ms, me),
+            Trig::MysqlP => s.mysql_p(ms),
             t @ (Trig::Url | Trig::Word) => {
                 if n_later < later.len() {
                     later[n_later] = (ms, me, t == Trig::Url);
@@ -280,7 +293,13 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
     // Phase 2: secrets recognised by their place (URL userinfo) or by the
     // name before them. URL passwords join the hard ranges as found.
     let mut phase2 = |ms: usize, me: usize, url: bool| {
-        if url { s.url(ms) } else { s.word(ms, me) }
+        if url {
+            s.url(ms)
+        } else {
+            // `code=`: the name is the part before the `=`.
+            let me = if s.b[me - 1] == b'=' { me - 1 } else { me };
+            s.word(ms, me)
+        }
     };
     if overflow {
         for m in ac.find_overlapping_iter(text) {
@@ -573,6 +592,72 @@ fn number_end(b: &[u8], i: usize, hi: usize) -> usize {
         e = scan_while(&b[..hi], e + 1, |c| c.is_ascii_digit());
     }
     e
+}
+
+/// The words around the one at `ms`, at most six each way, in the same
+/// clause: `(start, end)` in bytes. Only plain words count: at most 32
+/// bytes, with no `[` or `]`. A longer word (a key) or a placeholder ends
+/// the window as a clause end does, so a second pass, where that key is a
+/// placeholder, sees the same window or a smaller one. `None` when the
+/// word at `ms` is not plain.
+fn clause_words(b: &[u8], ms: usize) -> Option<(usize, usize)> {
+    const WORDS: usize = 6;
+    const LONGEST: usize = 32;
+    let brk = |c: u8| is_space(c) || c == b'\n';
+    let plain = |w: &[u8]| w.len() <= LONGEST && !w.iter().any(|&c| matches!(c, b'[' | b']'));
+    let ends_clause = |w: &[u8]| {
+        w.last()
+            .is_some_and(|&c| matches!(c, b'.' | b';' | b'!' | b'?'))
+    };
+    let mut ws = ms;
+    while ws > 0 && ms - ws <= LONGEST && !brk(b[ws - 1]) {
+        ws -= 1;
+    }
+    let we = scan_while(&b[..b.len().min(ms + LONGEST + 1)], ms, |c| !brk(c));
+    if !plain(&b[ws..we]) || (ws > 0 && !brk(b[ws - 1])) {
+        return None;
+    }
+    let mut lo = ws;
+    for _ in 0..WORDS {
+        let k = {
+            let mut k = lo;
+            while k > 0 && lo - k < 8 && is_space(b[k - 1]) {
+                k -= 1;
+            }
+            k
+        };
+        if k == lo || k == 0 || b[k - 1] == b'\n' {
+            break;
+        }
+        let mut s = k;
+        while s > 0 && k - s <= LONGEST && !brk(b[s - 1]) {
+            s -= 1;
+        }
+        let w = &b[s..k];
+        if !plain(w) || ends_clause(w) || (s > 0 && !brk(b[s - 1])) {
+            break;
+        }
+        lo = s;
+    }
+    let mut hi = we;
+    if !ends_clause(&b[ws..we]) {
+        for _ in 0..WORDS {
+            let k = scan_while(&b[..b.len().min(hi + 8)], hi, is_space);
+            if k == hi || k == b.len() || b[k] == b'\n' {
+                break;
+            }
+            let e = scan_while(&b[..b.len().min(k + LONGEST + 1)], k, |c| !brk(c));
+            let w = &b[k..e];
+            if !plain(w) || (e < b.len() && !brk(b[e])) {
+                break;
+            }
+            hi = e;
+            if ends_clause(w) {
+                break;
+            }
+        }
+    }
+    Some((lo, hi))
 }
 
 /// ISO 4217 codes written after or before an amount.
@@ -1159,6 +1244,9 @@ impl Scanner<'_> {
         // `--token VALUE` on a command line.
         let flag = b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace());
         let url = s > 0 && matches!(b[s - 1], b'?' | b'&' | b'#');
+        if class.url_only && !url {
+            return;
+        }
 
         // Separator: `=`, `:`, `:=`, `=>`, after an optional closing quote.
         let mut j = e;
@@ -1195,14 +1283,28 @@ impl Scanner<'_> {
                     || w.len() >= 12
                     || token_at(b, j).is_some_and(|(_, t)| t.hit.is_some())
             } => {}
-            _ => {
-                if class.near_secret {
-                    self.near_secret(s, e, class.kind);
-                } else if class.kind == Kind::AccountId {
-                    self.near_account(e);
+            _ => match self.spaced_value(ident, class, quotes, ws, j) {
+                Some(v) => {
+                    // One word, without a sentence's closing punctuation.
+                    let raw = self.unquoted_end(v, false);
+                    let mut end = self.clamp(v, raw);
+                    while end > v && matches!(b[end - 1], b'.' | b':' | b')') {
+                        end -= 1;
+                    }
+                    if end > v && !self.stands_in(v, end) {
+                        self.emit_value(v, end, class.kind);
+                    }
+                    return;
                 }
-                return;
-            }
+                None => {
+                    if class.near_secret {
+                        self.near_secret(s, e, class.kind);
+                    } else if class.kind == Kind::AccountId {
+                        self.near_account(e);
+                    }
+                    return;
+                }
+            },
         }
         let ws = j;
         while j < n && j - ws < 8 && is_space(b[j]) {
@@ -1222,6 +1324,82 @@ impl Scanner<'_> {
             Mode::Cookie => self.rest_of_line(v, quote, class.kind),
             Mode::Authorization => self.authorization(v, quote, class.kind),
             Mode::Value => self.value(v, quote, false, class.kind),
+        }
+    }
+
+    /// A value after a secret's name and whitespace, with no `=` or `:`:
+    /// `password is hunter2`, `token<TAB>value`, `api-key <credential>`.
+    /// Where the value starts, when the word there looks like a credential:
+    /// after `is`, or after a tab, mixing classes or 8 characters long; after
+    /// a space, 16 characters mixing classes, or a known token. A bare
+    /// `key` or `auth` needs `is` or a tab (`key rotation`, `cache key
+    /// 3f2a…` stay).
+    fn spaced_value(
+        &self,
+        ident: &str,
+        class: keys::KeyClass,
+        quotes: usize,
+        ws: usize,
+        j: usize,
+    ) -> Option<usize> {
+        let b = self.b;
+        if quotes > 0 || j == ws || j >= b.len() || class.url_only || class.mode != Mode::Value {
+            return None;
+        }
+        if !matches!(
+            class.kind,
+            Kind::Token
+                | Kind::ApiKey
+                | Kind::Password
+                | Kind::Secret
+                | Kind::AwsSecretKey
+                | Kind::Signature
+                | Kind::Authorization
+        ) {
+            return None;
+        }
+        let token = |j: usize| token_at(b, j).is_some_and(|(_, t)| t.hit.is_some());
+        let word = |j: usize| &b[j..self.word_end(j)];
+        let loose = |j: usize| {
+            let w = word(j);
+            !w.is_empty() && !is_benign(w) && (classes(w) >= 2 || w.len() >= 8 || token(j))
+        };
+        let w = word(j);
+        if w.eq_ignore_ascii_case(b"is") {
+            let v = scan_while(b, j + 2, is_space);
+            return (v > j + 2 && v - j < 12 && loose(v)).then_some(v);
+        }
+        if b[ws..j].contains(&b'\t') {
+            return loose(j).then_some(j);
+        }
+        let bare = ident.eq_ignore_ascii_case("key") || ident.eq_ignore_ascii_case("auth");
+        // `$MAC_HUB_TOKEN claude-sonnet-4-5`: a variable, then a model name.
+        let var = ws > ident.len() && matches!(b[ws - ident.len() - 1], b'$' | b'%' | b'{');
+        let strong =
+            (w.len() >= 16 && classes(w) >= 2 && longest_alnum_run(w) >= 12 && !is_benign(w))
+                || token(j);
+        (!bare && !var && strong).then_some(j)
+    }
+
+    /// `mysql -u root -pS3cret`: the password glued to `-p` on a MySQL or
+    /// MariaDB command line.
+    fn mysql_p(&mut self, ms: usize) {
+        let b = self.b;
+        if ms > 0 && is_alnum(b[ms - 1]) {
+            return;
+        }
+        let lim = b.len().min(ms + 1024);
+        let line_end = scan_while(&b[..lim], ms, |c| c != b'\n');
+        let mut i = ms;
+        while let Some(p) = b[i..line_end].windows(3).position(|w| w == b" -p") {
+            let v = i + p + 3;
+            let end = scan_while(&b[..line_end], v, |c| {
+                !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'`' | b';' | b'|' | b'&')
+            });
+            if end > v && b[v] != b'-' && b[v] != b'=' && !self.stands_in(v, end) {
+                self.emit(v, end, Kind::Password, PRIO_CONTEXT);
+            }
+            i = end.max(v);
         }
     }
 
@@ -1446,6 +1624,9 @@ impl Scanner<'_> {
     /// scp-style remote (`git@github.com:org/repo.git`).
     fn email(&mut self, at: usize) {
         let b = self.b;
+        if self.scp_password(at) {
+            return;
+        }
         let local_c = |c: u8| is_alnum(c) || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-');
         let mut s = at;
         while s > 0 && at - s < 64 && local_c(b[s - 1]) {
@@ -1491,16 +1672,58 @@ impl Scanner<'_> {
         self.emit(s, e, Kind::AccountId, PRIO_TOKEN);
     }
 
+    /// `user:password@host:repo.git` or `user:password@host/path` without a
+    /// scheme (scp-style git remotes, `mysql://`-less DSNs): the password.
+    fn scp_password(&mut self, at: usize) -> bool {
+        let b = self.b;
+        let stop = |c: u8| {
+            c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'=' | b'(' | b'<')
+        };
+        let mut w = at;
+        while w > 0 && at - w < 256 && !stop(b[w - 1]) {
+            w -= 1;
+        }
+        let word = &b[w..at];
+        if contains(word, b"://") {
+            return false;
+        }
+        let Some(colon) = word.iter().position(|&c| c == b':') else {
+            return false;
+        };
+        let user = &word[..colon];
+        let (ps, pe) = (w + colon + 1, at);
+        if user.is_empty()
+            || !user
+                .iter()
+                .all(|&c| is_alnum(c) || matches!(c, b'.' | b'_' | b'-'))
+            || ps >= pe
+            || b[ps..pe].contains(&b'@')
+        {
+            return false;
+        }
+        let h = scan_while(b, at + 1, |c| is_alnum(c) || c == b'.' || c == b'-');
+        if h == at + 1
+            || b.get(h).is_some_and(|&c| {
+                !(stop(c) || matches!(c, b':' | b'/' | b',' | b';' | b')' | b'>'))
+            })
+        {
+            return false;
+        }
+        if self.stands_in(ps, pe) {
+            return true;
+        }
+        self.emit_value(ps, pe, Kind::Password);
+        true
+    }
+
     /// An amount of money stated as a balance, credit or remainder: a word
     /// that says so (`balance`, `credit`, `remaining`, `left`, …) and, in
     /// the same clause and at most a few words away, an amount with a
     /// currency (`$4,821.55`, `912.40 USD`, `€7,50`, `12 credits`) or a
-    /// number right after the word (`balance 912.40`). Distances are in
-    /// words, so a placeholder (one word, like what it replaced) leaves the
-    /// result of a second pass the same.
+    /// number right after the word (`balance 912.40`). The window is
+    /// counted in plain words (see [`clause_words`]), so that a second pass
+    /// finds nothing more.
     fn money(&mut self, ms: usize, me: usize) {
-        const WORDS: usize = 6;
-        const SPAN: usize = 256;
         let b = self.b;
         if ms > 0 && is_alnum(b[ms - 1]) {
             return; // inside a longer word (`overleft`)
@@ -1512,38 +1735,9 @@ impl Scanner<'_> {
         let names_number = names(b"balance") || names(b"credit");
         // The whole word the trigger sits in.
         let we = scan_while(&b[..b.len().min(me + 32)], me, is_alnum);
-        // Clause bounds, in words: back and forth from the trigger word.
-        let clause_end = |c: u8| matches!(c, b';' | b'!' | b'?');
-        let mut lo = ms;
-        let mut words = 0;
-        while lo > 0 && ms - lo < SPAN && words < WORDS {
-            let c = b[lo - 1];
-            if c == b'\n' || clause_end(c) || (c == b'.' && lo < b.len() && is_space(b[lo])) {
-                break;
-            }
-            if is_space(c) && !is_space(b[lo]) {
-                words += 1;
-            }
-            lo -= 1;
-        }
-        let mut hi = we;
-        let mut words = 0;
-        while hi < b.len() && hi - we < SPAN {
-            let c = b[hi];
-            if c == b'\n'
-                || clause_end(c)
-                || (c == b'.' && b.get(hi + 1).is_none_or(|&n| is_space(n)))
-            {
-                break;
-            }
-            if is_space(c) && hi > we && !is_space(b[hi - 1]) {
-                words += 1;
-                if words > WORDS {
-                    break;
-                }
-            }
-            hi += 1;
-        }
+        let Some((lo, hi)) = clause_words(b, ms) else {
+            return;
+        };
         // Where a number right after the word may start: over `is`, `of`,
         // `:`, `now`, ….
         let after = {
