@@ -1623,3 +1623,124 @@ async fn get_prints_no_control_bidi_or_invisible_character() {
     assert_terminal_safe("agents set stderr", &out.stderr);
     hub.stop();
 }
+
+// ------------------------------------------------ gitleaks' own rule cases
+
+/// One of gitleaks' rule test cases (`tests/gitleaks/README.md`).
+#[derive(serde::Deserialize)]
+struct GitleaksCase {
+    rule: String,
+    tp: bool,
+    text: String,
+    /// What gitleaks reports as the secret of a true positive.
+    #[serde(default)]
+    secret: String,
+}
+
+fn gitleaks_cases() -> Vec<GitleaksCase> {
+    use base64::Engine as _;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/gitleaks/cases.jsonl.gz.b64"
+    );
+    let b64: String = std::fs::read_to_string(path)
+        .expect("tests/gitleaks/cases.jsonl.gz.b64")
+        .split_whitespace()
+        .collect();
+    let gz = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("base64");
+    // gzip (RFC 1952) as Python's gzip module writes it: a 10-byte header
+    // with no optional fields, raw deflate, then CRC-32 and size.
+    assert!(
+        gz.len() > 18 && gz[..3] == [0x1f, 0x8b, 8] && gz[3] == 0,
+        "gzip header"
+    );
+    let raw = miniz_oxide::inflate::decompress_to_vec(&gz[10..gz.len() - 8]).expect("deflate");
+    let size = u32::from_le_bytes(gz[gz.len() - 4..].try_into().expect("4 bytes"));
+    assert_eq!(raw.len() as u32, size, "gzip size");
+    let text = String::from_utf8(raw).expect("utf-8");
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("one case a line"))
+        .collect()
+}
+
+/// A rule's family: its id's first word (`curl-auth-header` → `curl`).
+fn family(rule: &str) -> &str {
+    rule.split('-').next().unwrap_or(rule)
+}
+
+/// gitleaks' true positives are caught (the secret gitleaks reports does
+/// not come back whole) and its false positives come back untouched, per
+/// family and in all. Prints the table docs/scrubbing.md gives.
+#[test]
+fn gitleaks_rule_cases_are_caught_and_their_false_positives_kept() {
+    use std::collections::BTreeMap;
+    let cases = gitleaks_cases();
+    // family -> (tp, tp caught, fp, fp kept)
+    let mut by: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
+    let mut missed = Vec::new();
+    let mut flagged = Vec::new();
+    for c in &cases {
+        let out = scrub(&c.text);
+        let row = by.entry(family(&c.rule)).or_default();
+        if c.tp {
+            row[0] += 1;
+            let caught = !matches!(out, Cow::Borrowed(_))
+                && (c.secret.is_empty() || !out.contains(c.secret.as_str()));
+            if caught {
+                row[1] += 1;
+            } else {
+                missed.push((&c.rule, &c.text));
+            }
+        } else {
+            row[2] += 1;
+            if out == c.text {
+                row[3] += 1;
+            } else {
+                flagged.push((&c.rule, &c.text, out.into_owned()));
+            }
+        }
+    }
+    let total = by.values().fold([0; 4], |mut t, r| {
+        for i in 0..4 {
+            t[i] += r[i];
+        }
+        t
+    });
+    println!("| family | true positives caught | false positives kept |");
+    println!("| --- | --- | --- |");
+    for (f, r) in &by {
+        println!("| {f} | {} / {} | {} / {} |", r[1], r[0], r[3], r[2]);
+    }
+    println!(
+        "| all | {} / {} ({:.1}%) | {} / {} ({:.1}%) |",
+        total[1],
+        total[0],
+        100.0 * total[1] as f64 / total[0] as f64,
+        total[3],
+        total[2],
+        100.0 * total[3] as f64 / total[2] as f64
+    );
+    if std::env::var_os("GITLEAKS_CASES_VERBOSE").is_some() {
+        for (rule, text) in &missed {
+            println!("missed {rule}: {text:?}");
+        }
+        for (rule, text, out) in &flagged {
+            println!("flagged {rule}: {text:?} -> {out:?}");
+        }
+    }
+    assert!(total[0] > 5000 && total[2] > 300, "{total:?}");
+    assert!(
+        total[1] * 100 >= total[0] * 95,
+        "{} of {} true positives caught",
+        total[1],
+        total[0]
+    );
+    assert!(
+        total[3] * 100 >= total[2] * 75,
+        "{} of {} false positives kept",
+        total[3],
+        total[2]
+    );
+}

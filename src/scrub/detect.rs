@@ -488,11 +488,32 @@ fn reference_at(b: &[u8], i: usize) -> Option<usize> {
     }
     let is_var = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let var_start = |c: u8| c.is_ascii_alphabetic() || c == b'_';
+    // Terraform references: `var.db_password`, `local.x`, `data.y.z`.
+    for r in [&b"var."[..], b"local.", b"data.", b"module."] {
+        if b[i..].starts_with(r) && b.get(i + r.len()).is_some_and(|&c| var_start(c)) {
+            return Some(scan_while(b, i + r.len(), |c| is_var(c) || c == b'.'));
+        }
+    }
+    // A sops-encrypted value: `ENC[AES256_GCM,data:…]`.
+    if b[i..].starts_with(b"ENC[AES256_GCM,") || b[i..].starts_with(b"ENC[AES") {
+        let k = scan_while(&b[..b.len().min(i + 4096)], i, |c| c != b']' && c != b'\n');
+        return (b.get(k) == Some(&b']')).then_some(k + 1);
+    }
     match *b.get(i)? {
         b'$' => match *b.get(i + 1)? {
+            // `${VAR}`, `${VAR:-default}`, `${aws_db.default.password}`.
             b'{' => {
-                let k = scan_while(b, i + 2, is_var);
+                let k = scan_while(&b[..b.len().min(i + 130)], i + 2, |c| {
+                    is_var(c) || matches!(c, b'.' | b':' | b'-' | b'=' | b'$' | b'/')
+                });
                 (k > i + 2 && b.get(k) == Some(&b'}')).then_some(k + 1)
+            }
+            // `$(cat /run/secrets/x)`: a command's output.
+            b'(' => {
+                let k = scan_while(&b[..b.len().min(i + 130)], i + 2, |c| {
+                    !matches!(c, b')' | b'(' | b'\n' | b'[' | b']')
+                });
+                (b.get(k) == Some(&b')')).then_some(k + 1)
             }
             c if var_start(c) => Some(scan_while(b, i + 1, is_var)),
             _ => None,
@@ -508,8 +529,13 @@ fn reference_at(b: &[u8], i: usize) -> Option<usize> {
             (k < i + 128 && b[k..].starts_with(b"}}")).then_some(k + 2)
         }
         b'<' => {
-            let k = scan_while(b, i + 1, |c| is_var(c) || c == b'.' || c == b'-');
+            let k = scan_while(b, i + 1, |c| is_var(c) || matches!(c, b'.' | b'-' | b' '));
             (k > i + 1 && k < i + 64 && b.get(k) == Some(&b'>')).then_some(k + 1)
+        }
+        // `{SumoAccessKey}`: a template's name.
+        b'{' => {
+            let k = scan_while(b, i + 1, |c| is_var(c) || c == b'.');
+            (k > i + 1 && k < i + 64 && b.get(k) == Some(&b'}')).then_some(k + 1)
         }
         _ => None,
     }
@@ -550,6 +576,7 @@ const BENIGN: &[&str] = &[
     "unknown",
     "default",
     "provided",
+    "new",
     "bearer",
     "basic",
 ];
@@ -725,6 +752,127 @@ fn currency_around(b: &[u8], i: usize, n_end: usize, hi: usize) -> (usize, usize
     } else {
         (start, end)
     }
+}
+
+// ---------------------------------------------------------------- fillers
+
+/// A body that only stands for a key: mostly `x`, `a`, `0` or `1`
+/// (`ghp_xxxx…`, `AKIAXXXX…`, `glc_1111…`), a run of eight or more
+/// consecutive letters (`abcdefgh`, `klmnopqrstuvwx`),
+/// or a word saying so (`EXAMPLE`, `YOUR_TOKEN_HERE`, `placeholder`). A
+/// random key has none of these.
+fn is_filler(body: &[u8]) -> bool {
+    let body = &body[..body.len().min(512)];
+    let mut counts = [0u16; 128];
+    let mut n = 0u16;
+    let (mut run, mut best_run) = (1, 1);
+    let mut prev = 0u8;
+    for &c in body {
+        if !is_alnum(c) {
+            run = 1;
+            prev = 0;
+            continue;
+        }
+        counts[c as usize] += 1;
+        n += 1;
+        if prev.is_ascii_alphabetic() && c == prev + 1 {
+            run += 1;
+            best_run = best_run.max(run);
+        } else {
+            run = 1;
+        }
+        prev = c;
+    }
+    if n < 6 {
+        return false;
+    }
+    // The characters people fill a key's place with.
+    let most = b"xXaA01"
+        .iter()
+        .map(|&c| counts[c as usize])
+        .max()
+        .unwrap_or(0);
+    most * 10 >= n * 6
+        || best_run >= 8
+        || ["example", "your_", "_here", "placeholder", "changeme"]
+            .iter()
+            .any(|w| contains_ci(body, w.as_bytes()))
+}
+
+/// A token's body that is words, not random: three or more camel-case
+/// words of three letters or more and no digit
+/// (`hf_requiredCharacteristicTypesForDisplayMetadata`, a method name).
+fn is_camel_words(body: &[u8]) -> bool {
+    let mut words = 0;
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'_' | b'-' => i += 1,
+            c if c.is_ascii_alphabetic() => {
+                let e = scan_while(body, i + 1, |c| c.is_ascii_lowercase());
+                if e - i < 3 {
+                    return false;
+                }
+                words += 1;
+                i = e;
+            }
+            _ => return false,
+        }
+    }
+    words >= 3 && is_name(body)
+}
+
+/// A value that is a name rather than a secret (`MySecretManagerKey`,
+/// `secret/mysecret`, `my-secrets-manager-secret`, `api-key`): words of
+/// letters, camel-case humps of three letters or more, at most two digits
+/// in a row, and at least a quarter vowels. For the value of a bare `key`
+/// (`- key: MySecretManagerKey` in a manifest names the key, it is not
+/// one).
+fn is_name(v: &[u8]) -> bool {
+    if v.len() < 3 || v.len() > 64 {
+        return false;
+    }
+    let mut i = 0;
+    let (mut letters, mut vowels) = (0, 0);
+    while i < v.len() {
+        let c = v[i];
+        if matches!(c, b'-' | b'_' | b'/' | b'.') {
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let e = scan_while(v, i, |c| c.is_ascii_digit());
+            if e - i > 2 {
+                return false;
+            }
+            i = e;
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            return false;
+        }
+        // One word: a capital, then lower case; or lower case; or capitals.
+        let start = i;
+        let separated = i == 0 || !v[i - 1].is_ascii_alphabetic();
+        let e = if c.is_ascii_uppercase() && v.get(i + 1).is_some_and(u8::is_ascii_lowercase) {
+            scan_while(v, i + 1, |c| c.is_ascii_lowercase())
+        } else if c.is_ascii_uppercase() {
+            scan_while(v, i, |c| c.is_ascii_uppercase())
+        } else {
+            scan_while(v, i, |c| c.is_ascii_lowercase())
+        };
+        let len = e - start;
+        if len < 2 || (len < 3 && !separated) {
+            return false;
+        }
+        letters += len;
+        vowels += v[start..e]
+            .iter()
+            .filter(|c| b"aeiouyAEIOUY".contains(c))
+            .count();
+        i = e;
+    }
+    letters >= 3 && vowels * 4 >= letters
 }
 
 // ---------------------------------------------------------------- tokens
@@ -1014,7 +1162,10 @@ impl Scanner<'_> {
         // part of it, unless its prefix reaches past the run's end.
         self.fam_done[found as usize] = (scan.run_end + 1).saturating_sub(scan.prefix).max(ms + 1);
         if let Some((end, kind)) = scan.hit {
-            self.emit(ms, end, kind, PRIO_TOKEN);
+            let body = &self.b[(ms + scan.prefix).min(end)..end];
+            if kind == Kind::Jwt || !(is_filler(body) || is_camel_words(body)) {
+                self.emit(ms, end, kind, PRIO_TOKEN);
+            }
         }
     }
 
@@ -1170,6 +1321,15 @@ impl Scanner<'_> {
             return;
         }
         let body = h + 5;
+        // `-----BEGIN PRIVATE KEY-----\nanything\n-----END…`: no key in it.
+        let key_chars = b[body..b.len().min(body + 64)]
+            .iter()
+            .take_while(|&&c| c != b'-' && c != b'[')
+            .filter(|&&c| is_b64(c))
+            .count();
+        if key_chars < 16 {
+            return;
+        }
         let end = (body..b.len())
             .find(|&k| b[k..].starts_with(b"-----END"))
             .map(|k| {
@@ -1244,7 +1404,8 @@ impl Scanner<'_> {
         // `--token VALUE` on a command line.
         let flag = b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace());
         let url = s > 0 && matches!(b[s - 1], b'?' | b'&' | b'#');
-        if class.url_only && !url {
+        // `${API_KEY:=$2}`: a shell default, not an assignment.
+        if (class.url_only && !url) || (s >= 2 && &b[s - 2..s] == b"${") {
             return;
         }
 
@@ -1259,7 +1420,44 @@ impl Scanner<'_> {
         while j < n && j - ws < 8 && is_space(b[j]) {
             j += 1;
         }
+        // `var apiToken string = "…"`: a type between the name and `=`.
+        if j > ws && quotes == 0 {
+            for t in [&b"string"[..], b"String", b"str", b"[]byte"] {
+                let k = j + t.len();
+                if b[j..].starts_with(t) && b.get(k).is_some_and(|&c| is_space(c)) {
+                    let k = scan_while(&b[..n.min(k + 8)], k, is_space);
+                    if b.get(k) == Some(&b'=') {
+                        j = k;
+                    }
+                    break;
+                }
+            }
+        }
         match b.get(j) {
+            // `.=` (PHP), `?=` and `+=` (make).
+            Some(b'.' | b'?' | b'+') if b.get(j + 1) == Some(&b'=') && j > ws => j += 2,
+            // `::=`, `:::=` (make).
+            Some(b':') if b[j..].starts_with(b"::=") || b[j..].starts_with(b":::=") => {
+                j = scan_while(b, j, |c| c == b':') + 1;
+            }
+            // `setProperty("API_TOKEN", "…")`: a quoted name, a comma, a
+            // quoted value.
+            Some(b',')
+                if quotes > 0 && {
+                    let k = scan_while(&b[..n.min(j + 9)], j + 1, is_space);
+                    matches!(b.get(k), Some(b'"' | b'\'' | b'`'))
+                } =>
+            {
+                j += 1;
+            }
+            // `<apiToken>\n    …\n</apiToken>`.
+            Some(b'>') if quotes == 0 && j == ws && s > 0 && b[s - 1] == b'<' => {
+                j = scan_while(&b[..n.min(j + 17)], j + 1, |c| c.is_ascii_whitespace());
+                if b.get(j) == Some(&b'<') {
+                    return;
+                }
+                return self.value(j, None, false, class.kind);
+            }
             Some(b'=') if b.get(j + 1) != Some(&b'=') => {
                 j += 1;
                 if b.get(j) == Some(&b'>') {
@@ -1314,11 +1512,47 @@ impl Scanner<'_> {
         let (quote, v) = match b.get(j) {
             Some(b'"') => (Some(b'"'), j + 1),
             Some(b'\'') => (Some(b'\''), j + 1),
+            Some(b'`') => (Some(b'`'), j + 1),
             Some(b'\\') if b.get(j + 1) == Some(&b'"') => (Some(b'\\'), j + 2),
             _ => (None, j),
         };
         if url {
             return self.value(v, quote, true, Kind::UrlQuery);
+        }
+        let end = match quote {
+            Some(q) => self.quoted_end(v, q),
+            None => self.unquoted_end(v, false),
+        };
+        // `` `etcdctl get /x` ``: a command's output.
+        if quote == Some(b'`') && b[v..end].contains(&b' ') {
+            return;
+        }
+        if ident.eq_ignore_ascii_case("key") && quote.is_some() {
+            // `<add key="ClearTextPassword" value="…" />`: the key attribute
+            // names the value attribute's secret.
+            let k = scan_while(&b[..n.min(end + 9)], end + 1, is_space);
+            if k > end + 1 && b[k..].starts_with(b"value=") {
+                let q = k + 6;
+                if let (Some(c), Some(&qc)) = (
+                    keys::classify(&String::from_utf8_lossy(&b[v..end])),
+                    b.get(q),
+                ) {
+                    if matches!(qc, b'"' | b'\'') {
+                        self.value(q + 1, Some(qc), false, c.kind);
+                    }
+                }
+                return;
+            }
+        }
+        // `- key: MySecretManagerKey`, `secretKey: api-key`: the value of a
+        // key's name is a name.
+        if matches!(class.kind, Kind::ApiKey | Kind::Secret)
+            && ident.len() >= 3
+            && ident.as_bytes()[ident.len() - 3..].eq_ignore_ascii_case(b"key")
+            && is_name(&b[v..end])
+            && !self.overlaps_hard(v, end)
+        {
+            return;
         }
         match class.mode {
             Mode::Cookie => self.rest_of_line(v, quote, class.kind),
@@ -1424,7 +1658,8 @@ impl Scanner<'_> {
         if let Some(re) = reference_at(self.b, v).filter(|&re| re >= end) {
             return !self.overlaps_hard(v, re);
         }
-        is_benign(&self.b[v..end]) && !self.overlaps_hard(v, end)
+        let w = &self.b[v..end];
+        (is_benign(w) || is_filler(w)) && !self.overlaps_hard(v, end)
     }
 
     /// A value that starts in a URL's authority ends with it, and at an

@@ -140,6 +140,10 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     if any(p, NEGATIONS) || any(pp, NEGATIONS) {
         return None;
     }
+    // `public_key`, `publicToken`, `publishable_key`: meant to be seen.
+    if [l, p].iter().any(|w| any(w, &["public", "publishable"])) {
+        return None;
+    }
     let value = |kind| {
         Some(KeyClass {
             kind,
