@@ -1102,6 +1102,132 @@ fn balances_in_words_are_redacted_and_other_numbers_stay() {
 }
 
 #[test]
+fn key_value_shapes_that_passed_are_caught() {
+    let mut r = Rng::new(84);
+    let v = r.b62(20);
+    let hex = r.pick(HEX, 40);
+    for (text, want) in [
+        (
+            format!("login: password is {v}"),
+            "login: password is [redacted:password]",
+        ),
+        (
+            format!("ftp pw={v} rejected"),
+            "ftp pw=[redacted:password] rejected",
+        ),
+        (format!("smtp pass={v}"), "smtp pass=[redacted:password]"),
+        (format!("db_pass={v}"), "db_pass=[redacted:password]"),
+        (
+            format!("DB_PASS={v} user=app"),
+            "DB_PASS=[redacted:password] user=app",
+        ),
+        (
+            format!("secret_key_base={hex}"),
+            "secret_key_base=[redacted:secret]",
+        ),
+        (format!("creds={v}"), "creds=[redacted:secret]"),
+        (
+            format!("{{\"private_key_id\": \"{hex}\"}}"),
+            "{\"private_key_id\": \"[redacted:secret]\"}",
+        ),
+        (
+            format!("sent api-key {v} upstream"),
+            "sent api-key [redacted:api-key] upstream",
+        ),
+        (format!("token\t{v}"), "token\t[redacted:token]"),
+        (
+            format!("mysql -h db -u root -p{v} fleet"),
+            "mysql -h db -u root -p[redacted:password] fleet",
+        ),
+    ] {
+        assert_eq!(scrub(&text), want, "{text}");
+        assert_eq!(scrub(want), want);
+    }
+    for keep in [
+        "password is required",
+        "password is incorrect",
+        "tests pass, 3 skipped",
+        "bypass=1",
+        "api-key rotation not needed",
+        "key rotation not needed, cache key reused",
+        "token\tcount",
+        "$MAC_HUB_TOKEN claude-sonnet-4-5-20250929",
+        "gcc -pthread -pedantic -o x",
+        "mysql -u root -p",
+        "session expired, code 401, pat on the back",
+        "compass: north",
+    ] {
+        assert!(matches!(scrub(keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
+#[test]
+fn query_names_scp_remotes_and_percent_encoded_prefixes_are_caught() {
+    let mut r = Rng::new(85);
+    let v = r.b62(24);
+    let body = r.b62(60);
+    for name in ["code", "session_id", "sessionid", "jwt", "pat", "authkey"] {
+        let text = format!("GET https://api.example.com/cb?state=ok&{name}={v}&page=2 -> 401");
+        let out = scrub(&text);
+        assert_eq!(
+            out,
+            format!(
+                "GET https://api.example.com/cb?state=ok&{name}=[redacted:url-query]&page=2 -> 401"
+            ),
+            "{name}"
+        );
+        let text = format!("/v1/login?{name}={v}");
+        assert!(!scrub(&text).contains(&v), "{text}");
+    }
+    // Percent-encoded query names, inside another URL's query.
+    let text = format!(
+        "redirect https://a.example.com/x?next=https%3A%2F%2Fb.example.com%2Fcb%3Fapi_key%3D{v}%26x%3D1"
+    );
+    let out = scrub(&text);
+    assert!(!out.contains(&v), "{out}");
+    assert!(out.contains("%26x%3D1"), "{out}");
+    assert_eq!(scrub(&out), out);
+    // scp-style remotes with a password.
+    for (text, want) in [
+        (
+            format!("git clone deploy:{v}@git.example.com:fleet/hub.git failed"),
+            "git clone deploy:[redacted:password]@git.example.com:fleet/hub.git failed",
+        ),
+        (
+            format!("DATABASE=app:{v}@db.internal/fleet"),
+            "DATABASE=app:[redacted:password]@db.internal/fleet",
+        ),
+    ] {
+        assert_eq!(scrub(&text), want, "{text}");
+        assert_eq!(scrub(want), want);
+    }
+    // Percent-encoded prefixes.
+    for text in [
+        format!("key sk%2Dant%2Dapi03%2D{body} rejected"),
+        format!("key sk%2dproj%2d{body} rejected"),
+        format!("key ghp%5F{} rejected", &body[..36]),
+    ] {
+        let out = scrub(&text);
+        assert!(!out.contains(&body[..20]), "{out}");
+        assert!(
+            out.starts_with("key [redacted:") && out.ends_with("] rejected"),
+            "{out}"
+        );
+        assert_eq!(scrub(&out), out);
+    }
+    for keep in [
+        "GET https://api.example.com/x?code=&page=2",
+        "error code=429 from upstream",
+        "opencode route: 50%25 of quota, 100% used",
+        "git@github.com:macfleet/macfleet.git",
+        "time 10:30 at home",
+        "url https%3A%2F%2Fexample.com%2Fdocs",
+    ] {
+        assert!(matches!(scrub(keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
+#[test]
 fn jwt_without_its_signature_is_caught() {
     let h = format!("eyJ{}", "hbGciOiJIUzI1NiJ9");
     let p = format!("eyJ{}", Rng::new(79).b62(40));
@@ -1496,4 +1622,125 @@ async fn get_prints_no_control_bidi_or_invisible_character() {
     assert!(!out.status.success());
     assert_terminal_safe("agents set stderr", &out.stderr);
     hub.stop();
+}
+
+// ------------------------------------------------ gitleaks' own rule cases
+
+/// One of gitleaks' rule test cases (`tests/gitleaks/README.md`).
+#[derive(serde::Deserialize)]
+struct GitleaksCase {
+    rule: String,
+    tp: bool,
+    text: String,
+    /// What gitleaks reports as the secret of a true positive.
+    #[serde(default)]
+    secret: String,
+}
+
+fn gitleaks_cases() -> Vec<GitleaksCase> {
+    use base64::Engine as _;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/gitleaks/cases.jsonl.gz.b64"
+    );
+    let b64: String = std::fs::read_to_string(path)
+        .expect("tests/gitleaks/cases.jsonl.gz.b64")
+        .split_whitespace()
+        .collect();
+    let gz = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("base64");
+    // gzip (RFC 1952) as Python's gzip module writes it: a 10-byte header
+    // with no optional fields, raw deflate, then CRC-32 and size.
+    assert!(
+        gz.len() > 18 && gz[..3] == [0x1f, 0x8b, 8] && gz[3] == 0,
+        "gzip header"
+    );
+    let raw = miniz_oxide::inflate::decompress_to_vec(&gz[10..gz.len() - 8]).expect("deflate");
+    let size = u32::from_le_bytes(gz[gz.len() - 4..].try_into().expect("4 bytes"));
+    assert_eq!(raw.len() as u32, size, "gzip size");
+    let text = String::from_utf8(raw).expect("utf-8");
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("one case a line"))
+        .collect()
+}
+
+/// A rule's family: its id's first word (`curl-auth-header` → `curl`).
+fn family(rule: &str) -> &str {
+    rule.split('-').next().unwrap_or(rule)
+}
+
+/// gitleaks' true positives are caught (the secret gitleaks reports does
+/// not come back whole) and its false positives come back untouched, per
+/// family and in all. Prints the table docs/scrubbing.md gives.
+#[test]
+fn gitleaks_rule_cases_are_caught_and_their_false_positives_kept() {
+    use std::collections::BTreeMap;
+    let cases = gitleaks_cases();
+    // family -> (tp, tp caught, fp, fp kept)
+    let mut by: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
+    let mut missed = Vec::new();
+    let mut flagged = Vec::new();
+    for c in &cases {
+        let out = scrub(&c.text);
+        let row = by.entry(family(&c.rule)).or_default();
+        if c.tp {
+            row[0] += 1;
+            let caught = !matches!(out, Cow::Borrowed(_))
+                && (c.secret.is_empty() || !out.contains(c.secret.as_str()));
+            if caught {
+                row[1] += 1;
+            } else {
+                missed.push((&c.rule, &c.text));
+            }
+        } else {
+            row[2] += 1;
+            if out == c.text {
+                row[3] += 1;
+            } else {
+                flagged.push((&c.rule, &c.text, out.into_owned()));
+            }
+        }
+    }
+    let total = by.values().fold([0; 4], |mut t, r| {
+        for i in 0..4 {
+            t[i] += r[i];
+        }
+        t
+    });
+    println!("| family | true positives caught | false positives kept |");
+    println!("| --- | --- | --- |");
+    for (f, r) in &by {
+        println!("| {f} | {} / {} | {} / {} |", r[1], r[0], r[3], r[2]);
+    }
+    println!(
+        "| all | {} / {} ({:.1}%) | {} / {} ({:.1}%) |",
+        total[1],
+        total[0],
+        100.0 * total[1] as f64 / total[0] as f64,
+        total[3],
+        total[2],
+        100.0 * total[3] as f64 / total[2] as f64
+    );
+    if std::env::var_os("GITLEAKS_CASES_VERBOSE").is_some() {
+        for (rule, text) in &missed {
+            println!("missed {rule}: {text:?}");
+        }
+        for (rule, text, out) in &flagged {
+            println!("flagged {rule}: {text:?} -> {out:?}");
+        }
+    }
+    assert!(total[0] > 5000 && total[2] > 300, "{total:?}");
+    assert!(
+        total[1] * 100 >= total[0] * 95,
+        "{} of {} true positives caught",
+        total[1],
+        total[0]
+    );
+    assert!(
+        total[3] * 100 >= total[2] * 75,
+        "{} of {} false positives kept",
+        total[3],
+        total[2]
+    );
 }

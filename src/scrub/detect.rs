@@ -34,6 +34,8 @@ enum Trig {
     /// A word that says "balance", "credit", "left", …: an amount of money
     /// near it is a balance.
     Money,
+    /// `mysql`/`mariadb`: a password glued to `-p` on that command line.
+    MysqlP,
     /// A word that may be part of a secret key name (`token`, `key`, …).
     Word,
 }
@@ -136,6 +138,16 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("sig", Trig::Word),
     ("auth", Trig::Word),
     ("cookie", Trig::Word),
+    ("pw", Trig::Word),
+    ("pass", Trig::Word),
+    ("creds", Trig::Word),
+    ("jwt", Trig::Word),
+    ("session", Trig::Word),
+    ("code=", Trig::Word),
+    ("pat=", Trig::Word),
+    ("sid=", Trig::Word),
+    ("mysql", Trig::MysqlP),
+    ("mariadb", Trig::MysqlP),
 ];
 
 static TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -263,6 +275,7 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
             Trig::Arn => s.arn(ms),
             Trig::Email => s.email(ms),
             Trig::Money => s.money(ms, me),
+            Trig::MysqlP => s.mysql_p(ms),
             t @ (Trig::Url | Trig::Word) => {
                 if n_later < later.len() {
                     later[n_later] = (ms, me, t == Trig::Url);
@@ -280,7 +293,13 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
     // Phase 2: secrets recognised by their place (URL userinfo) or by the
     // name before them. URL passwords join the hard ranges as found.
     let mut phase2 = |ms: usize, me: usize, url: bool| {
-        if url { s.url(ms) } else { s.word(ms, me) }
+        if url {
+            s.url(ms)
+        } else {
+            // `code=`: the name is the part before the `=`.
+            let me = if s.b[me - 1] == b'=' { me - 1 } else { me };
+            s.word(ms, me)
+        }
     };
     if overflow {
         for m in ac.find_overlapping_iter(text) {
@@ -469,11 +488,32 @@ fn reference_at(b: &[u8], i: usize) -> Option<usize> {
     }
     let is_var = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let var_start = |c: u8| c.is_ascii_alphabetic() || c == b'_';
+    // Terraform references: `var.db_password`, `local.x`, `data.y.z`.
+    for r in [&b"var."[..], b"local.", b"data.", b"module."] {
+        if b[i..].starts_with(r) && b.get(i + r.len()).is_some_and(|&c| var_start(c)) {
+            return Some(scan_while(b, i + r.len(), |c| is_var(c) || c == b'.'));
+        }
+    }
+    // A sops-encrypted value: `ENC[AES256_GCM,data:…]`.
+    if b[i..].starts_with(b"ENC[AES256_GCM,") || b[i..].starts_with(b"ENC[AES") {
+        let k = scan_while(&b[..b.len().min(i + 4096)], i, |c| c != b']' && c != b'\n');
+        return (b.get(k) == Some(&b']')).then_some(k + 1);
+    }
     match *b.get(i)? {
         b'$' => match *b.get(i + 1)? {
+            // `${VAR}`, `${VAR:-default}`, `${aws_db.default.password}`.
             b'{' => {
-                let k = scan_while(b, i + 2, is_var);
+                let k = scan_while(&b[..b.len().min(i + 130)], i + 2, |c| {
+                    is_var(c) || matches!(c, b'.' | b':' | b'-' | b'=' | b'$' | b'/')
+                });
                 (k > i + 2 && b.get(k) == Some(&b'}')).then_some(k + 1)
+            }
+            // `$(cat /run/secrets/x)`: a command's output.
+            b'(' => {
+                let k = scan_while(&b[..b.len().min(i + 130)], i + 2, |c| {
+                    !matches!(c, b')' | b'(' | b'\n' | b'[' | b']')
+                });
+                (b.get(k) == Some(&b')')).then_some(k + 1)
             }
             c if var_start(c) => Some(scan_while(b, i + 1, is_var)),
             _ => None,
@@ -489,8 +529,13 @@ fn reference_at(b: &[u8], i: usize) -> Option<usize> {
             (k < i + 128 && b[k..].starts_with(b"}}")).then_some(k + 2)
         }
         b'<' => {
-            let k = scan_while(b, i + 1, |c| is_var(c) || c == b'.' || c == b'-');
+            let k = scan_while(b, i + 1, |c| is_var(c) || matches!(c, b'.' | b'-' | b' '));
             (k > i + 1 && k < i + 64 && b.get(k) == Some(&b'>')).then_some(k + 1)
+        }
+        // `{SumoAccessKey}`: a template's name.
+        b'{' => {
+            let k = scan_while(b, i + 1, |c| is_var(c) || c == b'.');
+            (k > i + 1 && k < i + 64 && b.get(k) == Some(&b'}')).then_some(k + 1)
         }
         _ => None,
     }
@@ -531,6 +576,7 @@ const BENIGN: &[&str] = &[
     "unknown",
     "default",
     "provided",
+    "new",
     "bearer",
     "basic",
 ];
@@ -573,6 +619,72 @@ fn number_end(b: &[u8], i: usize, hi: usize) -> usize {
         e = scan_while(&b[..hi], e + 1, |c| c.is_ascii_digit());
     }
     e
+}
+
+/// The words around the one at `ms`, at most six each way, in the same
+/// clause: `(start, end)` in bytes. Only plain words count: at most 32
+/// bytes, with no `[` or `]`. A longer word (a key) or a placeholder ends
+/// the window as a clause end does, so a second pass, where that key is a
+/// placeholder, sees the same window or a smaller one. `None` when the
+/// word at `ms` is not plain.
+fn clause_words(b: &[u8], ms: usize) -> Option<(usize, usize)> {
+    const WORDS: usize = 6;
+    const LONGEST: usize = 32;
+    let brk = |c: u8| is_space(c) || c == b'\n';
+    let plain = |w: &[u8]| w.len() <= LONGEST && !w.iter().any(|&c| matches!(c, b'[' | b']'));
+    let ends_clause = |w: &[u8]| {
+        w.last()
+            .is_some_and(|&c| matches!(c, b'.' | b';' | b'!' | b'?'))
+    };
+    let mut ws = ms;
+    while ws > 0 && ms - ws <= LONGEST && !brk(b[ws - 1]) {
+        ws -= 1;
+    }
+    let we = scan_while(&b[..b.len().min(ms + LONGEST + 1)], ms, |c| !brk(c));
+    if !plain(&b[ws..we]) || (ws > 0 && !brk(b[ws - 1])) {
+        return None;
+    }
+    let mut lo = ws;
+    for _ in 0..WORDS {
+        let k = {
+            let mut k = lo;
+            while k > 0 && lo - k < 8 && is_space(b[k - 1]) {
+                k -= 1;
+            }
+            k
+        };
+        if k == lo || k == 0 || b[k - 1] == b'\n' {
+            break;
+        }
+        let mut s = k;
+        while s > 0 && k - s <= LONGEST && !brk(b[s - 1]) {
+            s -= 1;
+        }
+        let w = &b[s..k];
+        if !plain(w) || ends_clause(w) || (s > 0 && !brk(b[s - 1])) {
+            break;
+        }
+        lo = s;
+    }
+    let mut hi = we;
+    if !ends_clause(&b[ws..we]) {
+        for _ in 0..WORDS {
+            let k = scan_while(&b[..b.len().min(hi + 8)], hi, is_space);
+            if k == hi || k == b.len() || b[k] == b'\n' {
+                break;
+            }
+            let e = scan_while(&b[..b.len().min(k + LONGEST + 1)], k, |c| !brk(c));
+            let w = &b[k..e];
+            if !plain(w) || (e < b.len() && !brk(b[e])) {
+                break;
+            }
+            hi = e;
+            if ends_clause(w) {
+                break;
+            }
+        }
+    }
+    Some((lo, hi))
 }
 
 /// ISO 4217 codes written after or before an amount.
@@ -640,6 +752,127 @@ fn currency_around(b: &[u8], i: usize, n_end: usize, hi: usize) -> (usize, usize
     } else {
         (start, end)
     }
+}
+
+// ---------------------------------------------------------------- fillers
+
+/// A body that only stands for a key: mostly `x`, `a`, `0` or `1`
+/// (`ghp_xxxx…`, `AKIAXXXX…`, `glc_1111…`), a run of eight or more
+/// consecutive letters (`abcdefgh`, `klmnopqrstuvwx`),
+/// or a word saying so (`EXAMPLE`, `YOUR_TOKEN_HERE`, `placeholder`). A
+/// random key has none of these.
+fn is_filler(body: &[u8]) -> bool {
+    let body = &body[..body.len().min(512)];
+    let mut counts = [0u16; 128];
+    let mut n = 0u16;
+    let (mut run, mut best_run) = (1, 1);
+    let mut prev = 0u8;
+    for &c in body {
+        if !is_alnum(c) {
+            run = 1;
+            prev = 0;
+            continue;
+        }
+        counts[c as usize] += 1;
+        n += 1;
+        if prev.is_ascii_alphabetic() && c == prev + 1 {
+            run += 1;
+            best_run = best_run.max(run);
+        } else {
+            run = 1;
+        }
+        prev = c;
+    }
+    if n < 6 {
+        return false;
+    }
+    // The characters people fill a key's place with.
+    let most = b"xXaA01"
+        .iter()
+        .map(|&c| counts[c as usize])
+        .max()
+        .unwrap_or(0);
+    most * 10 >= n * 6
+        || best_run >= 8
+        || ["example", "your_", "_here", "placeholder", "changeme"]
+            .iter()
+            .any(|w| contains_ci(body, w.as_bytes()))
+}
+
+/// A token's body that is words, not random: three or more camel-case
+/// words of three letters or more and no digit
+/// (`hf_requiredCharacteristicTypesForDisplayMetadata`, a method name).
+fn is_camel_words(body: &[u8]) -> bool {
+    let mut words = 0;
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'_' | b'-' => i += 1,
+            c if c.is_ascii_alphabetic() => {
+                let e = scan_while(body, i + 1, |c| c.is_ascii_lowercase());
+                if e - i < 3 {
+                    return false;
+                }
+                words += 1;
+                i = e;
+            }
+            _ => return false,
+        }
+    }
+    words >= 3 && is_name(body)
+}
+
+/// A value that is a name rather than a secret (`MySecretManagerKey`,
+/// `secret/mysecret`, `my-secrets-manager-secret`, `api-key`): words of
+/// letters, camel-case humps of three letters or more, at most two digits
+/// in a row, and at least a quarter vowels. For the value of a bare `key`
+/// (`- key: MySecretManagerKey` in a manifest names the key, it is not
+/// one).
+fn is_name(v: &[u8]) -> bool {
+    if v.len() < 3 || v.len() > 64 {
+        return false;
+    }
+    let mut i = 0;
+    let (mut letters, mut vowels) = (0, 0);
+    while i < v.len() {
+        let c = v[i];
+        if matches!(c, b'-' | b'_' | b'/' | b'.') {
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let e = scan_while(v, i, |c| c.is_ascii_digit());
+            if e - i > 2 {
+                return false;
+            }
+            i = e;
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            return false;
+        }
+        // One word: a capital, then lower case; or lower case; or capitals.
+        let start = i;
+        let separated = i == 0 || !v[i - 1].is_ascii_alphabetic();
+        let e = if c.is_ascii_uppercase() && v.get(i + 1).is_some_and(u8::is_ascii_lowercase) {
+            scan_while(v, i + 1, |c| c.is_ascii_lowercase())
+        } else if c.is_ascii_uppercase() {
+            scan_while(v, i, |c| c.is_ascii_uppercase())
+        } else {
+            scan_while(v, i, |c| c.is_ascii_lowercase())
+        };
+        let len = e - start;
+        if len < 2 || (len < 3 && !separated) {
+            return false;
+        }
+        letters += len;
+        vowels += v[start..e]
+            .iter()
+            .filter(|c| b"aeiouyAEIOUY".contains(c))
+            .count();
+        i = e;
+    }
+    letters >= 3 && vowels * 4 >= letters
 }
 
 // ---------------------------------------------------------------- tokens
@@ -929,7 +1162,10 @@ impl Scanner<'_> {
         // part of it, unless its prefix reaches past the run's end.
         self.fam_done[found as usize] = (scan.run_end + 1).saturating_sub(scan.prefix).max(ms + 1);
         if let Some((end, kind)) = scan.hit {
-            self.emit(ms, end, kind, PRIO_TOKEN);
+            let body = &self.b[(ms + scan.prefix).min(end)..end];
+            if kind == Kind::Jwt || !(is_filler(body) || is_camel_words(body)) {
+                self.emit(ms, end, kind, PRIO_TOKEN);
+            }
         }
     }
 
@@ -1085,6 +1321,15 @@ impl Scanner<'_> {
             return;
         }
         let body = h + 5;
+        // `-----BEGIN PRIVATE KEY-----\nanything\n-----END…`: no key in it.
+        let key_chars = b[body..b.len().min(body + 64)]
+            .iter()
+            .take_while(|&&c| c != b'-' && c != b'[')
+            .filter(|&&c| is_b64(c))
+            .count();
+        if key_chars < 16 {
+            return;
+        }
         let end = (body..b.len())
             .find(|&k| b[k..].starts_with(b"-----END"))
             .map(|k| {
@@ -1159,6 +1404,10 @@ impl Scanner<'_> {
         // `--token VALUE` on a command line.
         let flag = b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace());
         let url = s > 0 && matches!(b[s - 1], b'?' | b'&' | b'#');
+        // `${API_KEY:=$2}`: a shell default, not an assignment.
+        if (class.url_only && !url) || (s >= 2 && &b[s - 2..s] == b"${") {
+            return;
+        }
 
         // Separator: `=`, `:`, `:=`, `=>`, after an optional closing quote.
         let mut j = e;
@@ -1171,7 +1420,44 @@ impl Scanner<'_> {
         while j < n && j - ws < 8 && is_space(b[j]) {
             j += 1;
         }
+        // `var apiToken string = "…"`: a type between the name and `=`.
+        if j > ws && quotes == 0 {
+            for t in [&b"string"[..], b"String", b"str", b"[]byte"] {
+                let k = j + t.len();
+                if b[j..].starts_with(t) && b.get(k).is_some_and(|&c| is_space(c)) {
+                    let k = scan_while(&b[..n.min(k + 8)], k, is_space);
+                    if b.get(k) == Some(&b'=') {
+                        j = k;
+                    }
+                    break;
+                }
+            }
+        }
         match b.get(j) {
+            // `.=` (PHP), `?=` and `+=` (make).
+            Some(b'.' | b'?' | b'+') if b.get(j + 1) == Some(&b'=') && j > ws => j += 2,
+            // `::=`, `:::=` (make).
+            Some(b':') if b[j..].starts_with(b"::=") || b[j..].starts_with(b":::=") => {
+                j = scan_while(b, j, |c| c == b':') + 1;
+            }
+            // `setProperty("API_TOKEN", "…")`: a quoted name, a comma, a
+            // quoted value.
+            Some(b',')
+                if quotes > 0 && {
+                    let k = scan_while(&b[..n.min(j + 9)], j + 1, is_space);
+                    matches!(b.get(k), Some(b'"' | b'\'' | b'`'))
+                } =>
+            {
+                j += 1;
+            }
+            // `<apiToken>\n    …\n</apiToken>`.
+            Some(b'>') if quotes == 0 && j == ws && s > 0 && b[s - 1] == b'<' => {
+                j = scan_while(&b[..n.min(j + 17)], j + 1, |c| c.is_ascii_whitespace());
+                if b.get(j) == Some(&b'<') {
+                    return;
+                }
+                return self.value(j, None, false, class.kind);
+            }
             Some(b'=') if b.get(j + 1) != Some(&b'=') => {
                 j += 1;
                 if b.get(j) == Some(&b'>') {
@@ -1195,14 +1481,28 @@ impl Scanner<'_> {
                     || w.len() >= 12
                     || token_at(b, j).is_some_and(|(_, t)| t.hit.is_some())
             } => {}
-            _ => {
-                if class.near_secret {
-                    self.near_secret(s, e, class.kind);
-                } else if class.kind == Kind::AccountId {
-                    self.near_account(e);
+            _ => match self.spaced_value(ident, class, quotes, ws, j) {
+                Some(v) => {
+                    // One word, without a sentence's closing punctuation.
+                    let raw = self.unquoted_end(v, false);
+                    let mut end = self.clamp(v, raw);
+                    while end > v && matches!(b[end - 1], b'.' | b':' | b')') {
+                        end -= 1;
+                    }
+                    if end > v && !self.stands_in(v, end) {
+                        self.emit_value(v, end, class.kind);
+                    }
+                    return;
                 }
-                return;
-            }
+                None => {
+                    if class.near_secret {
+                        self.near_secret(s, e, class.kind);
+                    } else if class.kind == Kind::AccountId {
+                        self.near_account(e);
+                    }
+                    return;
+                }
+            },
         }
         let ws = j;
         while j < n && j - ws < 8 && is_space(b[j]) {
@@ -1212,16 +1512,128 @@ impl Scanner<'_> {
         let (quote, v) = match b.get(j) {
             Some(b'"') => (Some(b'"'), j + 1),
             Some(b'\'') => (Some(b'\''), j + 1),
+            Some(b'`') => (Some(b'`'), j + 1),
             Some(b'\\') if b.get(j + 1) == Some(&b'"') => (Some(b'\\'), j + 2),
             _ => (None, j),
         };
         if url {
             return self.value(v, quote, true, Kind::UrlQuery);
         }
+        let end = match quote {
+            Some(q) => self.quoted_end(v, q),
+            None => self.unquoted_end(v, false),
+        };
+        // `` `etcdctl get /x` ``: a command's output.
+        if quote == Some(b'`') && b[v..end].contains(&b' ') {
+            return;
+        }
+        if ident.eq_ignore_ascii_case("key") && quote.is_some() {
+            // `<add key="ClearTextPassword" value="…" />`: the key attribute
+            // names the value attribute's secret.
+            let k = scan_while(&b[..n.min(end + 9)], end + 1, is_space);
+            if k > end + 1 && b[k..].starts_with(b"value=") {
+                let q = k + 6;
+                if let (Some(c), Some(&qc)) = (
+                    keys::classify(&String::from_utf8_lossy(&b[v..end])),
+                    b.get(q),
+                ) {
+                    if matches!(qc, b'"' | b'\'') {
+                        self.value(q + 1, Some(qc), false, c.kind);
+                    }
+                }
+                return;
+            }
+        }
+        // `- key: MySecretManagerKey`, `secretKey: api-key`: the value of a
+        // key's name is a name.
+        if matches!(class.kind, Kind::ApiKey | Kind::Secret)
+            && ident.len() >= 3
+            && ident.as_bytes()[ident.len() - 3..].eq_ignore_ascii_case(b"key")
+            && is_name(&b[v..end])
+            && !self.overlaps_hard(v, end)
+        {
+            return;
+        }
         match class.mode {
             Mode::Cookie => self.rest_of_line(v, quote, class.kind),
             Mode::Authorization => self.authorization(v, quote, class.kind),
             Mode::Value => self.value(v, quote, false, class.kind),
+        }
+    }
+
+    /// A value after a secret's name and whitespace, with no `=` or `:`:
+    /// `password is hunter2`, `token<TAB>value`, `api-key <credential>`.
+    /// Where the value starts, when the word there looks like a credential:
+    /// after `is`, or after a tab, mixing classes or 8 characters long; after
+    /// a space, 16 characters mixing classes, or a known token. A bare
+    /// `key` or `auth` needs `is` or a tab (`key rotation`, `cache key
+    /// 3f2a…` stay).
+    fn spaced_value(
+        &self,
+        ident: &str,
+        class: keys::KeyClass,
+        quotes: usize,
+        ws: usize,
+        j: usize,
+    ) -> Option<usize> {
+        let b = self.b;
+        if quotes > 0 || j == ws || j >= b.len() || class.url_only || class.mode != Mode::Value {
+            return None;
+        }
+        if !matches!(
+            class.kind,
+            Kind::Token
+                | Kind::ApiKey
+                | Kind::Password
+                | Kind::Secret
+                | Kind::AwsSecretKey
+                | Kind::Signature
+                | Kind::Authorization
+        ) {
+            return None;
+        }
+        let token = |j: usize| token_at(b, j).is_some_and(|(_, t)| t.hit.is_some());
+        let word = |j: usize| &b[j..self.word_end(j)];
+        let loose = |j: usize| {
+            let w = word(j);
+            !w.is_empty() && !is_benign(w) && (classes(w) >= 2 || w.len() >= 8 || token(j))
+        };
+        let w = word(j);
+        if w.eq_ignore_ascii_case(b"is") {
+            let v = scan_while(b, j + 2, is_space);
+            return (v > j + 2 && v - j < 12 && loose(v)).then_some(v);
+        }
+        if b[ws..j].contains(&b'\t') {
+            return loose(j).then_some(j);
+        }
+        let bare = ident.eq_ignore_ascii_case("key") || ident.eq_ignore_ascii_case("auth");
+        // `$MAC_HUB_TOKEN claude-sonnet-4-5`: a variable, then a model name.
+        let var = ws > ident.len() && matches!(b[ws - ident.len() - 1], b'$' | b'%' | b'{');
+        let strong =
+            (w.len() >= 16 && classes(w) >= 2 && longest_alnum_run(w) >= 12 && !is_benign(w))
+                || token(j);
+        (!bare && !var && strong).then_some(j)
+    }
+
+    /// `mysql -u root -pS3cret`: the password glued to `-p` on a MySQL or
+    /// MariaDB command line.
+    fn mysql_p(&mut self, ms: usize) {
+        let b = self.b;
+        if ms > 0 && is_alnum(b[ms - 1]) {
+            return;
+        }
+        let lim = b.len().min(ms + 1024);
+        let line_end = scan_while(&b[..lim], ms, |c| c != b'\n');
+        let mut i = ms;
+        while let Some(p) = b[i..line_end].windows(3).position(|w| w == b" -p") {
+            let v = i + p + 3;
+            let end = scan_while(&b[..line_end], v, |c| {
+                !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'`' | b';' | b'|' | b'&')
+            });
+            if end > v && b[v] != b'-' && b[v] != b'=' && !self.stands_in(v, end) {
+                self.emit(v, end, Kind::Password, PRIO_CONTEXT);
+            }
+            i = end.max(v);
         }
     }
 
@@ -1246,7 +1658,8 @@ impl Scanner<'_> {
         if let Some(re) = reference_at(self.b, v).filter(|&re| re >= end) {
             return !self.overlaps_hard(v, re);
         }
-        is_benign(&self.b[v..end]) && !self.overlaps_hard(v, end)
+        let w = &self.b[v..end];
+        (is_benign(w) || is_filler(w)) && !self.overlaps_hard(v, end)
     }
 
     /// A value that starts in a URL's authority ends with it, and at an
@@ -1446,6 +1859,9 @@ impl Scanner<'_> {
     /// scp-style remote (`git@github.com:org/repo.git`).
     fn email(&mut self, at: usize) {
         let b = self.b;
+        if self.scp_password(at) {
+            return;
+        }
         let local_c = |c: u8| is_alnum(c) || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-');
         let mut s = at;
         while s > 0 && at - s < 64 && local_c(b[s - 1]) {
@@ -1491,16 +1907,58 @@ impl Scanner<'_> {
         self.emit(s, e, Kind::AccountId, PRIO_TOKEN);
     }
 
+    /// `user:password@host:repo.git` or `user:password@host/path` without a
+    /// scheme (scp-style git remotes, `mysql://`-less DSNs): the password.
+    fn scp_password(&mut self, at: usize) -> bool {
+        let b = self.b;
+        let stop = |c: u8| {
+            c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'=' | b'(' | b'<')
+        };
+        let mut w = at;
+        while w > 0 && at - w < 256 && !stop(b[w - 1]) {
+            w -= 1;
+        }
+        let word = &b[w..at];
+        if contains(word, b"://") {
+            return false;
+        }
+        let Some(colon) = word.iter().position(|&c| c == b':') else {
+            return false;
+        };
+        let user = &word[..colon];
+        let (ps, pe) = (w + colon + 1, at);
+        if user.is_empty()
+            || !user
+                .iter()
+                .all(|&c| is_alnum(c) || matches!(c, b'.' | b'_' | b'-'))
+            || ps >= pe
+            || b[ps..pe].contains(&b'@')
+        {
+            return false;
+        }
+        let h = scan_while(b, at + 1, |c| is_alnum(c) || c == b'.' || c == b'-');
+        if h == at + 1
+            || b.get(h).is_some_and(|&c| {
+                !(stop(c) || matches!(c, b':' | b'/' | b',' | b';' | b')' | b'>'))
+            })
+        {
+            return false;
+        }
+        if self.stands_in(ps, pe) {
+            return true;
+        }
+        self.emit_value(ps, pe, Kind::Password);
+        true
+    }
+
     /// An amount of money stated as a balance, credit or remainder: a word
     /// that says so (`balance`, `credit`, `remaining`, `left`, …) and, in
     /// the same clause and at most a few words away, an amount with a
     /// currency (`$4,821.55`, `912.40 USD`, `€7,50`, `12 credits`) or a
-    /// number right after the word (`balance 912.40`). Distances are in
-    /// words, so a placeholder (one word, like what it replaced) leaves the
-    /// result of a second pass the same.
+    /// number right after the word (`balance 912.40`). The window is
+    /// counted in plain words (see [`clause_words`]), so that a second pass
+    /// finds nothing more.
     fn money(&mut self, ms: usize, me: usize) {
-        const WORDS: usize = 6;
-        const SPAN: usize = 256;
         let b = self.b;
         if ms > 0 && is_alnum(b[ms - 1]) {
             return; // inside a longer word (`overleft`)
@@ -1512,38 +1970,9 @@ impl Scanner<'_> {
         let names_number = names(b"balance") || names(b"credit");
         // The whole word the trigger sits in.
         let we = scan_while(&b[..b.len().min(me + 32)], me, is_alnum);
-        // Clause bounds, in words: back and forth from the trigger word.
-        let clause_end = |c: u8| matches!(c, b';' | b'!' | b'?');
-        let mut lo = ms;
-        let mut words = 0;
-        while lo > 0 && ms - lo < SPAN && words < WORDS {
-            let c = b[lo - 1];
-            if c == b'\n' || clause_end(c) || (c == b'.' && lo < b.len() && is_space(b[lo])) {
-                break;
-            }
-            if is_space(c) && !is_space(b[lo]) {
-                words += 1;
-            }
-            lo -= 1;
-        }
-        let mut hi = we;
-        let mut words = 0;
-        while hi < b.len() && hi - we < SPAN {
-            let c = b[hi];
-            if c == b'\n'
-                || clause_end(c)
-                || (c == b'.' && b.get(hi + 1).is_none_or(|&n| is_space(n)))
-            {
-                break;
-            }
-            if is_space(c) && hi > we && !is_space(b[hi - 1]) {
-                words += 1;
-                if words > WORDS {
-                    break;
-                }
-            }
-            hi += 1;
-        }
+        let Some((lo, hi)) = clause_words(b, ms) else {
+            return;
+        };
         // Where a number right after the word may start: over `is`, `of`,
         // `:`, `now`, ….
         let after = {

@@ -26,6 +26,9 @@ pub(super) struct KeyClass {
     /// The name says "secret": a bare 40-char base64 run shortly after it
     /// is taken as a secret even without `=`/`:` (AWS's console wording).
     pub near_secret: bool,
+    /// Only a secret as a URL query or fragment parameter (`?code=`,
+    /// `&session_id=`, `&pat=`): elsewhere the name is ordinary prose.
+    pub url_only: bool,
 }
 
 /// The last three words of a name, and a few flags over all of them.
@@ -137,11 +140,24 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     if any(p, NEGATIONS) || any(pp, NEGATIONS) {
         return None;
     }
+    // `public_key`, `publicToken`, `publishable_key`: meant to be seen.
+    if [l, p].iter().any(|w| any(w, &["public", "publishable"])) {
+        return None;
+    }
     let value = |kind| {
         Some(KeyClass {
             kind,
             mode: Mode::Value,
             near_secret: false,
+            url_only: false,
+        })
+    };
+    let url_only = |kind| {
+        Some(KeyClass {
+            kind,
+            mode: Mode::Value,
+            near_secret: false,
+            url_only: true,
         })
     };
     let aws_secret = w.aws || (w.secret && w.access);
@@ -153,6 +169,7 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
             kind: Kind::Authorization,
             mode: Mode::Authorization,
             near_secret: false,
+            url_only: false,
         });
     }
     if is(l, "cookie") {
@@ -160,6 +177,7 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
             kind: Kind::Cookie,
             mode: Mode::Cookie,
             near_secret: false,
+            url_only: false,
         });
     }
     if ends(l, "secret") || ends(l, "secretkey") || ends(l, "secretaccesskey") {
@@ -172,10 +190,35 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
             kind,
             mode: Mode::Value,
             near_secret: true,
+            url_only: false,
         });
     }
-    if ends(l, "password") || any(l, &["passwd", "pwd", "passphrase"]) {
+    if ends(l, "password")
+        || any(
+            l,
+            &["passwd", "pwd", "passphrase", "pw", "pass", "passwort"],
+        )
+    {
         return value(Kind::Password);
+    }
+    // `secret_key_base` (Rails), `private_key_id` (a Google service
+    // account's key id).
+    if (is(l, "base") && is(p, "key") && ends(pp, "secret"))
+        || (is(l, "id") && is(p, "key") && any(pp, &["private", "secret"]))
+    {
+        return value(Kind::Secret);
+    }
+    if is(l, "jwt") {
+        return value(Kind::Token);
+    }
+    if ends(l, "authkey") {
+        return value(Kind::ApiKey);
+    }
+    // OAuth codes and session ids: secret in a URL, prose elsewhere.
+    if (w.n == 1 && any(l, &["code", "pat", "sid", "session", "sessionid"]))
+        || (is(l, "id") && is(p, "session") && w.n == 2)
+    {
+        return url_only(Kind::UrlQuery);
     }
     if is(l, "key") {
         if w.n == 1 || is(p, "api") {
@@ -186,6 +229,7 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
                 kind: Kind::AwsSecretKey,
                 mode: Mode::Value,
                 near_secret: true,
+                url_only: false,
             });
         }
         if any(p, SECRET_KEY_QUALIFIERS) {
@@ -214,7 +258,7 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     if ends(l, "balance") {
         return value(Kind::Balance);
     }
-    if is(l, "credential") || is(l, "credentials") {
+    if any(l, &["credential", "credentials", "creds", "cred"]) {
         return value(Kind::Secret);
     }
     if ends(l, "signature") || is(l, "sig") {

@@ -93,9 +93,29 @@ fn first_unusual(b: &[u8]) -> Option<usize> {
         .map(|p| base + p)
 }
 
+/// The punctuation a percent-encoded key, prefix or URL is written with
+/// (`sk%2Dant%2D…`, `%3Fapi_key%3D…`, `https%3A%2F%2Fu%3Apw%40h`): `%XX`
+/// at `i` and what it stands for.
+fn pct(b: &[u8], i: usize) -> Option<char> {
+    if b.get(i) != Some(&b'%') {
+        return None;
+    }
+    let hex = |c: u8| (c as char).to_digit(16);
+    let v = hex(*b.get(i + 1)?)? * 16 + hex(*b.get(i + 2)?)?;
+    matches!(
+        v as u8,
+        b'-' | b'_' | b'.' | b'=' | b'?' | b'&' | b'/' | b':' | b'@' | b'+' | b'~' | b'#'
+    )
+    .then_some(v as u8 as char)
+}
+
 /// `None` when the detectors can scan `text` as it is.
 pub(super) fn shadow(text: &str) -> Option<Shadow> {
     let b = text.as_bytes();
+    // `contains` on bytes is memchr.
+    if b.contains(&b'%') && (0..b.len()).any(|i| pct(b, i).is_some()) {
+        return Some(build(text));
+    }
     let first = first_unusual(b)?;
     // Non-ASCII text is only copied when some character is mapped.
     text[first..]
@@ -105,14 +125,25 @@ pub(super) fn shadow(text: &str) -> Option<Shadow> {
 }
 
 fn build(text: &str) -> Shadow {
+    let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut from = Vec::with_capacity(text.len());
+    let mut skip_to = 0;
     for (i, c) in text.char_indices() {
-        let end = i + c.len_utf8();
-        let to = match map(c) {
-            Map::Drop => continue,
-            Map::Keep => c,
-            Map::To(t) => t,
+        if i < skip_to {
+            continue;
+        }
+        let mut end = i + c.len_utf8();
+        let to = if let Some(d) = pct(b, i) {
+            end = i + 3;
+            skip_to = end;
+            d
+        } else {
+            match map(c) {
+                Map::Drop => continue,
+                Map::Keep => c,
+                Map::To(t) => t,
+            }
         };
         let at = out.len();
         out.push(to);

@@ -364,3 +364,68 @@ fn a_token_after_a_colour_code_starts_a_word() {
         assert!(out.contains("[redacted:openai-key]"), "{out:?}");
     }
 }
+
+/// Found by proptest: a balance's window once ran 256 bytes, so a key
+/// between an amount and the word `balance` kept the amount out on the
+/// first pass and, once a short placeholder, let it in on the second.
+#[test]
+fn a_balance_window_is_the_same_on_a_second_pass() {
+    let key = format!("sk-ant-api03-{}", b62(30, 93));
+    for t in [
+        format!("0$ \"aAa\" {key} tokensk-balance"),
+        format!("5 USD {key}{key} credit_balance"),
+        format!("balance {key} $5"),
+    ] {
+        let once = scrub(&t).into_owned();
+        assert!(!once.contains(&key[13..]), "{once}");
+        assert_eq!(scrub(&once), once, "{t}");
+    }
+}
+
+/// Found by proptest: a PEM header whose body is too short to hold a key
+/// is not a key, and a placeholder after it does not make it one.
+#[test]
+fn a_pem_header_without_a_key_stays_on_a_second_pass() {
+    let begin = format!("-----BEGIN {} KEY-----", "PRIVATE");
+    let t = format!("{begin}token{begin}0aaAA++0AAa0a0Aa0AAA+A0aA/AAAaaa0AA+a/Aa");
+    let once = scrub(&t).into_owned();
+    assert_eq!(once, format!("{begin}token[redacted:private-key]"));
+    assert_eq!(scrub(&once), once);
+    assert!(matches!(
+        scrub(&format!("{begin}\nanything\n-----END")),
+        Cow::Borrowed(_)
+    ));
+}
+
+#[test]
+fn placeholders_and_names_in_a_key_s_place_stay() {
+    let x = "x".repeat(36);
+    for t in [
+        format!("ghp_{x}"),
+        format!("key = AKIA{}", "X".repeat(16)),
+        format!("API_KEY=\"glc_{}=\"", "1".repeat(42)),
+        "sk_abcdefghijklmnopqrstuvwxyz123".to_string(),
+        "- (id)hf_requiredCharacteristicTypesForDisplayMetadata;".to_string(),
+        "JFROG_SECRET = $(cat /run/secrets/jfrog_secret)".to_string(),
+        "password = \"${aws_db_instance.default.password}\"".to_string(),
+        "administrator_login_password = var.db_password".to_string(),
+        "SUMO_ACCESS_KEY=${SUMO_ACCESS_KEY:=$2}".to_string(),
+        "SUMO_ACCESS_KEY={SumoAccessKey}".to_string(),
+        "    - key: MySecretManagerKey".to_string(),
+        "      secretKey: api-key".to_string(),
+        "<entry key=\"jetbrains.mps.v8_elimination\" value=\"executed\" />".to_string(),
+        "publicToken = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"".to_string(),
+        "db-password: ENC[AES256_GCM,data:O+5l4g==,iv:c/dS4BC=,type:str]".to_string(),
+    ] {
+        assert!(matches!(scrub(&t), Cow::Borrowed(_)), "{t}");
+    }
+    // The value attribute a key attribute names is redacted.
+    let v = b62(31, 14);
+    assert_eq!(
+        scrub(&format!("<add key=\"ClearTextPassword\" value=\"{v}\" />")),
+        "<add key=\"ClearTextPassword\" value=\"[redacted:password]\" />"
+    );
+    // A random all-lower-case body is still a key.
+    let lower = "batajbtbyfylstkveaekysvdgwcvitgrhxlt";
+    assert_eq!(scrub(&format!("ghp_{lower}")), "[redacted:github-token]");
+}
