@@ -521,3 +521,64 @@ async fn the_tui_log_file_holds_no_token() {
         assert!(!written.contains(t.as_str()), "a token in the TUI's log");
     }
 }
+
+/// `macfleet get failovers --watch -o jsonl | head -1` on a quiet fleet: the
+/// watch notices its reader is gone by itself and ends within a second,
+/// quietly, with 0 (it used to wait for the next event to write into the
+/// closed pipe).
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_ends_when_its_reader_goes_away_on_a_quiet_fleet() {
+    let h = TestHub::start().await;
+    beat(
+        &h,
+        "w-001",
+        json!([common::failover("w-001-1", "rate_limited", "429")]),
+    )
+    .await;
+    for what in ["failovers", "workers"] {
+        let mut child = bin()
+            .args(["get", what, "--watch", "-o", "jsonl"])
+            .env("MAC_HUB_URL", h.url())
+            .env("MAC_HUB_TOKEN", &h.viewer)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let (closed_at, st, err) = tokio::task::spawn_blocking(move || {
+            // Read one line, then close our end, as `head -1` does.
+            let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+            let mut line = String::new();
+            stdout.read_line(&mut line).expect("a first line");
+            assert!(line.starts_with('{'), "{line}");
+            drop(stdout);
+            let closed_at = std::time::Instant::now();
+            // Nothing happens on the fleet: at most 5 s, then it is a hang.
+            let st = loop {
+                if let Some(st) = child.try_wait().expect("try_wait") {
+                    break Some(st);
+                }
+                if closed_at.elapsed() > Duration::from_secs(5) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            (closed_at.elapsed(), st, err)
+        })
+        .await
+        .expect("join");
+        let st =
+            st.unwrap_or_else(|| panic!("get {what} --watch still ran 5 s after its reader left"));
+        assert_eq!(st.code(), Some(0), "get {what} --watch: {err}");
+        assert!(
+            closed_at < Duration::from_secs(1),
+            "get {what} --watch took {closed_at:?} to notice"
+        );
+        assert!(err.trim().is_empty(), "quietly: {err}");
+    }
+}
