@@ -780,24 +780,73 @@ fn etag_of(resp: &reqwest::Response) -> Option<String> {
     )
 }
 
-fn transport_error(e: reqwest::Error) -> ClientError {
-    // reqwest's Display may include the URL; ours never holds credentials.
-    let mut msg = e.to_string();
-    let mut source = std::error::Error::source(&e);
+/// The innermost message of an error's chain (the OS's or the TLS
+/// library's own words), and the whole chain for matching.
+fn chain(e: &reqwest::Error) -> (String, String) {
+    let mut all = e.to_string();
+    let mut last = all.clone();
+    let mut source = std::error::Error::source(e);
     while let Some(s) = source {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
+        last = s.to_string();
+        all.push_str(": ");
+        all.push_str(&last);
         source = s.source();
     }
-    if e.is_decode() {
-        ClientError::Decode(msg)
-    } else if let Some(hint) = certificate_hint(&msg) {
-        ClientError::Unreachable(format!(
-            "the hub's TLS certificate was refused: {hint} (details: {msg})"
-        ))
-    } else {
-        ClientError::Unreachable(msg)
+    (last, all)
+}
+
+/// Whether an `io::Error` of `kind` is in the chain.
+fn has_io_kind(e: &reqwest::Error, kind: std::io::ErrorKind) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == kind)
+        {
+            return true;
+        }
+        source = s.source();
     }
+    false
+}
+
+/// A transport error as one sentence that names the hub and what to check
+/// (not reqwest's chain of library errors).
+fn transport_error(hub: &str, e: reqwest::Error) -> ClientError {
+    let (root, all) = chain(&e);
+    if e.is_decode() {
+        return ClientError::Decode(format!("the answer of {hub} did not decode ({root})"));
+    }
+    if let Some(hint) = certificate_hint(&all) {
+        return ClientError::Unreachable(format!(
+            "the TLS certificate of {hub} was refused: {hint}"
+        ));
+    }
+    let root = match root.find(" (os error") {
+        Some(i) => root[..i].to_string(),
+        None => root,
+    };
+    let sentence = if has_io_kind(&e, std::io::ErrorKind::ConnectionRefused) {
+        format!(
+            "nothing answers at {hub} (connection refused); check that the hub is running and that the URL and port are right"
+        )
+    } else if all.contains("dns error") || all.contains("failed to lookup address") {
+        format!("cannot find the host of {hub} ({root}); check the host name in the URL")
+    } else if e.is_timeout() && e.is_connect() {
+        format!(
+            "{hub} did not accept a connection in time; check the address, the network or firewall on the way, and that the hub is running"
+        )
+    } else if e.is_timeout() {
+        format!("{hub} did not answer in time; check that the hub is not overloaded or stuck")
+    } else if e.is_connect() {
+        format!(
+            "cannot connect to {hub} ({root}); check that the hub is running and that the URL, port and scheme (http or https) are right"
+        )
+    } else {
+        format!(
+            "the connection to {hub} failed ({root}); check that the hub is running and reachable"
+        )
+    };
+    ClientError::Unreachable(sentence)
 }
 
 /// What a certificate error from rustls/webpki means and what to do, for
@@ -847,7 +896,7 @@ fn decode_error(what: &str, e: &serde_json::Error) -> ClientError {
 impl Client {
     /// What a transport error means, for this hub.
     fn transport(&self, e: reqwest::Error) -> ClientError {
-        transport_error(e)
+        transport_error(&self.hub(), e)
     }
 
     /// The error a non-2xx answer stands for; its body is read up to
@@ -865,11 +914,16 @@ impl Client {
             Err(_) => Vec::new(),
         };
         let body: Option<ErrorBody> = serde_json::from_slice(&bytes).ok();
-        error_of(status, etag, body)
+        error_of(&self.hub(), status, etag, body)
     }
 }
 
-fn error_of(status: StatusCode, etag: Option<String>, body: Option<ErrorBody>) -> ClientError {
+fn error_of(
+    hub: &str,
+    status: StatusCode,
+    etag: Option<String>,
+    body: Option<ErrorBody>,
+) -> ClientError {
     let (code, message, line, column, current) = match body {
         Some(b) => (
             crate::textsafe::for_terminal(&b.error.code).into_owned(),
@@ -910,7 +964,9 @@ fn error_of(status: StatusCode, etag: Option<String>, body: Option<ErrorBody>) -
                 || s == StatusCode::SERVICE_UNAVAILABLE
                 || s == StatusCode::GATEWAY_TIMEOUT) =>
         {
-            ClientError::Unreachable(format!("{s}: {message}"))
+            ClientError::Unreachable(format!(
+                "{hub} answered {s} ({message}); the hub or a proxy in front of it is down or overloaded"
+            ))
         }
         s => ClientError::Hub {
             status: s.as_u16(),
