@@ -544,7 +544,7 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
 
 struct Measured {
     ran: Ran,
-    /// VmHWM while it ran, and its rusage's maxrss once reaped, in KiB.
+    /// VmHWM while it ran (sampled every 10 ms), in KiB.
     peak_kib: u64,
     /// CPU seconds per wall second over the run (sampled before the end).
     cpu_share: f64,
@@ -568,9 +568,10 @@ fn reader(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>>
 }
 
 /// Run the binary for at most `limit`, killed at once if it grows past
-/// [`PEAK_LIMIT_KIB`]; its peak memory from /proc (VmHWM) and wait4.
-// It is reaped by `wait4` (for its rusage), not by `Child::wait`.
-#[allow(clippy::zombie_processes)]
+/// [`PEAK_LIMIT_KIB`]; its peak memory from /proc (VmHWM, sampled every
+/// 10 ms). Not the rusage's maxrss: that counts the parent's memory at the
+/// spawn (vfork shares it until exec), and a test process that resolved a
+/// panic's backtrace holds some 300 MiB.
 fn run_measured(url: &str, args: &[&str], limit: Duration) -> Measured {
     let mut child = bin(url, args).spawn().expect("macfleet runs");
     let pid = child.id();
@@ -589,22 +590,12 @@ fn run_measured(url: &str, args: &[&str], limit: Duration) -> Measured {
             ticks = t;
             ticked_at = Instant::now();
         }
-        let mut status = 0;
-        // SAFETY: a plain rusage out-parameter, zeroed.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: waits only for our own child, without blocking.
-        let r = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut ru) };
-        if r == pid as i32 {
-            peak = peak.max(ru.ru_maxrss as u64);
-            break libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st.code();
         }
         if peak > PEAK_LIMIT_KIB || Instant::now() > end {
             let _ = child.kill();
-            // SAFETY: as above, now blocking: it was just killed.
-            let r = unsafe { libc::wait4(pid as i32, &mut status, 0, &mut ru) };
-            if r == pid as i32 {
-                peak = peak.max(ru.ru_maxrss as u64);
-            }
+            let _ = child.wait();
             break None;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -646,6 +637,10 @@ enum Misbehaviour {
     EndlessErrorBody,
     /// `/v1/config`: a document that never ends.
     EndlessConfig,
+    /// `/v1/failovers`: valid events, seq rising, past any `limit`.
+    EndlessFailovers,
+    /// `/v1/config/history`: valid entries, past the 1,000 a hub keeps.
+    EndlessHistory,
     /// `/v1/events`: `data:` lines without the blank line that ends an event.
     EndlessEventData,
     /// `/v1/events`: one line that never ends.
@@ -676,6 +671,29 @@ fn endless(s: &mut TcpStream, head: &str, first: &[u8], unit: &[u8]) -> std::io:
     let end = Instant::now() + Duration::from_secs(60);
     while Instant::now() < end {
         chunk(s, unit)?;
+    }
+    Ok(())
+}
+
+/// A failovers page whose events never end, each a new seq.
+fn endless_records(s: &mut TcpStream, now: &str, since: u64) -> std::io::Result<()> {
+    write!(
+        s,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )?;
+    chunk(s, b"{\"next\":0,\"oldest\":1,\"events\":[")?;
+    let end = Instant::now() + Duration::from_secs(60);
+    let mut seq = since + 1;
+    while Instant::now() < end {
+        let mut batch = String::new();
+        for _ in 0..64 {
+            let r = json!({"seq": seq, "worker": "w-1", "host": "gpu-node-1", "received_at": now,
+                           "id": format!("f-{seq}"), "at": now, "from": "opencode", "to": "claude",
+                           "cause": {"kind": "auth", "status": 401, "source": "worker"}});
+            batch.push_str(&format!("{r},"));
+            seq += 1;
+        }
+        chunk(s, batch.as_bytes())?;
     }
     Ok(())
 }
@@ -732,6 +750,23 @@ fn misbehaving_hub(bad: Misbehaviour, streams: Arc<std::sync::atomic::AtomicUsiz
                 b"MAC_CODING_AGENTS = [\"opencode\"]\n# ",
                 &[b'a'; 16384],
             ),
+            ("/v1/failovers", EndlessFailovers) => {
+                let since = req.query.get("since").and_then(|v| v.parse::<u64>().ok());
+                endless_records(s, &now, since.unwrap_or(0))
+            }
+            ("/v1/config/history", EndlessHistory) => {
+                let unit = format!(
+                    "{},",
+                    json!({"revision": "r1", "at": now, "by": "alice",
+                           "agents": ["opencode"], "previous_agents": ["claude"]})
+                );
+                endless(
+                    s,
+                    "200 OK\r\nContent-Type: application/json",
+                    b"{\"revisions\":[",
+                    unit.repeat(64).as_bytes(),
+                )
+            }
             ("/v1/events", EndlessEventData) => {
                 streams.fetch_add(1, Ordering::SeqCst);
                 let line = format!("data: {}\n", "d".repeat(1000));
@@ -842,6 +877,26 @@ fn an_endless_config_stops_at_its_bound() {
         &["get", "agents"],
         "GET /v1/config",
         "a config document over 1 MiB",
+    );
+}
+
+#[test]
+fn an_endless_failovers_page_stops_past_its_limit() {
+    snapshot_case(
+        Misbehaviour::EndlessFailovers,
+        &["get", "failovers"],
+        "GET /v1/failovers",
+        "it holds more events than the 1 asked for",
+    );
+}
+
+#[test]
+fn an_endless_history_stops_past_what_a_hub_keeps() {
+    snapshot_case(
+        Misbehaviour::EndlessHistory,
+        &["get", "history"],
+        "GET /v1/config/history",
+        "it holds more than 1000 revisions",
     );
 }
 

@@ -543,7 +543,7 @@ impl Client {
                 |r: &FailoverRecord| {
                     n += 1;
                     if n > max {
-                        return Err(format!("it holds more than the {max} events asked for"));
+                        return Err(format!("it holds more events than the {max} asked for"));
                     }
                     if r.seq <= after {
                         return Err(format!(
