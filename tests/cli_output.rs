@@ -520,3 +520,164 @@ async fn the_tui_log_file_holds_no_token() {
         assert!(!written.contains(t.as_str()), "a token in the TUI's log");
     }
 }
+
+/// `macfleet get failovers --watch -o jsonl | head -1` on a quiet fleet: the
+/// watch notices its reader is gone by itself and ends within a second,
+/// quietly, with 0 (it used to wait for the next event to write into the
+/// closed pipe).
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_ends_when_its_reader_goes_away_on_a_quiet_fleet() {
+    let h = TestHub::start().await;
+    beat(
+        &h,
+        "w-001",
+        json!([common::failover("w-001-1", "rate_limited", "429")]),
+    )
+    .await;
+    for what in ["failovers", "workers"] {
+        let mut child = bin()
+            .args(["get", what, "--watch", "-o", "jsonl"])
+            .env("MAC_HUB_URL", h.url())
+            .env("MAC_HUB_TOKEN", &h.viewer)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let (closed_at, st, err) = tokio::task::spawn_blocking(move || {
+            // Read one line, then close our end, as `head -1` does.
+            let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+            let mut line = String::new();
+            stdout.read_line(&mut line).expect("a first line");
+            assert!(line.starts_with('{'), "{line}");
+            drop(stdout);
+            let closed_at = std::time::Instant::now();
+            // Nothing happens on the fleet: at most 5 s, then it is a hang.
+            let st = loop {
+                if let Some(st) = child.try_wait().expect("try_wait") {
+                    break Some(st);
+                }
+                if closed_at.elapsed() > Duration::from_secs(5) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            (closed_at.elapsed(), st, err)
+        })
+        .await
+        .expect("join");
+        let st =
+            st.unwrap_or_else(|| panic!("get {what} --watch still ran 5 s after its reader left"));
+        assert_eq!(st.code(), Some(0), "get {what} --watch: {err}");
+        assert!(
+            closed_at < Duration::from_secs(1),
+            "get {what} --watch took {closed_at:?} to notice"
+        );
+        assert!(err.trim().is_empty(), "quietly: {err}");
+    }
+}
+
+/// What people read and what scripts read: `get workers` keeps stdout to
+/// the header and the rows (its summary goes to stderr), `get worker`'s
+/// recent failovers are a table, a near-miss `--kind` is told the right
+/// one, and an unreachable hub is one sentence naming it.
+#[tokio::test(flavor = "multi_thread")]
+async fn outputs_read_well_for_people_and_scripts() {
+    let h = TestHub::start().await;
+    beat(
+        &h,
+        "w-001",
+        json!([
+            common::failover("w-001-1", "rate_limited", "opencode route: 429 from upstream"),
+            {"id": "w-001-2", "at": common::ago(60), "from": "claude", "to": null,
+             "cause": {"kind": "auth", "status": 401, "source": "worker", "detail": "key revoked"}}
+        ]),
+    )
+    .await;
+    beat(&h, "w-002", json!([])).await;
+    let env = env_for(&h, &h.viewer);
+
+    let workers = run(args(&["get", "workers"]), env.clone()).await;
+    assert_eq!(workers.status.code(), Some(0), "{}", text(&workers.stderr));
+    let out = text(&workers.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "header and two rows only:\n{out}");
+    assert!(
+        lines[0].starts_with("WORKER") && lines[1..].iter().all(|l| l.starts_with("w-00")),
+        "{out}"
+    );
+    let err = text(&workers.stderr);
+    assert!(
+        err.contains("2 workers: 2 healthy, 0 stale, 0 lost, 0 with no route; revision "),
+        "{err}"
+    );
+
+    let one = run(args(&["get", "worker", "w-001"]), env.clone()).await;
+    let t = text(&one.stdout);
+    let table: Vec<&str> = t
+        .split("RECENT FAILOVERS\n")
+        .nth(1)
+        .expect("a recent failovers part")
+        .lines()
+        .collect();
+    assert!(
+        table[0].starts_with("SEQ  AGE")
+            && table[0].contains("FROM → TO")
+            && table[0].contains("CAUSE"),
+        "a header:\n{t}"
+    );
+    let col = |l: &str, w: &str| l.find(w).map(|b| l[..b].chars().count());
+    let cause = col(table[0], "CAUSE");
+    assert_eq!(col(table[1], "auth"), cause, "aligned:\n{t}");
+    assert_eq!(col(table[2], "rate_limited"), cause, "aligned:\n{t}");
+    assert_eq!(
+        col(table[1], "key revoked"),
+        col(table[0], "DETAIL"),
+        "aligned:\n{t}"
+    );
+
+    let kind = run(
+        args(&["get", "failovers", "--kind", "ratelimited"]),
+        env.clone(),
+    )
+    .await;
+    assert_eq!(kind.status.code(), Some(2));
+    let e = text(&kind.stderr);
+    assert!(
+        e.contains("did you mean rate_limited?")
+            && e.contains(
+                "missing_binary, no_token, preflight_failed, auth, rate_limited, upstream_status"
+            ),
+        "{e}"
+    );
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let dead = format!("http://127.0.0.1:{port}");
+    let gone = run(
+        args(&["get", "workers"]),
+        vec![
+            ("MAC_HUB_URL".into(), dead.clone()),
+            ("MAC_HUB_TOKEN".into(), h.viewer.clone()),
+        ],
+    )
+    .await;
+    assert_eq!(gone.status.code(), Some(5));
+    let e = text(&gone.stderr);
+    assert_eq!(
+        e.trim(),
+        format!(
+            "macfleet: hub unreachable: nothing answers at {dead} (connection refused); \
+             check that the hub is running and that the URL and port are right"
+        ),
+        "one sentence"
+    );
+}

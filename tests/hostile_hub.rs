@@ -341,6 +341,11 @@ fn bin(url: &str, args: &[&str]) -> Command {
         .env("XDG_CONFIG_HOME", "/nonexistent-macfleet-test")
         .env("COLUMNS", "400")
         .env_remove("MACFLEET_LOG")
+        // With a backtrace asked for, color-eyre resolves one for every
+        // error report: some 300 MiB of a debug build's debug info, which
+        // is not what these tests measure.
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -509,5 +514,503 @@ fn every_reader_prints_hub_text_scrubbed_and_escaped() {
     ] {
         assert_safe(&h, &r);
         assert!(!r.stderr.is_empty(), "{} said nothing", r.what);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A hub that misbehaves: endless bodies and streams.
+
+#[path = "common/pty.rs"]
+mod pty;
+
+/// The most a client may grow to against any misbehaviour.
+const PEAK_LIMIT_KIB: u64 = 256 * 1024;
+
+fn vm_hwm_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// CPU time (user and system) of a live process, in clock ticks.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+struct Measured {
+    ran: Ran,
+    /// VmHWM while it ran (sampled every 10 ms), in KiB.
+    peak_kib: u64,
+    /// CPU seconds per wall second over the run (sampled before the end).
+    cpu_share: f64,
+}
+
+fn reader(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            // Keep at most 1 MiB of what it prints.
+            if v.len() < 1 << 20 {
+                v.extend_from_slice(&buf[..n]);
+            }
+        }
+        v
+    })
+}
+
+/// Run the binary for at most `limit`, killed at once if it grows past
+/// [`PEAK_LIMIT_KIB`]; its peak memory from /proc (VmHWM, sampled every
+/// 10 ms). Not the rusage's maxrss: that counts the parent's memory at the
+/// spawn (vfork shares it until exec), and a test process that resolved a
+/// panic's backtrace holds some 300 MiB.
+fn run_measured(url: &str, args: &[&str], limit: Duration) -> Measured {
+    let mut child = bin(url, args).spawn().expect("macfleet runs");
+    let pid = child.id();
+    let o = reader(child.stdout.take().expect("stdout"));
+    let e = reader(child.stderr.take().expect("stderr"));
+    let start = Instant::now();
+    let end = start + limit;
+    let mut peak = 0u64;
+    let mut ticks = 0u64;
+    let mut ticked_at = start;
+    let code = loop {
+        if let Some(k) = vm_hwm_kib(pid) {
+            peak = peak.max(k);
+        }
+        if let Some(t) = cpu_ticks(pid) {
+            ticks = t;
+            ticked_at = Instant::now();
+        }
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st.code();
+        }
+        if peak > PEAK_LIMIT_KIB || Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let wall = ticked_at.duration_since(start).as_secs_f64().max(0.1);
+    Measured {
+        ran: Ran {
+            what: args.join(" "),
+            code,
+            stdout: o.join().expect("stdout"),
+            stderr: e.join().expect("stderr"),
+        },
+        peak_kib: peak,
+        cpu_share: ticks as f64 / hz / wall,
+    }
+}
+
+fn report(m: &Measured) {
+    eprintln!(
+        "`macfleet {}`: peak {} MiB, cpu {:.0}%, exit {:?}",
+        m.ran.what,
+        m.peak_kib / 1024,
+        m.cpu_share * 100.0,
+        m.ran.code
+    );
+}
+
+/// What a misbehaving stand-in does on one path; the others answer well.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Misbehaviour {
+    /// `/v1/workers`: the same worker, again and again, in one endless
+    /// chunked body.
+    WorkersRepeat,
+    /// `/v1/workers`: one worker whose host never ends.
+    WorkersEndlessElement,
+    /// `/v1/workers`: a 500 whose error body never ends.
+    EndlessErrorBody,
+    /// `/v1/config`: a document that never ends.
+    EndlessConfig,
+    /// `/v1/failovers`: valid events, seq rising, past any `limit`.
+    EndlessFailovers,
+    /// `/v1/config/history`: valid entries, past the 1,000 a hub keeps.
+    EndlessHistory,
+    /// `/v1/events`: `data:` lines without the blank line that ends an event.
+    EndlessEventData,
+    /// `/v1/events`: one line that never ends.
+    EndlessEventLine,
+}
+
+fn worker_json(id: &str, now: &str) -> Value {
+    json!({"worker": id, "host": "gpu-node-1", "received_at": now, "sent_at": now,
+           "state": "healthy", "config_revision": "r1", "in_sync": true,
+           "agents": ["opencode", "claude"], "active_agent": "opencode",
+           "capabilities": {}, "last_failover": null})
+}
+
+fn chunk(s: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+    write!(s, "{:x}\r\n", bytes.len())?;
+    s.write_all(bytes)?;
+    s.write_all(b"\r\n")
+}
+
+/// A chunked answer: `first`, then `unit` over and over until the client
+/// goes away or a minute has passed.
+fn endless(s: &mut TcpStream, head: &str, first: &[u8], unit: &[u8]) -> std::io::Result<()> {
+    write!(
+        s,
+        "HTTP/1.1 {head}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )?;
+    chunk(s, first)?;
+    let end = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < end {
+        chunk(s, unit)?;
+    }
+    Ok(())
+}
+
+/// A failovers page whose events never end, each a new seq.
+fn endless_records(s: &mut TcpStream, now: &str, since: u64) -> std::io::Result<()> {
+    write!(
+        s,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )?;
+    chunk(s, b"{\"next\":0,\"oldest\":1,\"events\":[")?;
+    let end = Instant::now() + Duration::from_secs(60);
+    let mut seq = since + 1;
+    while Instant::now() < end {
+        let mut batch = String::new();
+        for _ in 0..64 {
+            let r = json!({"seq": seq, "worker": "w-1", "host": "gpu-node-1", "received_at": now,
+                           "id": format!("f-{seq}"), "at": now, "from": "opencode", "to": "claude",
+                           "cause": {"kind": "auth", "status": 401, "source": "worker"}});
+            batch.push_str(&format!("{r},"));
+            seq += 1;
+        }
+        chunk(s, batch.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// An event-stream answer: `unit` over and over (not chunked: the stream
+/// ends when the connection does).
+fn endless_sse(s: &mut TcpStream, first: &[u8], unit: &[u8]) -> std::io::Result<()> {
+    sse_head(s)?;
+    s.write_all(first)?;
+    let end = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < end {
+        s.write_all(unit)?;
+    }
+    Ok(())
+}
+
+/// A stand-in that answers every path well but `bad`'s; it counts the
+/// event-stream connections.
+fn misbehaving_hub(bad: Misbehaviour, streams: Arc<std::sync::atomic::AtomicUsize>) -> StandIn {
+    use Misbehaviour::*;
+    stand_in(Arc::new(move |req: &Req, s: &mut TcpStream| {
+        let now = now();
+        let page_head = format!(
+            "{{\"now\":\"{now}\",\"config_revision\":\"r1\",\"heartbeat_interval_s\":10,\"cursor\":\"c1-1\",\"delta\":false,\"workers\":["
+        );
+        match (req.path.as_str(), bad) {
+            ("/v1/workers", WorkersRepeat) => {
+                let unit = format!("{},", worker_json("w-1", &now));
+                endless(
+                    s,
+                    "200 OK\r\nContent-Type: application/json",
+                    page_head.as_bytes(),
+                    unit.repeat(64).as_bytes(),
+                )
+            }
+            ("/v1/workers", WorkersEndlessElement) => {
+                let first = format!("{page_head}{{\"worker\":\"w-1\",\"host\":\"");
+                endless(
+                    s,
+                    "200 OK\r\nContent-Type: application/json",
+                    first.as_bytes(),
+                    &[b'a'; 16384],
+                )
+            }
+            ("/v1/workers", EndlessErrorBody) => endless(
+                s,
+                "500 Internal Server Error\r\nContent-Type: application/json",
+                b"{\"error\":{\"code\":\"internal\",\"message\":\"",
+                &[b'a'; 16384],
+            ),
+            ("/v1/config", EndlessConfig) => endless(
+                s,
+                "200 OK\r\nContent-Type: application/toml\r\nETag: \"r1\"",
+                b"MAC_CODING_AGENTS = [\"opencode\"]\n# ",
+                &[b'a'; 16384],
+            ),
+            ("/v1/failovers", EndlessFailovers) => {
+                let since = req.query.get("since").and_then(|v| v.parse::<u64>().ok());
+                endless_records(s, &now, since.unwrap_or(0))
+            }
+            ("/v1/config/history", EndlessHistory) => {
+                let unit = format!(
+                    "{},",
+                    json!({"revision": "r1", "at": now, "by": "alice",
+                           "agents": ["opencode"], "previous_agents": ["claude"]})
+                );
+                endless(
+                    s,
+                    "200 OK\r\nContent-Type: application/json",
+                    b"{\"revisions\":[",
+                    unit.repeat(64).as_bytes(),
+                )
+            }
+            ("/v1/events", EndlessEventData) => {
+                streams.fetch_add(1, Ordering::SeqCst);
+                let line = format!("data: {}\n", "d".repeat(1000));
+                endless_sse(s, b"event: heartbeat\n", line.repeat(16).as_bytes())
+            }
+            ("/v1/events", EndlessEventLine) => {
+                streams.fetch_add(1, Ordering::SeqCst);
+                endless_sse(s, b"data: ", &[b'x'; 16384])
+            }
+            ("/v1/events", _) => {
+                streams.fetch_add(1, Ordering::SeqCst);
+                sse_head(s)?;
+                keep_alive(s, Duration::from_secs(30))
+            }
+            ("/v1/workers", _) => json_answer(
+                s,
+                &json!({"now": now, "config_revision": "r1", "heartbeat_interval_s": 10,
+                        "cursor": "c1-1", "delta": false, "workers": [worker_json("w-1", &now)]}),
+            ),
+            ("/v1/whoami", _) => json_answer(
+                s,
+                &json!({"name": "screen", "role": "viewer", "hub": "stand-in", "api": "v1"}),
+            ),
+            ("/v1/failovers", _) => json_answer(s, &json!({"events": [], "next": 0, "oldest": 0})),
+            ("/v1/config", _) => answer(
+                s,
+                "200 OK",
+                "application/toml",
+                "ETag: \"r1\"\r\n",
+                b"MAC_CODING_AGENTS = [\"opencode\", \"claude\"]\n",
+            ),
+            ("/v1/config/history", _) => json_answer(s, &json!({"revisions": []})),
+            _ => answer(s, "404 Not Found", "application/json", "", b"{}"),
+        }
+    }))
+}
+
+/// The clear error: one line naming the hub and the bound.
+fn assert_refused(m: &Measured, hub: &str, on: &str, bound: &str) {
+    let err = String::from_utf8_lossy(&m.ran.stderr);
+    let want = format!("the hub at {hub} broke a bound of the API on {on}: {bound}");
+    assert!(
+        err.contains(&want),
+        "`macfleet {}` said:\n{err}\nnot: {want}",
+        m.ran.what
+    );
+}
+
+fn assert_small(m: &Measured) {
+    report(m);
+    assert!(
+        m.peak_kib > 0 && m.peak_kib <= PEAK_LIMIT_KIB,
+        "`macfleet {}` peaked at {} MiB (at most {} MiB)",
+        m.ran.what,
+        m.peak_kib / 1024,
+        PEAK_LIMIT_KIB / 1024
+    );
+}
+
+fn snapshot_case(bad: Misbehaviour, args: &[&str], on: &str, bound: &str) {
+    let streams = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let hub = misbehaving_hub(bad, streams);
+    let m = run_measured(&hub.url, args, Duration::from_secs(40));
+    assert_small(&m);
+    assert_eq!(
+        m.ran.code,
+        Some(1),
+        "{bad:?}: {}",
+        String::from_utf8_lossy(&m.ran.stderr)
+    );
+    assert_refused(&m, &hub.url, on, bound);
+}
+
+#[test]
+fn an_endless_workers_body_of_one_worker_again_stops_at_the_second() {
+    snapshot_case(
+        Misbehaviour::WorkersRepeat,
+        &["get", "workers"],
+        "GET /v1/workers",
+        "it lists a worker twice",
+    );
+}
+
+#[test]
+fn an_endless_worker_entry_stops_at_its_bound() {
+    snapshot_case(
+        Misbehaviour::WorkersEndlessElement,
+        &["get", "workers", "-o", "json"],
+        "GET /v1/workers",
+        "worker entry 0 is over 64 KiB",
+    );
+}
+
+#[test]
+fn an_endless_error_body_stops_at_its_bound() {
+    snapshot_case(
+        Misbehaviour::EndlessErrorBody,
+        &["get", "workers"],
+        "its 500 answer to /v1/workers",
+        "an error body over 64 KiB",
+    );
+}
+
+#[test]
+fn an_endless_config_stops_at_its_bound() {
+    snapshot_case(
+        Misbehaviour::EndlessConfig,
+        &["get", "agents"],
+        "GET /v1/config",
+        "a config document over 1 MiB",
+    );
+}
+
+#[test]
+fn an_endless_failovers_page_stops_past_its_limit() {
+    snapshot_case(
+        Misbehaviour::EndlessFailovers,
+        &["get", "failovers"],
+        "GET /v1/failovers",
+        "it holds more events than the 1 asked for",
+    );
+}
+
+#[test]
+fn an_endless_history_stops_past_what_a_hub_keeps() {
+    snapshot_case(
+        Misbehaviour::EndlessHistory,
+        &["get", "history"],
+        "GET /v1/config/history",
+        "it holds more than 1000 revisions",
+    );
+}
+
+/// `--watch` against an endless stream: it refuses it, says so, stays
+/// small and cool, and reconnects with backoff.
+fn watch_case(bad: Misbehaviour, bound: &str) {
+    let streams = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let hub = misbehaving_hub(bad, streams.clone());
+    let m = run_measured(
+        &hub.url,
+        &["get", "failovers", "--watch"],
+        Duration::from_secs(6),
+    );
+    assert_small(&m);
+    assert_refused(&m, &hub.url, "GET /v1/events", bound);
+    let n = streams.load(Ordering::SeqCst);
+    // 250 ms, 500 ms, 1 s, 2 s: three to five connections in six seconds.
+    assert!((3..=6).contains(&n), "{n} connections to /v1/events in 6 s");
+    assert!(
+        m.cpu_share < 0.6,
+        "`--watch` used {:.0}% of a core",
+        m.cpu_share * 100.0
+    );
+}
+
+#[test]
+fn watch_refuses_endless_event_data_and_reconnects() {
+    watch_case(
+        Misbehaviour::EndlessEventData,
+        "an event's data over 256 KiB",
+    );
+}
+
+#[test]
+fn watch_refuses_an_endless_event_line_and_reconnects() {
+    watch_case(
+        Misbehaviour::EndlessEventLine,
+        "an event-stream line over 256 KiB",
+    );
+}
+
+/// The TUI in a pty against a misbehaving hub: its peak memory while it
+/// runs, and the screen.
+fn tui_case(bad: Misbehaviour) -> (pty::Pty, Arc<std::sync::atomic::AtomicUsize>, StandIn) {
+    let streams = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let hub = misbehaving_hub(bad, streams.clone());
+    let token = format!("{}{}", "mft_test_", "view".repeat(6));
+    let mut p = pty::Pty::spawn(
+        &["--read-only"],
+        &[
+            ("MAC_HUB_URL", hub.url.as_str()),
+            ("MAC_HUB_TOKEN", token.as_str()),
+        ],
+    );
+    p.resize(220, 30);
+    (p, streams, hub)
+}
+
+fn tui_peak(p: &pty::Pty, for_: Duration) -> u64 {
+    let pid = p.child.process_id().expect("pid");
+    let end = Instant::now() + for_;
+    let mut peak = 0;
+    while Instant::now() < end {
+        peak = peak.max(vm_hwm_kib(pid).unwrap_or(0));
+        assert!(
+            peak <= PEAK_LIMIT_KIB,
+            "the TUI peaked past {} MiB",
+            peak / 1024
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("TUI: peak {} MiB", peak / 1024);
+    peak
+}
+
+#[test]
+fn the_tui_refuses_an_endless_workers_body_and_says_so() {
+    let (p, _streams, hub) = tui_case(Misbehaviour::WorkersEndlessElement);
+    let want = format!(
+        "the hub at {} broke a bound of the API on GET /v1/workers",
+        hub.url
+    );
+    p.wait_for(&want, Duration::from_secs(20));
+    let peak = tui_peak(&p, Duration::from_secs(5));
+    assert!(peak > 0 && peak <= PEAK_LIMIT_KIB);
+    p.wait_for("worker entry 0 is over 64 KiB", Duration::from_secs(5));
+}
+
+#[test]
+fn the_tui_refuses_an_endless_event_stream_keeps_its_data_and_reconnects() {
+    for bad in [
+        Misbehaviour::EndlessEventData,
+        Misbehaviour::EndlessEventLine,
+    ] {
+        let (p, streams, _hub) = tui_case(bad);
+        // Its data came from the polls; the stream was refused, not `live`.
+        p.wait_for("polling", Duration::from_secs(20));
+        let peak = tui_peak(&p, Duration::from_secs(5));
+        assert!(peak > 0 && peak <= PEAK_LIMIT_KIB);
+        let screen = p.screen();
+        assert!(!screen.contains("live"), "{bad:?}:\n{screen}");
+        assert!(
+            screen.contains("1 worker") || screen.contains("w-1"),
+            "{bad:?}: its data:\n{screen}"
+        );
+        let n = streams.load(Ordering::SeqCst);
+        assert!(
+            n >= 2,
+            "{bad:?}: {n} stream connections: it did not reconnect"
+        );
+        let log = p.log_tail();
+        assert!(
+            log.contains("broke a bound of the API on GET /v1/events"),
+            "{bad:?}: {log}"
+        );
     }
 }

@@ -309,7 +309,7 @@ pub struct GetArgs {
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// Failovers: only this cause kind (rate_limited, auth, …).
-    #[arg(long, value_name = "KIND")]
+    #[arg(long, value_name = "KIND", value_parser = get::parse_kind)]
     pub kind: Option<crate::wire::CauseKind>,
     /// Failovers: only those of the last DURATION (30s, 10m, 2h, 7d).
     #[arg(long, value_name = "DURATION", value_parser = get::parse_duration)]

@@ -20,7 +20,7 @@ use color_eyre::eyre::{Result, eyre};
 
 use super::{Exit, GetArgs, GetWhat, Global, Output, connect, exit};
 use crate::textsafe::for_terminal;
-use crate::wire::{Failover, WorkerState};
+use crate::wire::{CauseKind, Failover, WorkerState};
 use out::{write_json, write_jsonl};
 pub use table::render_table;
 use table::{age, width};
@@ -64,6 +64,50 @@ pub fn check(args: &GetArgs) -> Result<()> {
         return usage("--watch follows `get workers` or `get failovers`");
     }
     Ok(())
+}
+
+/// `--kind`: a cause kind; a near miss (`ratelimited`) is told the kind it
+/// was likely meant to be, and every message lists the kinds.
+pub fn parse_kind(s: &str) -> Result<CauseKind, String> {
+    if let Ok(k) = s.parse() {
+        return Ok(k);
+    }
+    let names = CauseKind::ALL.map(CauseKind::as_str).join(", ");
+    let squash = |x: &str| -> String {
+        x.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let near = CauseKind::ALL
+        .into_iter()
+        .map(|k| (distance(&squash(k.as_str()), &squash(s)), k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, _)| *d <= 2)
+        .map(|(_, k)| k);
+    let shown = for_terminal(s);
+    Err(match near {
+        Some(k) => {
+            format!("{shown:?} is not a cause kind: did you mean {k}? The kinds are {names}")
+        }
+        None => format!("{shown:?} is not a cause kind; the kinds are {names}"),
+    })
+}
+
+/// Levenshtein distance, for short names.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 fn failover_brief(f: &Failover, now: DateTime<Utc>) -> String {
@@ -164,9 +208,11 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                 max,
             );
             out.write_all(table.as_bytes())?;
+            out.flush()?;
+            // The summary is for people: stderr, so stdout holds only the
+            // header and the rows (`| sort`, `| wc -l`).
             let count = |s| ws.iter().filter(|w| w.state == s).count();
-            writeln!(
-                out,
+            eprintln!(
                 "{} workers: {} healthy, {} stale, {} lost, {} with no route; revision {}",
                 ws.len(),
                 count(WorkerState::Healthy),
@@ -174,7 +220,7 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                 count(WorkerState::Lost),
                 ws.iter().filter(|w| w.active_agent.is_none()).count(),
                 for_terminal(&page.config_revision)
-            )?;
+            );
         }
         GetWhat::Worker => {}
         GetWhat::Failovers => failovers::snapshot(&client, &args, max, &mut out).await?,
@@ -241,4 +287,29 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_near_miss_kind_is_told_the_right_one() {
+        assert_eq!(parse_kind("rate_limited"), Ok(CauseKind::RateLimited));
+        let e = parse_kind("ratelimited").expect_err("not a kind");
+        assert!(e.contains("did you mean rate_limited?"), "{e}");
+        assert!(
+            e.contains(
+                "missing_binary, no_token, preflight_failed, auth, rate_limited, upstream_status"
+            ),
+            "{e}"
+        );
+        let e = parse_kind("Rate-Limit").expect_err("not a kind");
+        assert!(e.contains("did you mean rate_limited?"), "{e}");
+        let e = parse_kind("bananas").expect_err("not a kind");
+        assert!(
+            !e.contains("did you mean") && e.contains("the kinds are"),
+            "{e}"
+        );
+    }
 }

@@ -82,7 +82,14 @@ pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write
     for w in &page.workers {
         show(w, out)?;
     }
-    while let Some(item) = events.next().await {
+    let mut hangup = Hangup::watch();
+    loop {
+        let item = tokio::select! {
+            item = events.next() => item,
+            // `| head -1` is done: end now, quietly, not at the next event.
+            () = hangup.closed() => return Ok(()),
+        };
+        let Some(item) = item else { break };
         match item {
             StreamItem::Event {
                 event: HubEvent::Heartbeat(w) | HubEvent::State(w) | HubEvent::Sync(w),
@@ -143,7 +150,14 @@ pub async fn watch_failovers(
     for r in &page.events {
         show(r, out)?;
     }
-    while let Some(item) = events.next().await {
+    let mut hangup = Hangup::watch();
+    loop {
+        let item = tokio::select! {
+            item = events.next() => item,
+            // `| head -1` is done: end now, quietly, not at the next event.
+            () = hangup.closed() => return Ok(()),
+        };
+        let Some(item) = item else { break };
         match item {
             StreamItem::Event {
                 event: HubEvent::Failover(r),
@@ -201,4 +215,55 @@ async fn wait_connected(events: &mut (impl futures::Stream<Item = StreamItem> + 
         }
     })
     .await;
+}
+
+/// Watches stdout for its reader going away (a pipe whose reader closed
+/// reports `POLLERR`, a terminal that hung up `POLLHUP`), so `--watch`
+/// ends within a moment of `| head` exiting instead of at its next write.
+/// A file never reports it. Dropping it stops the watch within 200 ms.
+struct Hangup {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Hangup {
+    fn watch() -> Hangup {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+                let mut fd = libc::pollfd {
+                    fd: libc::STDOUT_FILENO,
+                    // Nothing asked: POLLERR, POLLHUP and POLLNVAL always come.
+                    events: 0,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd, for the length given.
+                let n = unsafe { libc::poll(&mut fd, 1, 200) };
+                let gone = libc::POLLERR | libc::POLLHUP | libc::POLLNVAL;
+                if n > 0 && fd.revents & gone != 0 {
+                    return;
+                }
+                if n < 0 {
+                    // poll itself failed (EINTR): never claim the reader is gone.
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            }
+        });
+        Hangup { stop, task }
+    }
+
+    /// Resolves once stdout's reader is gone.
+    async fn closed(&mut self) {
+        if (&mut self.task).await.is_ok() && !self.stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        std::future::pending::<()>().await;
+    }
+}
+
+impl Drop for Hangup {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }

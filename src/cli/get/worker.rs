@@ -6,7 +6,7 @@ use std::io::Write;
 use chrono::{DateTime, Utc};
 use color_eyre::eyre::{Result, eyre};
 
-use super::failovers::{Filter, failover_row, newest_failovers};
+use super::failovers::{Filter, newest_failovers};
 use super::out::{line, safe_json};
 use super::table::{age, render_table};
 use crate::cli::{Exit, Output, exit};
@@ -160,10 +160,60 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
     if recent.is_empty() {
         text.push_str("none in the hub's log\n");
     } else {
-        for r in recent.iter().rev() {
-            text.push_str(&line(&failover_row(now, r)));
-            text.push('\n');
-        }
+        let r: Vec<&FailoverRecord> = recent.iter().rev().collect();
+        text.push_str(&render_table(
+            vec![
+                ("SEQ", 0, r.iter().map(|e| e.seq.to_string()).collect()),
+                ("AGE", 0, r.iter().map(|e| age(e.failover.at)).collect()),
+                (
+                    "FROM → TO",
+                    0,
+                    r.iter()
+                        .map(|e| {
+                            format!(
+                                "{} → {}",
+                                e.failover.from,
+                                e.failover.to.as_deref().unwrap_or("NO ROUTE")
+                            )
+                        })
+                        .collect(),
+                ),
+                (
+                    "CAUSE",
+                    0,
+                    r.iter()
+                        .map(|e| e.failover.cause.kind.to_string())
+                        .collect(),
+                ),
+                (
+                    "STATUS",
+                    0,
+                    r.iter()
+                        .map(|e| {
+                            e.failover
+                                .cause
+                                .status
+                                .map_or("-".into(), |s| s.to_string())
+                        })
+                        .collect(),
+                ),
+                (
+                    "SOURCE",
+                    0,
+                    r.iter()
+                        .map(|e| e.failover.cause.source.as_str().into())
+                        .collect(),
+                ),
+                (
+                    "DETAIL",
+                    0,
+                    r.iter()
+                        .map(|e| e.failover.cause.detail.as_deref().unwrap_or("-").into())
+                        .collect(),
+                ),
+            ],
+            usize::MAX,
+        ));
     }
     out.write_all(text.as_bytes())?;
     Ok(())

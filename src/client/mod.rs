@@ -5,17 +5,20 @@
 //! heartbeat, for workers); the single write path is a [`Writer`], which is
 //! only ever built for an owner. A read-only session never holds one.
 
+mod bounded;
+mod sse;
+
 use std::fmt;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use reqwest::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use crate::wire::{
     ConfigAccepted, ConfigEvent, ErrorBody, FailoverRecord, FailoversPage, Heartbeat, History,
-    Projection, Role, Whoami, WorkerView, WorkersPage,
+    HistoryEntry, Projection, Role, Whoami, WorkerView, WorkersPage,
 };
 
 /// A bearer token. Its `Debug` and `Display` never show it.
@@ -76,6 +79,14 @@ pub enum ClientError {
     },
     #[error("could not read the hub's answer: {0}")]
     Decode(String),
+    /// The hub sent more than the contract allows; what was read of it is
+    /// dropped.
+    #[error("the hub at {hub} broke a bound of the API on {what}: {bound}; refused")]
+    OutOfBounds {
+        hub: String,
+        what: String,
+        bound: String,
+    },
 }
 
 fn conflict_text(current: Option<&str>, message: &str) -> String {
@@ -111,7 +122,7 @@ impl ClientError {
             | ClientError::Forbidden(_)
             | ClientError::Plaintext(_) => 6,
             ClientError::BadUrl { .. } => 2,
-            ClientError::Hub { .. } | ClientError::Decode(_) => 1,
+            ClientError::Hub { .. } | ClientError::Decode(_) | ClientError::OutOfBounds { .. } => 1,
         }
     }
 }
@@ -125,6 +136,9 @@ pub struct ClientOptions {
     pub user_agent: String,
     /// An extra CA certificate (PEM) to trust, for a hub with a private CA.
     pub ca_pem: Option<Vec<u8>>,
+    /// Most workers a `/v1/workers` page may list (the fleet's cap, the
+    /// hub's `--max-workers`).
+    pub max_workers: usize,
 }
 
 impl Default for ClientOptions {
@@ -135,6 +149,7 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             user_agent: format!("macfleet/{}", env!("CARGO_PKG_VERSION")),
             ca_pem: None,
+            max_workers: crate::hub::DEFAULT_MAX_WORKERS,
         }
     }
 }
@@ -186,6 +201,7 @@ pub struct Client {
     stream_http: reqwest::Client,
     base: reqwest::Url,
     token: Option<Token>,
+    max_workers: usize,
 }
 
 impl fmt::Debug for Client {
@@ -276,12 +292,97 @@ impl Client {
             stream_http: build(None)?,
             base,
             token,
+            max_workers: opts.max_workers.max(1),
         })
     }
 
     /// The hub's base URL (no credentials ever live in it).
     pub fn base_url(&self) -> &str {
         self.base.as_str()
+    }
+
+    /// The hub as errors name it.
+    fn hub(&self) -> String {
+        self.base.as_str().trim_end_matches('/').to_string()
+    }
+
+    fn out_of_bounds(&self, what: &str, bound: impl Into<String>) -> ClientError {
+        ClientError::OutOfBounds {
+            hub: self.hub(),
+            what: what.to_string(),
+            bound: crate::textsafe::for_terminal(&bound.into()).into_owned(),
+        }
+    }
+
+    /// The body, read as it comes and never held past `max` bytes.
+    async fn read_capped(
+        &self,
+        mut resp: reqwest::Response,
+        max: usize,
+        what: &str,
+        noun: &str,
+    ) -> Result<Vec<u8>, ClientError> {
+        let too_big = || self.out_of_bounds(what, format!("{noun} over {}", bounded::size(max)));
+        if resp.content_length().is_some_and(|n| n > max as u64) {
+            return Err(too_big());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport(e))? {
+            if body.len() + chunk.len() > max {
+                return Err(too_big());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    /// A small JSON answer, bounded.
+    async fn decode_small<T: DeserializeOwned>(
+        &self,
+        resp: reqwest::Response,
+        what: &str,
+    ) -> Result<T, ClientError> {
+        let bytes = self
+            .read_capped(resp, bounded::MAX_SMALL, what, "an answer")
+            .await?;
+        serde_json::from_slice(&bytes).map_err(|e| decode_error(what, &e))
+    }
+
+    /// A page read as a stream: each element of its `key` array is decoded
+    /// and passed to `admit` as it arrives, and the body stops at the first
+    /// one out of bounds. Returns the page's other fields and the elements.
+    async fn read_page<P: DeserializeOwned, T: DeserializeOwned>(
+        &self,
+        mut resp: reqwest::Response,
+        what: &str,
+        key: &'static str,
+        noun: &'static str,
+        mut admit: impl FnMut(&T) -> Result<(), String>,
+    ) -> Result<(P, Vec<T>), ClientError> {
+        let mut split = bounded::Splitter::new(key, noun);
+        let mut items: Vec<T> = Vec::new();
+        let mut failed: Option<ClientError> = None;
+        let cut = |c: bounded::Cut| match c {
+            bounded::Cut::Bound(b) => self.out_of_bounds(what, b),
+            bounded::Cut::Malformed(m) => ClientError::Decode(format!("{what}: {m}")),
+        };
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport(e))? {
+            let r = split.feed(&chunk, &mut |bytes| {
+                let item: T = serde_json::from_slice(bytes).map_err(|e| {
+                    failed = Some(decode_error(what, &e));
+                    bounded::Cut::Malformed(String::new())
+                })?;
+                admit(&item).map_err(bounded::Cut::Bound)?;
+                items.push(item);
+                Ok(())
+            });
+            if let Err(c) = r {
+                return Err(failed.take().unwrap_or_else(|| cut(c)));
+            }
+        }
+        let rest = split.finish().map_err(cut)?;
+        let page: P = serde_json::from_slice(&rest).map_err(|e| decode_error(what, &e))?;
+        Ok((page, items))
     }
 
     fn url(&self, path: &str) -> reqwest::Url {
@@ -300,11 +401,11 @@ impl Client {
     }
 
     async fn send(&self, rb: reqwest::RequestBuilder) -> Result<reqwest::Response, ClientError> {
-        let resp = rb.send().await.map_err(transport_error)?;
+        let resp = rb.send().await.map_err(|e| self.transport(e))?;
         if resp.status().is_success() || resp.status() == StatusCode::NOT_MODIFIED {
             Ok(resp)
         } else {
-            Err(self.without_token(error_from(resp).await))
+            Err(self.without_token(self.error_from(resp).await))
         }
     }
 
@@ -317,15 +418,13 @@ impl Client {
         }
     }
 
-    async fn get_json<T: DeserializeOwned>(
+    async fn get(
         &self,
         path: &str,
         query: &[(&str, String)],
-    ) -> Result<T, ClientError> {
-        let resp = self
-            .send(self.request(reqwest::Method::GET, path).query(query))
-            .await?;
-        decode_json(resp).await
+    ) -> Result<reqwest::Response, ClientError> {
+        self.send(self.request(reqwest::Method::GET, path).query(query))
+            .await
     }
 
     /// `GET /v1/health` (no token needed).
@@ -335,30 +434,58 @@ impl Client {
             .get(self.url("v1/health"))
             .send()
             .await
-            .map_err(transport_error)?;
+            .map_err(|e| self.transport(e))?;
         if resp.status().is_success() {
             Ok(())
         } else {
-            Err(error_from(resp).await)
+            Err(self.error_from(resp).await)
         }
     }
 
     pub async fn whoami(&self) -> Result<Whoami, ClientError> {
-        self.get_json("v1/whoami", &[]).await
+        let resp = self.get("v1/whoami", &[]).await?;
+        self.decode_small(resp, "GET /v1/whoami").await
     }
 
     pub async fn config(&self) -> Result<ConfigDoc, ClientError> {
         let resp = self
             .send(self.request(reqwest::Method::GET, "v1/config"))
             .await?;
+        let what = "GET /v1/config";
         let revision = etag_of(&resp)
             .ok_or_else(|| ClientError::Decode("GET /v1/config answered without an ETag".into()))?;
-        let text = resp.text().await.map_err(transport_error)?;
+        bounded::check_revision(&revision).map_err(|b| self.out_of_bounds(what, b))?;
+        let bytes = self
+            .read_capped(resp, bounded::MAX_CONFIG, what, "a config document")
+            .await?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| ClientError::Decode(format!("{what}: the document is not UTF-8")))?;
         Ok(ConfigDoc { text, revision })
     }
 
     pub async fn history(&self) -> Result<History, ClientError> {
-        self.get_json("v1/config/history", &[]).await
+        let resp = self.get("v1/config/history", &[]).await?;
+        let mut n = 0;
+        let (mut page, items): (History, _) = self
+            .read_page(
+                resp,
+                "GET /v1/config/history",
+                "revisions",
+                "history entry",
+                |e: &HistoryEntry| {
+                    n += 1;
+                    if n > bounded::MAX_HISTORY {
+                        return Err(format!(
+                            "it holds more than {} revisions",
+                            bounded::MAX_HISTORY
+                        ));
+                    }
+                    bounded::check_entry(e)
+                },
+            )
+            .await?;
+        page.revisions = items;
+        Ok(page)
     }
 
     pub async fn workers(&self, since: Option<&str>) -> Result<WorkersPage, ClientError> {
@@ -366,7 +493,19 @@ impl Client {
             .map(|s| ("since", s.to_string()))
             .into_iter()
             .collect();
-        self.get_json("v1/workers", &query).await
+        let resp = self.get("v1/workers", &query).await?;
+        let what = "GET /v1/workers";
+        let mut seen = bounded::Seen::new(self.max_workers);
+        let (mut page, items): (WorkersPage, _) = self
+            .read_page(resp, what, "workers", "worker entry", |w: &WorkerView| {
+                bounded::check_worker(w)?;
+                seen.admit(&w.worker)
+            })
+            .await?;
+        bounded::check_page_fields(&page.config_revision, &page.cursor)
+            .map_err(|b| self.out_of_bounds(what, b))?;
+        page.workers = items;
+        Ok(page)
     }
 
     pub async fn failovers(&self, q: &FailoverQuery) -> Result<FailoversPage, ClientError> {
@@ -386,7 +525,39 @@ impl Client {
         if let Some(k) = q.kind {
             query.push(("kind", k.as_str().to_string()));
         }
-        self.get_json("v1/failovers", &query).await
+        let resp = self.get("v1/failovers", &query).await?;
+        // The hub answers at most `limit` events (100 when not given, 1000
+        // at most), oldest first after `since`.
+        let max = q
+            .limit
+            .map_or(100, |l| l as usize)
+            .clamp(1, bounded::MAX_FAILOVERS_PAGE);
+        let mut after = q.since.unwrap_or(0);
+        let mut n = 0;
+        let (mut page, items): (FailoversPage, _) = self
+            .read_page(
+                resp,
+                "GET /v1/failovers",
+                "events",
+                "failover record",
+                |r: &FailoverRecord| {
+                    n += 1;
+                    if n > max {
+                        return Err(format!("it holds more events than the {max} asked for"));
+                    }
+                    if r.seq <= after {
+                        return Err(format!(
+                            "seq {} does not follow {after} (events come oldest first after since)",
+                            r.seq
+                        ));
+                    }
+                    after = r.seq;
+                    bounded::check_record(r)
+                },
+            )
+            .await?;
+        page.events = items;
+        Ok(page)
     }
 
     /// `POST /v1/heartbeats`: report, and receive the projection.
@@ -397,7 +568,7 @@ impl Client {
                     .json(hb),
             )
             .await?;
-        decode_json(resp).await
+        self.decode_small(resp, "POST /v1/heartbeats").await
     }
 
     /// `GET /v1/events` as a stream that reconnects by itself with capped
@@ -447,7 +618,6 @@ impl Client {
         last_id: &mut Option<String>,
         tx: &tokio::sync::mpsc::Sender<StreamItem>,
     ) -> Result<(), StreamEnd> {
-        use eventsource_stream::Eventsource;
         let mut rb = self
             .stream_http
             .get(self.url("v1/events"))
@@ -461,61 +631,88 @@ impl Client {
         if let Some(id) = last_id.as_deref() {
             rb = rb.header("Last-Event-ID", id);
         }
-        let resp = rb
+        let mut resp = rb
             .send()
             .await
-            .map_err(|e| StreamEnd::Failed(transport_error(e).to_string()))?;
+            .map_err(|e| StreamEnd::Failed(self.transport(e).to_string()))?;
         if !resp.status().is_success() {
             return Err(StreamEnd::Failed(
-                self.without_token(error_from(resp).await).to_string(),
+                self.without_token(self.error_from(resp).await).to_string(),
             ));
         }
         tx.send(StreamItem::Connected)
             .await
             .map_err(|_| StreamEnd::ReceiverGone)?;
-        let mut events = resp.bytes_stream().eventsource();
-        while let Some(item) = events.next().await {
-            let ev = item.map_err(|e| StreamEnd::Failed(format!("event stream broke: {e}")))?;
-            let id = (!ev.id.is_empty()).then(|| ev.id.clone());
-            let parsed = match ev.event.as_str() {
-                "heartbeat" => {
-                    serde_json::from_str(&ev.data).map(|v| HubEvent::Heartbeat(Box::new(v)))
-                }
-                "failover" => {
-                    serde_json::from_str(&ev.data).map(|v| HubEvent::Failover(Box::new(v)))
-                }
-                "config" => serde_json::from_str(&ev.data).map(HubEvent::Config),
-                "state" => serde_json::from_str(&ev.data).map(|v| HubEvent::State(Box::new(v))),
-                "sync" => serde_json::from_str(&ev.data).map(|v| HubEvent::Sync(Box::new(v))),
-                "reset" => Ok(HubEvent::Reset),
-                // Unknown kinds are for newer clients.
-                _ => continue,
-            };
-            let event = match parsed {
-                Ok(e) => e,
+        let mut parser = sse::SseParser::new();
+        let mut ready: Vec<sse::SseEvent> = Vec::new();
+        loop {
+            let chunk = match resp.chunk().await {
+                Ok(Some(c)) => c,
+                Ok(None) => return Ok(()),
                 Err(e) => {
-                    // The event's name and serde's message quote the hub's
-                    // text: shown scrubbed and escaped, never raw.
-                    tracing::warn!(
-                        event = %crate::textsafe::for_terminal(&ev.event),
-                        error = %crate::textsafe::for_terminal(&e.to_string()),
-                        "undecodable hub event skipped"
-                    );
-                    continue;
+                    return Err(StreamEnd::Failed(format!(
+                        "event stream broke: {}",
+                        self.transport(e)
+                    )));
                 }
             };
-            if id.is_some() {
-                last_id.clone_from(&id);
+            parser.feed(&chunk, &mut ready).map_err(|bound| {
+                StreamEnd::Failed(self.out_of_bounds("GET /v1/events", bound).to_string())
+            })?;
+            for ev in ready.drain(..) {
+                let Some(event) = self.event_of(&ev) else {
+                    continue;
+                };
+                let id = (!ev.id.is_empty()).then(|| ev.id.clone());
+                if id.is_some() {
+                    last_id.clone_from(&id);
+                }
+                if event == HubEvent::Reset {
+                    // The resume point is gone: start from "now" next time.
+                    *last_id = id.clone();
+                }
+                tx.send(StreamItem::Event { id, event })
+                    .await
+                    .map_err(|_| StreamEnd::ReceiverGone)?;
             }
-            if event == HubEvent::Reset {
-                // The resume point is gone: start from "now" next time.
-                *last_id = id.clone();
-            }
-            tx.send(StreamItem::Event { id, event })
-                .await
-                .map_err(|_| StreamEnd::ReceiverGone)?;
         }
-        Ok(())
+    }
+
+    /// One SSE event as a [`HubEvent`]; `None` for kinds this client does
+    /// not know (they are for newer clients) and for undecodable data
+    /// (warned about, its text scrubbed and escaped).
+    fn event_of(&self, ev: &sse::SseEvent) -> Option<HubEvent> {
+        let data = ev.data.as_deref().unwrap_or_default();
+        let parsed = match ev.event.as_str() {
+            "heartbeat" => serde_json::from_str(data).map(|v| HubEvent::Heartbeat(Box::new(v))),
+            "failover" => serde_json::from_str(data).map(|v| HubEvent::Failover(Box::new(v))),
+            "config" => serde_json::from_str(data).map(HubEvent::Config),
+            "state" => serde_json::from_str(data).map(|v| HubEvent::State(Box::new(v))),
+            "sync" => serde_json::from_str(data).map(|v| HubEvent::Sync(Box::new(v))),
+            "reset" => return Some(HubEvent::Reset),
+            _ => return None,
+        };
+        let bounds = match &parsed {
+            Ok(HubEvent::Heartbeat(w) | HubEvent::State(w) | HubEvent::Sync(w)) => {
+                bounded::check_worker(w)
+            }
+            Ok(HubEvent::Failover(r)) => bounded::check_record(r),
+            _ => Ok(()),
+        };
+        let error = match (parsed, bounds) {
+            (Ok(e), Ok(())) => return Some(e),
+            (Ok(_), Err(b)) => b,
+            (Err(e), _) => e.to_string(),
+        };
+        // The event's name and serde's message quote the hub's text: shown
+        // scrubbed and escaped, never raw.
+        tracing::warn!(
+            hub = %self.hub(),
+            event = %crate::textsafe::for_terminal(&ev.event),
+            error = %crate::textsafe::for_terminal(&error),
+            "undecodable hub event skipped"
+        );
+        None
     }
 }
 
@@ -569,7 +766,7 @@ impl Writer {
             .header(header::IF_MATCH, format!("\"{if_match}\""))
             .body(text.to_string());
         let resp = self.client.send(rb).await?;
-        decode_json(resp).await
+        self.client.decode_small(resp, "PUT /v1/config").await
     }
 }
 
@@ -583,24 +780,73 @@ fn etag_of(resp: &reqwest::Response) -> Option<String> {
     )
 }
 
-fn transport_error(e: reqwest::Error) -> ClientError {
-    // reqwest's Display may include the URL; ours never holds credentials.
-    let mut msg = e.to_string();
-    let mut source = std::error::Error::source(&e);
+/// The innermost message of an error's chain (the OS's or the TLS
+/// library's own words), and the whole chain for matching.
+fn chain(e: &reqwest::Error) -> (String, String) {
+    let mut all = e.to_string();
+    let mut last = all.clone();
+    let mut source = std::error::Error::source(e);
     while let Some(s) = source {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
+        last = s.to_string();
+        all.push_str(": ");
+        all.push_str(&last);
         source = s.source();
     }
-    if e.is_decode() {
-        ClientError::Decode(msg)
-    } else if let Some(hint) = certificate_hint(&msg) {
-        ClientError::Unreachable(format!(
-            "the hub's TLS certificate was refused: {hint} (details: {msg})"
-        ))
-    } else {
-        ClientError::Unreachable(msg)
+    (last, all)
+}
+
+/// Whether an `io::Error` of `kind` is in the chain.
+fn has_io_kind(e: &reqwest::Error, kind: std::io::ErrorKind) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == kind)
+        {
+            return true;
+        }
+        source = s.source();
     }
+    false
+}
+
+/// A transport error as one sentence that names the hub and what to check
+/// (not reqwest's chain of library errors).
+fn transport_error(hub: &str, e: reqwest::Error) -> ClientError {
+    let (root, all) = chain(&e);
+    if e.is_decode() {
+        return ClientError::Decode(format!("the answer of {hub} did not decode ({root})"));
+    }
+    if let Some(hint) = certificate_hint(&all) {
+        return ClientError::Unreachable(format!(
+            "the TLS certificate of {hub} was refused: {hint}"
+        ));
+    }
+    let root = match root.find(" (os error") {
+        Some(i) => root[..i].to_string(),
+        None => root,
+    };
+    let sentence = if has_io_kind(&e, std::io::ErrorKind::ConnectionRefused) {
+        format!(
+            "nothing answers at {hub} (connection refused); check that the hub is running and that the URL and port are right"
+        )
+    } else if all.contains("dns error") || all.contains("failed to lookup address") {
+        format!("cannot find the host of {hub} ({root}); check the host name in the URL")
+    } else if e.is_timeout() && e.is_connect() {
+        format!(
+            "{hub} did not accept a connection in time; check the address, the network or firewall on the way, and that the hub is running"
+        )
+    } else if e.is_timeout() {
+        format!("{hub} did not answer in time; check that the hub is not overloaded or stuck")
+    } else if e.is_connect() {
+        format!(
+            "cannot connect to {hub} ({root}); check that the hub is running and that the URL, port and scheme (http or https) are right"
+        )
+    } else {
+        format!(
+            "the connection to {hub} failed ({root}); check that the hub is running and reachable"
+        )
+    };
+    ClientError::Unreachable(sentence)
 }
 
 /// What a certificate error from rustls/webpki means and what to do, for
@@ -639,19 +885,45 @@ pub fn certificate_hint(raw: &str) -> Option<&'static str> {
         .map(|(_, hint)| *hint)
 }
 
-async fn decode_json<T: DeserializeOwned>(resp: reqwest::Response) -> Result<T, ClientError> {
-    let bytes = resp.bytes().await.map_err(transport_error)?;
-    serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()))
+/// serde's message about a hub's answer: it may quote the hub's text.
+fn decode_error(what: &str, e: &serde_json::Error) -> ClientError {
+    ClientError::Decode(format!(
+        "{what}: {}",
+        crate::textsafe::for_terminal(&e.to_string())
+    ))
 }
 
-async fn error_from(resp: reqwest::Response) -> ClientError {
-    let status = resp.status();
-    let etag = etag_of(&resp);
-    let body: Option<ErrorBody> = resp
-        .bytes()
-        .await
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
+impl Client {
+    /// What a transport error means, for this hub.
+    fn transport(&self, e: reqwest::Error) -> ClientError {
+        transport_error(&self.hub(), e)
+    }
+
+    /// The error a non-2xx answer stands for; its body is read up to
+    /// [`bounded::MAX_ERROR_BODY`].
+    async fn error_from(&self, resp: reqwest::Response) -> ClientError {
+        let status = resp.status();
+        let etag = etag_of(&resp);
+        let what = format!("its {} answer to {}", status.as_u16(), resp.url().path());
+        let bytes = match self
+            .read_capped(resp, bounded::MAX_ERROR_BODY, &what, "an error body")
+            .await
+        {
+            Ok(b) => b,
+            Err(e @ ClientError::OutOfBounds { .. }) => return e,
+            Err(_) => Vec::new(),
+        };
+        let body: Option<ErrorBody> = serde_json::from_slice(&bytes).ok();
+        error_of(&self.hub(), status, etag, body)
+    }
+}
+
+fn error_of(
+    hub: &str,
+    status: StatusCode,
+    etag: Option<String>,
+    body: Option<ErrorBody>,
+) -> ClientError {
     let (code, message, line, column, current) = match body {
         Some(b) => (
             crate::textsafe::for_terminal(&b.error.code).into_owned(),
@@ -692,7 +964,9 @@ async fn error_from(resp: reqwest::Response) -> ClientError {
                 || s == StatusCode::SERVICE_UNAVAILABLE
                 || s == StatusCode::GATEWAY_TIMEOUT) =>
         {
-            ClientError::Unreachable(format!("{s}: {message}"))
+            ClientError::Unreachable(format!(
+                "{hub} answered {s} ({message}); the hub or a proxy in front of it is down or overloaded"
+            ))
         }
         s => ClientError::Hub {
             status: s.as_u16(),
