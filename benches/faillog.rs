@@ -11,11 +11,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use macfleet::tui::faillog::{self, FailLog, FailoverSort, MAX_RECORDS};
 use macfleet::tui::fixture;
+use macfleet::tui::model::faillog::{self, FailLog, FailoverSort, MAX_RECORDS};
+use macfleet::tui::model::query::Query;
 use macfleet::tui::msg::Msg;
-use macfleet::tui::query::Query;
-use macfleet::tui::theme::Theme;
+use macfleet::tui::ui::theme::Theme;
 use macfleet::wire::FailoverRecord;
 
 /// A failover as the simulator's busy fleet sends them (1,000 workers).
@@ -73,7 +73,7 @@ fn away(c: &mut Criterion) {
     let mut g = c.benchmark_group("away_now");
     g.sample_size(20);
     g.bench_function("100k_workers_50k_failovers", |b| {
-        b.iter(|| black_box(macfleet::tui::away::away_now(&a.fleet, &a.log)))
+        b.iter(|| black_box(macfleet::tui::model::away::away_now(&a.fleet, &a.log)))
     });
     g.finish();
 }

@@ -15,7 +15,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use macfleet::tui::app::App;
 use macfleet::tui::fixture::{self, t0};
 use macfleet::tui::msg::Msg;
-use macfleet::tui::theme::Theme;
+use macfleet::tui::ui::theme::Theme;
 use macfleet::tui::views;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

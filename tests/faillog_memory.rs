@@ -8,8 +8,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use macfleet::tui::faillog::{FailLog, MAX_RECORDS};
 use macfleet::tui::fixture;
+use macfleet::tui::model::faillog::{FailLog, MAX_RECORDS};
 use macfleet::wire::FailoverRecord;
 
 /// Live heap bytes of this test binary (one test in it, so no other

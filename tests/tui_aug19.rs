@@ -12,7 +12,7 @@ use macfleet::client::FailoverQuery;
 use macfleet::sim::{Scenario, SimOptions, SimStats, Start};
 use macfleet::tui::app::App;
 use macfleet::tui::msg::Msg;
-use macfleet::tui::theme::Theme;
+use macfleet::tui::ui::theme::Theme;
 use macfleet::tui::views;
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use macfleet::tui::app::{App, View};
 use macfleet::tui::edit::Mode;
 use macfleet::tui::fixture::{self, DOC, REVISION};
 use macfleet::tui::msg::{Effect, Msg};
-use macfleet::tui::theme::Theme;
+use macfleet::tui::ui::theme::Theme;
 use macfleet::wire::ConfigAccepted;
 
 #[path = "common/app.rs"]

@@ -219,7 +219,7 @@ async fn polls_while_the_stream_is_refused_and_loses_nothing_when_it_returns() {
     .expect("client");
     let (tx, mut rx) = mpsc::channel(1024);
     let (_fx_tx, fx_rx) = mpsc::unbounded_channel();
-    let _net = macfleet::tui::net::spawn(client, tx, fx_rx);
+    let _net = macfleet::tui::runtime::net::spawn(client, tx, fx_rx);
 
     // The stream is refused and the log is read once at start, in either
     // order (two tasks).

@@ -9,7 +9,7 @@ use crossterm::event::KeyCode;
 use macfleet::tui::app::App;
 use macfleet::tui::fixture::{self, t0};
 use macfleet::tui::msg::Msg;
-use macfleet::tui::theme::Theme;
+use macfleet::tui::ui::theme::Theme;
 use macfleet::tui::views;
 
 #[path = "common/app.rs"]
@@ -54,7 +54,7 @@ fn word_cells(a: &App) -> (String, ratatui::style::Style) {
 /// fleet outage, and the fleet line keeps the last known counts.
 #[test]
 fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
-    use macfleet::tui::verdict::{Verdict, verdict};
+    use macfleet::tui::model::verdict::Verdict;
     use macfleet::wire::WorkerState;
     use ratatui::style::{Color, Modifier};
     let now = t0();
@@ -66,13 +66,13 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
         w
     };
     let (mut a, m0) = app(0, false);
-    assert_eq!(verdict(&a), None, "no worker yet: nothing to judge");
+    assert_eq!(a.verdict(), None, "no worker yet: nothing to judge");
     a.update(Msg::Workers {
         page: fixture::page((0..5).map(on_top).collect(), now, false, 2),
         at: m0,
     });
     a.settle();
-    assert_eq!(verdict(&a), Some(Verdict::Ok));
+    assert_eq!(a.verdict(), Some(Verdict::Ok));
     let (top, style) = word_cells(&a);
     assert!(top.starts_with(" OK  macfleet prod-hub"), "{top}");
     assert_eq!(style.bg, Some(Color::Green));
@@ -83,7 +83,7 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
     stale.state = WorkerState::Stale;
     a.update(Msg::WorkerEvents(vec![off, stale]));
     a.settle();
-    assert_eq!(verdict(&a), Some(Verdict::Degraded(2)));
+    assert_eq!(a.verdict(), Some(Verdict::Degraded(2)));
     let (top, style) = word_cells(&a);
     assert!(top.starts_with(" DEGRADED 2  macfleet"), "{top}");
     assert_eq!(style.bg, Some(Color::Yellow));
@@ -95,7 +95,7 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
         at: m0,
     });
     a.settle();
-    assert_eq!(verdict(&a), Some(Verdict::NoRoute(1)));
+    assert_eq!(a.verdict(), Some(Verdict::NoRoute(1)));
     let (top, style) = word_cells(&a);
     assert!(top.starts_with(" NO ROUTE 1  macfleet"), "{top}");
     assert_eq!(style.bg, Some(Color::Red));
@@ -111,7 +111,7 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
         wall: now,
     });
     a.settle();
-    assert_eq!(verdict(&a), Some(Verdict::HubDown));
+    assert_eq!(a.verdict(), Some(Verdict::HubDown));
     let rows = screen(&a);
     assert!(rows[0].starts_with(" HUB DOWN  macfleet"), "{}", rows[0]);
     assert!(

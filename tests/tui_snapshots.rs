@@ -6,7 +6,7 @@ use crossterm::event::KeyCode;
 use macfleet::tui::app::App;
 use macfleet::tui::fixture;
 use macfleet::tui::msg::Msg;
-use macfleet::tui::theme::Theme;
+use macfleet::tui::ui::theme::Theme;
 use macfleet::tui::views;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::{TestHub, heartbeat};
 use macfleet::tui::msg::{Effect, Msg};
-use macfleet::tui::net;
+use macfleet::tui::runtime::net;
 use macfleet::wire::WorkerState;
 use tokio::sync::mpsc;
 

@@ -7,9 +7,9 @@ use chrono::TimeDelta;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use macfleet::tui::app::{App, ConnLabel, Detail, View};
 use macfleet::tui::fixture::{self, t0};
-use macfleet::tui::fleet::WorkerIndex;
+use macfleet::tui::model::fleet::WorkerIndex;
 use macfleet::tui::msg::{Effect, Fetch, Msg};
-use macfleet::tui::theme::Theme;
+use macfleet::tui::ui::theme::Theme;
 use macfleet::tui::{keys, views};
 use macfleet::wire::{ConfigEvent, WorkerState};
 
@@ -683,7 +683,7 @@ fn resize_keeps_the_cursor_visible() {
 
 #[test]
 fn incremental_index_matches_a_rebuild_for_every_sort_and_direction() {
-    use macfleet::tui::fleet::WorkerSort;
+    use macfleet::tui::model::fleet::WorkerSort;
     for sort in WorkerSort::ALL {
         for reverse in [false, true] {
             let (mut a, m0) = app(300, false);
@@ -855,7 +855,7 @@ fn filters_match_state_rank_cause_fields_and_negation() {
     for id in &stale {
         assert_eq!(b.fleet.by_id(id).unwrap().state, WorkerState::Stale, "{id}");
     }
-    let count = |a: &App, f: &dyn Fn(&macfleet::tui::fleet::Entry) -> bool| {
+    let count = |a: &App, f: &dyn Fn(&macfleet::tui::model::fleet::Entry) -> bool| {
         a.fleet.iter().filter(|(_, e)| f(e)).count()
     };
     let filter = |a: &mut App, text: &str| {

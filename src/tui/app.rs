@@ -12,64 +12,24 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use ratatui::layout::Rect;
 
 use super::edit::{LadderEdit, Mode};
-use super::faillog::{self, FailLog};
-use super::fleet::{Fleet, Slot};
-use super::geom;
 use super::keys::{self, Action};
 use super::lists::{AgentRow, HISTORY_FIELDS, HistorySort, LADDER_FIELDS, LadderSort, Lists, Pane};
 pub use super::lists::{Detail, Filter, HistKey, View};
+use super::model::conn::{Conn, HubClock, Stream};
+pub use super::model::conn::{ConnLabel, REFUSED};
+use super::model::faillog::{self, FailLog};
+use super::model::fleet::{Fleet, Slot};
+use super::model::query::Query;
 use super::msg::{Effect, Fetch, Msg};
-use super::query::Query;
-use super::theme::Theme;
+use super::ui::geom;
+use super::ui::theme::Theme;
 use crate::wire::{HistoryEntry, Whoami};
-
-/// What the top line says when the hub answers 401.
-pub const REFUSED: &str = "unauthorized: the hub refused this token";
 
 /// How long a status-line message stays.
 const STATUS_TTL: Duration = Duration::from_secs(5);
 /// Re-anchor the hub clock only when the estimate is this far off, so that
 /// network jitter does not make ages jump back and forth.
 const CLOCK_SLACK_MS: i64 = 1500;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stream {
-    Connecting,
-    Up,
-    Down { error: String, retry_in: Duration },
-}
-
-/// Connection as the top line tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConnLabel {
-    /// The hub answered 401: it does not know our token.
-    Refused,
-    Connecting,
-    Live,
-    Polling,
-    Disconnected(Duration),
-}
-
-#[derive(Debug, Clone)]
-pub struct Conn {
-    pub stream: Stream,
-    /// Last good answer from the hub.
-    pub last_ok: Option<Instant>,
-    /// First failure of the current run of failures.
-    pub failing_since: Option<Instant>,
-    pub last_error: Option<String>,
-    /// The last answer was 401: the token, not the network, is the trouble.
-    pub refused: bool,
-}
-
-/// The hub's clock: its `now` at a local monotonic instant.
-#[derive(Debug, Clone, Copy)]
-pub struct HubClock {
-    pub hub: DateTime<Utc>,
-    pub mono: Instant,
-    /// From the hub (true) or the local wall clock until the hub answers.
-    pub from_hub: bool,
-}
 
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -146,7 +106,7 @@ pub struct App {
     /// The owner's pending edit of the list.
     pub edit: LadderEdit,
     /// The Ladder's AWAY NOW: live workers held off each agent, by cause.
-    pub away_now: std::collections::HashMap<String, super::away::AwayNow>,
+    pub away_now: std::collections::HashMap<String, super::model::away::AwayNow>,
     /// When AWAY NOW was last counted, and whether a change since waits
     /// for the next count (at most one a second: ~27 ms at 100,000
     /// workers).
@@ -238,6 +198,11 @@ impl App {
         } else {
             ConnLabel::Polling
         }
+    }
+
+    /// The status word, from the hub's own judgement of each worker.
+    pub fn verdict(&self) -> Option<super::model::verdict::Verdict> {
+        super::model::verdict::verdict(self.conn_label(), &self.fleet.agg)
     }
 
     /// The data on screen is from a hub we cannot currently reach (or
@@ -442,11 +407,11 @@ impl App {
         // A pass over the fleet and the log: only while the Ladder shows
         // it, at most once a second (a tick counts what waited).
         if self.screen.view == View::Ladder {
-            let due = self
-                .away_at
-                .is_none_or(|t| self.mono_now.saturating_duration_since(t) >= super::away::EVERY);
+            let due = self.away_at.is_none_or(|t| {
+                self.mono_now.saturating_duration_since(t) >= super::model::away::EVERY
+            });
             if due {
-                self.away_now = super::away::away_now(&self.fleet, &self.log);
+                self.away_now = super::model::away::away_now(&self.fleet, &self.log);
                 self.away_at = Some(self.mono_now);
                 self.away_stale = false;
             } else {

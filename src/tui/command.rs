@@ -164,11 +164,14 @@ impl App {
         } else if text.starts_with(|c: char| c.is_ascii_alphanumeric())
             && text.contains(|c: char| c.is_ascii_digit())
         {
-            format!("no worker {} reports to this hub", super::views::hub(&text))
+            format!(
+                "no worker {} reports to this hub",
+                crate::textsafe::for_terminal(&text)
+            )
         } else {
             format!(
                 "unknown command {}: try {}, or a worker id",
-                super::views::hub(&text),
+                crate::textsafe::for_terminal(&text),
                 commands()
             )
         });
@@ -193,7 +196,10 @@ impl App {
     /// The runner could not switch: say why; this session goes on.
     pub fn switch_failed(&mut self, error: &str) {
         self.contexts.switching = None;
-        self.say(format!("cannot switch: {}", super::views::hub(error)));
+        self.say(format!(
+            "cannot switch: {}",
+            crate::textsafe::for_terminal(error)
+        ));
         self.dirty = true;
     }
 }

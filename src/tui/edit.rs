@@ -167,10 +167,10 @@ impl LadderEdit {
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{App, Detail, View};
-use super::compact::addr;
-use super::fleet::Entry;
 use super::keys::Action;
 use super::lists::Pane;
+use super::model::compact::addr;
+use super::model::fleet::Entry;
 use super::msg::Effect;
 use crate::client::ClientError;
 use crate::wire::{ConfigAccepted, KNOWN_AGENTS};

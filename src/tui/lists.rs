@@ -7,10 +7,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::faillog::FailoverSort;
-use super::fleet::{Slot, WorkerIndex, WorkerSort};
-use super::geom::{self, Cursor};
-use super::query::{Searchable, contains_ci, starts_ci};
+use super::model::faillog::FailoverSort;
+use super::model::fleet::{Slot, WorkerIndex, WorkerSort};
+use super::model::query::{Searchable, contains_ci, starts_ci};
+use super::ui::geom::{self, Cursor};
 use crate::wire::HistoryEntry;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use macfleet::tui::app::App;
 use macfleet::tui::fixture;
 use macfleet::tui::msg::{Effect, Msg};
-use macfleet::tui::theme::Theme;
+use macfleet::tui::ui::theme::Theme;
 use macfleet::tui::views;
 
 /// The fixture fleet of `n` workers at 120x40, colours on.

@@ -8,10 +8,10 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
 use super::{cell_style, hub};
 use crate::tui::app::App;
-use crate::tui::compact::Sym;
-use crate::tui::fleet::Entry;
-use crate::tui::fmt;
 use crate::tui::lists::{Detail, HistKey};
+use crate::tui::model::compact::Sym;
+use crate::tui::model::fleet::Entry;
+use crate::tui::ui::fmt;
 use crate::wire::{Failover, Preflight};
 
 /// Where a worker stands: `on claude (#2)`, `on x (not in its list)`,

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use super::{fit, hub, line};
 use crate::tui::app::App;
 use crate::tui::edit::Mode;
-use crate::tui::fmt::{age_at, count as count_text};
+use crate::tui::ui::fmt::{age_at, count as count_text};
 use crate::wire::WorkerState;
 
 /// The body, when the editor holds it; false when the view draws it.
@@ -107,7 +107,7 @@ fn draw_conflict(
                 format!(
                     " by {}, {} ago",
                     hub(&h.by),
-                    crate::tui::fmt::age_at(app.now(), h.at)
+                    crate::tui::ui::fmt::age_at(app.now(), h.at)
                 )
             })
             .unwrap_or_default();

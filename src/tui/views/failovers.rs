@@ -8,10 +8,10 @@ use ratatui::text::{Line, Span};
 
 use super::{Col, cell_style, col, empty, fill, fit_line, hub, line, table};
 use crate::tui::app::App;
-use crate::tui::faillog::LogRec;
-use crate::tui::faillog::{ByKind, WINDOW_MIN};
-use crate::tui::fmt;
-use crate::tui::theme::Theme;
+use crate::tui::model::faillog::LogRec;
+use crate::tui::model::faillog::{ByKind, WINDOW_MIN};
+use crate::tui::ui::fmt;
+use crate::tui::ui::theme::Theme;
 use crate::wire::CauseKind;
 
 pub const COLS: [Col; 8] = [
@@ -25,7 +25,7 @@ pub const COLS: [Col; 8] = [
     fill("DETAIL", 12, 2),
 ];
 
-/// Rows above the table (see [`crate::tui::geom::spark_height`]).
+/// Rows above the table (see [`crate::tui::ui::geom::spark_height`]).
 pub fn spark_height(app: &App, body: Rect) -> u16 {
     app.spark_rows(body.height)
 }
@@ -101,7 +101,7 @@ fn draw_spark(app: &App, area: Rect, buf: &mut Buffer) {
     let seen = app.log.causes_seen(app.now());
     if area.height >= 2 + seen.len() as u16 && area.height > 3 {
         for k in seen {
-            let i = crate::tui::faillog::kind_index(k);
+            let i = crate::tui::model::faillog::kind_index(k);
             let row: Vec<u32> = per.iter().map(|m| m[i]).collect();
             let n: u32 = row.iter().sum();
             put(Line::from(vec![

@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 
 use super::{hub, line};
 use crate::tui::app::{App, ConnLabel};
-use crate::tui::fmt;
 use crate::tui::lists::View;
+use crate::tui::ui::fmt;
 
 fn row(area: Rect, i: u16) -> Option<Rect> {
     (i < area.height).then(|| Rect {
@@ -43,8 +43,8 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             .map(|w| w.hub.as_str())
             .unwrap_or(app.hub_label.as_str());
         let mut spans = Vec::new();
-        if let Some(v) = crate::tui::verdict::verdict(app) {
-            spans.push(Span::styled(format!(" {} ", v.text()), t.verdict(v)));
+        if let Some(v) = app.verdict() {
+            spans.push(Span::styled(format!(" {} ", fmt::verdict(v)), t.verdict(v)));
             spans.push(Span::raw(" "));
         }
         spans.push(Span::styled("macfleet ", t.title()));

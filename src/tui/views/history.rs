@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::{Col, col, empty, fill, hub, table};
 use crate::tui::app::App;
-use crate::tui::fmt;
+use crate::tui::ui::fmt;
 use crate::wire::{HistoryEntry, MAX_AGENTS};
 
 pub const COLS: [Col; 5] = [

@@ -10,8 +10,8 @@ use super::{Col, cell_style, col, empty, fill, hub, line, table};
 use crate::agents_doc::unknown_agents;
 use crate::plan::Rung;
 use crate::tui::app::App;
-use crate::tui::faillog::ByKind;
-use crate::tui::fmt;
+use crate::tui::model::faillog::ByKind;
+use crate::tui::ui::fmt;
 use crate::wire::CauseKind;
 
 pub const COLS: [Col; 7] = [

@@ -23,7 +23,7 @@ use super::app::App;
 use super::lists::View;
 use crate::text;
 
-pub use super::geom::{Areas, HEADER_ROWS, areas, window};
+pub use super::ui::geom::{Areas, HEADER_ROWS, areas, window};
 
 /// The table's data area in the current view (below its column header).
 pub fn table_area(app: &App) -> Rect {

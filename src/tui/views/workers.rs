@@ -7,8 +7,8 @@ use ratatui::text::Span;
 
 use super::{Col, cell_style, col, empty, fill, hub, table};
 use crate::tui::app::App;
-use crate::tui::fleet::Entry;
-use crate::tui::fmt;
+use crate::tui::model::fleet::Entry;
+use crate::tui::ui::fmt;
 use crate::wire::{Failover, WorkerState};
 
 pub const COLS: [Col; 7] = [

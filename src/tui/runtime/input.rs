@@ -221,8 +221,8 @@ mod unix {
                 let ms = WATCH_EVERY.as_millis() as i32;
                 loop {
                     if hung_up(fd, ms) {
-                        crate::tui::term::forget();
-                        crate::tui::editor::stop_open();
+                        crate::tui::runtime::term::forget();
+                        crate::tui::runtime::editor::stop_open();
                         tracing::info!("the terminal hung up; exiting");
                         exit_within(GRACE, 129);
                         let _ = tx.try_send(Input::Gone("the terminal hung up".into()));
@@ -253,12 +253,12 @@ mod unix {
                         SIGINT => ("SIGINT", 130),
                         _ => ("SIGTERM", 143),
                     };
-                    if sig == SIGINT && crate::tui::editor::is_open() {
+                    if sig == SIGINT && crate::tui::runtime::editor::is_open() {
                         tracing::info!("SIGINT while the editor is open: left to the editor");
                         continue;
                     }
                     tracing::info!(signal = name, "signal; exiting");
-                    crate::tui::editor::stop_open();
+                    crate::tui::runtime::editor::stop_open();
                     exit_within(GRACE, code);
                     let _ = tx.try_send(Input::Signal(name));
                     return;

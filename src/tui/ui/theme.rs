@@ -112,8 +112,8 @@ impl Theme {
 
     /// The status word: green `OK`, yellow `DEGRADED`, red `NO ROUTE` and
     /// `HUB DOWN`; reverse video under NO_COLOR.
-    pub fn verdict(&self, v: crate::tui::verdict::Verdict) -> Style {
-        use crate::tui::verdict::Verdict;
+    pub fn verdict(&self, v: crate::tui::model::verdict::Verdict) -> Style {
+        use crate::tui::model::verdict::Verdict;
         self.badge(match v {
             Verdict::Ok => Color::Green,
             Verdict::Degraded(_) => Color::Yellow,

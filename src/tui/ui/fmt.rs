@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 
 pub use crate::text::{age, age_at};
+use crate::tui::model::verdict::Verdict;
 
 /// `1234567` -> `1,234,567`: big fleets stay readable.
 pub fn count(n: usize) -> String {
@@ -44,6 +45,16 @@ pub fn stamp(t: DateTime<Utc>) -> String {
 /// list shows a failover's time.
 pub fn stamp_s(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%SZ").to_string()
+}
+
+/// The status word: `OK`, `DEGRADED 2`, `NO ROUTE 1,024`, `HUB DOWN`.
+pub fn verdict(v: Verdict) -> String {
+    match v {
+        Verdict::Ok => "OK".into(),
+        Verdict::Degraded(n) => format!("DEGRADED {}", count(n)),
+        Verdict::NoRoute(n) => format!("NO ROUTE {}", count(n)),
+        Verdict::HubDown => "HUB DOWN".into(),
+    }
 }
 
 #[cfg(test)]

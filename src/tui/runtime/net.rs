@@ -20,8 +20,8 @@ use futures::StreamExt;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
-use super::msg::{Effect, Fetch, Msg};
 use crate::client::{Client, ClientError, FailoverQuery, HubEvent, StreamItem};
+use crate::tui::msg::{Effect, Fetch, Msg};
 
 /// Worker poll period while the hub answers.
 pub const POLL_EVERY: Duration = Duration::from_secs(2);

@@ -4,7 +4,8 @@
 //! its own clock); while the hub cannot be reached the word is `HUB DOWN`
 //! and the fleet line keeps the last known counts with their age.
 
-use super::app::{App, ConnLabel};
+use super::conn::ConnLabel;
+use super::fleet::Aggregates;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -18,26 +19,14 @@ pub enum Verdict {
     HubDown,
 }
 
-impl Verdict {
-    pub fn text(self) -> String {
-        match self {
-            Verdict::Ok => "OK".into(),
-            Verdict::Degraded(n) => format!("DEGRADED {}", super::fmt::count(n)),
-            Verdict::NoRoute(n) => format!("NO ROUTE {}", super::fmt::count(n)),
-            Verdict::HubDown => "HUB DOWN".into(),
-        }
-    }
-}
-
 /// The word for the screen; `None` while there is nothing to judge yet (no
 /// answer from the hub, a token it refuses, no worker reported).
-pub fn verdict(app: &App) -> Option<Verdict> {
-    match app.conn_label() {
+pub fn verdict(conn: ConnLabel, a: &Aggregates) -> Option<Verdict> {
+    match conn {
         ConnLabel::Disconnected(_) => return Some(Verdict::HubDown),
         ConnLabel::Connecting | ConnLabel::Refused => return None,
         ConnLabel::Live | ConnLabel::Polling => {}
     }
-    let a = &app.fleet.agg;
     if a.total == 0 {
         None
     } else if a.no_route > 0 {

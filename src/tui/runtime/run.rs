@@ -15,12 +15,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
-use super::app::App;
 use super::input::{self, Input};
-use super::msg::{Effect, Msg};
-use super::theme::Theme;
-use super::{editor, net, term, views};
+use super::{editor, net, term};
 use crate::client::{Client, ClientError, WriteGrant, Writer};
+use crate::tui::app::App;
+use crate::tui::msg::{Effect, Msg};
+use crate::tui::ui::theme::Theme;
+use crate::tui::views;
 
 /// How the session looks and behaves; the caller reads flags and `NO_COLOR`.
 #[derive(Debug, Clone, Default)]
@@ -226,7 +227,7 @@ impl Ui {
             }
             // The editor, and again while it brings back a document that
             // is not taken (the app stops asking after MAX_REOPENS).
-            for _ in 0..=super::edit::MAX_REOPENS + 1 {
+            for _ in 0..=crate::tui::edit::MAX_REOPENS + 1 {
                 let Some(text) = self.editor.take() else {
                     break;
                 };
