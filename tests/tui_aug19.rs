@@ -13,7 +13,6 @@ use macfleet::sim::{Scenario, SimOptions, SimStats, Start};
 use macfleet::tui::app::App;
 use macfleet::tui::msg::Msg;
 use macfleet::tui::ui::theme::Theme;
-use macfleet::tui::views;
 
 #[tokio::test]
 async fn every_no_route_workers_why_line_names_a_cause_for_every_rung() {
@@ -70,9 +69,9 @@ async fn every_no_route_workers_why_line_names_a_cause_for_every_rung() {
     app.settle();
     let mut causes = std::collections::BTreeSet::new();
     for w in &page.workers {
-        let e = app.fleet.by_id(&w.worker).expect("held");
-        let rungs = views::detail::why_rungs(&app, e);
-        let line = views::detail::why(&app, e);
+        let e = app.model().fleet.by_id(&w.worker).expect("held");
+        let rungs = macfleet::tui::overlays::detail::why_rungs(&app.cx(), e);
+        let line = macfleet::tui::overlays::detail::why(&app.cx(), e);
         assert_eq!(
             rungs.iter().map(|r| r.agent.as_str()).collect::<Vec<_>>(),
             LIST,

@@ -3,10 +3,11 @@
 
 use crossterm::event::KeyCode;
 use macfleet::client::ClientError;
-use macfleet::tui::app::{App, View};
-use macfleet::tui::edit::Mode;
+use macfleet::tui::app::App;
 use macfleet::tui::fixture::{self, DOC, REVISION};
+use macfleet::tui::model::edit::Mode;
 use macfleet::tui::msg::{Effect, Msg};
+use macfleet::tui::panes::{history::History as HistoryPane, ladder::Ladder};
 use macfleet::tui::ui::theme::Theme;
 use macfleet::wire::ConfigAccepted;
 
@@ -17,15 +18,16 @@ use ui::{code, ctrl, key};
 fn app(can_write: bool) -> App {
     let (mut a, _) = fixture::app(20, can_write, Theme::new(false, false), 120, 40);
     key(&mut a, '1');
-    assert_eq!(a.view(), View::Ladder);
+    assert_eq!(a.view(), "ladder");
     a
 }
 
 fn order(app: &App) -> Vec<String> {
-    app.edit
+    app.model()
+        .edit
         .order()
         .map(|o| o.to_vec())
-        .unwrap_or_else(|| app.config.agents.clone())
+        .unwrap_or_else(|| app.model().config.agents.clone())
 }
 
 fn v(s: &[&str]) -> Vec<String> {
@@ -33,9 +35,9 @@ fn v(s: &[&str]) -> Vec<String> {
 }
 
 fn screen_text(app: &App) -> String {
-    let (w, h) = app.size;
+    let (w, h) = app.size();
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, w, h));
-    macfleet::tui::views::draw(app, &mut buf);
+    app.draw(&mut buf);
     (0..h)
         .map(|y| {
             (0..w)
@@ -47,25 +49,22 @@ fn screen_text(app: &App) -> String {
 }
 
 fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default()
+    app.status().map(|s| s.text.clone()).unwrap_or_default()
 }
 
 #[test]
 fn j_and_k_move_the_selected_agent_and_the_cursor_follows_it() {
     let mut a = app(true);
     assert_eq!(
-        a.lists.ladder.selected().map(String::as_str),
+        a.pane_as::<Ladder>().list.selected().map(String::as_str),
         Some("opencode")
     );
-    assert!(!a.edit.is_pending());
+    assert!(!a.model().edit.is_pending());
     assert!(key(&mut a, 'J').is_empty(), "an edit sends nothing");
     assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]));
-    assert!(a.edit.is_pending());
+    assert!(a.model().edit.is_pending());
     assert_eq!(
-        a.lists.ladder.selected().map(String::as_str),
+        a.pane_as::<Ladder>().list.selected().map(String::as_str),
         Some("opencode")
     );
     key(&mut a, 'J');
@@ -74,10 +73,13 @@ fn j_and_k_move_the_selected_agent_and_the_cursor_follows_it() {
     key(&mut a, 'K');
     assert_eq!(order(&a), v(&["opencode", "pi", "claude", "codex"]));
     assert!(
-        !a.edit.is_pending(),
+        !a.model().edit.is_pending(),
         "back where it started: nothing pending"
     );
-    assert_eq!(a.config.agents, v(&["opencode", "pi", "claude", "codex"]));
+    assert_eq!(
+        a.model().config.agents,
+        v(&["opencode", "pi", "claude", "codex"])
+    );
 }
 
 #[test]
@@ -88,7 +90,7 @@ fn undo_and_redo_walk_the_steps() {
     key(&mut a, 'u');
     assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]));
     key(&mut a, 'u');
-    assert!(!a.edit.is_pending());
+    assert!(!a.model().edit.is_pending());
     key(&mut a, 'u');
     assert_eq!(status(&a), "nothing to undo");
     ctrl(&mut a, 'r');
@@ -105,22 +107,25 @@ fn d_removes_and_a_brings_a_commented_out_name_back_in_its_place() {
     key(&mut a, 'd');
     assert_eq!(order(&a), v(&["opencode", "claude", "codex"]));
     // The removed agent stays on the Ladder, marked, until written.
-    assert!(a.lists.ladder.rows.iter().any(|r| r == "pi"));
+    assert!(a.pane_as::<Ladder>().list.rows.iter().any(|r| r == "pi"));
     key(&mut a, 'u');
     key(&mut a, 'a');
-    assert!(matches!(a.edit.mode, Mode::Adding { .. }));
+    assert!(matches!(a.model().edit.mode, Mode::Adding { .. }));
     for c in "cursor".chars() {
         key(&mut a, c);
     }
-    assert!(matches!(&a.edit.mode, Mode::Adding { error: None, .. }));
+    assert!(matches!(
+        &a.model().edit.mode,
+        Mode::Adding { error: None, .. }
+    ));
     code(&mut a, KeyCode::Enter);
-    assert_eq!(a.edit.mode, Mode::Editing);
+    assert_eq!(a.model().edit.mode, Mode::Editing);
     // `# "cursor"` stands after pi in the document: it comes back there.
     assert_eq!(
         order(&a),
         v(&["opencode", "pi", "cursor", "claude", "codex"])
     );
-    let Some(plan) = &a.edit.plan else {
+    let Some(plan) = &a.model().edit.plan else {
         panic!("an edit")
     };
     let text = plan.render().expect("renders");
@@ -135,7 +140,7 @@ fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
     for c in "claude".chars() {
         key(&mut a, c);
     }
-    let Mode::Adding { text, error } = &a.edit.mode else {
+    let Mode::Adding { text, error } = &a.model().edit.mode else {
         panic!("the prompt")
     };
     assert_eq!(text, "claude");
@@ -144,14 +149,14 @@ fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
         "{error:?}"
     );
     code(&mut a, KeyCode::Enter);
-    assert!(matches!(&a.edit.mode, Mode::Adding { text, .. } if text == "claude"));
-    assert!(!a.edit.is_pending());
+    assert!(matches!(&a.model().edit.mode, Mode::Adding { text, .. } if text == "claude"));
+    assert!(!a.model().edit.is_pending());
     code(&mut a, KeyCode::Esc);
-    assert_eq!(a.edit.mode, Mode::Editing);
+    assert_eq!(a.model().edit.mode, Mode::Editing);
     key(&mut a, 'a');
     key(&mut a, 'B');
     assert!(
-        matches!(&a.edit.mode, Mode::Adding { error: Some(_), .. }),
+        matches!(&a.model().edit.mode, Mode::Adding { error: Some(_), .. }),
         "a malformed name"
     );
 }
@@ -168,7 +173,7 @@ fn w_shows_the_whole_documents_diff_and_y_sends_exactly_it() {
         if_match,
         diff,
         ..
-    } = a.edit.mode.clone()
+    } = a.model().edit.mode.clone()
     else {
         panic!("the diff screen")
     };
@@ -181,8 +186,8 @@ fn w_shows_the_whole_documents_diff_and_y_sends_exactly_it() {
     );
     assert!(text.ends_with("]\nretries = 2\n"));
     assert!(code(&mut a, KeyCode::Esc).is_empty());
-    assert_eq!(a.edit.mode, Mode::Editing);
-    assert!(a.edit.is_pending(), "n/Esc keeps the edit");
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert!(a.model().edit.is_pending(), "n/Esc keeps the edit");
     key(&mut a, 'w');
     let fx = key(&mut a, 'y');
     assert_eq!(
@@ -198,8 +203,8 @@ fn w_shows_the_whole_documents_diff_and_y_sends_exactly_it() {
         agents: v(&["pi", "opencode", "claude", "codex"]),
     })));
     assert!(fx.contains(&Effect::FetchConfig));
-    assert!(!a.edit.is_pending());
-    assert_eq!(a.config.revision.as_deref(), Some("r43"));
+    assert!(!a.model().edit.is_pending());
+    assert_eq!(a.model().config.revision.as_deref(), Some("r43"));
     assert!(status(&a).contains("r43"));
 }
 
@@ -212,11 +217,11 @@ fn a_failed_write_keeps_the_edit_and_w_retries() {
     a.update(Msg::Written(Err(ClientError::Unreachable(
         "connection refused".into(),
     ))));
-    assert!(a.edit.is_pending());
-    assert_eq!(a.edit.mode, Mode::Editing);
+    assert!(a.model().edit.is_pending());
+    assert_eq!(a.model().edit.mode, Mode::Editing);
     assert!(status(&a).contains("connection refused"), "{}", status(&a));
     assert_eq!(
-        a.edit.error.as_deref(),
+        a.model().edit.error.as_deref(),
         Some("hub unreachable: connection refused")
     );
     a.settle();
@@ -244,15 +249,15 @@ fn a_412_over_another_key_replays_the_order_and_shows_the_new_diff() {
     key(&mut a, 'y');
     let fx = a.update(Msg::Written(Err(conflict())));
     assert!(fx.contains(&Effect::FetchConfig));
-    assert!(a.edit.is_pending());
+    assert!(a.model().edit.is_pending());
     let theirs = DOC.replace("retries = 2", "retries = 3");
     a.update(Msg::Agents {
         revision: "r44".into(),
         agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
         text: theirs,
     });
-    let Mode::Review { text, if_match, .. } = a.edit.mode.clone() else {
-        panic!("the new diff to confirm, not {:?}", a.edit.mode)
+    let Mode::Review { text, if_match, .. } = a.model().edit.mode.clone() else {
+        panic!("the new diff to confirm, not {:?}", a.model().edit.mode)
     };
     assert_eq!(if_match, "r44");
     assert!(text.contains("retries = 3"), "theirs is kept: {text}");
@@ -276,16 +281,16 @@ fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
         text: theirs.clone(),
     });
     assert!(
-        matches!(a.edit.mode, Mode::Conflict { .. }),
+        matches!(a.model().edit.mode, Mode::Conflict { .. }),
         "{:?}",
-        a.edit.mode
+        a.model().edit.mode
     );
-    assert!(a.edit.is_pending());
+    assert!(a.model().edit.is_pending());
     key(&mut a, 'D');
     key(&mut a, 'x');
     assert!(
         matches!(
-            a.edit.mode,
+            a.model().edit.mode,
             Mode::Conflict {
                 confirm_drop: false,
                 ..
@@ -294,8 +299,8 @@ fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
         "a second key is needed"
     );
     key(&mut a, 'c');
-    assert_eq!(a.edit.mode, Mode::Editing);
-    let plan = a.edit.plan.clone().expect("carried");
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    let plan = a.model().edit.plan.clone().expect("carried");
     assert_eq!(plan.base_revision(), "r44");
     assert_eq!(plan.order(), &v(&["pi", "opencode", "claude", "codex"])[..]);
 
@@ -312,15 +317,15 @@ fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
     });
     key(&mut b, 'D');
     assert!(matches!(
-        b.edit.mode,
+        b.model().edit.mode,
         Mode::Conflict {
             confirm_drop: true,
             ..
         }
     ));
     key(&mut b, 'y');
-    assert_eq!(b.edit.mode, Mode::Editing);
-    assert!(!b.edit.is_pending());
+    assert_eq!(b.model().edit.mode, Mode::Editing);
+    assert!(!b.model().edit.is_pending());
 }
 
 #[test]
@@ -328,21 +333,21 @@ fn q_with_a_pending_edit_asks_first() {
     let mut a = app(true);
     key(&mut a, 'J');
     key(&mut a, 'q');
-    assert!(!a.quit);
-    assert_eq!(a.edit.mode, Mode::ConfirmQuit);
+    assert!(!a.quits());
+    assert_eq!(a.model().edit.mode, Mode::ConfirmQuit);
     key(&mut a, 'n');
-    assert!(!a.quit && a.edit.is_pending());
+    assert!(!a.quits() && a.model().edit.is_pending());
     key(&mut a, '?');
     key(&mut a, 'q');
-    assert!(!a.quit, "from the help too");
-    assert_eq!(a.edit.mode, Mode::ConfirmQuit);
+    assert!(!a.quits(), "from the help too");
+    assert_eq!(a.model().edit.mode, Mode::ConfirmQuit);
     key(&mut a, 'y');
-    assert!(a.quit);
+    assert!(a.quits());
     // C-c is the hard quit: it never asks.
     let mut b = app(true);
     key(&mut b, 'J');
     ctrl(&mut b, 'c');
-    assert!(b.quit);
+    assert!(b.quits());
 }
 
 #[test]
@@ -351,20 +356,20 @@ fn a_read_only_session_changes_nothing_and_sends_nothing() {
     for c in ['J', 'K', 'a', 'd', 'u', 'w', 'y', 'e', 'R'] {
         let fx = key(&mut a, c);
         assert!(fx.is_empty(), "{c}: no write, no editor: {fx:?}");
-        assert!(!a.edit.is_pending());
+        assert!(!a.model().edit.is_pending());
     }
     assert!(ctrl(&mut a, 'r').is_empty());
-    assert_eq!(a.edit.plan, None);
+    assert_eq!(a.model().edit.plan, None);
     assert_eq!(status(&a), "read-only");
 }
 
 #[test]
 fn the_projection_follows_the_pending_order_and_warns() {
     let mut a = app(true);
-    assert_eq!(a.edit.projection, None);
+    assert_eq!(a.model().edit.projection, None);
     key(&mut a, 'J');
-    let p = a.edit.projection.clone().expect("a projection");
-    assert_eq!(p.healthy, a.fleet.agg.healthy);
+    let p = a.model().edit.projection.clone().expect("a projection");
+    assert_eq!(p.healthy, a.model().fleet.agg.healthy);
     let pi = p.rungs.iter().find(|r| r.agent == "pi").expect("pi");
     assert_eq!((pi.old_rank, pi.rank), (Some(1), Some(0)));
     assert!(pi.projected > pi.today, "pi on top draws workers: {pi:?}");
@@ -374,7 +379,7 @@ fn the_projection_follows_the_pending_order_and_warns() {
         key(&mut a, c);
     }
     code(&mut a, KeyCode::Enter);
-    let p = a.edit.projection.clone().expect("a projection");
+    let p = a.model().edit.projection.clone().expect("a projection");
     assert!(
         p.warnings
             .iter()
@@ -385,7 +390,8 @@ fn the_projection_follows_the_pending_order_and_warns() {
     key(&mut a, 'u');
     key(&mut a, 'u');
     assert_eq!(
-        a.edit.projection, None,
+        a.model().edit.projection,
+        None,
         "nothing pending, nothing projected"
     );
 }
@@ -401,16 +407,17 @@ fn the_tui_projects_as_the_cli_does() {
     }
     code(&mut a, KeyCode::Enter);
     a.settle();
-    let new = a.edit.order().expect("pending").to_vec();
+    let new = a.model().edit.order().expect("pending").to_vec();
     let wire: Vec<macfleet::wire::WorkerView> = a
+        .model()
         .fleet
         .iter()
         .map(|(_, e)| e.view.to_wire(e.state, e.in_sync))
         .collect();
     assert!(wire.iter().any(|w| w.active_agent.is_none()));
-    let cli = macfleet::plan::project(&wire, &a.config.agents, &new);
+    let cli = macfleet::plan::project(&wire, &a.model().config.agents, &new);
     assert!(cli.moves_workers());
-    assert_eq!(a.edit.projection.as_ref(), Some(&cli));
+    assert_eq!(a.model().edit.projection.as_ref(), Some(&cli));
 }
 
 #[test]
@@ -424,13 +431,16 @@ fn after_a_write_the_convergence_line_counts_healthy_workers_on_it() {
         agents: v(&["pi", "opencode", "claude", "codex"]),
     })));
     a.settle();
-    let r = a.edit.rollout.clone().expect("a rollout");
+    let r = a.model().edit.rollout.clone().expect("a rollout");
     assert_eq!(r.revision, "r43");
-    assert_eq!((r.on, r.healthy), (0, a.fleet.agg.healthy));
-    assert_eq!(r.behind(), a.fleet.agg.healthy);
+    assert_eq!((r.on, r.healthy), (0, a.model().fleet.agg.healthy));
+    assert_eq!(r.behind(), a.model().fleet.agg.healthy);
     key(&mut a, 'J');
     assert!(status(&a).contains("not arrived yet"), "{}", status(&a));
-    assert!(!a.edit.is_pending(), "no edit without the new document");
+    assert!(
+        !a.model().edit.is_pending(),
+        "no edit without the new document"
+    );
     a.update(Msg::Agents {
         revision: "r43".into(),
         agents: v(&["pi", "opencode", "claude", "codex"]),
@@ -440,8 +450,8 @@ fn after_a_write_the_convergence_line_counts_healthy_workers_on_it() {
         ),
     });
     key(&mut a, 'J');
-    assert!(a.edit.is_pending());
-    assert_eq!(a.edit.rollout, None, "a new edit ends it");
+    assert!(a.model().edit.is_pending());
+    assert_eq!(a.model().edit.rollout, None, "a new edit ends it");
 }
 
 #[test]
@@ -452,9 +462,9 @@ fn an_empty_list_is_refused_before_it_reaches_the_hub_and_the_edit_stays() {
         key(&mut a, 'd');
     }
     assert_eq!(order(&a), Vec::<String>::new());
-    assert!(a.edit.is_pending());
+    assert!(a.model().edit.is_pending());
     assert!(key(&mut a, 'w').is_empty(), "nothing sent");
-    assert_eq!(a.edit.mode, Mode::Editing, "no diff to confirm");
+    assert_eq!(a.model().edit.mode, Mode::Editing, "no diff to confirm");
     assert!(status(&a).starts_with("cannot write:"), "{}", status(&a));
     assert!(status(&a).ends_with("(the edit is kept)"), "{}", status(&a));
     key(&mut a, 'u');
@@ -465,34 +475,43 @@ fn an_empty_list_is_refused_before_it_reaches_the_hub_and_the_edit_stays() {
 fn r_on_history_prepares_a_revert_as_a_pending_edit() {
     let (mut a, _) = fixture::app(20, true, Theme::new(false, false), 120, 40);
     key(&mut a, '4');
-    assert_eq!(a.view(), View::History);
+    assert_eq!(a.view(), "history");
     // The newest entry is the current order: nothing to revert.
     key(&mut a, 'R');
-    assert!(!a.edit.is_pending(), "{}", status(&a));
+    assert!(!a.model().edit.is_pending(), "{}", status(&a));
     // Down to the first entry whose order differs from the hub's now.
-    let mut want = a.config.agents.clone();
-    for _ in 0..a.config.history.len() {
+    let mut want = a.model().config.agents.clone();
+    for _ in 0..a.model().config.history.len() {
         code(&mut a, KeyCode::Down);
-        let k = a.lists.history.selected().cloned().expect("an entry");
-        want = a.history_entry(&k).expect("entry").agents.clone();
-        if want != a.config.agents {
+        let k = a
+            .pane_as::<HistoryPane>()
+            .list
+            .selected()
+            .cloned()
+            .expect("an entry");
+        want = a.model().history_entry(&k).expect("entry").agents.clone();
+        if want != a.model().config.agents {
             break;
         }
     }
-    assert_ne!(want, a.config.agents, "the fixture holds an older order");
+    assert_ne!(
+        want,
+        a.model().config.agents,
+        "the fixture holds an older order"
+    );
     assert!(key(&mut a, 'R').is_empty(), "a revert sends nothing");
-    assert_eq!(a.view(), View::Ladder);
+    assert_eq!(a.view(), "ladder");
     assert_eq!(order(&a), want);
-    assert!(a.edit.is_pending());
+    assert!(a.model().edit.is_pending());
     key(&mut a, 'u');
-    assert!(!a.edit.is_pending(), "u undoes it");
+    assert!(!a.model().edit.is_pending(), "u undoes it");
 
     let (mut r, _) = fixture::app(20, false, Theme::new(false, false), 120, 40);
     key(&mut r, '4');
     code(&mut r, KeyCode::Down);
     key(&mut r, 'R');
     assert_eq!(status(&r), "read-only");
-    assert_eq!(r.edit.plan, None);
+    assert_eq!(r.model().edit.plan, None);
 }
 
 fn edited(app: &mut App, sent: &str, back: &str) -> Vec<Effect> {
@@ -514,7 +533,7 @@ fn e_opens_the_whole_document_and_what_comes_back_is_the_pending_edit() {
     let mut a = app(true);
     let sent = opened(&key(&mut a, 'e'));
     assert_eq!(sent, DOC, "the hub's document, whole");
-    assert!(!a.edit.is_pending(), "opening changes nothing");
+    assert!(!a.model().edit.is_pending(), "opening changes nothing");
     // The editor moved codex to the top and reworded pi's comment.
     let back = DOC
         .replace("    \"codex\",    # last\n", "")
@@ -525,13 +544,13 @@ fn e_opens_the_whole_document_and_what_comes_back_is_the_pending_edit() {
         .replace("# fast", "# fastest");
     assert!(edited(&mut a, &sent, &back).is_empty(), "taken: no reopen");
     assert_eq!(order(&a), v(&["codex", "opencode", "pi", "claude"]));
-    assert!(a.edit.is_pending());
+    assert!(a.model().edit.is_pending());
     assert!(status(&a).contains("pending"), "{}", status(&a));
     // The projection follows it, and w shows and y sends exactly it.
-    assert!(a.edit.projection.is_some());
+    assert!(a.model().edit.projection.is_some());
     key(&mut a, 'w');
-    let Mode::Review { text, diff, .. } = a.edit.mode.clone() else {
-        panic!("the diff screen, not {:?}", a.edit.mode)
+    let Mode::Review { text, diff, .. } = a.model().edit.mode.clone() else {
+        panic!("the diff screen, not {:?}", a.model().edit.mode)
     };
     assert_eq!(text, back);
     assert!(diff.contains("+    \"pi\",       # fastest"), "{diff}");
@@ -558,11 +577,11 @@ fn a_document_not_taken_reopens_with_the_error_on_top_and_nothing_typed_lost() {
         again.ends_with(&dup),
         "what was typed is all there: {again}"
     );
-    assert!(!a.edit.is_pending(), "nothing taken");
+    assert!(!a.model().edit.is_pending(), "nothing taken");
     // Saved unchanged: cancelled, and e brings the draft back.
     assert!(edited(&mut a, &again, &again).is_empty());
     assert!(status(&a).contains("cancelled"), "{}", status(&a));
-    assert!(!a.edit.is_pending());
+    assert!(!a.model().edit.is_pending());
     let reopened = opened(&key(&mut a, 'e'));
     assert_eq!(reopened, again, "e reopens what was typed");
     // Fixed (the notes left in place): the notes go, the fix is taken.
@@ -576,13 +595,13 @@ fn a_document_not_taken_reopens_with_the_error_on_top_and_nothing_typed_lost() {
         );
     assert!(edited(&mut a, &reopened, &fixed).is_empty());
     assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
-    let Some(plan) = &a.edit.plan else {
+    let Some(plan) = &a.model().edit.plan else {
         panic!("an edit")
     };
     let text = plan.render().expect("renders");
     assert!(!text.contains("macfleet:"), "the notes are gone: {text}");
     assert!(text.starts_with("# the fleet's route order\n"), "{text}");
-    assert_eq!(a.edit.draft, None);
+    assert_eq!(a.model().edit.draft, None);
     // An editor that failed changes nothing.
     let fx = a.update(Msg::Edited {
         sent: text.clone(),
@@ -598,7 +617,7 @@ fn the_editor_coming_back_unchanged_cancels_and_says_so() {
     let mut a = app(true);
     let sent = opened(&key(&mut a, 'e'));
     assert!(edited(&mut a, &sent, &sent).is_empty());
-    assert!(!a.edit.is_pending());
+    assert!(!a.model().edit.is_pending());
     assert_eq!(
         status(&a),
         "the editor closed with the document unchanged: cancelled"
@@ -626,9 +645,9 @@ fn an_editor_that_never_brings_a_valid_document_stops_reopening() {
             _ => panic!("{fx:?}"),
         }
     }
-    assert_eq!(rounds, macfleet::tui::edit::MAX_REOPENS + 1);
+    assert_eq!(rounds, macfleet::tui::model::edit::MAX_REOPENS + 1);
     assert!(status(&a).contains("e reopens it"), "{}", status(&a));
-    assert!(a.edit.draft.is_some());
+    assert!(a.model().edit.draft.is_some());
 }
 
 /// After `J`, `w`, `y` and the hub's 200 (revision r43): the workers in
@@ -654,7 +673,7 @@ fn written_and_partly_rolled_out(a: &mut App, on: &[usize]) {
     page.config_revision = "r43".into();
     a.update(Msg::Workers {
         page,
-        at: a.mono_now,
+        at: a.model().mono_now,
     });
     a.settle();
 }
@@ -665,9 +684,9 @@ fn enter_on_the_convergence_line_lists_the_workers_behind_and_why() {
     use macfleet::wire::WorkerState;
     let mut a = app(true);
     written_and_partly_rolled_out(&mut a, &[0, 1, 2]);
-    let r = a.edit.rollout.clone().expect("a rollout");
+    let r = a.model().edit.rollout.clone().expect("a rollout");
     assert_eq!((r.on, r.healthy), (3, 18), "{r:?}");
-    let (behind, all) = a.rollout_behind();
+    let (behind, all) = a.model().rollout_behind();
     // In the fixture w-00003 is stale and w-00007 lost.
     assert_eq!(all, 17, "20 workers, 3 on r43");
     assert_eq!(behind.len(), 17);
@@ -702,13 +721,13 @@ fn enter_on_the_convergence_line_lists_the_workers_behind_and_why() {
     );
     // The cursor goes past the last agent onto the line; Enter lists them.
     key(&mut a, 'G');
-    assert!(!a.edit.rollout.as_ref().is_some_and(|r| r.selected));
+    assert!(!a.model().edit.rollout.as_ref().is_some_and(|r| r.selected));
     key(&mut a, 'j');
-    assert!(a.edit.rollout.as_ref().is_some_and(|r| r.selected));
+    assert!(a.model().edit.rollout.as_ref().is_some_and(|r| r.selected));
     let s = screen_text(&a);
     assert!(s.contains("Enter lists the workers behind"), "{s}");
     code(&mut a, KeyCode::Enter);
-    assert_eq!(a.screen.detail, Some(Detail::Rollout));
+    assert_eq!(a.overlay().detail, Some(Detail::Rollout));
     let s = screen_text(&a);
     assert!(s.contains("rollout of r43"), "{s}");
     assert!(s.contains("3/18 healthy workers on r43"), "{s}");
@@ -726,14 +745,14 @@ fn enter_on_the_convergence_line_lists_the_workers_behind_and_why() {
     );
     // j scrolls the list, it does not leave it.
     key(&mut a, 'j');
-    assert_eq!(a.screen.detail, Some(Detail::Rollout));
+    assert_eq!(a.overlay().detail, Some(Detail::Rollout));
     code(&mut a, KeyCode::Esc);
-    assert_eq!(a.screen.detail, None);
+    assert_eq!(a.overlay().detail, None);
     key(&mut a, 'k');
-    assert!(!a.edit.rollout.as_ref().is_some_and(|r| r.selected));
+    assert!(!a.model().edit.rollout.as_ref().is_some_and(|r| r.selected));
     code(&mut a, KeyCode::Enter);
     assert_eq!(
-        a.screen.detail,
+        a.overlay().detail,
         Some(Detail::Agent("codex".into())),
         "back on the last agent"
     );
@@ -755,8 +774,8 @@ fn a_412_after_the_editor_keeps_what_was_typed_and_says_what_it_undoes() {
         agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
         text: theirs,
     });
-    let Mode::Review { text, diff, .. } = a.edit.mode.clone() else {
-        panic!("the new diff, not {:?}", a.edit.mode)
+    let Mode::Review { text, diff, .. } = a.model().edit.mode.clone() else {
+        panic!("the new diff, not {:?}", a.model().edit.mode)
     };
     assert_eq!(text, typed, "what was typed, whole");
     assert!(

@@ -9,8 +9,8 @@ use crossterm::event::KeyCode;
 use macfleet::tui::app::App;
 use macfleet::tui::fixture::{self, t0};
 use macfleet::tui::msg::Msg;
+use macfleet::tui::panes::{failovers::Failovers, workers::Workers};
 use macfleet::tui::ui::theme::Theme;
-use macfleet::tui::views;
 
 #[path = "common/app.rs"]
 mod ui;
@@ -22,7 +22,7 @@ use ui::{app, code, key, screen, typed};
 fn the_sparkline_buckets_failovers_by_their_own_time() {
     let (mut a, _) = app(10, false);
     let now = t0();
-    let before = a.log.per_minute(now, 60);
+    let before = a.model().log.per_minute(now, 60);
     let mut r = fixture::failovers(1, now).events.pop().unwrap();
     r.seq = 1000;
     r.failover.id = "w-00000-backfill".into();
@@ -30,7 +30,7 @@ fn the_sparkline_buckets_failovers_by_their_own_time() {
     r.received_at = now;
     a.update(Msg::Failover(r));
     a.settle();
-    let after = a.log.per_minute(now, 60);
+    let after = a.model().log.per_minute(now, 60);
     let moved: Vec<usize> = (0..60)
         .filter(|i| before[*i].iter().sum::<u32>() != after[*i].iter().sum::<u32>())
         .collect();
@@ -42,9 +42,9 @@ fn the_sparkline_buckets_failovers_by_their_own_time() {
 }
 
 fn word_cells(a: &App) -> (String, ratatui::style::Style) {
-    let (w, h) = a.size;
+    let (w, h) = a.size();
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, w, h));
-    views::draw(a, &mut buf);
+    a.draw(&mut buf);
     let top: String = (0..w).map(|x| buf[(x, 0)].symbol()).collect();
     (top, buf[(1, 0)].style())
 }
@@ -66,13 +66,13 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
         w
     };
     let (mut a, m0) = app(0, false);
-    assert_eq!(a.verdict(), None, "no worker yet: nothing to judge");
+    assert_eq!(a.model().verdict(), None, "no worker yet: nothing to judge");
     a.update(Msg::Workers {
         page: fixture::page((0..5).map(on_top).collect(), now, false, 2),
         at: m0,
     });
     a.settle();
-    assert_eq!(a.verdict(), Some(Verdict::Ok));
+    assert_eq!(a.model().verdict(), Some(Verdict::Ok));
     let (top, style) = word_cells(&a);
     assert!(top.starts_with(" OK  macfleet prod-hub"), "{top}");
     assert_eq!(style.bg, Some(Color::Green));
@@ -83,7 +83,7 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
     stale.state = WorkerState::Stale;
     a.update(Msg::WorkerEvents(vec![off, stale]));
     a.settle();
-    assert_eq!(a.verdict(), Some(Verdict::Degraded(2)));
+    assert_eq!(a.model().verdict(), Some(Verdict::Degraded(2)));
     let (top, style) = word_cells(&a);
     assert!(top.starts_with(" DEGRADED 2  macfleet"), "{top}");
     assert_eq!(style.bg, Some(Color::Yellow));
@@ -95,7 +95,7 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
         at: m0,
     });
     a.settle();
-    assert_eq!(a.verdict(), Some(Verdict::NoRoute(1)));
+    assert_eq!(a.model().verdict(), Some(Verdict::NoRoute(1)));
     let (top, style) = word_cells(&a);
     assert!(top.starts_with(" NO ROUTE 1  macfleet"), "{top}");
     assert_eq!(style.bg, Some(Color::Red));
@@ -111,7 +111,7 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
         wall: now,
     });
     a.settle();
-    assert_eq!(a.verdict(), Some(Verdict::HubDown));
+    assert_eq!(a.model().verdict(), Some(Verdict::HubDown));
     let rows = screen(&a);
     assert!(rows[0].starts_with(" HUB DOWN  macfleet"), "{}", rows[0]);
     assert!(
@@ -162,8 +162,12 @@ fn heartbeat_age_against_the_threshold() {
         at: m0,
     });
     a.settle();
-    let text =
-        |a: &App, id: &str| views::detail::threshold_text(a, a.fleet.by_id(id).expect("held"));
+    let text = |a: &App, id: &str| {
+        macfleet::tui::overlays::detail::threshold_text(
+            &a.cx(),
+            a.model().fleet.by_id(id).expect("held"),
+        )
+    };
     assert_eq!(text(&a, "w-fresh"), "stale in 0:22");
     assert_eq!(text(&a, "w-due"), "stale due now");
     assert_eq!(text(&a, "w-stale"), "stale since 15:03:50 · lost in 0:55");
@@ -171,12 +175,12 @@ fn heartbeat_age_against_the_threshold() {
     // The detail line.
     key(&mut a, 'g');
     let pos = a
-        .lists
-        .workers
+        .pane_as::<Workers>()
+        .list
         .rows
         .slots
         .iter()
-        .position(|s| a.fleet.get(*s).unwrap().view.worker.as_ref() == "w-fresh")
+        .position(|s| a.model().fleet.get(*s).unwrap().view.worker.as_ref() == "w-fresh")
         .expect("row");
     for _ in 0..pos {
         key(&mut a, 'j');
@@ -191,7 +195,7 @@ fn heartbeat_age_against_the_threshold() {
     code(&mut a, KeyCode::Esc);
     // AGE colours: the due worker's age is yellow though its STATE is healthy.
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
-    views::draw(&a, &mut buf);
+    a.draw(&mut buf);
     let row_of = |id: &str| {
         (0..40u16)
             .find(|y| {
@@ -267,7 +271,13 @@ fn the_ladder_counts_workers_held_off_each_agent_now_by_cause() {
     // Counted while the Ladder is on screen.
     key(&mut a, '1');
     a.settle();
-    let text = |a: &App, agent: &str| views::ladder::away_now_text(a, agent);
+    let text = |a: &App, agent: &str| {
+        macfleet::tui::panes::ladder::away_now_text(
+            &a.pane_as::<macfleet::tui::panes::ladder::Ladder>().away_now,
+            a.theme().sep(),
+            agent,
+        )
+    };
     assert_eq!(
         text(&a, "opencode"),
         "2: rate_limited 1 · upstream_status 1"
@@ -326,19 +336,19 @@ fn the_ladder_counts_workers_held_off_each_agent_now_by_cause() {
 /// opens the Failovers view filtered to that worker.
 #[test]
 fn from_a_failover_to_its_worker_and_back_to_its_failovers() {
-    use macfleet::tui::app::{Detail, View};
+    use macfleet::tui::app::Detail;
     use ratatui::style::Color;
     let (mut a, _) = app(60, false);
     key(&mut a, '3');
     // An older failover than the ten newest of its worker is still shown.
     key(&mut a, 'G');
     code(&mut a, KeyCode::Enter);
-    let Some(Detail::Failover(seq)) = a.screen.detail.clone() else {
-        panic!("a failover's detail: {:?}", a.screen.detail);
+    let Some(Detail::Failover(seq)) = a.overlay().detail.clone() else {
+        panic!("a failover's detail: {:?}", a.overlay().detail);
     };
-    let rec = a.log.get(seq).expect("held").record();
+    let rec = a.model().log.get(seq).expect("held").record();
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
-    views::draw(&a, &mut buf);
+    a.draw(&mut buf);
     let rows: Vec<String> = (0..40u16)
         .map(|y| (0..120u16).map(|x| buf[(x, y)].symbol()).collect())
         .collect();
@@ -377,29 +387,32 @@ fn from_a_failover_to_its_worker_and_back_to_its_failovers() {
     // f: its worker's failovers.
     key(&mut a, 'f');
     a.settle();
-    assert_eq!(a.view(), View::Failovers);
-    assert_eq!(a.screen.detail, None);
+    assert_eq!(a.view(), "failovers");
+    assert_eq!(a.overlay().detail, None);
     assert_eq!(
-        a.lists.failovers.filter.text,
+        a.pane_as::<Failovers>().list.filter.text,
         format!("worker:{}$", rec.worker)
     );
-    assert!(!a.lists.failovers.rows.is_empty());
-    for s in &a.lists.failovers.rows {
-        assert_eq!(*a.log.get(*s).unwrap().worker, *rec.worker);
+    assert!(!a.pane_as::<Failovers>().list.rows.is_empty());
+    for s in &a.pane_as::<Failovers>().list.rows {
+        assert_eq!(*a.model().log.get(*s).unwrap().worker, *rec.worker);
     }
     // From the Workers view's detail too.
     key(&mut a, '2');
     code(&mut a, KeyCode::Enter);
-    let Some(Detail::Worker(id)) = a.screen.detail.clone() else {
+    let Some(Detail::Worker(id)) = a.overlay().detail.clone() else {
         panic!("a worker's detail");
     };
     key(&mut a, 'f');
-    assert_eq!(a.lists.failovers.filter.text, format!("worker:{id}$"));
+    assert_eq!(
+        a.pane_as::<Failovers>().list.filter.text,
+        format!("worker:{id}$")
+    );
     // Nowhere to go from an agent.
     key(&mut a, '1');
     key(&mut a, 'f');
-    assert_eq!(a.view(), View::Ladder);
-    assert!(a.status.as_ref().unwrap().text.contains("no worker here"));
+    assert_eq!(a.view(), "ladder");
+    assert!(a.status().unwrap().text.contains("no worker here"));
 }
 
 /// The failover detail gives its times to the second, as the list does.
@@ -408,8 +421,8 @@ fn the_failover_detail_shows_its_time_to_the_second() {
     let (mut a, _) = app(10, false);
     key(&mut a, '3');
     code(&mut a, KeyCode::Enter);
-    let seq = a.lists.failovers.sel.key.expect("a failover");
-    let r = a.log.get(seq).expect("held").record();
+    let seq = a.pane_as::<Failovers>().list.sel.key.expect("a failover");
+    let r = a.model().log.get(seq).expect("held").record();
     let rows = screen(&a);
     let at = r.failover.at.format("%Y-%m-%d %H:%M:%SZ").to_string();
     assert!(
@@ -425,7 +438,7 @@ fn the_failover_detail_shows_its_time_to_the_second() {
 /// scrollable; Esc goes back to where `v` was pressed.
 #[test]
 fn v_shows_the_hubs_json_scrubbed_and_scrollable() {
-    use macfleet::tui::app::{Detail, View};
+    use macfleet::tui::app::Detail;
     let (mut a, m0) = app(10, false);
     // A failover whose detail carries a token: the hub scrubs at ingest,
     // and the screen scrubs again whatever a hub sends.
@@ -437,10 +450,10 @@ fn v_shows_the_hubs_json_scrubbed_and_scrollable() {
     let _ = m0;
     key(&mut a, '3');
     a.settle();
-    assert_eq!(a.lists.failovers.sel.key, Some(500));
+    assert_eq!(a.pane_as::<Failovers>().list.sel.key, Some(500));
     key(&mut a, 'v');
-    assert!(a.screen.raw);
-    assert_eq!(a.screen.detail, Some(Detail::Failover(500)));
+    assert!(a.overlay().raw);
+    assert_eq!(a.overlay().detail, Some(Detail::Failover(500)));
     let rows = screen(&a);
     let all = rows.join("\n");
     assert!(
@@ -453,18 +466,19 @@ fn v_shows_the_hubs_json_scrubbed_and_scrollable() {
     assert!(all.contains("[redacted:"), "{all}");
     assert!(!all.contains(&token), "the token is never drawn");
     code(&mut a, KeyCode::Esc);
-    assert!(!a.screen.raw);
-    assert_eq!(a.screen.detail, None, "back to the list");
+    assert!(!a.overlay().raw);
+    assert_eq!(a.overlay().detail, None, "back to the list");
 
     // A worker, from its detail: Esc goes back to the detail.
     key(&mut a, '2');
     code(&mut a, KeyCode::Enter);
-    let Some(Detail::Worker(id)) = a.screen.detail.clone() else {
+    let Some(Detail::Worker(id)) = a.overlay().detail.clone() else {
         panic!("a worker's detail");
     };
     key(&mut a, 'v');
-    let lines = views::detail::raw_lines(&a, &Detail::Worker(id.clone())).expect("held");
-    let wire = a.fleet.by_id(&id).unwrap().to_wire();
+    let lines = macfleet::tui::overlays::detail::raw_lines(&a.cx(), &Detail::Worker(id.clone()))
+        .expect("held");
+    let wire = a.model().fleet.by_id(&id).unwrap().to_wire();
     let back: macfleet::wire::WorkerView =
         serde_json::from_str(&lines.join("\n")).expect("the JSON parses back");
     assert_eq!(back, wire, "the record as the hub sent it");
@@ -476,29 +490,29 @@ fn v_shows_the_hubs_json_scrubbed_and_scrollable() {
     let after = screen(&a)[5].clone();
     assert_ne!(first, after, "PgDn scrolls the JSON");
     code(&mut a, KeyCode::Esc);
-    assert!(!a.screen.raw);
-    assert_eq!(a.screen.detail, Some(Detail::Worker(id)));
-    assert_eq!(a.view(), View::Workers);
+    assert!(!a.overlay().raw);
+    assert_eq!(a.overlay().detail, Some(Detail::Worker(id)));
+    assert_eq!(a.view(), "workers");
     // An agent has no record of the hub's own.
     key(&mut a, '1');
     key(&mut a, 'v');
-    assert!(!a.screen.raw);
-    assert!(a.status.as_ref().unwrap().text.starts_with("v shows"));
+    assert!(!a.overlay().raw);
+    assert!(a.status().unwrap().text.starts_with("v shows"));
 }
 
 /// `:` jumps as in k9s; bad input says what was wrong and keeps the text.
 #[test]
 fn colon_jumps_to_views_and_workers_and_says_what_was_wrong() {
-    use macfleet::tui::app::{Detail, View};
+    use macfleet::tui::app::Detail;
     let (mut a, _) = app(60, false);
     for (cmd, view) in [
-        ("ladder", View::Ladder),
-        ("history", View::History),
-        ("failovers", View::Failovers),
-        ("workers", View::Workers),
+        ("ladder", "ladder"),
+        ("history", "history"),
+        ("failovers", "failovers"),
+        ("workers", "workers"),
     ] {
         key(&mut a, ':');
-        assert!(a.cmd.editing);
+        assert!(a.overlay().cmd.editing);
         typed(&mut a, cmd);
         assert!(
             screen(&a)[39].starts_with(&format!(":{cmd}_")),
@@ -507,7 +521,7 @@ fn colon_jumps_to_views_and_workers_and_says_what_was_wrong() {
         );
         code(&mut a, KeyCode::Enter);
         assert_eq!(a.view(), view, ":{cmd}");
-        assert!(!a.cmd.editing);
+        assert!(!a.overlay().cmd.editing);
     }
     // A worker by id: its detail, the cursor on its row.
     key(&mut a, '3');
@@ -515,17 +529,17 @@ fn colon_jumps_to_views_and_workers_and_says_what_was_wrong() {
     typed(&mut a, "w-00042");
     code(&mut a, KeyCode::Enter);
     a.settle();
-    assert_eq!(a.view(), View::Workers);
-    assert_eq!(a.screen.detail, Some(Detail::Worker("w-00042".into())));
-    let sel = a.lists.workers.sel.key.expect("a selection");
-    assert_eq!(&*a.fleet.get(sel).unwrap().view.worker, "w-00042");
+    assert_eq!(a.view(), "workers");
+    assert_eq!(a.overlay().detail, Some(Detail::Worker("w-00042".into())));
+    let sel = a.pane_as::<Workers>().list.sel.key.expect("a selection");
+    assert_eq!(&*a.model().fleet.get(sel).unwrap().view.worker, "w-00042");
     code(&mut a, KeyCode::Esc);
     // Bad input: the error, the text kept, the prompt still open.
     key(&mut a, ':');
     typed(&mut a, "wrokers");
     code(&mut a, KeyCode::Enter);
-    assert!(a.cmd.editing);
-    assert_eq!(a.cmd.text, "wrokers");
+    assert!(a.overlay().cmd.editing);
+    assert_eq!(a.overlay().cmd.text, "wrokers");
     let status = screen(&a)[39].clone();
     assert!(
         status.starts_with(":wrokers_   unknown command wrokers: try :workers :failovers"),
@@ -538,30 +552,31 @@ fn colon_jumps_to_views_and_workers_and_says_what_was_wrong() {
     typed(&mut a, "w-99999");
     code(&mut a, KeyCode::Enter);
     assert_eq!(
-        a.cmd.error.as_deref(),
+        a.overlay().cmd.error.as_deref(),
         Some("no worker w-99999 reports to this hub")
     );
-    assert_eq!(a.cmd.text, "w-99999");
+    assert_eq!(a.overlay().cmd.text, "w-99999");
     code(&mut a, KeyCode::Esc);
-    assert!(!a.cmd.editing);
-    assert_eq!(a.cmd.text, "");
+    assert!(!a.overlay().cmd.editing);
+    assert_eq!(a.overlay().cmd.text, "");
     // `q` typed into the prompt is text, not quit.
     key(&mut a, ':');
     key(&mut a, 'q');
-    assert!(!a.quit);
+    assert!(!a.quits());
     code(&mut a, KeyCode::Esc);
     // No contexts configured: said so.
     key(&mut a, ':');
     typed(&mut a, "ctx");
     code(&mut a, KeyCode::Enter);
     assert!(
-        a.cmd
+        a.overlay()
+            .cmd
             .error
             .as_deref()
             .unwrap_or_default()
             .starts_with("no contexts in"),
         "{:?}",
-        a.cmd.error
+        a.overlay().cmd.error
     );
 }
 
@@ -571,20 +586,26 @@ fn colon_jumps_to_views_and_workers_and_says_what_was_wrong() {
 fn ctx_switches_context_and_asks_first_when_an_edit_is_pending() {
     use macfleet::tui::msg::Effect;
     let (mut a, _) = app(10, true);
-    a.contexts.names = vec!["lab".into(), "prod".into(), "staging".into()];
-    a.contexts.current = Some("prod".into());
+    a.set_contexts(
+        vec!["lab".into(), "prod".into(), "staging".into()],
+        Some("prod".into()),
+    );
     let top = screen(&a)[0].clone();
     assert!(top.contains("macfleet prod (prod-hub)"), "{top}");
     key(&mut a, ':');
     typed(&mut a, "ctx");
     code(&mut a, KeyCode::Enter);
-    assert_eq!(a.contexts.picker, Some(1), "the cursor on the current one");
+    assert_eq!(
+        a.overlay().contexts.picker,
+        Some(1),
+        "the cursor on the current one"
+    );
     let rows = screen(&a);
     assert!(rows.iter().any(|r| r.contains("* prod")), "{rows:#?}");
     assert!(rows.iter().any(|r| r.contains("  staging")), "{rows:#?}");
     // The current one again: nothing to do.
     assert!(code(&mut a, KeyCode::Enter).is_empty());
-    assert_eq!(a.status.as_ref().unwrap().text, "already on prod");
+    assert_eq!(a.status().unwrap().text, "already on prod");
     key(&mut a, ':');
     typed(&mut a, "ctx");
     code(&mut a, KeyCode::Enter);
@@ -595,24 +616,23 @@ fn ctx_switches_context_and_asks_first_when_an_edit_is_pending() {
     );
     // With an edit pending: asked first; any key but y stays.
     let (mut a, _) = app(10, true);
-    a.contexts.names = vec!["prod".into(), "staging".into()];
-    a.contexts.current = Some("prod".into());
+    a.set_contexts(vec!["prod".into(), "staging".into()], Some("prod".into()));
     key(&mut a, '1');
     key(&mut a, 'J');
-    assert!(a.edit.is_pending());
+    assert!(a.model().edit.is_pending());
     key(&mut a, ':');
     typed(&mut a, "ctx");
     code(&mut a, KeyCode::Enter);
     key(&mut a, 'j');
     assert!(code(&mut a, KeyCode::Enter).is_empty(), "not yet");
-    assert_eq!(a.contexts.confirm.as_deref(), Some("staging"));
+    assert_eq!(a.overlay().contexts.confirm.as_deref(), Some("staging"));
     assert!(
         screen(&a)[39].starts_with("an edit is pending on this hub and is not carried to staging"),
         "{}",
         screen(&a)[39]
     );
     assert!(key(&mut a, 'n').is_empty());
-    assert!(a.edit.is_pending(), "the edit is kept");
+    assert!(a.model().edit.is_pending(), "the edit is kept");
     key(&mut a, ':');
     typed(&mut a, "ctx");
     code(&mut a, KeyCode::Enter);
@@ -627,8 +647,7 @@ fn ctx_switches_context_and_asks_first_when_an_edit_is_pending() {
         error: "no context named staging".into(),
     });
     assert!(
-        a.status
-            .as_ref()
+        a.status()
             .unwrap()
             .text
             .starts_with("cannot switch: no context named staging")

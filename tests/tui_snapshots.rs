@@ -6,8 +6,8 @@ use crossterm::event::KeyCode;
 use macfleet::tui::app::App;
 use macfleet::tui::fixture;
 use macfleet::tui::msg::Msg;
+use macfleet::tui::panes::workers::Workers;
 use macfleet::tui::ui::theme::Theme;
-use macfleet::tui::views;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -25,8 +25,8 @@ fn color() -> Theme {
 
 fn render(app: &mut App) -> Terminal<TestBackend> {
     app.settle();
-    let mut t = Terminal::new(TestBackend::new(app.size.0, app.size.1)).expect("test terminal");
-    t.draw(|f| views::draw(app, f.buffer_mut())).expect("draw");
+    let mut t = Terminal::new(TestBackend::new(app.size().0, app.size().1)).expect("test terminal");
+    t.draw(|f| app.draw(f.buffer_mut())).expect("draw");
     t
 }
 
@@ -127,7 +127,7 @@ fn filter_prompt_and_disconnected() {
                 key(a, c);
             }
             code(a, KeyCode::Enter);
-            let at = a.mono_now + std::time::Duration::from_secs(3);
+            let at = a.model().mono_now + std::time::Duration::from_secs(3);
             a.update(Msg::FetchFailed {
                 what: macfleet::tui::msg::Fetch::Workers,
                 error: "hub unreachable: connection refused".into(),
@@ -194,10 +194,10 @@ fn no_color_has_no_colour_and_reversed_bold_selection() {
         }
         // The selected row (second data row) is REVERSED|BOLD across its width.
         let y = if view == '3' {
-            let body = views::areas(buf.area).body;
-            body.y + views::failovers::spark_height(&app, body) + 2
+            let body = macfleet::tui::ui::geom::areas(buf.area).body;
+            body.y + macfleet::tui::panes::failovers::spark_height(app.model(), body.height) + 2
         } else {
-            views::HEADER_ROWS + 2
+            macfleet::tui::ui::geom::HEADER_ROWS + 2
         };
         for x in [0u16, 10, 60] {
             let m = buf[(x, y)].modifier;
@@ -249,9 +249,13 @@ fn disconnected_data_stays_greyed_with_its_age() {
     let buf = buffer(&mut app);
     assert!(find(&buf, "disconnected 12s").is_some());
     assert!(find(&buf, "data 14s old").is_some());
-    assert_eq!(app.lists.workers.rows.slots.len(), 60, "last data kept");
+    assert_eq!(
+        app.pane_as::<Workers>().list.rows.slots.len(),
+        60,
+        "last data kept"
+    );
     // A data row (not the selected one) is grey, no-route red included.
-    let y = views::HEADER_ROWS + 2;
+    let y = macfleet::tui::ui::geom::HEADER_ROWS + 2;
     for x in [0u16, 30, 40] {
         assert_eq!(buf[(x, y)].fg, Color::DarkGray, "({x},{y})");
     }
@@ -300,7 +304,7 @@ fn a_row_per_visible_line_and_nothing_past_the_edge_at_80x24() {
     // Every data row of the Workers view is one line: worker ids at column 0.
     let (mut app, _) = fixture::app(60, false, color(), 80, 24);
     let buf = buffer(&mut app);
-    let t = views::table_area(&app);
+    let t = app.table_area();
     for y in t.y..t.bottom() {
         assert_eq!(buf[(0, y)].symbol(), "w", "row {y}");
     }
@@ -315,7 +319,7 @@ fn top_line_never_cuts_who_or_where() {
     let top = |w: u16, stale: bool| {
         let (mut app, _) = fixture::app(60, false, color(), w, 24);
         if stale {
-            let at = app.mono_now + std::time::Duration::from_secs(3);
+            let at = app.model().mono_now + std::time::Duration::from_secs(3);
             app.update(Msg::FetchFailed {
                 what: macfleet::tui::msg::Fetch::Workers,
                 error: "hub unreachable".into(),
@@ -499,7 +503,7 @@ fn written_r43(a: &mut App) {
     page.config_revision = "r43".into();
     a.update(Msg::Workers {
         page,
-        at: a.mono_now,
+        at: a.model().mono_now,
     });
 }
 

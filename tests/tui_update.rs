@@ -5,62 +5,66 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use macfleet::tui::app::{App, ConnLabel, Detail, View};
+use macfleet::tui::app::{App, Detail};
 use macfleet::tui::fixture::{self, t0};
-use macfleet::tui::model::fleet::WorkerIndex;
+use macfleet::tui::keys;
+use macfleet::tui::model::conn::ConnLabel;
 use macfleet::tui::msg::{Effect, Fetch, Msg};
+use macfleet::tui::panes::workers::WorkerIndex;
+use macfleet::tui::panes::{
+    failovers::Failovers, history::History as HistoryPane, ladder::Ladder, workers::Workers,
+};
 use macfleet::tui::ui::theme::Theme;
-use macfleet::tui::{keys, views};
 use macfleet::wire::{ConfigEvent, WorkerState};
 
 #[path = "common/app.rs"]
 mod ui;
-use ui::{app, code, key, typed};
+use ui::{app, code, help_bindings, help_lines, key, typed};
 
 fn ids(app: &App) -> Vec<String> {
-    app.lists
-        .workers
+    app.pane_as::<Workers>()
+        .list
         .rows
         .slots
         .iter()
-        .map(|s| app.fleet.get(*s).unwrap().view.worker.to_string())
+        .map(|s| app.model().fleet.get(*s).unwrap().view.worker.to_string())
         .collect()
 }
 
 fn selected_id(app: &App) -> String {
-    let s = app.lists.workers.sel.key.expect("a selection");
-    app.fleet.get(s).unwrap().view.worker.to_string()
+    let s = app.pane_as::<Workers>().list.sel.key.expect("a selection");
+    app.model().fleet.get(s).unwrap().view.worker.to_string()
 }
 
 #[test]
 fn view_keys_tab_and_quit() {
     let (mut a, _) = app(10, false);
-    assert_eq!(a.view(), View::Workers);
+    assert_eq!(a.view(), "workers");
     key(&mut a, '1');
-    assert_eq!(a.view(), View::Ladder);
+    assert_eq!(a.view(), "ladder");
     code(&mut a, KeyCode::Tab);
-    assert_eq!(a.view(), View::Workers);
+    assert_eq!(a.view(), "workers");
     code(&mut a, KeyCode::Tab);
     code(&mut a, KeyCode::Tab);
-    assert_eq!(a.view(), View::History);
+    assert_eq!(a.view(), "history");
     code(&mut a, KeyCode::Tab);
-    assert_eq!(a.view(), View::Ladder);
+    assert_eq!(a.view(), "ladder");
     code(&mut a, KeyCode::BackTab);
-    assert_eq!(a.view(), View::History);
+    assert_eq!(a.view(), "history");
     key(&mut a, '?');
-    assert!(a.screen.help);
+    assert!(a.overlay().help);
     key(&mut a, 'j'); // ignored under help
     code(&mut a, KeyCode::Esc);
-    assert!(!a.screen.help);
-    assert!(!a.quit);
+    assert!(!a.overlay().help);
+    assert!(!a.quits());
     key(&mut a, 'q');
-    assert!(a.quit);
+    assert!(a.quits());
     let (mut a, _) = app(10, false);
     a.update(Msg::Key(KeyEvent::new(
         KeyCode::Char('c'),
         KeyModifiers::CONTROL,
     )));
-    assert!(a.quit);
+    assert!(a.quits());
 }
 
 #[test]
@@ -68,39 +72,48 @@ fn edit_keys_in_a_read_only_session_say_read_only_and_do_nothing() {
     for c in ['J', 'K', 'a', 'd', 'u', 'w'] {
         let (mut a, _) = app(10, false);
         key(&mut a, '1');
-        let before = (a.config.agents.clone(), a.lists.ladder.sel.pos);
+        let before = (
+            a.model().config.agents.clone(),
+            a.pane_as::<Ladder>().list.sel.pos,
+        );
         let fx = key(&mut a, c);
         assert!(fx.is_empty());
-        assert_eq!(a.status.as_ref().unwrap().text, "read-only", "key {c}");
-        assert_eq!((a.config.agents.clone(), a.lists.ladder.sel.pos), before);
+        assert_eq!(a.status().unwrap().text, "read-only", "key {c}");
+        assert_eq!(
+            (
+                a.model().config.agents.clone(),
+                a.pane_as::<Ladder>().list.sel.pos
+            ),
+            before
+        );
     }
     let (mut a, _) = app(10, false);
     a.update(Msg::Key(KeyEvent::new(
         KeyCode::Char('r'),
         KeyModifiers::CONTROL,
     )));
-    assert_eq!(a.status.as_ref().unwrap().text, "read-only");
+    assert_eq!(a.status().unwrap().text, "read-only");
     let (mut a, _) = app(10, true);
     key(&mut a, '1');
     key(&mut a, 'w');
     assert_eq!(
-        a.status.as_ref().unwrap().text,
+        a.status().unwrap().text,
         "nothing to write: no pending edit"
     );
-    assert!(!a.quit);
+    assert!(!a.quits());
 }
 
 #[test]
 fn default_order_is_most_urgent_first() {
     let (a, _) = app(60, false);
     let rows: Vec<(u8, String)> = a
-        .lists
-        .workers
+        .pane_as::<Workers>()
+        .list
         .rows
         .slots
         .iter()
         .map(|s| {
-            let e = a.fleet.get(*s).unwrap();
+            let e = a.model().fleet.get(*s).unwrap();
             (e.urgency(), e.view.worker.to_string())
         })
         .collect();
@@ -110,8 +123,9 @@ fn default_order_is_most_urgent_first() {
     assert_eq!(classes, sorted, "no route, lost, stale, then healthy");
     assert_eq!(classes[0], 0);
     assert!(
-        a.fleet
-            .get(a.lists.workers.rows.slots[0])
+        a.model()
+            .fleet
+            .get(a.pane_as::<Workers>().list.rows.slots[0])
             .unwrap()
             .no_route()
     );
@@ -119,7 +133,15 @@ fn default_order_is_most_urgent_first() {
     let healthy: Vec<&(u8, String)> = rows.iter().filter(|r| r.0 == 3).collect();
     let first_plain = healthy
         .iter()
-        .position(|r| a.fleet.by_id(&r.1).unwrap().view.last_failover.is_none())
+        .position(|r| {
+            a.model()
+                .fleet
+                .by_id(&r.1)
+                .unwrap()
+                .view
+                .last_failover
+                .is_none()
+        })
         .unwrap();
     let plain: Vec<&String> = healthy[first_plain..].iter().map(|r| &r.1).collect();
     let mut p2 = plain.clone();
@@ -131,25 +153,25 @@ fn default_order_is_most_urgent_first() {
 fn filter_narrows_keeps_text_across_views_and_esc_clears_with_recall() {
     let (mut a, _) = app(60, false);
     key(&mut a, '/');
-    assert!(a.filter(View::Workers).editing);
+    assert!(a.filter("workers").editing);
     typed(&mut a, "gpu-node-01");
     // Typing applies at once; every row matches.
     assert!(!ids(&a).is_empty());
     assert!(ids(&a).iter().all(|id| id.starts_with("w-0001")));
     assert_eq!(ids(&a).len(), 10);
     code(&mut a, KeyCode::Enter);
-    assert!(!a.filter(View::Workers).editing);
+    assert!(!a.filter("workers").editing);
     // j is navigation again, not text.
     key(&mut a, 'j');
-    assert_eq!(a.filter(View::Workers).text, "gpu-node-01");
+    assert_eq!(a.filter("workers").text, "gpu-node-01");
     // Switching views keeps what was typed.
     key(&mut a, '3');
     key(&mut a, '2');
-    assert_eq!(a.filter(View::Workers).text, "gpu-node-01");
+    assert_eq!(a.filter("workers").text, "gpu-node-01");
     assert_eq!(ids(&a).len(), 10);
     // Esc clears; ↑ in the prompt recalls.
     code(&mut a, KeyCode::Esc);
-    assert_eq!(a.filter(View::Workers).text, "");
+    assert_eq!(a.filter("workers").text, "");
     assert_eq!(ids(&a).len(), 60);
     key(&mut a, '/');
     code(&mut a, KeyCode::Up);
@@ -164,7 +186,8 @@ fn filter_matches_agent_and_cause_and_is_case_insensitive() {
     typed(&mut a, "NO ROUTE");
     assert_eq!(
         ids(&a).len(),
-        a.fleet
+        a.model()
+            .fleet
             .iter()
             .filter(|(_, e)| e.view.active_agent.is_none())
             .count()
@@ -174,23 +197,28 @@ fn filter_matches_agent_and_cause_and_is_case_insensitive() {
     typed(&mut a, "rate_limited");
     code(&mut a, KeyCode::Enter);
     for id in ids(&a) {
-        let e = a.fleet.by_id(&id).unwrap();
+        let e = a.model().fleet.by_id(&id).unwrap();
         assert_eq!(
             e.view.last_failover.as_ref().unwrap().cause.kind.as_str(),
             "rate_limited"
         );
     }
     // Narrowing in place and a fresh rebuild agree.
-    let fresh = WorkerIndex::build(&a.fleet, a.lists.workers.sort, false, "rate_limited");
-    assert_eq!(fresh.slots, a.lists.workers.rows.slots);
+    let fresh = WorkerIndex::build(
+        &a.model().fleet,
+        a.pane_as::<Workers>().list.sort,
+        false,
+        "rate_limited",
+    );
+    assert_eq!(fresh.slots, a.pane_as::<Workers>().list.rows.slots);
     // Failovers view filters its own rows by worker, agent and cause.
     key(&mut a, '3');
     key(&mut a, '/');
     typed(&mut a, "auth");
     code(&mut a, KeyCode::Enter);
-    assert!(!a.lists.failovers.rows.is_empty());
-    for s in &a.lists.failovers.rows {
-        assert_eq!(a.log.get(*s).unwrap().kind.as_str(), "auth");
+    assert!(!a.pane_as::<Failovers>().list.rows.is_empty());
+    for s in &a.pane_as::<Failovers>().list.rows {
+        assert_eq!(a.model().log.get(*s).unwrap().kind.as_str(), "auth");
     }
 }
 
@@ -198,7 +226,7 @@ fn filter_matches_agent_and_cause_and_is_case_insensitive() {
 fn sort_cycles_and_reverses() {
     let (mut a, _) = app(60, false);
     key(&mut a, 's');
-    assert_eq!(a.lists.workers.sort.name(), "worker");
+    assert_eq!(a.pane_as::<Workers>().list.sort.name(), "worker");
     let v = ids(&a);
     let mut sorted = v.clone();
     sorted.sort();
@@ -210,35 +238,38 @@ fn sort_cycles_and_reverses() {
     for _ in 0..5 {
         key(&mut a, 's');
     }
-    assert_eq!(a.lists.workers.sort.name(), "urgency");
+    assert_eq!(a.pane_as::<Workers>().list.sort.name(), "urgency");
     // Failovers: newest first by default.
     key(&mut a, '3');
-    let seqs = a.lists.failovers.rows.clone();
+    let seqs = a.pane_as::<Failovers>().list.rows.clone();
     assert!(seqs.windows(2).all(|w| w[0] > w[1]));
 }
 
 #[test]
 fn navigation_keys_move_and_scroll() {
     let (mut a, _) = app(200, false);
-    let rows = views::body_rows(&a);
+    let rows = a.body_rows();
     key(&mut a, 'G');
-    assert_eq!(a.lists.workers.sel.pos, 199);
-    assert_eq!(a.lists.workers.sel.offset, 200 - rows);
+    assert_eq!(a.pane_as::<Workers>().list.sel.pos, 199);
+    assert_eq!(a.pane_as::<Workers>().list.sel.offset, 200 - rows);
     key(&mut a, 'g');
     assert_eq!(
-        (a.lists.workers.sel.pos, a.lists.workers.sel.offset),
+        (
+            a.pane_as::<Workers>().list.sel.pos,
+            a.pane_as::<Workers>().list.sel.offset
+        ),
         (0, 0)
     );
     code(&mut a, KeyCode::PageDown);
-    assert_eq!(a.lists.workers.sel.pos, rows);
+    assert_eq!(a.pane_as::<Workers>().list.sel.pos, rows);
     code(&mut a, KeyCode::Down);
     code(&mut a, KeyCode::Up);
     key(&mut a, 'k');
-    assert_eq!(a.lists.workers.sel.pos, rows - 1);
+    assert_eq!(a.pane_as::<Workers>().list.sel.pos, rows - 1);
     code(&mut a, KeyCode::PageUp);
-    assert_eq!(a.lists.workers.sel.pos, 0);
+    assert_eq!(a.pane_as::<Workers>().list.sel.pos, 0);
     key(&mut a, 'k');
-    assert_eq!(a.lists.workers.sel.pos, 0);
+    assert_eq!(a.pane_as::<Workers>().list.sel.pos, 0);
 }
 
 #[test]
@@ -248,7 +279,7 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
         key(&mut a, 'j');
     }
     let chosen = selected_id(&a);
-    let pos = a.lists.workers.sel.pos;
+    let pos = a.pane_as::<Workers>().list.sel.pos;
     // Three new no-route workers arrive: they sort above the selection.
     let now = t0();
     let mut delta = Vec::new();
@@ -263,9 +294,9 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
     });
     a.settle();
     assert_eq!(selected_id(&a), chosen);
-    assert_eq!(a.lists.workers.sel.pos, pos + 3);
+    assert_eq!(a.pane_as::<Workers>().list.sel.pos, pos + 3);
     // The selected worker itself changes class: the cursor follows it.
-    let mut w = a.fleet.by_id(&chosen).unwrap().to_wire();
+    let mut w = a.model().fleet.by_id(&chosen).unwrap().to_wire();
     w.active_agent = None;
     a.update(Msg::Workers {
         page: fixture::page(vec![w], now, true, 3),
@@ -273,10 +304,11 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
     });
     a.settle();
     assert_eq!(selected_id(&a), chosen);
-    assert!(a.lists.workers.sel.pos < 10);
+    assert!(a.pane_as::<Workers>().list.sel.pos < 10);
     // The selected worker disappears (full page without it): the cursor stays at its place.
-    let pos = a.lists.workers.sel.pos;
+    let pos = a.pane_as::<Workers>().list.sel.pos;
     let rest: Vec<_> = a
+        .model()
         .fleet
         .iter()
         .filter(|(_, e)| *e.view.worker != *chosen)
@@ -287,22 +319,22 @@ fn selection_is_kept_by_id_when_rows_arrive_and_move() {
         at: m0,
     });
     a.settle();
-    assert_eq!(a.lists.workers.sel.pos, pos);
+    assert_eq!(a.pane_as::<Workers>().list.sel.pos, pos);
     assert_ne!(selected_id(&a), chosen);
 }
 
 #[test]
 fn delta_updates_map_aggregates_and_index_like_a_full_rebuild() {
     let (mut a, m0) = app(500, false);
-    let before = a.fleet.agg.clone();
+    let before = a.model().fleet.agg.clone();
     let now = t0();
     let mut delta = Vec::new();
     // 1: a healthy worker loses its route; 2: a new worker; 3: a worker moves to a new revision.
-    let mut w1 = a.fleet.by_id("w-00001").unwrap().to_wire();
+    let mut w1 = a.model().fleet.by_id("w-00001").unwrap().to_wire();
     w1.active_agent = None;
     delta.push(w1);
     delta.push(fixture::worker(9999, now));
-    let mut w4 = a.fleet.by_id("w-00004").unwrap().to_wire();
+    let mut w4 = a.model().fleet.by_id("w-00004").unwrap().to_wire();
     assert_eq!(w4.config_revision.as_deref(), Some("r41"));
     w4.config_revision = Some("r42".into());
     delta.push(w4);
@@ -311,17 +343,17 @@ fn delta_updates_map_aggregates_and_index_like_a_full_rebuild() {
         at: m0,
     });
     a.settle();
-    assert_eq!(a.fleet.agg.total, before.total + 1);
-    assert_eq!(a.fleet.agg.no_route, before.no_route + 1);
-    assert_eq!(a.fleet.agg.out_of_sync, before.out_of_sync - 1);
+    assert_eq!(a.model().fleet.agg.total, before.total + 1);
+    assert_eq!(a.model().fleet.agg.no_route, before.no_route + 1);
+    assert_eq!(a.model().fleet.agg.out_of_sync, before.out_of_sync - 1);
     assert_eq!(
-        a.fleet.agg.agent("opencode").active,
+        a.model().fleet.agg.agent("opencode").active,
         before.agent("opencode").active
     );
     assert_eq!(ids(&a).len(), 501);
     let mut fresh = WorkerIndex::default();
-    fresh.rebuild(&a.fleet);
-    assert_eq!(fresh.slots, a.lists.workers.rows.slots);
+    fresh.rebuild(&a.model().fleet);
+    assert_eq!(fresh.slots, a.pane_as::<Workers>().list.rows.slots);
 }
 
 #[test]
@@ -347,11 +379,15 @@ fn many_random_deltas_keep_index_and_aggregates_exact() {
         });
         a.settle();
         let mut fresh = WorkerIndex::default();
-        fresh.rebuild(&a.fleet);
-        assert_eq!(fresh.slots, a.lists.workers.rows.slots, "round {round}");
+        fresh.rebuild(&a.model().fleet);
+        assert_eq!(
+            fresh.slots,
+            a.pane_as::<Workers>().list.rows.slots,
+            "round {round}"
+        );
         // Aggregates equal a recount.
         let (mut h, mut s, mut l, mut nr) = (0, 0, 0, 0);
-        for (_, e) in a.fleet.iter() {
+        for (_, e) in a.model().fleet.iter() {
             match e.state {
                 WorkerState::Healthy => h += 1,
                 WorkerState::Stale => s += 1,
@@ -361,7 +397,7 @@ fn many_random_deltas_keep_index_and_aggregates_exact() {
                 nr += 1;
             }
         }
-        let g = &a.fleet.agg;
+        let g = &a.model().fleet.agg;
         assert_eq!(
             (g.healthy, g.stale, g.lost, g.no_route),
             (h, s, l, nr),
@@ -373,7 +409,7 @@ fn many_random_deltas_keep_index_and_aggregates_exact() {
 #[test]
 fn liveness_is_the_hubs_judgement_from_its_events_not_the_tuis_clock() {
     let (mut a, m0) = app(60, false);
-    let healthy = a.fleet.agg.healthy;
+    let healthy = a.model().fleet.agg.healthy;
     assert!(healthy > 40);
     // 40 s later with no heartbeat the hub's rule says stale (3 intervals
     // = 30 s), but the hub has not said so yet: the TUI does not judge.
@@ -382,7 +418,7 @@ fn liveness_is_the_hubs_judgement_from_its_events_not_the_tuis_clock() {
         wall: t0(),
     });
     a.settle();
-    assert_eq!(a.fleet.agg.healthy, healthy);
+    assert_eq!(a.model().fleet.agg.healthy, healthy);
     // The hub's sweeper moves them: `state` events, in one burst.
     let now = t0() + TimeDelta::seconds(40);
     let moved: Vec<_> = fixture::fleet(60, t0())
@@ -395,11 +431,11 @@ fn liveness_is_the_hubs_judgement_from_its_events_not_the_tuis_clock() {
         .collect();
     a.update(Msg::WorkerEvents(moved.clone()));
     a.settle();
-    assert_eq!(a.fleet.agg.healthy, 0);
-    assert_eq!(a.fleet.agg.stale + a.fleet.agg.lost, 60);
+    assert_eq!(a.model().fleet.agg.healthy, 0);
+    assert_eq!(a.model().fleet.agg.stale + a.model().fleet.agg.lost, 60);
     let mut fresh = WorkerIndex::default();
-    fresh.rebuild(&a.fleet);
-    assert_eq!(fresh.slots, a.lists.workers.rows.slots);
+    fresh.rebuild(&a.model().fleet);
+    assert_eq!(fresh.slots, a.pane_as::<Workers>().list.rows.slots);
     // A poll answered before the move but read after it cannot undo it
     // (same heartbeat: the state only moves on)...
     let before: Vec<_> = moved
@@ -416,7 +452,8 @@ fn liveness_is_the_hubs_judgement_from_its_events_not_the_tuis_clock() {
     });
     a.settle();
     assert_eq!(
-        a.fleet.agg.healthy, 0,
+        a.model().fleet.agg.healthy,
+        0,
         "an older answer does not undo a move"
     );
     // ...but a new heartbeat does, and a late event about an older one is dropped.
@@ -429,9 +466,9 @@ fn liveness_is_the_hubs_judgement_from_its_events_not_the_tuis_clock() {
     });
     a.update(Msg::WorkerEvents(vec![moved[0].clone()]));
     a.settle();
-    assert_eq!(a.fleet.agg.healthy, 1);
+    assert_eq!(a.model().fleet.agg.healthy, 1);
     assert_eq!(
-        a.fleet.by_id(&moved[0].worker).unwrap().state,
+        a.model().fleet.by_id(&moved[0].worker).unwrap().state,
         WorkerState::Healthy
     );
 }
@@ -439,7 +476,11 @@ fn liveness_is_the_hubs_judgement_from_its_events_not_the_tuis_clock() {
 #[test]
 fn a_hub_outage_is_not_a_fleet_outage() {
     let (mut a, m0) = app(60, false);
-    let (healthy, stale, lost) = (a.fleet.agg.healthy, a.fleet.agg.stale, a.fleet.agg.lost);
+    let (healthy, stale, lost) = (
+        a.model().fleet.agg.healthy,
+        a.model().fleet.agg.stale,
+        a.model().fleet.agg.lost,
+    );
     assert!(healthy > 40);
     let t1 = m0 + Duration::from_secs(2);
     a.update(Msg::FetchFailed {
@@ -455,13 +496,17 @@ fn a_hub_outage_is_not_a_fleet_outage() {
         });
         a.settle();
         assert_eq!(
-            (a.fleet.agg.healthy, a.fleet.agg.stale, a.fleet.agg.lost),
+            (
+                a.model().fleet.agg.healthy,
+                a.model().fleet.agg.stale,
+                a.model().fleet.agg.lost
+            ),
             (healthy, stale, lost),
             "{s}s into an outage the hub's last judgement stands"
         );
     }
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
-    views::draw(&a, &mut buf);
+    a.draw(&mut buf);
     let row: String = (0..120).map(|x| buf[(x, 1)].symbol().to_string()).collect();
     assert!(
         row.starts_with("hub unreachable 1h") && row.contains("last known:"),
@@ -482,18 +527,22 @@ fn a_hub_outage_is_not_a_fleet_outage() {
         at: t1 + Duration::from_secs(3601),
     });
     a.settle();
-    assert_eq!(a.fleet.agg.lost, 60, "an hour without heartbeats: lost");
+    assert_eq!(
+        a.model().fleet.agg.lost,
+        60,
+        "an hour without heartbeats: lost"
+    );
 }
 
 #[test]
 fn connection_states() {
     let (mut a, m0) = app(5, false);
-    assert_eq!(a.conn_label(), ConnLabel::Live);
+    assert_eq!(a.model().conn_label(), ConnLabel::Live);
     a.update(Msg::StreamDown {
         error: "event stream broke".into(),
         retry_in: Duration::from_secs(1),
     });
-    assert_eq!(a.conn_label(), ConnLabel::Polling);
+    assert_eq!(a.model().conn_label(), ConnLabel::Polling);
     let t1 = m0 + Duration::from_secs(3);
     a.update(Msg::FetchFailed {
         what: Fetch::Workers,
@@ -505,10 +554,10 @@ fn connection_states() {
         wall: t0(),
     });
     assert_eq!(
-        a.conn_label(),
+        a.model().conn_label(),
         ConnLabel::Disconnected(Duration::from_secs(12))
     );
-    assert!(a.is_stale());
+    assert!(a.model().is_stale());
     // A failed config fetch alone does not mark the hub gone.
     let (mut b, m0) = app(5, false);
     b.update(Msg::FetchFailed {
@@ -516,27 +565,27 @@ fn connection_states() {
         error: "x".into(),
         at: m0,
     });
-    assert_eq!(b.conn_label(), ConnLabel::Live);
+    assert_eq!(b.model().conn_label(), ConnLabel::Live);
     // The hub answers again.
     a.update(Msg::StreamUp);
     a.update(Msg::Workers {
         page: fixture::page(Vec::new(), t0(), true, 9),
         at: t1 + Duration::from_secs(13),
     });
-    assert_eq!(a.conn_label(), ConnLabel::Live);
+    assert_eq!(a.model().conn_label(), ConnLabel::Live);
 }
 
 #[test]
 fn stream_events_effects_and_dedupe() {
     let (mut a, m0) = app(5, false);
-    let n = a.log.len();
+    let n = a.model().log.len();
     let rec = fixture::failovers(41, t0()).events.pop().unwrap();
     assert_eq!(rec.seq, 41);
     a.update(Msg::Failover(rec.clone()));
     a.update(Msg::Failover(rec));
     a.settle();
-    assert_eq!(a.log.len(), n + 1);
-    assert_eq!(a.lists.failovers.rows[0], 41);
+    assert_eq!(a.model().log.len(), n + 1);
+    assert_eq!(a.pane_as::<Failovers>().list.rows[0], 41);
     assert_eq!(a.update(Msg::Reset), vec![Effect::Refetch]);
     assert_eq!(key(&mut a, 'r'), vec![Effect::Refetch]);
     let fx = a.update(Msg::Config(ConfigEvent {
@@ -550,12 +599,12 @@ fn stream_events_effects_and_dedupe() {
     assert_eq!(fx, vec![Effect::FetchConfig, Effect::FetchHistory]);
     a.settle();
     assert_eq!(
-        a.config.agents,
+        a.model().config.agents,
         vec!["claude".to_string(), "opencode".to_string()]
     );
     assert_eq!(
-        a.fleet.agg.out_of_sync,
-        a.fleet.agg.total - a.fleet.agg.lost
+        a.model().fleet.agg.out_of_sync,
+        a.model().fleet.agg.total - a.model().fleet.agg.lost
     );
     // A workers page on a revision we have no list for asks for the config once.
     let mut p = fixture::page(Vec::new(), t0(), true, 5);
@@ -573,16 +622,16 @@ fn enter_opens_detail_esc_closes_and_j_follows() {
     let (mut a, _) = app(60, false);
     code(&mut a, KeyCode::Enter);
     let first = selected_id(&a);
-    assert_eq!(a.screen.detail, Some(Detail::Worker(first.clone())));
+    assert_eq!(a.overlay().detail, Some(Detail::Worker(first.clone())));
     key(&mut a, 'j');
     let second = selected_id(&a);
     assert_ne!(first, second);
-    assert_eq!(a.screen.detail, Some(Detail::Worker(second)));
+    assert_eq!(a.overlay().detail, Some(Detail::Worker(second)));
     code(&mut a, KeyCode::Esc);
-    assert_eq!(a.screen.detail, None);
+    assert_eq!(a.overlay().detail, None);
     key(&mut a, '3');
     code(&mut a, KeyCode::Enter);
-    assert!(matches!(a.screen.detail, Some(Detail::Failover(40))));
+    assert!(matches!(a.overlay().detail, Some(Detail::Failover(40))));
 }
 
 #[test]
@@ -602,9 +651,9 @@ fn why_a_worker_stands_on_its_rung() {
         at: m0,
     });
     a.settle();
-    let e = a.fleet.by_id("w-00000").unwrap();
+    let e = a.model().fleet.by_id("w-00000").unwrap();
     assert_eq!(
-        views::detail::why(&a, e),
+        macfleet::tui::overlays::detail::why(&a.cx(), e),
         "on claude (#2): opencode rate_limited 429 (hub_router) since 15:01:05 (3m ago), \
          2 in the last hour; pi missing binary, no failover recorded"
     );
@@ -615,27 +664,25 @@ fn help_is_generated_from_the_key_table() {
     let (mut a, _) = app(5, true);
     for v in ['1', '2', '3', '4'] {
         key(&mut a, v);
-        let text: String = views::help::lines(&a)
-            .iter()
-            .map(|l| l.to_string() + "\n")
-            .collect();
-        for b in keys::help_for(a.view()) {
+        let text: String = help_lines(&a).iter().map(|l| l.clone() + "\n").collect();
+        for b in help_bindings(&a) {
             assert!(
-                text.contains(b.help),
+                text.contains(&b.help),
                 "{:?} help lacks {:?}",
                 a.view(),
                 b.help
             );
         }
+        // Every key of every scope finds its own action (a digit names
+        // its pane).
         for b in keys::BINDINGS {
-            for k in b.keys {
+            for (i, k) in b.keys.iter().enumerate() {
                 let ev = KeyEvent::new(k.code, k.mods);
-                let found = if b.scope == keys::Scope::Prompt {
-                    keys::prompt_action_for(&ev)
-                } else {
-                    keys::action_for(&ev)
+                let want = match b.action {
+                    keys::Action::ShowView(_) => keys::Action::ShowView(i),
+                    a => a,
                 };
-                assert_eq!(found, Some(b.action));
+                assert_eq!(keys::action_in(b.scope, &ev), Some(want), "{b:?}");
             }
         }
     }
@@ -647,7 +694,7 @@ fn an_idle_tick_changes_no_cell_unless_an_age_does() {
     key(&mut a, '4'); // History: ages in minutes and hours
     let draw = |a: &App| {
         let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
-        views::draw(a, &mut buf);
+        a.draw(&mut buf);
         buf
     };
     let before = draw(&a);
@@ -676,18 +723,30 @@ fn resize_keeps_the_cursor_visible() {
         key(&mut a, 'j');
     }
     a.update(Msg::Resize(80, 24));
-    let rows = views::body_rows(&a);
-    let s = &a.lists.workers.sel;
+    let rows = a.body_rows();
+    let s = &a.pane_as::<Workers>().list.sel;
     assert!(s.pos >= s.offset && s.pos < s.offset + rows);
 }
 
 #[test]
 fn incremental_index_matches_a_rebuild_for_every_sort_and_direction() {
-    use macfleet::tui::model::fleet::WorkerSort;
+    use macfleet::tui::panes::workers::WorkerSort;
     for sort in WorkerSort::ALL {
         for reverse in [false, true] {
             let (mut a, m0) = app(300, false);
-            a.lists.workers.rows.set_sort(&a.fleet, sort, reverse);
+            // The sort as the keys choose it: `s` to the column, `S` to reverse.
+            let n = WorkerSort::ALL
+                .iter()
+                .position(|s| *s == sort)
+                .expect("a sort");
+            for _ in 0..n {
+                key(&mut a, 's');
+            }
+            if reverse {
+                key(&mut a, 'S');
+            }
+            let rows = &a.pane_as::<Workers>().list.rows;
+            assert_eq!((rows.sort, rows.reverse), (sort, reverse));
             let mut now = t0();
             for round in 0..6u64 {
                 now += TimeDelta::seconds(9);
@@ -708,9 +767,10 @@ fn incremental_index_matches_a_rebuild_for_every_sort_and_direction() {
                     at: m0 + Duration::from_secs(9 * (round + 1)),
                 });
                 a.settle();
-                let fresh = WorkerIndex::build(&a.fleet, sort, reverse, "");
+                let fresh = WorkerIndex::build(&a.model().fleet, sort, reverse, "");
                 assert_eq!(
-                    fresh.slots, a.lists.workers.rows.slots,
+                    fresh.slots,
+                    a.pane_as::<Workers>().list.rows.slots,
                     "{sort:?} reverse={reverse} round {round}"
                 );
             }
@@ -721,18 +781,18 @@ fn incremental_index_matches_a_rebuild_for_every_sort_and_direction() {
 #[test]
 fn shift_tab_as_tmux_reports_it_goes_to_the_previous_view() {
     let (mut a, _) = app(10, false);
-    assert_eq!(a.view(), View::Workers);
+    assert_eq!(a.view(), "workers");
     // tmux sends `\e[Z`; crossterm reports BackTab with SHIFT.
     a.update(Msg::Key(KeyEvent::new(
         KeyCode::BackTab,
         KeyModifiers::SHIFT,
     )));
-    assert_eq!(a.view(), View::Ladder);
+    assert_eq!(a.view(), "ladder");
     a.update(Msg::Key(KeyEvent::new(
         KeyCode::BackTab,
         KeyModifiers::SHIFT,
     )));
-    assert_eq!(a.view(), View::History);
+    assert_eq!(a.view(), "history");
 }
 
 /// A failover from the stream, `seq` on worker `i`, at the fixture's clock.
@@ -749,18 +809,22 @@ fn failovers_arriving_keep_a_cursor_at_the_top_on_the_newest() {
     let (mut a, _) = app(10, false);
     key(&mut a, '3');
     // The view opens on its first row: the newest.
-    assert_eq!(a.lists.failovers.sel.pos, 0);
-    assert_eq!(a.lists.failovers.sel.key, Some(40));
+    assert_eq!(a.pane_as::<Failovers>().list.sel.pos, 0);
+    assert_eq!(a.pane_as::<Failovers>().list.sel.key, Some(40));
     for seq in 41..80 {
         a.update(Msg::Failover(streamed(seq, seq as usize % 7)));
         a.settle();
-        assert_eq!(a.lists.failovers.sel.pos, 0, "seq {seq}");
-        assert_eq!(a.lists.failovers.sel.key, Some(seq), "the newest");
-        assert_eq!(a.lists.failovers.sel.offset, 0);
+        assert_eq!(a.pane_as::<Failovers>().list.sel.pos, 0, "seq {seq}");
+        assert_eq!(
+            a.pane_as::<Failovers>().list.sel.key,
+            Some(seq),
+            "the newest"
+        );
+        assert_eq!(a.pane_as::<Failovers>().list.sel.offset, 0);
     }
     let footer = |a: &App| {
         let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
-        views::draw(a, &mut buf);
+        a.draw(&mut buf);
         (0..120).map(|x| buf[(x, 39)].symbol()).collect::<String>()
     };
     assert!(footer(&a).trim_end().ends_with("1/79"), "{}", footer(&a));
@@ -773,19 +837,23 @@ fn failovers_arriving_keep_a_cursor_moved_down_on_its_item() {
     for _ in 0..3 {
         key(&mut a, 'j');
     }
-    let chosen = a.lists.failovers.sel.key.expect("a selection");
-    assert_eq!(a.lists.failovers.sel.pos, 3);
-    let offset = a.lists.failovers.sel.offset;
+    let chosen = a.pane_as::<Failovers>().list.sel.key.expect("a selection");
+    assert_eq!(a.pane_as::<Failovers>().list.sel.pos, 3);
+    let offset = a.pane_as::<Failovers>().list.sel.offset;
     for (n, seq) in (41..46).enumerate() {
         a.update(Msg::Failover(streamed(seq, 3)));
         a.settle();
-        assert_eq!(a.lists.failovers.sel.key, Some(chosen), "seq {seq}");
-        assert_eq!(a.lists.failovers.sel.pos, 3 + n + 1);
+        assert_eq!(
+            a.pane_as::<Failovers>().list.sel.key,
+            Some(chosen),
+            "seq {seq}"
+        );
+        assert_eq!(a.pane_as::<Failovers>().list.sel.pos, 3 + n + 1);
         // The window does not move while the item stays on screen.
-        assert_eq!(a.lists.failovers.sel.offset, offset);
+        assert_eq!(a.pane_as::<Failovers>().list.sel.offset, offset);
     }
     code(&mut a, KeyCode::Enter);
-    assert_eq!(a.screen.detail, Some(Detail::Failover(chosen)));
+    assert_eq!(a.overlay().detail, Some(Detail::Failover(chosen)));
 }
 
 #[test]
@@ -808,10 +876,10 @@ fn a_revision_that_comes_back_is_its_own_history_row_with_its_own_diff() {
         ],
     }));
     key(&mut a, '4');
-    assert_eq!(a.lists.history.rows.len(), 3);
+    assert_eq!(a.pane_as::<HistoryPane>().list.rows.len(), 3);
     let screen = |a: &App| {
         let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
-        views::draw(a, &mut buf);
+        a.draw(&mut buf);
         (0..40)
             .map(|y| (0..120).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
             .collect::<String>()
@@ -821,7 +889,7 @@ fn a_revision_that_comes_back_is_its_own_history_row_with_its_own_diff() {
     assert!(s.contains("pi,opencode → opencode,pi"), "{s}");
     // Enter on each `ra` row names its own entry and tells its own change.
     code(&mut a, KeyCode::Enter);
-    let Some(Detail::Revision(newest)) = a.screen.detail.clone() else {
+    let Some(Detail::Revision(newest)) = a.overlay().detail.clone() else {
         panic!("a revision detail");
     };
     assert_eq!(newest.at, t0() - TimeDelta::minutes(1));
@@ -829,7 +897,7 @@ fn a_revision_that_comes_back_is_its_own_history_row_with_its_own_diff() {
     code(&mut a, KeyCode::Esc);
     key(&mut a, 'G');
     code(&mut a, KeyCode::Enter);
-    let Some(Detail::Revision(oldest)) = a.screen.detail.clone() else {
+    let Some(Detail::Revision(oldest)) = a.overlay().detail.clone() else {
         panic!("a revision detail");
     };
     assert_eq!(oldest.revision, newest.revision);
@@ -853,10 +921,14 @@ fn filters_match_state_rank_cause_fields_and_negation() {
     let stale = ids(&b);
     assert!(!stale.is_empty());
     for id in &stale {
-        assert_eq!(b.fleet.by_id(id).unwrap().state, WorkerState::Stale, "{id}");
+        assert_eq!(
+            b.model().fleet.by_id(id).unwrap().state,
+            WorkerState::Stale,
+            "{id}"
+        );
     }
     let count = |a: &App, f: &dyn Fn(&macfleet::tui::model::fleet::Entry) -> bool| {
-        a.fleet.iter().filter(|(_, e)| f(e)).count()
+        a.model().fleet.iter().filter(|(_, e)| f(e)).count()
     };
     let filter = |a: &mut App, text: &str| {
         code(a, KeyCode::Esc);
@@ -882,7 +954,7 @@ fn filters_match_state_rank_cause_fields_and_negation() {
     );
     assert!(!rows.is_empty());
     let rows = filter(&mut a, "state:lost");
-    assert_eq!(rows.len(), a.fleet.agg.lost);
+    assert_eq!(rows.len(), a.model().fleet.agg.lost);
     assert!(!rows.is_empty());
     let rows = filter(&mut a, "cause:auth");
     assert_eq!(
@@ -900,25 +972,28 @@ fn filters_match_state_rank_cause_fields_and_negation() {
         count(&a, &|e| e.view.active_agent.as_deref() == Some("pi"))
     );
     let rows = filter(&mut a, "!state:healthy");
-    assert_eq!(rows.len(), a.fleet.agg.stale + a.fleet.agg.lost);
+    assert_eq!(
+        rows.len(),
+        a.model().fleet.agg.stale + a.model().fleet.agg.lost
+    );
     // A host filter, then narrowing in place agrees with a rebuild.
     let rows = filter(&mut a, "gpu-node-01 !cause:auth");
     assert!(!rows.is_empty());
     let fresh = WorkerIndex::build(
-        &a.fleet,
-        a.lists.workers.sort,
+        &a.model().fleet,
+        a.pane_as::<Workers>().list.sort,
         false,
         "gpu-node-01 !cause:auth",
     );
-    assert_eq!(fresh.slots, a.lists.workers.rows.slots);
+    assert_eq!(fresh.slots, a.pane_as::<Workers>().list.rows.slots);
     // Failovers: fields of their own.
     key(&mut a, '3');
     key(&mut a, '/');
     typed(&mut a, "cause:auth");
     code(&mut a, KeyCode::Enter);
-    assert!(!a.lists.failovers.rows.is_empty());
-    for s in &a.lists.failovers.rows {
-        assert_eq!(a.log.get(*s).unwrap().kind.as_str(), "auth");
+    assert!(!a.pane_as::<Failovers>().list.rows.is_empty());
+    for s in &a.pane_as::<Failovers>().list.rows {
+        assert_eq!(a.model().log.get(*s).unwrap().kind.as_str(), "auth");
     }
 }
 
@@ -930,7 +1005,7 @@ fn an_empty_result_says_which_filter_emptied_it() {
     code(&mut a, KeyCode::Enter);
     assert!(ids(&a).is_empty());
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
-    views::draw(&a, &mut buf);
+    a.draw(&mut buf);
     let screen: String = (0..40)
         .map(|y| (0..120).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
         .collect();
@@ -949,12 +1024,9 @@ fn ctrl_u_in_the_filter_prompt_erases_and_the_prompt_help_lists_it() {
         KeyCode::Char('u'),
         KeyModifiers::CONTROL,
     )));
-    assert_eq!(a.filter(View::Workers).text, "");
-    assert!(a.filter(View::Workers).editing);
-    let text: String = views::help::lines(&a)
-        .iter()
-        .map(|l| l.to_string() + "\n")
-        .collect();
+    assert_eq!(a.filter("workers").text, "");
+    assert!(a.filter("workers").editing);
+    let text: String = help_lines(&a).iter().map(|l| l.clone() + "\n").collect();
     for b in keys::prompt_keys() {
         assert!(text.contains(b.help), "help lacks {:?}", b.help);
     }
@@ -967,7 +1039,7 @@ fn ctrl_u_in_the_filter_prompt_erases_and_the_prompt_help_lists_it() {
 
 fn top_line(a: &App) -> String {
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 120, 40));
-    views::draw(a, &mut buf);
+    a.draw(&mut buf);
     (0..120).map(|x| buf[(x, 0)].symbol()).collect()
 }
 
@@ -984,7 +1056,7 @@ fn a_refused_token_says_so_on_the_top_line() {
         "{top}"
     );
     assert!(!top.contains("disconnected"), "{top}");
-    assert_eq!(a.conn_label(), ConnLabel::Refused);
+    assert_eq!(a.model().conn_label(), ConnLabel::Refused);
     // The hub takes the token again.
     a.update(Msg::Workers {
         page: fixture::page(Vec::new(), t0(), true, 9),
@@ -1000,7 +1072,7 @@ fn before_the_first_answer_the_body_says_where_it_is_connecting() {
     a.update(Msg::Resize(100, 30));
     a.settle();
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 100, 30));
-    views::draw(&a, &mut buf);
+    a.draw(&mut buf);
     let screen: String = (0..30)
         .map(|y| (0..100).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
         .collect();
@@ -1010,16 +1082,76 @@ fn before_the_first_answer_the_body_says_where_it_is_connecting() {
     );
     // Keys work at once: q quits.
     key(&mut a, 'q');
-    assert!(a.quit);
+    assert!(a.quits());
 }
 
 #[test]
 fn r_says_when_the_refetch_finished() {
     let (mut a, _) = app(5, false);
     assert_eq!(key(&mut a, 'r'), vec![Effect::Refetch]);
-    assert_eq!(a.status.as_ref().unwrap().text, "refetching");
+    assert_eq!(a.status().unwrap().text, "refetching");
     a.update(Msg::Refetched { ok: true });
-    assert_eq!(a.status.as_ref().unwrap().text, "refetch finished");
+    assert_eq!(a.status().unwrap().text, "refetch finished");
     a.update(Msg::Refetched { ok: false });
-    assert_eq!(a.status.as_ref().unwrap().text, "refetch failed; retrying");
+    assert_eq!(a.status().unwrap().text, "refetch failed; retrying");
+}
+
+/// Every sort column of every pane puts its rows in an order of its own
+/// (on the fixture, no two columns agree, and reversing reverses), so a
+/// column added to a pane's sort that does not sort fails here.
+#[test]
+fn every_sort_of_every_pane_orders_its_rows() {
+    let (mut a, _) = app(60, true);
+    // Failovers away from three agents, so that away counts differ from
+    // the ranks.
+    let mut page = fixture::failovers(40, a.model().now());
+    for (k, r) in page.events.iter_mut().enumerate() {
+        if k % 2 == 0 {
+            r.failover.from = "codex".into();
+        } else if k % 5 == 1 {
+            r.failover.from = "pi".into();
+        }
+    }
+    a.update(Msg::Failovers { page, fresh: true });
+    // Hosts that do not follow the worker ids.
+    let now = a.model().now();
+    let hosts: Vec<_> = (0..60)
+        .map(|i| {
+            let mut w = fixture::worker(i, now);
+            w.host = format!("host-{}", (i * 7) % 60);
+            w
+        })
+        .collect();
+    a.update(Msg::Workers {
+        page: fixture::page(hosts, now, true, 2),
+        at: a.model().mono_now,
+    });
+    a.settle();
+    let names: Vec<&str> = a.panes().map(|p| p.name()).collect();
+    for (i, name) in names.iter().enumerate() {
+        key(&mut a, char::from(b'1' + i as u8));
+        assert_eq!(a.view(), *name);
+        let n = a.pane().list().sort_count();
+        let mut orders: Vec<(&str, Vec<String>)> = Vec::new();
+        for _ in 0..n {
+            let sort = a.pane().list().sort_name();
+            let rows = a.pane().row_ids(a.model());
+            assert!(rows.len() > 2, "{name}: too few rows to tell sorts apart");
+            key(&mut a, 'S');
+            let mut back = a.pane().row_ids(a.model());
+            back.reverse();
+            assert_eq!(back, rows, "{name} by {sort}: S does not reverse it");
+            key(&mut a, 'S');
+            orders.push((sort, rows));
+            key(&mut a, 's');
+        }
+        for (x, (sx, ox)) in orders.iter().enumerate() {
+            for (sy, oy) in &orders[x + 1..] {
+                assert_ne!(
+                    ox, oy,
+                    "{name}: sorting by {sx} and by {sy} gives one order"
+                );
+            }
+        }
+    }
 }

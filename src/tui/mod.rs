@@ -1,18 +1,19 @@
-//! The terminal UI: state and its update step (`app`), messages (`msg`),
-//! keys (`keys`), one file per view (`views`), the theme, the hub I/O tasks
-//! (`net`) and the runner (`run`). See `docs/tui.md`.
+//! The terminal UI. From the bottom up: what it knows (`model`), drawing
+//! helpers that take what they draw (`ui`), the key table (`keys`), what a
+//! view is (`pane`) and one file per view (`panes`), what opens over them
+//! (`overlays`), the state and its one step (`app`, with `msg`), and what
+//! runs it all (`runtime`). See `docs/tui.md`.
 
 pub mod app;
-pub mod command;
-pub mod edit;
 #[doc(hidden)]
 pub mod fixture;
 pub mod keys;
-pub mod lists;
 pub mod model;
 pub mod msg;
+pub mod overlays;
+pub mod pane;
+pub mod panes;
 pub mod runtime;
 pub mod ui;
-pub mod views;
 
 pub use runtime::{TuiOptions, run};

@@ -7,7 +7,6 @@ use macfleet::tui::app::App;
 use macfleet::tui::fixture;
 use macfleet::tui::msg::{Effect, Msg};
 use macfleet::tui::ui::theme::Theme;
-use macfleet::tui::views;
 
 /// The fixture fleet of `n` workers at 120x40, colours on.
 pub fn app(n: usize, can_write: bool) -> (App, std::time::Instant) {
@@ -40,10 +39,32 @@ pub fn typed(app: &mut App, s: &str) {
 
 /// The screen the views draw at the app's size, one string a row.
 pub fn screen(a: &App) -> Vec<String> {
-    let (w, h) = a.size;
+    let (w, h) = a.size();
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, w, h));
-    views::draw(a, &mut buf);
+    a.draw(&mut buf);
     (0..h)
         .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
         .collect()
+}
+
+/// The help of the pane on screen, every line, as text.
+pub fn help_lines(a: &App) -> Vec<String> {
+    let titles: Vec<&str> = a.panes().map(|p| p.title()).collect();
+    let p = a.pane();
+    let of = macfleet::tui::overlays::help::Of {
+        pane: p.name(),
+        title: p.title(),
+        titles: &titles,
+        can_write: a.model().can_write,
+    };
+    macfleet::tui::overlays::help::lines(a.theme(), &of)
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
+/// The key table's help of the pane on screen.
+pub fn help_bindings(a: &App) -> Vec<macfleet::tui::keys::HelpLine> {
+    let titles: Vec<&str> = a.panes().map(|p| p.title()).collect();
+    macfleet::tui::keys::help_for(a.view(), &titles, a.theme().ascii)
 }

@@ -2,14 +2,13 @@
 //! per-minute counts for the sparkline and the ladder's "away in the last
 //! hour", and the Failovers view's index.
 
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::compact::Table;
-use super::query::{Query, Searchable, starts_ci};
+use super::query::{Searchable, starts_ci};
 use crate::scrub::scrub;
 use crate::wire::{Cause, CauseKind, CauseSource, Failover, FailoverRecord};
 
@@ -298,60 +297,6 @@ fn haystack(r: &FailoverRecord) -> String {
     }
     s.make_ascii_lowercase();
     s
-}
-
-/// How the Failovers view orders rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FailoverSort {
-    /// Newest first.
-    #[default]
-    Time,
-    Worker,
-    Cause,
-    From,
-}
-
-impl FailoverSort {
-    pub const ALL: [FailoverSort; 4] = [
-        FailoverSort::Time,
-        FailoverSort::Worker,
-        FailoverSort::Cause,
-        FailoverSort::From,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            FailoverSort::Time => "time",
-            FailoverSort::Worker => "worker",
-            FailoverSort::Cause => "cause",
-            FailoverSort::From => "from",
-        }
-    }
-}
-
-/// The Failovers view's rows, as seqs.
-pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -> Vec<u64> {
-    let shown = log.records.iter().rev().filter(|r| filter.matches(*r));
-    if sort == FailoverSort::Time {
-        // Already newest first: no records to sort, only seqs to collect.
-        let mut v: Vec<u64> = shown.map(|r| r.seq).collect();
-        if reverse {
-            v.reverse();
-        }
-        return v;
-    }
-    let mut v: Vec<&LogRec> = shown.collect();
-    // Stable sort over newest-first input keeps newest first on ties.
-    v.sort_by(|ra, rb| match sort {
-        FailoverSort::Time => Ordering::Equal,
-        FailoverSort::Worker => ra.worker.cmp(&rb.worker),
-        FailoverSort::Cause => ra.kind.cmp(&rb.kind),
-        FailoverSort::From => ra.from.cmp(&rb.from),
-    });
-    if reverse {
-        v.reverse();
-    }
-    v.into_iter().map(|r| r.seq).collect()
 }
 
 #[cfg(test)]

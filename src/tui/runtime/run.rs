@@ -21,7 +21,6 @@ use crate::client::{Client, ClientError, WriteGrant, Writer};
 use crate::tui::app::App;
 use crate::tui::msg::{Effect, Msg};
 use crate::tui::ui::theme::Theme;
-use crate::tui::views;
 
 /// How the session looks and behaves; the caller reads flags and `NO_COLOR`.
 #[derive(Debug, Clone, Default)]
@@ -99,8 +98,7 @@ pub async fn run(
     let grant = if opts.read_only { None } else { grant };
     let theme = Theme::new(opts.no_color, opts.ascii);
     let mut app = App::new(opts.hub_label.clone(), false, theme, Instant::now());
-    app.contexts.names = opts.contexts.clone();
-    app.contexts.current = opts.context.clone();
+    app.set_contexts(opts.contexts.clone(), opts.context.clone());
     tracing::info!(hub = %opts.hub_label, may_write = grant.is_some(), "tui starting");
 
     let (term, _guard) = term::enter(opts.mouse)?;
@@ -195,7 +193,7 @@ impl Ui {
         let mut ticker = tokio::time::interval(tick_period());
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
-            let due = self.app.dirty.then(|| self.last_draw + FRAME_MIN);
+            let due = self.app.is_dirty().then(|| self.last_draw + FRAME_MIN);
             let frame_due = async {
                 match due {
                     Some(t) => tokio::time::sleep_until(t.into()).await,
@@ -227,7 +225,7 @@ impl Ui {
             }
             // The editor, and again while it brings back a document that
             // is not taken (the app stops asking after MAX_REOPENS).
-            for _ in 0..=crate::tui::edit::MAX_REOPENS + 1 {
+            for _ in 0..=crate::tui::model::edit::MAX_REOPENS + 1 {
                 let Some(text) = self.editor.take() else {
                     break;
                 };
@@ -241,7 +239,7 @@ impl Ui {
                     Err(error) => self.apply(Msg::SwitchFailed { error }),
                 }
             }
-            if self.app.quit {
+            if self.app.quits() {
                 return End::Quit;
             }
             if let Err(e) = self.draw_if_due() {
@@ -261,7 +259,7 @@ impl Ui {
             // The writer exists only for an owner's token in a session that
             // was granted one.
             self.writer = self.grant.as_ref().and_then(|g| g.writer(who));
-            self.app.can_write = self.writer.is_some();
+            self.app.set_can_write(self.writer.is_some());
         }
         for e in self.app.update(m) {
             match e {
@@ -304,10 +302,9 @@ impl Ui {
         // A document waiting for `$EDITOR` belonged to the old hub.
         self.editor = None;
         let old = &self.app;
-        let mut app = App::new(s.label, false, old.theme, Instant::now());
-        app.contexts.names = old.contexts.names.clone();
-        app.contexts.current = Some(name.to_string());
-        let (w, h) = old.size;
+        let mut app = App::new(s.label, false, *old.theme(), Instant::now());
+        app.set_contexts(old.overlay().contexts.names.clone(), Some(name.to_string()));
+        let (w, h) = old.size();
         self.app = app;
         self.apply(Msg::Resize(w, h));
         self.apply(tick());
@@ -346,7 +343,7 @@ impl Ui {
             input::resume_reader();
             self.app
                 .say("the terminal's key reader did not stop: the editor was not started");
-            self.app.dirty = true;
+            self.app.mark_dirty();
             return None;
         }
         term::leave();
@@ -365,7 +362,7 @@ impl Ui {
         // Everything is drawn again on the cleared screen, at the size the
         // terminal has now.
         self.last = None;
-        self.app.dirty = true;
+        self.app.mark_dirty();
         if let Ok((w, h)) = crossterm::terminal::size() {
             self.apply(Msg::Resize(w, h));
         }
@@ -389,7 +386,7 @@ impl Ui {
                 }
                 // Everything is drawn again on the cleared screen.
                 self.last = None;
-                self.app.dirty = true;
+                self.app.mark_dirty();
                 if let Ok((w, h)) = crossterm::terminal::size() {
                     self.apply(Msg::Resize(w, h));
                 }
@@ -413,14 +410,14 @@ impl Ui {
     /// Settle and draw when something changed and a frame is due; write
     /// only when the cells differ from the last frame written.
     fn draw_if_due(&mut self) -> std::io::Result<()> {
-        if !self.app.dirty || self.last_draw.elapsed() < FRAME_MIN {
+        if !self.app.is_dirty() || self.last_draw.elapsed() < FRAME_MIN {
             return Ok(());
         }
         let t = Instant::now();
         self.app.settle();
         tracing::debug!(us = t.elapsed().as_micros() as u64, "settled");
-        self.app.dirty = false;
-        let area = Rect::new(0, 0, self.app.size.0, self.app.size.1);
+        self.app.take_dirty();
+        let area = Rect::new(0, 0, self.app.size().0, self.app.size().1);
         if self.frame.area != area {
             self.frame.resize(area);
             self.last = None;
@@ -477,7 +474,7 @@ pub fn draw(app: &App, buf: &mut Buffer) {
         }
         return;
     }
-    views::draw(app, buf);
+    app.draw(buf);
 }
 
 fn tick() -> Msg {

@@ -4,7 +4,9 @@
 use chrono::{DateTime, Utc};
 
 pub use crate::text::{age, age_at};
+use crate::tui::model::faillog::ByKind;
 use crate::tui::model::verdict::Verdict;
+use crate::wire::CauseKind;
 
 /// `1234567` -> `1,234,567`: big fleets stay readable.
 pub fn count(n: usize) -> String {
@@ -55,6 +57,24 @@ pub fn verdict(v: Verdict) -> String {
         Verdict::NoRoute(n) => format!("NO ROUTE {}", count(n)),
         Verdict::HubDown => "HUB DOWN".into(),
     }
+}
+
+/// `8: rate_limited 5 · auth 3`: failovers by cause, most first.
+pub fn away(sep: &str, k: &ByKind) -> String {
+    let total: u32 = k.iter().sum();
+    if total == 0 {
+        return "0".into();
+    }
+    let mut parts: Vec<(u32, CauseKind)> = CauseKind::ALL
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| k[*i] > 0)
+        .map(|(i, c)| (k[i], *c))
+        .collect();
+    parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let sep = format!(" {sep} ");
+    let detail: Vec<String> = parts.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    format!("{total}: {}", detail.join(&sep))
 }
 
 #[cfg(test)]

@@ -5,15 +5,23 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
-use super::{fit_line, line};
-use crate::tui::app::App;
-use crate::tui::keys::{Binding, help_for, label, prompt_keys};
+use crate::tui::keys::{self, HelpLine, help_for, prompt_keys};
+use crate::tui::ui::theme::Theme;
+use crate::tui::ui::{fit_line, line};
 
-fn key_line(app: &App, b: &Binding) -> Line<'static> {
-    let t = &app.theme;
-    let label = label(b, t.ascii);
-    let mut help = b.help.to_string();
-    if b.action.is_edit() && !app.can_write {
+/// What the help is of: the pane on screen among the panes, and whether
+/// the session may write.
+pub struct Of<'a> {
+    pub pane: &'a str,
+    pub title: &'a str,
+    pub titles: &'a [&'a str],
+    pub can_write: bool,
+}
+
+fn key_line(t: &Theme, of: &Of, b: &HelpLine) -> Line<'static> {
+    let label = &b.label;
+    let mut help = b.help.clone();
+    if b.action.is_edit() && !of.can_write {
         help.push_str(" (read-only)");
     }
     Line::from(vec![
@@ -22,27 +30,39 @@ fn key_line(app: &App, b: &Binding) -> Line<'static> {
     ])
 }
 
-/// The view's keys, then the filter prompt's: both from the key table.
-pub fn sections(app: &App) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
-    let keys = help_for(app.view()).map(|b| key_line(app, b)).collect();
+/// The pane's keys, then the filter prompt's: both from the key table.
+pub fn sections(t: &Theme, of: &Of) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
+    let keys = help_for(of.pane, of.titles, t.ascii)
+        .iter()
+        .map(|b| key_line(t, of, b))
+        .collect();
     let mut prompt = vec![
         Line::raw(""),
-        Line::styled("in the filter prompt:", app.theme.muted()),
+        Line::styled("in the filter prompt:", t.muted()),
     ];
-    prompt.extend(prompt_keys().map(|b| key_line(app, b)));
+    prompt.extend(prompt_keys().map(|b| {
+        key_line(
+            t,
+            of,
+            &HelpLine {
+                label: keys::label(b, t.ascii),
+                help: b.help.to_string(),
+                action: b.action,
+            },
+        )
+    }));
     (keys, prompt)
 }
 
 /// Every line of the help, in order.
-pub fn lines(app: &App) -> Vec<Line<'static>> {
-    let (mut keys, prompt) = sections(app);
+pub fn lines(t: &Theme, of: &Of) -> Vec<Line<'static>> {
+    let (mut keys, prompt) = sections(t, of);
     keys.extend(prompt);
     keys
 }
 
-pub fn draw(app: &App, screen: Rect, buf: &mut Buffer) {
-    let t = &app.theme;
-    let (mut lines, prompt) = sections(app);
+pub fn draw(t: &Theme, of: &Of, screen: Rect, buf: &mut Buffer) {
+    let (mut lines, prompt) = sections(t, of);
     // Two columns when one does not fit the screen's height.
     let two = (lines.len() + prompt.len()) as u16 + 2 > screen.height && screen.width >= 60;
     let w = if two {
@@ -69,10 +89,7 @@ pub fn draw(app: &App, screen: Rect, buf: &mut Buffer) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_set(t.border())
-        .title(Span::styled(
-            format!(" help: {} ", app.view().title()),
-            t.title(),
-        ))
+        .title(Span::styled(format!(" help: {} ", of.title), t.title()))
         .title_bottom(Span::styled(" ? or Esc closes ", t.muted()));
     let inner = block.inner(area);
     block.render(area, buf);

@@ -1,63 +1,129 @@
-//! The four list views as types. Each [`List`] holds its rows, its
-//! selection (kept by key), its typed sort and its filter; [`Lists`] holds
-//! the four and hands out the current one as a [`Pane`], so navigation,
-//! clicks, sorting and the footer are written once for every view. A new
-//! view is a new field here and a new file in `views/`; a new sort is a new
-//! variant of that view's sort enum.
+//! What a view is: the [`Pane`] trait (settle on a model change, handle an
+//! action, give its hints, draw), and the list every pane is made of
+//! ([`List`]: its rows, its selection kept by key, its typed sort and its
+//! filter), answered through [`ListNav`] so that navigation, clicks,
+//! sorting and the footer are written once for every pane. Panes live in
+//! `panes/`, one file each; `panes::all` lists them.
+
+use std::any::Any;
+use std::time::Instant;
 
 use chrono::{DateTime, Utc};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 
-use super::model::faillog::FailoverSort;
-use super::model::fleet::{Slot, WorkerIndex, WorkerSort};
-use super::model::query::{Searchable, contains_ci, starts_ci};
+use super::keys::{Action, Hints, Move};
+use super::model::Model;
+use super::model::config::HistKey;
+use super::model::fleet::Slot;
 use super::ui::geom::{self, Cursor};
-use crate::wire::HistoryEntry;
+use super::ui::theme::Theme;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum View {
-    Ladder,
-    Workers,
-    Failovers,
-    History,
+/// What a frame is drawn from: the model and the theme, read-only.
+pub struct Cx<'a> {
+    pub model: &'a Model,
+    pub theme: &'a Theme,
+    /// The data is from a hub we cannot reach now: drawn greyed.
+    pub stale: bool,
+    /// The hub's time now.
+    pub now: DateTime<Utc>,
 }
 
-impl View {
-    pub const ALL: [View; 4] = [View::Ladder, View::Workers, View::Failovers, View::History];
-
-    /// Position in [`View::ALL`] (the tab's number is this plus one).
-    pub fn index(self) -> usize {
-        match self {
-            View::Ladder => 0,
-            View::Workers => 1,
-            View::Failovers => 2,
-            View::History => 3,
+impl<'a> Cx<'a> {
+    pub fn new(model: &'a Model, theme: &'a Theme) -> Cx<'a> {
+        Cx {
+            model,
+            theme,
+            stale: model.is_stale(),
+            now: model.now(),
         }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            View::Ladder => "Ladder",
-            View::Workers => "Workers",
-            View::Failovers => "Failovers",
-            View::History => "History",
-        }
-    }
-
-    pub fn next(self) -> View {
-        View::ALL[(self.index() + 1) % View::ALL.len()]
-    }
-
-    pub fn prev(self) -> View {
-        View::ALL[(self.index() + View::ALL.len() - 1) % View::ALL.len()]
     }
 }
 
-/// One history entry. A revision can come back (a move, an add and a
-/// remove return to an earlier hash), so the revision alone is not a key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct HistKey {
-    pub revision: String,
-    pub at: DateTime<Utc>,
+/// What changed in the model since the last settle.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// Workers updated, added, removed or whose derived state moved.
+    pub slots: Vec<Slot>,
+    /// A full page replaced the fleet.
+    pub all_workers: bool,
+    /// The failover log.
+    pub log: bool,
+    /// The list, its document or the pending edit.
+    pub agents: bool,
+    /// The list's history.
+    pub history: bool,
+}
+
+impl Changes {
+    /// The fleet changed.
+    pub fn fleet(&self) -> bool {
+        self.all_workers || !self.slots.is_empty()
+    }
+
+    pub fn any(&self) -> bool {
+        self.fleet() || self.log || self.agents || self.history
+    }
+}
+
+/// How a pane answered an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handled {
+    /// Not this pane's: the app acts on it.
+    No,
+    Yes,
+    /// Open this detail.
+    Open(Detail),
+}
+
+/// One view. A new view is a file in `panes/` implementing this, and its
+/// line in `panes::all`.
+pub trait Pane: Any {
+    /// Its name: the `:` command that opens it, and how the key table's
+    /// `Only` scope names it.
+    fn name(&self) -> &'static str;
+    /// Its tab's title.
+    fn title(&self) -> &'static str;
+    fn list(&self) -> &dyn ListNav;
+    fn list_mut(&mut self) -> &mut dyn ListNav;
+    /// Bring its rows up to date with the model (`visible`: it is on
+    /// screen). True when it rebuilt them.
+    fn settle(&mut self, m: &Model, ch: &Changes, visible: bool, mono: Instant) -> bool;
+    /// It is about to be shown.
+    fn shown(&mut self) {}
+    /// A tick: true when it wants a settle (something waited for time).
+    fn tick(&mut self) -> bool {
+        false
+    }
+    /// Rows it draws above its table in a body `body_h` tall.
+    fn above(&self, _m: &Model, _body_h: u16) -> u16 {
+        0
+    }
+    /// What `Enter` opens on the selected row.
+    fn selected(&self, m: &Model) -> Option<Detail>;
+    /// Put the cursor on `d`'s row, if the pane shows it.
+    fn select(&mut self, _m: &Model, _d: &Detail) -> bool {
+        false
+    }
+    /// An action of its own (the key table's `Only` scope, or a movement
+    /// it takes over), with `detail` what is open over it.
+    fn handle(&mut self, _a: Action, _m: &mut Model, _detail: Option<&Detail>) -> Handled {
+        Handled::No
+    }
+    /// The hints on the status line under it (from the key table).
+    fn hints(&self) -> Hints {
+        Hints::List
+    }
+    fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer);
+    /// Its rows, each as text, in order (for tests that every sort sorts).
+    fn row_ids(&self, m: &Model) -> Vec<String>;
+}
+
+impl dyn Pane {
+    /// The pane as its own type (tests read a pane's rows through this).
+    pub fn downcast<P: Pane>(&self) -> Option<&P> {
+        (self as &dyn Any).downcast_ref::<P>()
+    }
 }
 
 /// What `Enter` opened.
@@ -69,17 +135,6 @@ pub enum Detail {
     Revision(HistKey),
     /// The workers not yet on the revision just written, and why.
     Rollout,
-}
-
-/// A cursor move.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Move {
-    Down,
-    Up,
-    Top,
-    Bottom,
-    PageDown,
-    PageUp,
 }
 
 /// The filter of one view. `text` survives switching views; Esc clears it
@@ -184,74 +239,6 @@ pub trait SortBy: Copy + PartialEq + 'static {
     }
 }
 
-/// How the Ladder orders agents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LadderSort {
-    /// The list's own order, rank 0 first.
-    #[default]
-    Rank,
-    /// Most capable workers first.
-    Capable,
-    /// Most workers running it first.
-    Active,
-    /// Most failovers away in the last hour first.
-    Away,
-}
-
-impl SortBy for LadderSort {
-    const ALL: &'static [Self] = &[
-        LadderSort::Rank,
-        LadderSort::Capable,
-        LadderSort::Active,
-        LadderSort::Away,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            LadderSort::Rank => "rank",
-            LadderSort::Capable => "capable",
-            LadderSort::Active => "active",
-            LadderSort::Away => "away",
-        }
-    }
-}
-
-/// How History orders entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HistorySort {
-    /// Newest first, as the hub sends them.
-    #[default]
-    Time,
-    By,
-}
-
-impl SortBy for HistorySort {
-    const ALL: &'static [Self] = &[HistorySort::Time, HistorySort::By];
-
-    fn name(self) -> &'static str {
-        match self {
-            HistorySort::Time => "time",
-            HistorySort::By => "by",
-        }
-    }
-}
-
-impl SortBy for WorkerSort {
-    const ALL: &'static [Self] = &WorkerSort::ALL;
-
-    fn name(self) -> &'static str {
-        WorkerSort::name(self)
-    }
-}
-
-impl SortBy for FailoverSort {
-    const ALL: &'static [Self] = &FailoverSort::ALL;
-
-    fn name(self) -> &'static str {
-        FailoverSort::name(self)
-    }
-}
-
 /// Rows of a list, in display order, as keys.
 pub trait Rows: Default {
     type Key: Clone + PartialEq + std::fmt::Debug;
@@ -265,13 +252,6 @@ impl<K: Clone + PartialEq + std::fmt::Debug> Rows for Vec<K> {
     }
 }
 
-impl Rows for WorkerIndex {
-    type Key = Slot;
-    fn keys(&self) -> &[Slot] {
-        &self.slots
-    }
-}
-
 /// One list view: its rows, its selection by key, its sort and its filter.
 #[derive(Debug, Clone)]
 pub struct List<R: Rows, S> {
@@ -282,6 +262,8 @@ pub struct List<R: Rows, S> {
     pub filter: Filter,
     /// When the filter left no row: which of its terms emptied the list.
     pub emptied: Option<String>,
+    /// The filter or sort changed since the rows were built.
+    pub marked: bool,
 }
 
 impl<R: Rows, S: Default> Default for List<R, S> {
@@ -293,6 +275,7 @@ impl<R: Rows, S: Default> Default for List<R, S> {
             reverse: false,
             filter: Filter::default(),
             emptied: None,
+            marked: true,
         }
     }
 }
@@ -328,50 +311,9 @@ impl<R: Rows, S> List<R, S> {
     }
 }
 
-/// Fields a Ladder filter can name.
-pub const LADDER_FIELDS: &[&str] = &["agent"];
-
-/// An agent as the Ladder's filter sees it.
-pub struct AgentRow<'a>(pub &'a str);
-
-impl Searchable for AgentRow<'_> {
-    fn shows(&self, needle: &str) -> bool {
-        contains_ci(self.0, needle)
-    }
-
-    fn field_starts(&self, field: &str, value: &str) -> bool {
-        field == "agent" && starts_ci(self.0, value)
-    }
-}
-
-/// Fields a History filter can name: `agent` is in the list before or after.
-pub const HISTORY_FIELDS: &[&str] = &["rev", "by", "agent"];
-
-impl Searchable for HistoryEntry {
-    fn shows(&self, needle: &str) -> bool {
-        contains_ci(&self.revision, needle)
-            || contains_ci(&self.by, needle)
-            || self.agents.iter().any(|a| contains_ci(a, needle))
-            || self.previous_agents.iter().any(|a| contains_ci(a, needle))
-    }
-
-    fn field_starts(&self, field: &str, value: &str) -> bool {
-        match field {
-            "rev" => starts_ci(&self.revision, value),
-            "by" => starts_ci(&self.by, value),
-            "agent" => self
-                .agents
-                .iter()
-                .chain(&self.previous_agents)
-                .any(|a| starts_ci(a, value)),
-            _ => false,
-        }
-    }
-}
-
-/// What every list view answers, whatever its rows: the current view is
-/// handled through this, so no code matches on the view to move a cursor.
-pub trait Pane {
+/// What every list answers, whatever its rows: the current pane's list is
+/// handled through this, so no code matches on the pane to move a cursor.
+pub trait ListNav {
     fn cursor(&self) -> Cursor;
     /// Move; true when the cursor or the window moved.
     fn nav(&mut self, m: Move, rows: usize) -> bool;
@@ -387,9 +329,19 @@ pub trait Pane {
     fn next_sort(&mut self);
     /// `S`: reverse the order.
     fn flip(&mut self);
+    /// How many sort columns it has.
+    fn sort_count(&self) -> usize;
+    /// Sort by the `i`th column.
+    fn set_sort_at(&mut self, i: usize);
+    /// The filter or the sort changed: the rows are rebuilt at the next
+    /// settle.
+    fn mark(&mut self);
+    /// Whether it was marked, unmarking it.
+    fn take_mark(&mut self) -> bool;
+    fn is_marked(&self) -> bool;
 }
 
-impl<R: Rows, S: SortBy> Pane for List<R, S> {
+impl<R: Rows, S: SortBy> ListNav for List<R, S> {
     fn cursor(&self) -> Cursor {
         self.sel.cursor(self.len())
     }
@@ -430,50 +382,33 @@ impl<R: Rows, S: SortBy> Pane for List<R, S> {
     fn flip(&mut self) {
         self.reverse = !self.reverse;
     }
-}
 
-/// The four list views.
-#[derive(Debug, Default)]
-pub struct Lists {
-    /// Agents in the list's order, then agents workers run that it lacks.
-    pub ladder: List<Vec<String>, LadderSort>,
-    pub workers: List<WorkerIndex, WorkerSort>,
-    /// Failover seqs.
-    pub failovers: List<Vec<u64>, FailoverSort>,
-    pub history: List<Vec<HistKey>, HistorySort>,
-}
-
-impl Lists {
-    pub fn pane(&self, v: View) -> &dyn Pane {
-        match v {
-            View::Ladder => &self.ladder,
-            View::Workers => &self.workers,
-            View::Failovers => &self.failovers,
-            View::History => &self.history,
-        }
+    fn sort_count(&self) -> usize {
+        S::ALL.len()
     }
 
-    pub fn pane_mut(&mut self, v: View) -> &mut dyn Pane {
-        match v {
-            View::Ladder => &mut self.ladder,
-            View::Workers => &mut self.workers,
-            View::Failovers => &mut self.failovers,
-            View::History => &mut self.history,
-        }
+    fn set_sort_at(&mut self, i: usize) {
+        self.sort = S::ALL[i % S::ALL.len()];
+    }
+
+    fn mark(&mut self) {
+        self.marked = true;
+    }
+
+    fn take_mark(&mut self) -> bool {
+        std::mem::take(&mut self.marked)
+    }
+
+    fn is_marked(&self) -> bool {
+        self.marked
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn views_cycle_both_ways() {
-        for v in View::ALL {
-            assert_eq!(v.next().prev(), v);
-        }
-        assert_eq!(View::Ladder.prev(), View::History);
-    }
+    use crate::tui::panes::ladder::LadderSort;
+    use crate::tui::panes::workers::WorkerSort;
 
     #[test]
     fn sorts_cycle_through_every_column() {

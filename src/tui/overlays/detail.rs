@@ -6,13 +6,14 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
-use super::{cell_style, hub};
-use crate::tui::app::App;
-use crate::tui::lists::{Detail, HistKey};
+use crate::tui::keys::{self, Hints};
 use crate::tui::model::compact::Sym;
+use crate::tui::model::config::HistKey;
 use crate::tui::model::fleet::Entry;
+use crate::tui::pane::{Cx, Detail};
 use crate::tui::ui::fmt;
-use crate::wire::{Failover, Preflight};
+use crate::tui::ui::{cell_style, diff_line, fit, hub};
+use crate::wire::{Failover, HistoryEntry, MAX_AGENTS, Preflight};
 
 /// Where a worker stands: `on claude (#2)`, `on x (not in its list)`,
 /// `NO ROUTE`. Ranks are the worker's own list, rank 0 first.
@@ -27,15 +28,20 @@ pub fn why_head(e: &Entry) -> String {
 /// Every rung above the one the worker stands on (all of them with no
 /// route) and what holds it off, from the failovers the TUI holds for it
 /// (the log and its last failover): see [`crate::text::held_off`].
-pub fn why_rungs(app: &App, e: &Entry) -> Vec<crate::text::RungWhy> {
+pub fn why_rungs(cx: &Cx, e: &Entry) -> Vec<crate::text::RungWhy> {
     let v = &e.view;
-    let held: Vec<Failover> = app.log.of_worker(&v.worker).map(|r| r.failover()).collect();
+    let held: Vec<Failover> = cx
+        .model
+        .log
+        .of_worker(&v.worker)
+        .map(|r| r.failover())
+        .collect();
     let mut failovers: Vec<&Failover> = held.iter().collect();
     if let Some(last) = v.last_failover.as_deref() {
         failovers.push(last);
     }
     crate::text::held_off(
-        app.now(),
+        cx.now,
         &v.agents,
         v.active_agent.as_deref(),
         |a| v.capabilities.get(a).copied(),
@@ -46,9 +52,9 @@ pub fn why_rungs(app: &App, e: &Entry) -> Vec<crate::text::RungWhy> {
 /// Why a worker stands on its rung, on one line, e.g.
 /// `on claude (#2): opencode rate_limited 429 (hub_router) since 15:01:05
 /// (3m ago), 1 in the last hour; pi missing binary, no failover recorded`.
-pub fn why(app: &App, e: &Entry) -> String {
+pub fn why(cx: &Cx, e: &Entry) -> String {
     let head = why_head(e);
-    let rungs = why_rungs(app, e);
+    let rungs = why_rungs(cx, e);
     if rungs.is_empty() {
         if e.view.active_agent.is_some() {
             format!("{head}: the top of its list")
@@ -70,13 +76,13 @@ pub fn why(app: &App, e: &Entry) -> String {
 /// 08:25:20`. "Since" is when the hub's rule turned; its sweeper decides
 /// within about a second. A threshold passed that the hub has not acted on
 /// yet reads `stale due now`.
-pub fn threshold_text(app: &App, e: &Entry) -> String {
+pub fn threshold_text(cx: &Cx, e: &Entry) -> String {
     use crate::wire::WorkerState;
-    let interval = chrono::TimeDelta::seconds(app.fleet.interval_s.max(1) as i64);
+    let interval = chrono::TimeDelta::seconds(cx.model.fleet.interval_s.max(1) as i64);
     let received = e.view.received_at;
     let stale_at = received + interval * WorkerState::STALE_AFTER as i32;
     let lost_at = received + interval * WorkerState::LOST_AFTER as i32;
-    let now = app.now();
+    let now = cx.now;
     let left = |at: chrono::DateTime<chrono::Utc>| {
         let s = (at - now).num_seconds().max(0);
         format!("{}:{:02}", s / 60, s % 60)
@@ -87,7 +93,7 @@ pub fn threshold_text(app: &App, e: &Entry) -> String {
         WorkerState::Stale if now < lost_at => format!(
             "stale since {} {} lost in {}",
             fmt::clock(stale_at),
-            app.theme.sep(),
+            cx.theme.sep(),
             left(lost_at)
         ),
         WorkerState::Stale => format!("stale since {}, lost due now", fmt::clock(stale_at)),
@@ -95,41 +101,44 @@ pub fn threshold_text(app: &App, e: &Entry) -> String {
     }
 }
 
-fn kv(app: &App, k: &str, v: impl Into<String>) -> Line<'static> {
+fn kv(cx: &Cx, k: &str, v: impl Into<String>) -> Line<'static> {
     Line::from(vec![
-        Span::styled(format!("{k:<12}"), app.theme.muted()),
+        Span::styled(format!("{k:<12}"), cx.theme.muted()),
         Span::raw(v.into()),
     ])
 }
 
 /// A worker's detail; `highlight` marks one of its failovers (by id) in
 /// its recent failovers, shown even when older than the ten newest.
-fn worker_lines(app: &App, id: &str, highlight: Option<&str>) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let Some(e) = app.fleet.by_id(id) else {
+fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>> {
+    let t = cx.theme;
+    let Some(e) = cx.model.fleet.by_id(id) else {
         return vec![Line::raw(format!(
             "worker {} is no longer reported",
             hub(id)
         ))];
     };
     let v = &e.view;
-    let now = app.now();
+    let now = cx.now;
     let mut out = vec![
-        kv(app, "worker", hub(&v.worker).into_owned()),
-        kv(app, "host", hub(&v.host).into_owned()),
+        kv(cx, "worker", hub(&v.worker).into_owned()),
+        kv(cx, "host", hub(&v.host).into_owned()),
         Line::from(vec![
             Span::styled(format!("{:<12}", "state"), t.muted()),
-            Span::styled(e.state.as_str(), cell_style(app, t.state(e.state))),
+            Span::styled(
+                e.state.as_str(),
+                cell_style(cx.theme, cx.stale, t.state(e.state)),
+            ),
             Span::raw(format!(
                 ", heartbeat {} ago (hub clock) {} {}, sent {}",
                 fmt::age_at(now, v.received_at),
                 t.sep(),
-                threshold_text(app, e),
+                threshold_text(cx, e),
                 fmt::clock(v.sent_at)
             )),
         ]),
         kv(
-            app,
+            cx,
             "revision",
             format!(
                 "{} ({})",
@@ -137,16 +146,16 @@ fn worker_lines(app: &App, id: &str, highlight: Option<&str>) -> Vec<Line<'stati
                 if e.in_sync {
                     "in sync".to_string()
                 } else {
-                    format!("fleet is on {}", hub(&app.fleet.revision))
+                    format!("fleet is on {}", hub(&cx.model.fleet.revision))
                 }
             ),
         ),
-        kv(app, "its list", hub(&fmt::list(&v.agents)).into_owned()),
+        kv(cx, "its list", hub(&fmt::list(&v.agents)).into_owned()),
     ];
     // Why: where it stands, then every rung above it and what holds it off.
-    let rungs = why_rungs(app, e);
+    let rungs = why_rungs(cx, e);
     let head_style = if e.no_route() {
-        cell_style(app, t.no_route())
+        cell_style(cx.theme, cx.stale, t.no_route())
     } else {
         Style::new()
     };
@@ -162,7 +171,7 @@ fn worker_lines(app: &App, id: &str, highlight: Option<&str>) -> Vec<Line<'stati
     ]));
     for r in &rungs {
         let style = if r.contradiction {
-            cell_style(app, t.bad())
+            cell_style(cx.theme, cx.stale, t.bad())
         } else {
             Style::new()
         };
@@ -212,7 +221,7 @@ fn worker_lines(app: &App, id: &str, highlight: Option<&str>) -> Vec<Line<'stati
         let style = if cap {
             Style::new()
         } else {
-            cell_style(app, t.bad())
+            cell_style(cx.theme, cx.stale, t.bad())
         };
         out.push(Line::styled(
             format!(
@@ -242,15 +251,15 @@ fn worker_lines(app: &App, id: &str, highlight: Option<&str>) -> Vec<Line<'stati
                 format!(
                     "{} {}",
                     if t.ascii { ">" } else { "▶" },
-                    failover_line(app, f)
+                    failover_line(cx, f)
                 ),
                 t.selected(),
             ));
         } else {
-            out.push(Line::raw(format!("  {}", failover_line(app, f))));
+            out.push(Line::raw(format!("  {}", failover_line(cx, f))));
         }
     };
-    let mut newest = app.log.of_worker(&v.worker);
+    let mut newest = cx.model.log.of_worker(&v.worker);
     for r in newest.by_ref().take(10) {
         line(&r.failover());
     }
@@ -268,12 +277,12 @@ fn worker_lines(app: &App, id: &str, highlight: Option<&str>) -> Vec<Line<'stati
     out
 }
 
-fn failover_line(app: &App, f: &Failover) -> String {
+fn failover_line(cx: &Cx, f: &Failover) -> String {
     let mut s = format!(
         "{:>4} {}{}{} {}",
-        fmt::age_at(app.now(), f.at),
+        fmt::age_at(cx.now, f.at),
         hub(&f.from),
-        app.theme.arrow(),
+        cx.theme.arrow(),
         f.to.as_deref().map(hub).unwrap_or("(none)".into()),
         f.cause.kind
     );
@@ -287,24 +296,24 @@ fn failover_line(app: &App, f: &Failover) -> String {
     s
 }
 
-fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
-    let Some(r) = app.log.get(seq) else {
+fn failover_lines(cx: &Cx, seq: u64) -> Vec<Line<'static>> {
+    let Some(r) = cx.model.log.get(seq) else {
         return vec![Line::raw(format!("failover {seq} is no longer held"))];
     };
     let f = &r.failover();
     let c = &f.cause;
-    let t = &app.theme;
-    let now = app.now();
+    let t = cx.theme;
+    let now = cx.now;
     vec![
-        kv(app, "seq", r.seq.to_string()),
-        kv(app, "id", hub(&f.id).into_owned()),
+        kv(cx, "seq", r.seq.to_string()),
+        kv(cx, "id", hub(&f.id).into_owned()),
         kv(
-            app,
+            cx,
             "worker",
             format!("{} on {}", hub(&r.worker), hub(&r.host)),
         ),
         kv(
-            app,
+            cx,
             "at",
             format!(
                 "{} ({} ago, worker clock)",
@@ -313,7 +322,7 @@ fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
             ),
         ),
         kv(
-            app,
+            cx,
             "received",
             format!(
                 "{} ({} ago, hub clock)",
@@ -321,73 +330,74 @@ fn failover_lines(app: &App, seq: u64) -> Vec<Line<'static>> {
                 fmt::age_at(now, r.received_at)
             ),
         ),
-        kv(app, "from", hub(&f.from).into_owned()),
+        kv(cx, "from", hub(&f.from).into_owned()),
         Line::from(vec![
             Span::styled(format!("{:<12}", "to"), t.muted()),
             match &f.to {
                 Some(to) => Span::raw(hub(to).into_owned()),
                 None => Span::styled(
                     "(none): no route, the worker failed closed",
-                    cell_style(app, t.no_route()),
+                    cell_style(cx.theme, cx.stale, t.no_route()),
                 ),
             },
         ]),
         Line::raw(""),
         Line::styled("cause", t.title()),
-        kv(app, "  kind", c.kind.as_str()),
+        kv(cx, "  kind", c.kind.as_str()),
         kv(
-            app,
+            cx,
             "  status",
             c.status
                 .map(|s| s.to_string())
                 .unwrap_or_else(|| "-".into()),
         ),
-        kv(app, "  source", c.source.as_str()),
+        kv(cx, "  source", c.source.as_str()),
         kv(
-            app,
+            cx,
             "  detail",
             hub(c.detail.as_deref().unwrap_or("-")).into_owned(),
         ),
     ]
 }
 
-fn agent_lines(app: &App, agent: &str) -> Vec<Line<'static>> {
-    let c = app.fleet.agg.agent(agent);
-    let rank = app
+fn agent_lines(cx: &Cx, agent: &str) -> Vec<Line<'static>> {
+    let c = cx.model.fleet.agg.agent(agent);
+    let rank = cx
+        .model
         .config
         .agents
         .iter()
         .position(|a| a == agent)
         .map(|r| format!("#{r}"))
         .unwrap_or_else(|| "not in the list".into());
-    let away = app.log.away_last_hour(app.now());
+    let away = cx.model.log.away_last_hour(cx.now);
     let k = away.get(agent).copied().unwrap_or_default();
     vec![
-        kv(app, "agent", hub(agent).into_owned()),
-        kv(app, "rank", rank),
+        kv(cx, "agent", hub(agent).into_owned()),
+        kv(cx, "rank", rank),
         kv(
-            app,
+            cx,
             "can run",
             format!("{} live workers", fmt::count(c.capable)),
         ),
         kv(
-            app,
+            cx,
             "runs now",
             format!("{} live workers", fmt::count(c.active)),
         ),
-        kv(app, "no binary", fmt::count(c.no_binary)),
-        kv(app, "no token", fmt::count(c.no_token)),
+        kv(cx, "no binary", fmt::count(c.no_binary)),
+        kv(cx, "no token", fmt::count(c.no_token)),
         kv(
-            app,
+            cx,
             "preflight",
             format!("{} failed", fmt::count(c.preflight_failed)),
         ),
-        kv(app, "away (1h)", super::ladder::away_text(app, &k)),
+        kv(cx, "away (1h)", fmt::away(cx.theme.sep(), &k)),
     ]
 }
 
-fn revision_lines(app: &App, k: &HistKey) -> Vec<Line<'static>> {
-    let Some(h) = app.history_entry(k) else {
+fn revision_lines(cx: &Cx, k: &HistKey) -> Vec<Line<'static>> {
+    let Some(h) = cx.model.history_entry(k) else {
         return vec![Line::raw(format!(
             "revision {} is no longer held",
             hub(&k.revision)
@@ -404,27 +414,23 @@ fn revision_lines(app: &App, k: &HistKey) -> Vec<Line<'static>> {
         .filter(|a| !h.agents.contains(a))
         .collect();
     let mut out = vec![
-        kv(app, "revision", hub(&h.revision).into_owned()),
+        kv(cx, "revision", hub(&h.revision).into_owned()),
         kv(
-            app,
+            cx,
             "at",
-            format!(
-                "{} ({} ago)",
-                fmt::stamp(h.at),
-                fmt::age_at(app.now(), h.at)
-            ),
+            format!("{} ({} ago)", fmt::stamp(h.at), fmt::age_at(cx.now, h.at)),
         ),
-        kv(app, "by", hub(&h.by).into_owned()),
+        kv(cx, "by", hub(&h.by).into_owned()),
         kv(
-            app,
+            cx,
             "before",
             hub(&fmt::list(&h.previous_agents)).into_owned(),
         ),
-        kv(app, "after", hub(&fmt::list(&h.agents)).into_owned()),
+        kv(cx, "after", hub(&fmt::list(&h.agents)).into_owned()),
     ];
     if !added.is_empty() {
         out.push(kv(
-            app,
+            cx,
             "added",
             added
                 .iter()
@@ -435,7 +441,7 @@ fn revision_lines(app: &App, k: &HistKey) -> Vec<Line<'static>> {
     }
     if !removed.is_empty() {
         out.push(kv(
-            app,
+            cx,
             "removed",
             removed
                 .iter()
@@ -444,28 +450,28 @@ fn revision_lines(app: &App, k: &HistKey) -> Vec<Line<'static>> {
                 .join(","),
         ));
     }
-    out.extend(super::history::diff_lines(app, h));
+    out.extend(diff_lines(cx, h));
     out
 }
 
-pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
+pub fn lines(cx: &Cx, d: &Detail) -> (String, Vec<Line<'static>>) {
     match d {
-        Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(app, id, None)),
+        Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(cx, id, None)),
         Detail::Failover(seq) => {
             // The failover in full, then its worker's detail with this
             // failover highlighted among its recent ones.
-            let mut lines = failover_lines(app, *seq);
-            let title = match app.log.get(*seq) {
+            let mut lines = failover_lines(cx, *seq);
+            let title = match cx.model.log.get(*seq) {
                 Some(r) => {
                     lines.push(Line::raw(""));
                     lines.push(Line::styled(
                         format!("its worker {} (f: its failovers)", hub(&r.worker)),
-                        app.theme.title(),
+                        cx.theme.title(),
                     ));
-                    lines.extend(worker_lines(app, &r.worker, Some(&r.id)));
+                    lines.extend(worker_lines(cx, &r.worker, Some(&r.id)));
                     format!(
                         "failover {seq} {} worker {}",
-                        app.theme.sep(),
+                        cx.theme.sep(),
                         hub(&r.worker)
                     )
                 }
@@ -473,23 +479,23 @@ pub fn lines(app: &App, d: &Detail) -> (String, Vec<Line<'static>>) {
             };
             (title, lines)
         }
-        Detail::Agent(a) => (format!("agent {}", hub(a)), agent_lines(app, a)),
+        Detail::Agent(a) => (format!("agent {}", hub(a)), agent_lines(cx, a)),
         Detail::Revision(k) => (
             format!("revision {}", hub(&k.revision)),
-            revision_lines(app, k),
+            revision_lines(cx, k),
         ),
-        Detail::Rollout => super::edit::rollout_title_and_lines(app),
+        Detail::Rollout => super::edit::rollout_title_and_lines(cx),
     }
 }
 
 /// `v`: the record as the hub sent it, pretty JSON, one string a line,
 /// each scrubbed and made safe for the terminal. `None` when the TUI no
 /// longer holds it (or it has no record of the hub's own: an agent).
-pub fn raw_lines(app: &App, d: &Detail) -> Option<Vec<String>> {
+pub fn raw_lines(cx: &Cx, d: &Detail) -> Option<Vec<String>> {
     let json = match d {
-        Detail::Worker(id) => serde_json::to_string_pretty(&app.fleet.by_id(id)?.to_wire()),
-        Detail::Failover(seq) => serde_json::to_string_pretty(&app.log.get(*seq)?.record()),
-        Detail::Revision(k) => serde_json::to_string_pretty(app.history_entry(k)?),
+        Detail::Worker(id) => serde_json::to_string_pretty(&cx.model.fleet.by_id(id)?.to_wire()),
+        Detail::Failover(seq) => serde_json::to_string_pretty(&cx.model.log.get(*seq)?.record()),
+        Detail::Revision(k) => serde_json::to_string_pretty(cx.model.history_entry(k)?),
         // The rollout is the TUI's own list, not a record of the hub's.
         Detail::Agent(_) | Detail::Rollout => return None,
     }
@@ -501,14 +507,16 @@ pub fn raw_lines(app: &App, d: &Detail) -> Option<Vec<String>> {
 /// lines shown there (the scroll, kept inside the text), and the text's
 /// style (greyed while the data is stale).
 fn boxed(
-    app: &App,
+    cx: &Cx,
     area: Rect,
     buf: &mut Buffer,
     title: String,
-    bottom: &'static str,
+    bottom: Hints,
+    scroll: usize,
     len: usize,
 ) -> (Rect, usize, Style) {
-    let t = &app.theme;
+    let bottom = format!(" {} ", keys::hints(bottom, " "));
+    let t = cx.theme;
     let block = Block::default()
         .borders(Borders::ALL)
         .border_set(t.border())
@@ -516,20 +524,13 @@ fn boxed(
         .title_bottom(Span::styled(bottom, t.muted()));
     let inner = block.inner(area);
     block.render(area, buf);
-    let scroll = app
-        .screen
-        .detail_scroll
-        .min(len.saturating_sub(inner.height as usize));
-    let style = if app.is_stale() {
-        t.greyed()
-    } else {
-        Style::new()
-    };
+    let scroll = scroll.min(len.saturating_sub(inner.height as usize));
+    let style = if cx.stale { t.greyed() } else { Style::new() };
     (inner, scroll, style)
 }
 
-fn draw_raw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
-    let t = &app.theme;
+fn draw_raw(cx: &Cx, d: &Detail, scroll: usize, area: Rect, buf: &mut Buffer) {
+    let t = cx.theme;
     let what = match d {
         Detail::Worker(id) => format!("worker {}", hub(id)),
         Detail::Failover(seq) => format!("failover {seq}"),
@@ -537,9 +538,9 @@ fn draw_raw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
         Detail::Agent(a) => format!("agent {}", hub(a)),
         Detail::Rollout => "rollout".to_string(),
     };
-    let lines = raw_lines(app, d).unwrap_or_else(|| vec![format!("{what} is no longer held")]);
+    let lines = raw_lines(cx, d).unwrap_or_else(|| vec![format!("{what} is no longer held")]);
     let title = format!(" {what} {} the hub's JSON, scrubbed ", t.sep());
-    let (inner, scroll, style) = boxed(app, area, buf, title, " Esc back ", lines.len());
+    let (inner, scroll, style) = boxed(cx, area, buf, title, Hints::RawBox, scroll, lines.len());
     // Only the visible lines are cut and drawn (no wrapping: JSON keeps its shape).
     for (i, l) in lines
         .iter()
@@ -552,21 +553,75 @@ fn draw_raw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
             height: 1,
             ..inner
         };
-        Line::styled(super::fit(l, inner.width as usize, t.ellipsis()), style).render(r, buf);
+        Line::styled(fit(l, inner.width as usize, t.ellipsis()), style).render(r, buf);
     }
 }
 
-pub fn draw(app: &App, d: &Detail, area: Rect, buf: &mut Buffer) {
-    if app.screen.raw {
-        return draw_raw(app, d, area, buf);
+/// The detail `d` (`raw`: as the hub's JSON), its text scrolled by
+/// `scroll` lines.
+pub fn draw(cx: &Cx, d: &Detail, scroll: usize, raw: bool, area: Rect, buf: &mut Buffer) {
+    if raw {
+        return draw_raw(cx, d, scroll, area, buf);
     }
-    let (title, lines) = lines(app, d);
+    let (title, lines) = lines(cx, d);
     let title = format!(" {title} ");
-    let (inner, scroll, style) = boxed(app, area, buf, title, " Esc close ", lines.len());
+    let (inner, scroll, style) = boxed(cx, area, buf, title, Hints::DetailBox, scroll, lines.len());
     // Detail texts are short (tens of lines), so wrapping them all is cheap.
     Paragraph::new(lines)
         .style(style)
         .wrap(Wrap { trim: false })
         .scroll((scroll.min(u16::MAX as usize) as u16, 0))
         .render(inner, buf);
+}
+
+/// The list as the document writes it, one agent a line.
+fn list_text(agents: &[String]) -> String {
+    let mut s = String::from("MAC_CODING_AGENTS = [\n");
+    for a in agents {
+        s.push_str(&format!("    {a:?},\n"));
+    }
+    s.push_str("]\n");
+    s
+}
+
+/// A revision's change as a unified diff of its list against the one
+/// before it (the hub's history keeps each revision's list, not its whole
+/// document). For the detail of a History entry.
+pub fn diff_lines(cx: &Cx, h: &HistoryEntry) -> Vec<Line<'static>> {
+    let t = cx.theme;
+    let hist = &cx.model.config.history;
+    // Newest first: the entry before this one in time is the next one.
+    let before = hist
+        .iter()
+        .position(|x| x.revision == h.revision && x.at == h.at)
+        .and_then(|i| hist.get(i + 1))
+        .map(|p| hub(&p.revision).into_owned());
+    let old = if h.previous_agents.is_empty() {
+        String::new()
+    } else {
+        list_text(&h.previous_agents)
+    };
+    // The whole list as context: it is short (at most MAX_AGENTS lines).
+    let diff = similar::TextDiff::from_lines(&old, &list_text(&h.agents))
+        .unified_diff()
+        .context_radius(MAX_AGENTS + 2)
+        .header(
+            &before.unwrap_or_else(|| "before".into()),
+            &hub(&h.revision),
+        )
+        .to_string();
+    let mut out = vec![
+        Line::raw(""),
+        Line::styled(
+            "diff of the list (the history keeps lists, not whole documents):",
+            t.muted(),
+        ),
+    ];
+    if diff.is_empty() {
+        out.push(Line::raw(
+            "the list did not change (another key or a comment did)",
+        ));
+    }
+    out.extend(diff.lines().map(|l| diff_line(t, &hub(l))));
+    out
 }

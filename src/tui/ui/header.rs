@@ -5,22 +5,15 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{hub, line};
-use crate::tui::app::{App, ConnLabel};
-use crate::tui::lists::View;
-use crate::tui::ui::fmt;
+use super::theme::Theme;
+use super::{fmt, hub, line, row};
+use crate::tui::keys::{self, Hints};
+use crate::tui::model::Model;
+use crate::tui::model::conn::{ConnLabel, REFUSED};
 
-fn row(area: Rect, i: u16) -> Option<Rect> {
-    (i < area.height).then(|| Rect {
-        y: area.y + i,
-        height: 1,
-        ..area
-    })
-}
-
-pub fn conn_text(app: &App) -> String {
-    match app.conn_label() {
-        ConnLabel::Refused => crate::tui::app::REFUSED.into(),
+pub fn conn_text(m: &Model) -> String {
+    match m.conn_label() {
+        ConnLabel::Refused => REFUSED.into(),
         ConnLabel::Connecting => "connecting".into(),
         ConnLabel::Live => "live".into(),
         ConnLabel::Polling => "polling".into(),
@@ -31,24 +24,26 @@ pub fn conn_text(app: &App) -> String {
     }
 }
 
-pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
-    let t = &app.theme;
+/// The three top lines, from the model; `context` is the context the
+/// session is on, if it came from one.
+pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut Buffer) {
+    let stale = m.is_stale();
     let sep = Span::styled(format!(" {} ", t.sep()), t.muted());
 
     // 1: hub, badge, connection, revision.
     if let Some(r) = row(area, 0) {
-        let name = app
+        let name = m
             .who
             .as_ref()
             .map(|w| w.hub.as_str())
-            .unwrap_or(app.hub_label.as_str());
+            .unwrap_or(m.hub_label.as_str());
         let mut spans = Vec::new();
-        if let Some(v) = app.verdict() {
+        if let Some(v) = m.verdict() {
             spans.push(Span::styled(format!(" {} ", fmt::verdict(v)), t.verdict(v)));
             spans.push(Span::raw(" "));
         }
         spans.push(Span::styled("macfleet ", t.title()));
-        match &app.contexts.current {
+        match context {
             // The context first (what the user chose), then the hub's
             // own name when it says another.
             Some(c) => {
@@ -69,20 +64,20 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             )),
         }
         spans.push(Span::raw(" "));
-        spans.push(if app.can_write {
+        spans.push(if m.can_write {
             Span::styled(" OWNER ", t.badge_owner())
         } else {
             Span::styled(" READ-ONLY ", t.badge_read_only())
         });
         spans.push(Span::raw(" "));
-        let conn_style = match app.conn_label() {
+        let conn_style = match m.conn_label() {
             ConnLabel::Live => t.ok(),
             ConnLabel::Polling | ConnLabel::Connecting => t.warn(),
             ConnLabel::Disconnected(_) | ConnLabel::Refused => t.bad(),
         };
-        spans.push(Span::styled(conn_text(app), conn_style));
-        if app.is_stale() {
-            if let Some(age) = app.data_age() {
+        spans.push(Span::styled(conn_text(m), conn_style));
+        if m.is_stale() {
+            if let Some(age) = m.data_age() {
                 spans.push(Span::styled(
                     format!(
                         " (data {} old)",
@@ -93,24 +88,24 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             }
         }
         spans.push(sep.clone());
-        let rev = if app.fleet.revision.is_empty() {
-            app.config.revision.clone().unwrap_or_else(|| "-".into())
+        let rev = if m.fleet.revision.is_empty() {
+            m.config.revision.clone().unwrap_or_else(|| "-".into())
         } else {
-            app.fleet.revision.clone()
+            m.fleet.revision.clone()
         };
         spans.push(Span::raw(format!("rev {}", hub(&rev))));
-        if app.edit.is_pending() {
+        if m.edit.is_pending() {
             spans.push(sep.clone());
             spans.push(Span::styled("EDIT PENDING (w writes)", t.warn()));
         }
         // Who we are and where: shown whole or not at all (a URL cut at the
         // screen's edge reads as a different URL).
         let mut tail = Vec::new();
-        if let Some(w) = &app.who {
+        if let Some(w) = &m.who {
             tail.push(format!("as {}", hub(&w.name)));
         }
-        if app.who.as_ref().is_some_and(|w| w.hub != app.hub_label) {
-            tail.push(hub(&app.hub_label).into_owned());
+        if m.who.as_ref().is_some_and(|w| w.hub != m.hub_label) {
+            tail.push(hub(&m.hub_label).into_owned());
         }
         let mut width = Line::from(spans.clone()).width();
         if width > usize::from(r.width) {
@@ -138,9 +133,9 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
 
     // 2: the fleet at a glance; no route first.
     if let Some(r) = row(area, 1) {
-        let a = &app.fleet.agg;
+        let a = &m.fleet.agg;
         let mut spans = Vec::new();
-        if let ConnLabel::Disconnected(d) = app.conn_label() {
+        if let ConnLabel::Disconnected(d) = m.conn_label() {
             // The hub cannot be asked: what follows is its last judgement,
             // not a fleet outage.
             spans.push(Span::styled(
@@ -155,7 +150,7 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         if a.no_route > 0 {
             spans.push(Span::styled(
                 format!("NO ROUTE {}", fmt::count(a.no_route)),
-                super::cell_style(app, t.no_route()),
+                super::cell_style(t, stale, t.no_route()),
             ));
         } else {
             spans.push(Span::styled("no route 0", t.muted()));
@@ -164,20 +159,20 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
         spans.push(Span::raw(format!("{} workers: ", fmt::count(a.total))));
         spans.push(Span::styled(
             format!("{} healthy", fmt::count(a.healthy)),
-            super::cell_style(app, t.ok()),
+            super::cell_style(t, stale, t.ok()),
         ));
         spans.push(Span::raw(" "));
         spans.push(Span::styled(
             format!("{} stale", fmt::count(a.stale)),
-            super::cell_style(app, if a.stale > 0 { t.warn() } else { t.muted() }),
+            super::cell_style(t, stale, if a.stale > 0 { t.warn() } else { t.muted() }),
         ));
         spans.push(Span::raw(" "));
         spans.push(Span::styled(
             format!("{} lost", fmt::count(a.lost)),
-            super::cell_style(app, if a.lost > 0 { t.bad() } else { t.muted() }),
+            super::cell_style(t, stale, if a.lost > 0 { t.bad() } else { t.muted() }),
         ));
         spans.push(sep.clone());
-        let rev = hub(&app.fleet.revision).into_owned();
+        let rev = hub(&m.fleet.revision).into_owned();
         spans.push(Span::styled(
             format!(
                 "{} not on {}",
@@ -185,7 +180,8 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
                 if rev.is_empty() { "current" } else { &rev }
             ),
             super::cell_style(
-                app,
+                t,
+                stale,
                 if a.out_of_sync > 0 {
                     t.warn()
                 } else {
@@ -203,10 +199,10 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     // 3: agents in rank order: can run / run now.
     if let Some(r) = row(area, 2) {
         let mut spans = vec![Span::styled("can/run ", t.muted())];
-        let agents = if app.config.agents.is_empty() {
-            app.ladder_agents()
+        let agents = if m.config.agents.is_empty() {
+            m.ladder_agents()
         } else {
-            app.config.agents.clone()
+            m.config.agents.clone()
         };
         if agents.is_empty() {
             spans.push(Span::styled("(no list yet)", t.muted()));
@@ -215,16 +211,16 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
             if i > 0 {
                 spans.push(sep.clone());
             }
-            let c = app.fleet.agg.agent(a);
+            let c = m.fleet.agg.agent(a);
             spans.push(Span::raw(format!("{} ", hub(a))));
-            let style = if c.capable == 0 && app.fleet.agg.total > 0 {
+            let style = if c.capable == 0 && m.fleet.agg.total > 0 {
                 t.bad()
             } else {
                 ratatui::style::Style::new()
             };
             spans.push(Span::styled(
                 format!("{}/{}", fmt::count(c.capable), fmt::count(c.active)),
-                super::cell_style(app, style),
+                super::cell_style(t, stale, style),
             ));
         }
         line(
@@ -235,40 +231,42 @@ pub fn draw(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-pub fn draw_tabs(app: &App, area: Rect, buf: &mut Buffer) {
+/// The tabs line: what it names.
+pub struct Tabs<'a> {
+    pub titles: &'a [&'a str],
+    pub current: usize,
+    /// Rows of the current pane.
+    pub len: usize,
+    pub sort: &'a str,
+    pub reversed: bool,
+    /// The current pane's filter, when one is set and not being typed.
+    pub filter: Option<&'a str>,
+}
+
+pub fn draw_tabs(t: &Theme, tabs: &Tabs, area: Rect, buf: &mut Buffer) {
     if area.height == 0 {
         return;
     }
-    let t = &app.theme;
     let mut spans = Vec::new();
-    for v in View::ALL {
+    for (i, title) in tabs.titles.iter().enumerate() {
         spans.push(Span::raw(" "));
-        if v == app.view() {
-            let len = app.pane().cursor().len;
+        if i == tabs.current {
             spans.push(Span::styled(
-                format!("{} {} {}", v.index() + 1, v.title(), fmt::count(len)),
+                format!("{} {} {}", i + 1, title, fmt::count(tabs.len)),
                 t.tab_active(),
             ));
         } else {
-            spans.push(Span::styled(
-                format!("{} {}", v.index() + 1, v.title()),
-                t.muted(),
-            ));
+            spans.push(Span::styled(format!("{} {}", i + 1, title), t.muted()));
         }
         spans.push(Span::raw(" "));
     }
-    let pane = app.pane();
-    let dir = if pane.reversed() { ", reversed" } else { "" };
+    let dir = if tabs.reversed { ", reversed" } else { "" };
     spans.push(Span::styled(
-        format!("{} sort {}{}", t.sep(), pane.sort_name(), dir),
+        format!("{} sort {}{}", t.sep(), tabs.sort, dir),
         t.muted(),
     ));
-    let filter = pane.filter();
-    if !filter.text.is_empty() && !filter.editing {
-        spans.push(Span::styled(
-            format!(" {} /{}", t.sep(), filter.text),
-            t.warn(),
-        ));
+    if let Some(f) = tabs.filter {
+        spans.push(Span::styled(format!(" {} /{}", t.sep(), f), t.warn()));
     }
     line(
         area,
@@ -277,32 +275,39 @@ pub fn draw_tabs(app: &App, area: Rect, buf: &mut Buffer) {
     );
 }
 
-pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
+/// The status line under a pane: what it says.
+pub struct Status<'a> {
+    /// The filter being typed.
+    pub typing: Option<&'a str>,
+    /// A message of the moment.
+    pub message: Option<&'a str>,
+    /// The hub's last error, while the data is stale.
+    pub hub_error: Option<&'a str>,
+    /// The hints, when nothing else is said.
+    pub hints: Hints,
+    /// The cursor's row and the rows (`3/40`).
+    pub pos: usize,
+    pub len: usize,
+}
+
+pub fn draw_status(t: &Theme, s: &Status, area: Rect, buf: &mut Buffer) {
     if area.height == 0 {
         return;
     }
-    if super::edit::draw_status(app, area, buf) {
-        return;
-    }
-    if super::command::draw_status(app, area, buf) {
-        return;
-    }
-    let t = &app.theme;
-    let filter = app.pane().filter();
-    if filter.editing {
+    if let Some(text) = s.typing {
         line(
             area,
             buf,
             Line::from(vec![
                 Span::styled("/", t.title()),
-                Span::raw(filter.text.clone()),
+                Span::raw(text.to_string()),
                 Span::styled("_", t.title()),
                 Span::styled(
                     format!(
                         "   {}",
                         super::fit(
-                            &crate::tui::keys::prompt_help(t.sep(), t.ascii),
-                            usize::from(area.width).saturating_sub(filter.text.chars().count() + 5),
+                            &keys::prompt_help(t.sep(), t.ascii),
+                            usize::from(area.width).saturating_sub(text.chars().count() + 5),
                             t.ellipsis()
                         )
                     ),
@@ -312,16 +317,15 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
         );
         return;
     }
-    let c = app.pane().cursor();
-    let (pos, len) = (c.pos, c.len);
+    let (pos, len) = (s.pos, s.len);
     let right = if len > 0 {
         format!("{}/{}", fmt::count(pos + 1), fmt::count(len))
     } else {
         "0/0".to_string()
     };
-    let left: Line = if let Some(s) = &app.status {
-        Line::styled(s.text.clone(), t.warn())
-    } else if let (true, Some(e)) = (app.is_stale(), &app.conn.last_error) {
+    let left: Line = if let Some(msg) = s.message {
+        Line::styled(msg.to_string(), t.warn())
+    } else if let Some(e) = s.hub_error {
         Line::styled(
             format!(
                 "hub: {}",
@@ -333,27 +337,8 @@ pub fn draw_status(app: &App, area: Rect, buf: &mut Buffer) {
             ),
             t.bad(),
         )
-    } else if app.screen.detail == Some(crate::tui::app::Detail::Rollout) {
-        Line::styled(
-            format!("Esc close {0} j/k PgUp/PgDn scroll {0} ? help", t.sep()),
-            t.muted(),
-        )
-    } else if app.screen.detail.is_some() {
-        Line::styled(
-            format!(
-                "Esc close {0} j/k next {0} PgUp/PgDn scroll {0} ? help",
-                t.sep()
-            ),
-            t.muted(),
-        )
     } else {
-        Line::styled(
-            format!(
-                "? help {0} / filter {0} s sort {0} Enter detail {0} r refetch {0} q quit",
-                t.sep()
-            ),
-            t.muted(),
-        )
+        Line::styled(keys::hints(s.hints, &format!(" {} ", t.sep())), t.muted())
     };
     line(area, buf, left);
     let w = right.chars().count() as u16;
