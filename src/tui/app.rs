@@ -535,7 +535,7 @@ impl App {
         };
         self.dirty = true;
         // `q` asks first with an edit pending; C-c quits at once.
-        let asks_first = k.code == KeyCode::Char('q') && self.model.edit.is_pending();
+        let asks_first = keys::is_first_key(&k, Action::Quit) && self.model.edit.is_pending();
         if self.overlay.help {
             match action {
                 Action::Help | Action::Back => self.overlay.help = false,

@@ -738,6 +738,25 @@ pub fn action_for(ev: &KeyEvent) -> Option<Action> {
     find(ev, |s| matches!(s, Global | Only(_)))
 }
 
+/// The key press is the first key of `action`'s binding among the panes'
+/// (`q` of `q C-c`): `q` asks before quitting with an edit pending, the
+/// other keys of the binding (C-c) do not.
+pub fn is_first_key(ev: &KeyEvent, action: Action) -> bool {
+    let Some(b) = BINDINGS
+        .iter()
+        .find(|b| b.scope == Global && b.action == action)
+    else {
+        return false;
+    };
+    let mods = match ev.code {
+        KeyCode::Char(_) => ev.modifiers - KeyModifiers::SHIFT,
+        _ => ev.modifiers,
+    };
+    b.keys
+        .first()
+        .is_some_and(|k| k.code == ev.code && k.mods == mods)
+}
+
 /// The action bound to a key press in the filter prompt; `None` for a key
 /// that is text (or nothing).
 pub fn prompt_action_for(ev: &KeyEvent) -> Option<Action> {
@@ -981,6 +1000,15 @@ mod tests {
             help.starts_with("Enter keep · Esc clear · ↑ recall"),
             "{help}"
         );
+    }
+
+    #[test]
+    fn only_q_is_the_first_key_of_quit() {
+        let q = press(KeyCode::Char('q'), KeyModifiers::NONE);
+        let ctrl_c = press(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert!(is_first_key(&q, Action::Quit));
+        assert!(!is_first_key(&ctrl_c, Action::Quit));
+        assert_eq!(action_for(&ctrl_c), Some(Action::Quit));
     }
 
     #[test]

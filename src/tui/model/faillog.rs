@@ -36,7 +36,7 @@ struct Minute {
 /// One held failover, compact: its strings are shared with every other
 /// record that repeats them (a fleet repeats its worker ids, hosts, agents
 /// and details thousands of times), so a held failover costs about a
-/// third of the wire record it came from (`tests/faillog_memory.rs`).
+/// third of the wire record it came from (`tests/tui/memory.rs`).
 #[derive(Debug, Clone)]
 pub struct LogRec {
     pub seq: u64,
