@@ -11,11 +11,12 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use macfleet::tui::faillog::{self, FailLog, FailoverSort, MAX_RECORDS};
 use macfleet::tui::fixture;
+use macfleet::tui::model::faillog::{self, FailLog, MAX_RECORDS};
+use macfleet::tui::model::query::Query;
 use macfleet::tui::msg::Msg;
-use macfleet::tui::query::Query;
-use macfleet::tui::theme::Theme;
+use macfleet::tui::panes::failovers::{self, FailoverSort};
+use macfleet::tui::ui::theme::Theme;
 use macfleet::wire::FailoverRecord;
 
 /// A failover as the simulator's busy fleet sends them (1,000 workers).
@@ -51,7 +52,7 @@ fn bench(c: &mut Criterion) {
     ] {
         let q = Query::parse(text, fields);
         g.bench_function(name, |b| {
-            b.iter(|| black_box(faillog::index(&log, &q, sort, false)))
+            b.iter(|| black_box(failovers::index(&log, &q, sort, false)))
         });
     }
     g.finish();
@@ -69,11 +70,16 @@ fn away(c: &mut Criterion) {
         fresh: true,
     });
     a.settle();
-    assert_eq!(a.log.len(), MAX_RECORDS);
+    assert_eq!(a.model().log.len(), MAX_RECORDS);
     let mut g = c.benchmark_group("away_now");
     g.sample_size(20);
     g.bench_function("100k_workers_50k_failovers", |b| {
-        b.iter(|| black_box(macfleet::tui::away::away_now(&a.fleet, &a.log)))
+        b.iter(|| {
+            black_box(macfleet::tui::model::away::away_now(
+                &a.model().fleet,
+                &a.model().log,
+            ))
+        })
     });
     g.finish();
 }

@@ -15,8 +15,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use macfleet::tui::app::App;
 use macfleet::tui::fixture::{self, t0};
 use macfleet::tui::msg::Msg;
-use macfleet::tui::theme::Theme;
-use macfleet::tui::views;
+use macfleet::tui::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -31,7 +30,7 @@ fn frame(c: &mut Criterion) {
         let mut buf = Buffer::empty(Rect::new(0, 0, 200, 50));
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| {
-                views::draw(&a, &mut buf);
+                a.draw(&mut buf);
                 black_box(&buf);
             })
         });
@@ -62,7 +61,7 @@ fn delta(c: &mut Criterion) {
         b.iter_batched_ref(
             || (clone_app(&base), page(0)),
             |(a, p)| {
-                let at = a.mono_now;
+                let at = a.model().mono_now;
                 a.update(Msg::Workers {
                     page: p.clone(),
                     at,
@@ -119,7 +118,7 @@ fn owner(c: &mut Criterion) {
     let (mut a, _) = fixture::app(100_000, true, Theme::new(false, false), 200, 50);
     press(&mut a, KeyCode::Char('1'));
     press(&mut a, KeyCode::Char('J'));
-    assert!(a.edit.projection.is_some(), "an edit is pending");
+    assert!(a.model().edit.projection.is_some(), "an edit is pending");
     g.bench_function("move_down_and_up", |b| {
         b.iter(|| {
             press(&mut a, KeyCode::Char('J'));

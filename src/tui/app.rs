@@ -1,30 +1,31 @@
 //! The TUI's state and its one step: `update(&mut App, Msg) -> Vec<Effect>`.
 //!
-//! State is plain data. `update` changes it and may ask for hub work
-//! ([`Effect`]); `settle` recomputes derived indices (sorted, filtered rows)
-//! once per burst of messages, before a frame is drawn, never while drawing.
+//! `App` is a composition with private fields: the model (what the hub
+//! said, and the owner's pending edit), the panes (one per view, each
+//! owning its rows, sort and filter), what is open over them (overlays),
+//! and the status line. `update` is pure: it changes the state and may ask
+//! for hub work ([`Effect`]); it routes keys to the overlay or pane that
+//! takes them and runs what they ask of it ([`Ask`]). `settle` recomputes
+//! derived rows once per burst of messages, before a frame is drawn, never
+//! while drawing. This is the only `impl App`.
 
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::TimeDelta;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
-
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::edit::{LadderEdit, Mode};
-use super::faillog::{self, FailLog};
-use super::fleet::{Fleet, Slot};
-use super::geom;
-use super::keys::{self, Action};
-use super::lists::{AgentRow, HISTORY_FIELDS, HistorySort, LADDER_FIELDS, LadderSort, Lists, Pane};
-pub use super::lists::{Detail, Filter, HistKey, View};
+use super::keys::{self, Action, Hints, Move};
+use super::model::Model;
+use super::model::conn::{HubClock, REFUSED, Stream};
+use super::model::edit::Mode;
 use super::msg::{Effect, Fetch, Msg};
-use super::query::Query;
-use super::theme::Theme;
-use crate::wire::{HistoryEntry, Whoami};
-
-/// What the top line says when the hub answers 401.
-pub const REFUSED: &str = "unauthorized: the hub refused this token";
+use super::overlays::{self, Ask, Overlays};
+pub use super::pane::{Changes, Cx, Detail, Filter, Handled, Pane};
+use super::panes;
+use super::ui::theme::Theme;
+use super::ui::{self, geom, header};
 
 /// How long a status-line message stays.
 const STATUS_TTL: Duration = Duration::from_secs(5);
@@ -32,504 +33,259 @@ const STATUS_TTL: Duration = Duration::from_secs(5);
 /// network jitter does not make ages jump back and forth.
 const CLOCK_SLACK_MS: i64 = 1500;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stream {
-    Connecting,
-    Up,
-    Down { error: String, retry_in: Duration },
-}
-
-/// Connection as the top line tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConnLabel {
-    /// The hub answered 401: it does not know our token.
-    Refused,
-    Connecting,
-    Live,
-    Polling,
-    Disconnected(Duration),
-}
-
-#[derive(Debug, Clone)]
-pub struct Conn {
-    pub stream: Stream,
-    /// Last good answer from the hub.
-    pub last_ok: Option<Instant>,
-    /// First failure of the current run of failures.
-    pub failing_since: Option<Instant>,
-    pub last_error: Option<String>,
-    /// The last answer was 401: the token, not the network, is the trouble.
-    pub refused: bool,
-}
-
-/// The hub's clock: its `now` at a local monotonic instant.
-#[derive(Debug, Clone, Copy)]
-pub struct HubClock {
-    pub hub: DateTime<Utc>,
-    pub mono: Instant,
-    /// From the hub (true) or the local wall clock until the hub answers.
-    pub from_hub: bool,
-}
-
+/// A message on the status line, and when it was said.
 #[derive(Debug, Clone)]
 pub struct Status {
     pub text: String,
     pub at: Instant,
 }
 
-/// What changed since the last settle: derived rows to recompute.
-#[derive(Debug, Default)]
-struct Todo {
-    /// Workers updated, added, removed or whose derived state moved.
-    slots: Vec<Slot>,
-    /// A full page replaced the fleet.
-    all_workers: bool,
-    /// The Workers filter or sort changed.
-    workers_index: bool,
-    ladder: bool,
-    failovers: bool,
-    history: bool,
-}
-
-impl Todo {
-    /// The log changed: its list, and the ladder's failovers-away counts.
-    fn failovers_changed(&mut self) {
-        self.failovers = true;
-        self.ladder = true;
-    }
-}
-
-/// The hub's list of agents, its history, and the revision they belong to.
-#[derive(Debug, Default)]
-pub struct Config {
-    /// The list in rank order.
-    pub agents: Vec<String>,
-    pub revision: Option<String>,
-    /// The whole document at `revision` (what an edit starts from).
-    pub text: Option<String>,
-    /// The revision whose config we asked for last (asked once).
-    requested: Option<String>,
-    /// Newest first, as the hub sends it.
-    pub history: Vec<HistoryEntry>,
-}
-
-/// What is on screen besides the list: which view, the overlays, the size.
-#[derive(Debug)]
-pub struct Screen {
-    pub view: View,
-    pub help: bool,
-    pub detail: Option<Detail>,
-    pub detail_scroll: usize,
-    /// `v`: the detail's target as the hub's own JSON record.
-    pub raw: bool,
-    /// `v` opened the detail from the list: Esc goes back to the list.
-    pub raw_from_list: bool,
-}
-
 pub struct App {
-    pub hub_label: String,
-    pub who: Option<Whoami>,
-    /// The session holds a writer. Views never see the writer itself.
-    pub can_write: bool,
-    pub theme: Theme,
-    pub screen: Screen,
+    model: Model,
+    /// Every view, in tab order, and the one on screen.
+    panes: Vec<Box<dyn Pane>>,
+    current: usize,
+    /// What is open over the pane: help, a detail, the command line.
+    overlay: Overlays,
+    status: Option<Status>,
+    theme: Theme,
     /// The terminal's size (width, height).
-    pub size: (u16, u16),
-    pub clock: Option<HubClock>,
-    pub mono_now: Instant,
-    pub conn: Conn,
-    pub fleet: Fleet,
-    pub log: FailLog,
-    pub config: Config,
-    /// The four list views: rows, selection, sort, filter.
-    pub lists: Lists,
-    /// The owner's pending edit of the list.
-    pub edit: LadderEdit,
-    /// The Ladder's AWAY NOW: live workers held off each agent, by cause.
-    pub away_now: std::collections::HashMap<String, super::away::AwayNow>,
-    /// When AWAY NOW was last counted, and whether a change since waits
-    /// for the next count (at most one a second: ~27 ms at 100,000
-    /// workers).
-    away_at: Option<Instant>,
-    away_stale: bool,
-    /// The `:` command line.
-    pub cmd: super::command::CmdLine,
-    /// The contexts `:ctx` switches between, and the current one.
-    pub contexts: super::command::Contexts,
-    todo: Todo,
-    pub status: Option<Status>,
+    size: (u16, u16),
+    /// What changed in the model since the last settle.
+    changes: Changes,
     /// Something visible may have changed since the last frame.
-    pub dirty: bool,
-    pub quit: bool,
+    dirty: bool,
+    quit: bool,
 }
 
 impl App {
     pub fn new(hub_label: impl Into<String>, can_write: bool, theme: Theme, now: Instant) -> App {
+        let panes = panes::all();
+        let current = panes
+            .iter()
+            .position(|p| p.name() == panes::FIRST)
+            .unwrap_or(0);
         App {
-            hub_label: hub_label.into(),
-            who: None,
-            can_write,
-            theme,
-            screen: Screen {
-                view: View::Workers,
-                help: false,
-                detail: None,
-                detail_scroll: 0,
-                raw: false,
-                raw_from_list: false,
-            },
-            size: (80, 24),
-            clock: None,
-            mono_now: now,
-            conn: Conn {
-                stream: Stream::Connecting,
-                last_ok: None,
-                failing_since: None,
-                last_error: None,
-                refused: false,
-            },
-            fleet: Fleet::default(),
-            log: FailLog::default(),
-            config: Config::default(),
-            lists: Lists::default(),
-            edit: LadderEdit::default(),
-            away_now: Default::default(),
-            away_at: None,
-            away_stale: false,
-            cmd: Default::default(),
-            contexts: Default::default(),
-            todo: Todo {
-                ladder: true,
-                failovers: true,
-                history: true,
-                ..Todo::default()
-            },
+            model: Model::new(hub_label.into(), can_write, now),
+            panes,
+            current,
+            overlay: Overlays::default(),
             status: None,
+            theme,
+            size: (80, 24),
+            changes: Changes::default(),
             dirty: true,
             quit: false,
         }
     }
 
-    /// The view on screen.
-    pub fn view(&self) -> View {
-        self.screen.view
+    // What the runner and tests read and set.
+
+    /// What the TUI knows (read-only).
+    pub fn model(&self) -> &Model {
+        &self.model
     }
 
-    /// The hub's time now, as best we know it.
-    pub fn now(&self) -> DateTime<Utc> {
-        match self.clock {
-            Some(c) => {
-                let el = self.mono_now.saturating_duration_since(c.mono);
-                c.hub + TimeDelta::from_std(el).unwrap_or(TimeDelta::zero())
-            }
-            None => DateTime::UNIX_EPOCH,
-        }
+    /// What is open over the pane (read-only).
+    pub fn overlay(&self) -> &Overlays {
+        &self.overlay
     }
 
-    pub fn conn_label(&self) -> ConnLabel {
-        if self.conn.refused {
-            ConnLabel::Refused
-        } else if let Some(t) = self.conn.failing_since {
-            ConnLabel::Disconnected(self.mono_now.saturating_duration_since(t))
-        } else if self.conn.last_ok.is_none() {
-            ConnLabel::Connecting
-        } else if self.conn.stream == Stream::Up {
-            ConnLabel::Live
-        } else {
-            ConnLabel::Polling
-        }
+    pub fn theme(&self) -> &Theme {
+        &self.theme
     }
 
-    /// The data on screen is from a hub we cannot currently reach (or
-    /// that refuses our token).
-    pub fn is_stale(&self) -> bool {
-        self.conn.refused || matches!(self.conn_label(), ConnLabel::Disconnected(_))
+    pub fn size(&self) -> (u16, u16) {
+        self.size
     }
 
-    /// Age of the last good data.
-    pub fn data_age(&self) -> Option<Duration> {
-        self.conn
-            .last_ok
-            .map(|t| self.mono_now.saturating_duration_since(t))
+    pub fn status(&self) -> Option<&Status> {
+        self.status.as_ref()
     }
 
-    /// The current view's list.
+    /// The user asked to quit.
+    pub fn quits(&self) -> bool {
+        self.quit
+    }
+
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Something visible may have changed (the runner's own events).
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// A frame is being drawn: whether one was due.
+    pub fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
+    }
+
+    /// Whether the session holds a writer (the runner knows).
+    pub fn set_can_write(&mut self, can: bool) {
+        self.model.can_write = can;
+    }
+
+    /// The contexts `:ctx` offers, and the one the session is on.
+    pub fn set_contexts(&mut self, names: Vec<String>, current: Option<String>) {
+        self.overlay.contexts.names = names;
+        self.overlay.contexts.current = current;
+    }
+
+    /// What a frame is drawn from.
+    pub fn cx(&self) -> Cx<'_> {
+        Cx::new(&self.model, &self.theme)
+    }
+
+    /// The pane on screen, by name.
+    pub fn view(&self) -> &'static str {
+        self.pane().name()
+    }
+
+    /// The pane on screen.
     pub fn pane(&self) -> &dyn Pane {
-        self.lists.pane(self.screen.view)
+        self.panes[self.current].as_ref()
     }
 
     fn pane_mut(&mut self) -> &mut dyn Pane {
-        self.lists.pane_mut(self.screen.view)
+        self.panes[self.current].as_mut()
     }
 
-    pub fn filter(&self, v: View) -> &Filter {
-        self.lists.pane(v).filter()
+    /// Every pane, in tab order.
+    pub fn panes(&self) -> impl Iterator<Item = &dyn Pane> {
+        self.panes.iter().map(|p| p.as_ref())
     }
 
-    /// Rows the Failovers view puts above its table in a body `body_h` tall.
-    pub fn spark_rows(&self, body_h: u16) -> u16 {
-        geom::spark_height(body_h, self.log.causes_seen(self.now()).len())
+    /// A pane as its own type (tests read its rows through this).
+    pub fn pane_as<P: Pane>(&self) -> &P {
+        self.panes
+            .iter()
+            .find_map(|p| p.as_ref().downcast::<P>())
+            .expect("every pane type is in panes::all")
     }
 
-    /// The current view's table (data rows, below the column header).
+    fn names(&self) -> Vec<&'static str> {
+        self.panes.iter().map(|p| p.name()).collect()
+    }
+
+    /// The filter of the pane `name`.
+    pub fn filter(&self, name: &str) -> &Filter {
+        let p = self
+            .panes
+            .iter()
+            .find(|p| p.name() == name)
+            .unwrap_or(&self.panes[self.current]);
+        p.list().filter()
+    }
+
+    /// The current pane's table (data rows, below the column header).
     pub fn table_area(&self) -> Rect {
         let body = geom::areas(geom::screen(self.size)).body;
-        let above = match self.screen.view {
-            View::Failovers => self.spark_rows(body.height),
-            _ => 0,
-        };
+        let above = self.pane().above(&self.model, body.height);
         geom::table_in(body, above)
     }
 
-    /// Rows the current view's table shows at the current size.
+    /// Rows the current pane's table shows at the current size.
     pub fn body_rows(&self) -> usize {
         self.table_area().height as usize
     }
 
-    pub(super) fn say(&mut self, text: impl Into<String>) {
+    pub fn say(&mut self, text: impl Into<String>) {
         self.status = Some(Status {
             text: text.into(),
-            at: self.mono_now,
+            at: self.model.mono_now,
         });
     }
 
-    fn ok(&mut self, at: Instant) {
-        self.conn.last_ok = Some(at.max(self.conn.last_ok.unwrap_or(at)));
-        self.conn.failing_since = None;
-        self.conn.last_error = None;
-        self.conn.refused = false;
-    }
-
-    fn advance_mono(&mut self, t: Instant) {
-        if t > self.mono_now {
-            self.mono_now = t;
-        }
-    }
-
-    /// Recompute derived indices from what changed. Cheap when nothing did.
+    /// Recompute derived rows from what changed. Cheap when nothing did.
     pub fn settle(&mut self) {
-        let now = self.now();
         // States are the hub's (pages and `state` events): the TUI never
         // ages workers into stale or lost on its own clock, so an
         // unreachable hub leaves its last judgement standing.
-        let changed = std::mem::take(&mut self.todo.slots);
-        let w = &mut self.lists.workers;
-        let mut workers_changed = std::mem::take(&mut self.todo.workers_index);
-        if workers_changed {
-            w.rows.set_sort(&self.fleet, w.sort, w.reverse);
-            w.rows.set_filter(&self.fleet, &w.filter.text);
+        let ch = std::mem::take(&mut self.changes);
+        let marked = self.panes.iter().any(|p| p.list().is_marked());
+        if !(ch.any() || marked) {
+            return;
         }
-        if std::mem::take(&mut self.todo.all_workers) {
-            workers_changed = true;
-            w.rows.rebuild(&self.fleet);
-        } else if !changed.is_empty() {
-            workers_changed = true;
-            w.rows.apply_changes(&self.fleet, &changed);
+        let now = self.model.now();
+        self.model.log.prune(now);
+        let mono = self.model.mono_now;
+        let mut any = false;
+        for (i, p) in self.panes.iter_mut().enumerate() {
+            any |= p.settle(&self.model, &ch, i == self.current, mono);
         }
-        if workers_changed {
-            // The ladder's counts come from the workers; the failover and
-            // history lists do not depend on them.
-            self.todo.ladder = true;
+        if any {
+            // The projection and the rollout's counts follow the fleet
+            // and the edit.
+            self.model.refresh_projection();
         }
-        let (ladder, failovers, history) = (
-            std::mem::take(&mut self.todo.ladder),
-            std::mem::take(&mut self.todo.failovers),
-            std::mem::take(&mut self.todo.history),
-        );
-        if workers_changed || ladder || failovers || history {
-            self.log.prune(now);
-            if ladder {
-                self.rebuild_ladder(now);
-                self.lists.ladder.resync();
-            }
-            if failovers {
-                self.rebuild_failovers();
-                self.lists.failovers.resync();
-            }
-            if history {
-                self.rebuild_history();
-                self.lists.history.resync();
-            }
-            self.lists.workers.resync();
-            self.note_workers_emptied();
-            self.rescroll();
-            self.dirty = true;
-        }
-    }
-
-    /// When the Workers filter left no row, which of its terms did it.
-    fn note_workers_emptied(&mut self) {
-        let w = &self.lists.workers;
-        let q = &w.rows.filter;
-        let emptied = (w.is_empty() && !q.is_empty() && !self.fleet.is_empty()).then(|| {
-            q.empty_text("worker", &w.filter.text, |q| {
-                self.fleet.iter().any(|(_, e)| q.matches(e))
-            })
-        });
-        self.lists.workers.emptied = emptied;
+        self.rescroll();
+        self.dirty = true;
     }
 
     fn rescroll(&mut self) {
         let rows = self.body_rows();
-        self.pane_mut().scroll(rows);
+        self.pane_mut().list_mut().scroll(rows);
     }
 
-    /// Every agent worth a ladder row: the list in rank order, then agents
-    /// workers report that the list does not hold (a worker behind on its
-    /// revision, or an unknown name).
-    /// With an edit pending: the pending order, then the agents it removed.
-    pub fn ladder_agents(&self) -> Vec<String> {
-        let mut list = self.config.agents.clone();
-        if let Some(p) = self.edit.plan.as_ref().filter(|p| p.is_pending()) {
-            list = p.order().to_vec();
-            list.extend(
-                p.rungs()
-                    .into_iter()
-                    .filter(|r| r.new.is_none())
-                    .map(|r| r.agent),
-            );
-        }
-        let list = &list;
-        let mut out = list.clone();
-        let mut extra: Vec<&String> = self
-            .fleet
-            .agg
-            .agents
-            .iter()
-            .filter(|(a, c)| (c.active > 0 || c.capable > 0) && !list.contains(a))
-            .map(|(a, _)| a)
-            .collect();
-        extra.sort();
-        out.extend(extra.into_iter().cloned());
-        out
-    }
-
-    fn rebuild_ladder(&mut self, now: DateTime<Utc>) {
-        let l = &self.lists.ladder;
-        let q = Query::parse(&l.filter.text, LADDER_FIELDS);
-        let all = self.ladder_agents();
-        let mut rows: Vec<String> = all
-            .iter()
-            .filter(|a| q.matches(&AgentRow(a)))
-            .cloned()
-            .collect();
-        let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
-            q.empty_text("agent", &l.filter.text, |q| {
-                all.iter().any(|a| q.matches(&AgentRow(a)))
-            })
-        });
-        let agg = &self.fleet.agg;
-        match l.sort {
-            LadderSort::Rank => {}
-            LadderSort::Capable => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).capable)),
-            LadderSort::Active => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).active)),
-            LadderSort::Away => {
-                let away = self.log.away_last_hour(now);
-                rows.sort_by_key(|a| {
-                    std::cmp::Reverse(
-                        away.get(a.as_str())
-                            .map(|k| k.iter().sum::<u32>())
-                            .unwrap_or(0),
-                    )
-                })
-            }
-        }
-        if l.reverse {
-            rows.reverse();
-        }
-        self.lists.ladder.rows = rows;
-        self.lists.ladder.emptied = emptied;
-        // A pass over the fleet and the log: only while the Ladder shows
-        // it, at most once a second (a tick counts what waited).
-        if self.screen.view == View::Ladder {
-            let due = self
-                .away_at
-                .is_none_or(|t| self.mono_now.saturating_duration_since(t) >= super::away::EVERY);
-            if due {
-                self.away_now = super::away::away_now(&self.fleet, &self.log);
-                self.away_at = Some(self.mono_now);
-                self.away_stale = false;
-            } else {
-                self.away_stale = true;
-            }
-        }
-        self.refresh_projection();
-    }
-
-    fn rebuild_failovers(&mut self) {
-        let l = &self.lists.failovers;
-        let q = Query::parse(&l.filter.text, faillog::FIELDS);
-        let rows = faillog::index(&self.log, &q, l.sort, l.reverse);
-        let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
-            q.empty_text("failover", &l.filter.text, |q| {
-                self.log.records.iter().any(|r| q.matches(r))
-            })
-        });
-        let l = &mut self.lists.failovers;
-        l.rows = rows;
-        l.emptied = emptied;
-    }
-
-    /// History: newest first as the hub sends it; one row per entry.
-    fn rebuild_history(&mut self) {
-        let l = &self.lists.history;
-        let q = Query::parse(&l.filter.text, HISTORY_FIELDS);
-        let all = &self.config.history;
-        let mut rows: Vec<&HistoryEntry> = all.iter().filter(|h| q.matches(*h)).collect();
-        let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
-            q.empty_text("revision", &l.filter.text, |q| {
-                all.iter().any(|h| q.matches(h))
-            })
-        });
-        if l.sort == HistorySort::By {
-            rows.sort_by(|a, b| a.by.cmp(&b.by));
-        }
-        if l.reverse {
-            rows.reverse();
-        }
-        let rows = rows
-            .into_iter()
-            .map(|h| HistKey {
-                revision: h.revision.clone(),
-                at: h.at,
-            })
-            .collect();
-        self.lists.history.rows = rows;
-        self.lists.history.emptied = emptied;
-    }
-
-    /// The history entry a key names.
-    pub fn history_entry(&self, k: &HistKey) -> Option<&HistoryEntry> {
-        self.config
-            .history
-            .iter()
-            .find(|h| h.at == k.at && h.revision == k.revision)
-    }
-
-    /// The current view's filter text or sort changed: recompute its rows.
-    pub(super) fn reorder(&mut self) {
-        match self.screen.view {
-            View::Workers => self.todo.workers_index = true,
-            View::Ladder => self.todo.ladder = true,
-            View::Failovers => self.todo.failovers = true,
-            View::History => self.todo.history = true,
-        }
+    /// The current pane's filter text or sort changed: recompute its rows.
+    fn reorder(&mut self) {
+        self.pane_mut().list_mut().mark();
         self.settle();
         self.rescroll();
+    }
+
+    /// Run what an overlay asked for, in order.
+    fn run(&mut self, asks: Vec<Ask>) {
+        for a in asks {
+            match a {
+                Ask::Say(t) => self.say(t),
+                Ask::Reorder => self.reorder(),
+                Ask::Select(d) => {
+                    let m = &self.model;
+                    if self.panes[self.current].select(m, &d) {
+                        self.rescroll();
+                    }
+                }
+                Ask::Show(name) => {
+                    if let Some(i) = self.index_of(name) {
+                        self.switch(i);
+                    }
+                }
+                Ask::Land(name) => {
+                    if let Some(i) = self.index_of(name) {
+                        self.overlay.detail = None;
+                        self.current = i;
+                    }
+                }
+                Ask::Open(d) => {
+                    self.overlay.detail = Some(d);
+                    self.overlay.detail_scroll = 0;
+                }
+                Ask::Quit => self.quit = true,
+            }
+        }
+    }
+
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.panes.iter().position(|p| p.name() == name)
     }
 
     /// The one step.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let mut fx = Vec::new();
+        let mut asks = Vec::new();
+        let m = &mut self.model;
         match msg {
             Msg::Key(k) => {
                 // Keys act on what is on screen: bring the indices up to date.
                 self.settle();
                 self.key(k, &mut fx);
             }
-            Msg::Mouse(m) => {
+            Msg::Mouse(e) => {
                 self.settle();
-                self.mouse(m);
+                self.mouse(e);
             }
             Msg::Resize(w, h) => {
                 self.size = (w, h);
@@ -537,34 +293,34 @@ impl App {
                 self.dirty = true;
             }
             Msg::Tick { mono, wall } => {
-                self.advance_mono(mono);
-                if self.clock.is_none() {
-                    self.clock = Some(HubClock {
+                m.advance_mono(mono);
+                if m.clock.is_none() {
+                    m.clock = Some(HubClock {
                         hub: wall,
                         mono,
                         from_hub: false,
                     });
                 }
                 if let Some(s) = &self.status {
-                    if self.mono_now.saturating_duration_since(s.at) >= STATUS_TTL {
+                    if m.mono_now.saturating_duration_since(s.at) >= STATUS_TTL {
                         self.status = None;
                     }
                 }
-                if self.away_stale {
-                    self.todo.ladder = true;
+                for p in &mut self.panes {
+                    p.tick();
                 }
                 // Ages may have moved; the runner compares the rendered
                 // frame with the last one and writes nothing if equal.
                 self.dirty = true;
             }
             Msg::Whoami(w) => {
-                self.who = Some(w);
+                m.who = Some(w);
                 self.dirty = true;
             }
             Msg::Workers { page, at } => {
-                self.advance_mono(at);
-                self.ok(at);
-                let anchor = match self.clock {
+                m.advance_mono(at);
+                m.ok(at);
+                let anchor = match m.clock {
                     Some(c) if c.from_hub => {
                         let el = at.saturating_duration_since(c.mono);
                         let est = c.hub + TimeDelta::from_std(el).unwrap_or_default();
@@ -573,27 +329,27 @@ impl App {
                     _ => true,
                 };
                 if anchor {
-                    self.clock = Some(HubClock {
+                    m.clock = Some(HubClock {
                         hub: page.now,
                         mono: at,
                         from_hub: true,
                     });
                 }
-                let slots = &mut self.todo.slots;
-                self.fleet.set_interval(page.heartbeat_interval_s);
-                slots.extend(self.fleet.set_revision(&page.config_revision));
+                let slots = &mut self.changes.slots;
+                m.fleet.set_interval(page.heartbeat_interval_s);
+                slots.extend(m.fleet.set_revision(&page.config_revision));
                 if page.delta {
                     slots.extend(
                         page.workers
                             .into_iter()
-                            .filter_map(|w| self.fleet.apply_hub(w)),
+                            .filter_map(|w| m.fleet.apply_hub(w)),
                     );
                 } else {
-                    self.fleet.replace_all(page.workers);
-                    self.todo.all_workers = true;
+                    m.fleet.replace_all(page.workers);
+                    self.changes.all_workers = true;
                 }
                 let rev = page.config_revision.as_str();
-                let c = &mut self.config;
+                let c = &mut m.config;
                 let missing = c.revision.as_deref() != Some(rev) || c.text.is_none();
                 if missing && c.requested.as_deref() != Some(rev) {
                     c.requested = Some(page.config_revision.clone());
@@ -604,43 +360,43 @@ impl App {
             }
             Msg::Failovers { page, fresh } => {
                 if fresh {
-                    self.log.clear();
+                    m.log.clear();
                 }
                 for r in page.events {
-                    self.log.insert(r);
+                    m.log.insert(r);
                 }
-                self.log.next = self.log.next.max(page.next);
-                self.todo.failovers_changed();
+                m.log.next = m.log.next.max(page.next);
+                self.changes.log = true;
                 self.dirty = true;
             }
             Msg::Failover(r) => {
-                if self.log.insert(r) {
-                    self.todo.failovers_changed();
+                if m.log.insert(r) {
+                    self.changes.log = true;
                     self.dirty = true;
                 }
             }
             Msg::WorkerEvents(views) => {
-                let slots = &mut self.todo.slots;
-                slots.extend(views.into_iter().filter_map(|w| self.fleet.apply_hub(w)));
+                let slots = &mut self.changes.slots;
+                slots.extend(views.into_iter().filter_map(|w| m.fleet.apply_hub(w)));
                 self.dirty = true;
             }
             Msg::Config(ev) => {
-                if self.config.revision.as_deref() != Some(ev.revision.as_str()) {
+                if m.config.revision.as_deref() != Some(ev.revision.as_str()) {
                     // The document changed: the event carries only its list,
                     // so fetch the text now. Until it is in, every edit key
                     // says it has not arrived; a colleague's write must not
                     // leave the owner there until `r`.
-                    self.config.text = None;
-                    self.config.requested = Some(ev.revision.clone());
-                    self.forget_unchanged_edit();
+                    m.config.text = None;
+                    m.config.requested = Some(ev.revision.clone());
+                    m.forget_unchanged_edit();
                     fx.push(Effect::FetchConfig);
                 }
-                self.config.agents = ev.agents;
-                self.config.revision = Some(ev.revision.clone());
-                self.todo
+                m.config.agents = ev.agents;
+                m.config.revision = Some(ev.revision.clone());
+                self.changes
                     .slots
-                    .extend(self.fleet.set_revision(&ev.revision));
-                self.todo.ladder = true;
+                    .extend(m.fleet.set_revision(&ev.revision));
+                self.changes.agents = true;
                 self.dirty = true;
                 fx.push(Effect::FetchHistory);
             }
@@ -649,31 +405,30 @@ impl App {
                 agents,
                 text,
             } => {
-                self.config.agents = agents;
-                self.config.revision = Some(revision.clone());
-                self.config.text = Some(text.clone());
-                if std::mem::take(&mut self.edit.rebase_wanted) {
-                    self.rebase_onto(&text, &revision);
-                } else if self.edit.plan.as_ref().map(|p| p.base_revision())
-                    != Some(revision.as_str())
+                m.config.agents = agents;
+                m.config.revision = Some(revision.clone());
+                m.config.text = Some(text.clone());
+                if std::mem::take(&mut m.edit.rebase_wanted) {
+                    overlays::edit::rebase_onto(m, &text, &revision, &mut asks);
+                } else if m.edit.plan.as_ref().map(|p| p.base_revision()) != Some(revision.as_str())
                 {
-                    self.forget_unchanged_edit();
+                    m.forget_unchanged_edit();
                 }
-                self.todo.ladder = true;
+                self.changes.agents = true;
                 self.dirty = true;
             }
             Msg::Edited { sent, back } => {
-                self.edited(sent, back, &mut fx);
-                self.todo.ladder = true;
+                overlays::edit::edited(m, sent, back, &mut fx, &mut asks);
+                self.changes.agents = true;
                 self.dirty = true;
             }
             Msg::Written(r) => {
-                self.written(r, &mut fx);
-                self.todo.ladder = true;
+                overlays::edit::written(m, r, &mut fx, &mut asks);
+                self.changes.agents = true;
                 self.dirty = true;
             }
             Msg::History(h) => {
-                let c = &mut self.config;
+                let c = &mut m.config;
                 c.history = h.revisions;
                 if c.agents.is_empty() {
                     if let Some(newest) = c.history.first() {
@@ -681,60 +436,68 @@ impl App {
                         c.revision = Some(newest.revision.clone());
                     }
                 }
-                self.todo.ladder = true;
-                self.todo.history = true;
+                self.changes.agents = true;
+                self.changes.history = true;
                 self.dirty = true;
             }
             Msg::StreamUp => {
-                self.conn.stream = Stream::Up;
+                m.conn.stream = Stream::Up;
                 self.dirty = true;
             }
             Msg::StreamDown { error, retry_in } => {
-                self.conn.stream = Stream::Down { error, retry_in };
+                m.conn.stream = Stream::Down { error, retry_in };
                 self.dirty = true;
             }
             Msg::Reset => {
-                self.say("the hub lost our place in its event log; refetching");
+                asks.push(Ask::Say(
+                    "the hub lost our place in its event log; refetching".into(),
+                ));
                 fx.push(Effect::Refetch);
                 self.dirty = true;
             }
             Msg::FetchFailed { what, error, at } => {
-                self.advance_mono(at);
+                m.advance_mono(at);
                 // Only the worker poll decides "disconnected": it is the
                 // request that runs all the time.
-                if matches!(what, Fetch::Workers | Fetch::Whoami)
-                    && self.conn.failing_since.is_none()
+                if matches!(what, Fetch::Workers | Fetch::Whoami) && m.conn.failing_since.is_none()
                 {
-                    self.conn.failing_since = Some(at);
+                    m.conn.failing_since = Some(at);
                 }
                 if what == Fetch::Config {
                     // Ask again with the next poll: an edit needs the text.
-                    self.config.requested = None;
+                    m.config.requested = None;
                 }
-                self.conn.last_error = Some(error);
+                m.conn.last_error = Some(error);
                 self.dirty = true;
             }
             Msg::Refused { what, at } => {
-                self.advance_mono(at);
-                if matches!(what, Fetch::Workers | Fetch::Whoami)
-                    && self.conn.failing_since.is_none()
+                m.advance_mono(at);
+                if matches!(what, Fetch::Workers | Fetch::Whoami) && m.conn.failing_since.is_none()
                 {
-                    self.conn.failing_since = Some(at);
+                    m.conn.failing_since = Some(at);
                 }
-                self.conn.refused = true;
-                self.conn.last_error = Some(REFUSED.to_string());
+                m.conn.refused = true;
+                m.conn.last_error = Some(REFUSED.to_string());
                 self.dirty = true;
             }
-            Msg::SwitchFailed { error } => self.switch_failed(&error),
+            Msg::SwitchFailed { error } => {
+                let text = overlays::command::switch_failed(&mut self.overlay, &error);
+                asks.push(Ask::Say(text));
+                self.dirty = true;
+            }
             Msg::Refetched { ok } => {
-                self.say(if ok {
-                    "refetch finished"
-                } else {
-                    "refetch failed; retrying"
-                });
+                asks.push(Ask::Say(
+                    if ok {
+                        "refetch finished"
+                    } else {
+                        "refetch failed; retrying"
+                    }
+                    .into(),
+                ));
                 self.dirty = true;
             }
         }
+        self.run(asks);
         fx
     }
 
@@ -742,28 +505,43 @@ impl App {
         if k.kind == KeyEventKind::Release {
             return;
         }
-        if self.pane().filter().editing {
+        if self.pane().list().filter().editing {
             self.filter_key(k);
             return;
         }
-        if self.command_key(k, fx) {
+        let mut asks = Vec::new();
+        let names = self.names();
+        if overlays::command::key(
+            &mut self.overlay,
+            &self.model,
+            &names,
+            panes::FIRST,
+            k,
+            fx,
+            &mut asks,
+        ) {
+            self.dirty = true;
+            self.run(asks);
             return;
         }
-        if self.edit.takes_keys() {
+        if self.model.edit.takes_keys() {
             self.dirty = true;
-            self.edit_key(k, fx);
+            overlays::edit::key(&mut self.model, k, fx, &mut asks);
+            self.run(asks);
             return;
         }
         let Some(action) = keys::action_for(&k) else {
             return;
         };
         self.dirty = true;
-        if self.screen.help {
+        // `q` asks first with an edit pending; C-c quits at once.
+        let asks_first = keys::is_first_key(&k, Action::Quit) && self.model.edit.is_pending();
+        if self.overlay.help {
             match action {
-                Action::Help | Action::Back => self.screen.help = false,
-                Action::Quit if self.edit.is_pending() && k.code == KeyCode::Char('q') => {
-                    self.screen.help = false;
-                    self.edit.mode = Mode::ConfirmQuit;
+                Action::Help | Action::Back => self.overlay.help = false,
+                Action::Quit if asks_first => {
+                    self.overlay.help = false;
+                    self.model.edit.mode = Mode::ConfirmQuit;
                 }
                 Action::Quit => self.quit = true,
                 _ => {}
@@ -771,79 +549,110 @@ impl App {
             return;
         }
         if action.is_edit() {
-            if !self.can_write {
+            if !self.model.can_write {
                 self.say("read-only");
-            } else if action == Action::Revert && self.screen.view == View::History {
-                self.revert_to_selected();
-            } else if self.screen.view == View::Ladder && self.screen.detail.is_none() {
-                self.edit_action(action, fx);
+            } else if action == Action::Revert && self.view() == "history" {
+                let sel = match self.pane().selected(&self.model) {
+                    Some(Detail::Revision(k)) => Some(k),
+                    _ => None,
+                };
+                overlays::edit::revert(&mut self.model, sel, &mut asks);
+            } else if self.view() == "ladder" && self.overlay.detail.is_none() {
+                let sel = match self.pane().selected(&self.model) {
+                    Some(Detail::Agent(a)) => Some(a),
+                    _ => None,
+                };
+                overlays::edit::action(&mut self.model, action, sel, fx, &mut asks);
             }
+            self.run(asks);
             return;
         }
-        if action == Action::Quit && self.edit.is_pending() && k.code == KeyCode::Char('q') {
-            self.edit.mode = Mode::ConfirmQuit;
+        if action == Action::Quit && asks_first {
+            self.model.edit.mode = Mode::ConfirmQuit;
             return;
         }
-        if self.rollout_key(action) {
-            return;
+        if self.overlay.detail == Some(Detail::Rollout) {
+            // The rollout's list of workers behind: j/k scroll it.
+            let s = &mut self.overlay.detail_scroll;
+            match action {
+                Action::Down => {
+                    *s += 1;
+                    return;
+                }
+                Action::Up => {
+                    *s = s.saturating_sub(1);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let i = self.current;
+        match self.panes[i].handle(action, &mut self.model, self.overlay.detail.as_ref()) {
+            Handled::No => {}
+            Handled::Yes => return,
+            Handled::Open(d) => {
+                self.overlay.detail = Some(d);
+                self.overlay.detail_scroll = 0;
+                return;
+            }
         }
         if let Some(m) = action.movement() {
-            if self.screen.detail.is_some() && !matches!(action, Action::Down | Action::Up) {
+            if self.overlay.detail.is_some() && !matches!(action, Action::Down | Action::Up) {
                 // PgUp/PgDn/g/G scroll the detail text.
                 self.scroll_detail(action);
             } else {
                 self.nav(m);
-                if self.screen.detail.is_some() {
-                    self.screen.detail = self.selected_detail();
-                    self.screen.detail_scroll = 0;
+                if self.overlay.detail.is_some() {
+                    self.overlay.detail = self.pane().selected(&self.model);
+                    self.overlay.detail_scroll = 0;
                 }
             }
             return;
         }
         match action {
             Action::Quit => self.quit = true,
-            Action::ViewLadder => self.switch(View::Ladder),
-            Action::ViewWorkers => self.switch(View::Workers),
-            Action::ViewFailovers => self.switch(View::Failovers),
-            Action::ViewHistory => self.switch(View::History),
-            Action::NextView => self.switch(self.screen.view.next()),
-            Action::PrevView => self.switch(self.screen.view.prev()),
+            Action::ShowView(i) if i < self.panes.len() => self.switch(i),
+            Action::NextView => self.switch((self.current + 1) % self.panes.len()),
+            Action::PrevView => {
+                self.switch((self.current + self.panes.len() - 1) % self.panes.len())
+            }
             Action::Filter => {
-                self.screen.detail = None;
-                self.pane_mut().filter_mut().editing = true;
+                self.overlay.detail = None;
+                self.pane_mut().list_mut().filter_mut().editing = true;
             }
             Action::Sort => {
-                self.pane_mut().next_sort();
+                self.pane_mut().list_mut().next_sort();
                 self.reorder();
             }
             Action::SortReverse => {
-                self.pane_mut().flip();
+                self.pane_mut().list_mut().flip();
                 self.reorder();
             }
-            Action::Detail if self.screen.detail.is_none() => {
-                self.screen.detail = self.selected_detail();
-                self.screen.detail_scroll = 0;
+            Action::Detail if self.overlay.detail.is_none() => {
+                self.overlay.detail = self.pane().selected(&self.model);
+                self.overlay.detail_scroll = 0;
             }
             Action::Raw => self.toggle_raw(),
-            Action::Back if self.screen.raw => {
-                self.screen.raw = false;
-                self.screen.detail_scroll = 0;
-                if std::mem::take(&mut self.screen.raw_from_list) {
-                    self.screen.detail = None;
+            Action::Back if self.overlay.raw => {
+                let o = &mut self.overlay;
+                o.raw = false;
+                o.detail_scroll = 0;
+                if std::mem::take(&mut o.raw_from_list) {
+                    o.detail = None;
                 }
             }
             Action::Back => {
-                if self.screen.detail.is_some() {
-                    self.screen.detail = None;
-                } else if !self.pane().filter().text.is_empty() {
-                    let f = self.pane_mut().filter_mut();
+                if self.overlay.detail.is_some() {
+                    self.overlay.detail = None;
+                } else if !self.pane().list().filter().text.is_empty() {
+                    let f = self.pane_mut().list_mut().filter_mut();
                     f.recall = std::mem::take(&mut f.text);
                     self.reorder();
                 }
             }
-            Action::Help => self.screen.help = true,
+            Action::Help => self.overlay.help = true,
             Action::WorkerFailovers => self.worker_failovers(),
-            Action::Command => self.open_command(),
+            Action::Command => overlays::command::open(&mut self.overlay),
             Action::Refetch => {
                 self.say("refetching");
                 fx.push(Effect::Refetch);
@@ -857,7 +666,7 @@ impl App {
     fn filter_key(&mut self, k: KeyEvent) {
         self.dirty = true;
         let action = keys::prompt_action_for(&k);
-        let f = self.pane_mut().filter_mut();
+        let f = self.pane_mut().list_mut().filter_mut();
         match (action, k.code) {
             (Some(Action::Quit), _) => {
                 self.quit = true;
@@ -894,26 +703,26 @@ impl App {
         self.reorder();
     }
 
-    pub(super) fn switch(&mut self, v: View) {
-        self.screen.raw = false;
-        self.screen.raw_from_list = false;
-        if v == View::Ladder && self.screen.view != v {
-            self.todo.ladder = true;
-            self.away_at = None;
+    /// Show the `i`th pane.
+    fn switch(&mut self, i: usize) {
+        self.overlay.raw = false;
+        self.overlay.raw_from_list = false;
+        if i != self.current {
+            self.panes[i].shown();
         }
-        self.screen.view = v;
-        self.screen.detail = None;
+        self.current = i;
+        self.overlay.detail = None;
         self.rescroll();
     }
 
-    fn nav(&mut self, m: super::lists::Move) {
+    fn nav(&mut self, m: Move) {
         let rows = self.body_rows();
-        self.pane_mut().nav(m, rows);
+        self.pane_mut().list_mut().nav(m, rows);
     }
 
     fn scroll_detail(&mut self, action: Action) {
         let page = self.size.1.saturating_sub(8).max(1) as usize;
-        let s = &mut self.screen.detail_scroll;
+        let s = &mut self.overlay.detail_scroll;
         *s = match action {
             Action::Top => 0,
             Action::Bottom => usize::MAX / 2,
@@ -927,13 +736,13 @@ impl App {
     /// detail is its worker's too), else the selected worker or failover.
     pub fn worker_in_view(&self) -> Option<String> {
         match self
-            .screen
+            .overlay
             .detail
             .clone()
-            .or_else(|| self.selected_detail())?
+            .or_else(|| self.pane().selected(&self.model))?
         {
             Detail::Worker(id) => Some(id),
-            Detail::Failover(seq) => self.log.get(seq).map(|r| r.worker.to_string()),
+            Detail::Failover(seq) => self.model.log.get(seq).map(|r| r.worker.to_string()),
             Detail::Agent(_) | Detail::Revision(_) | Detail::Rollout => None,
         }
     }
@@ -941,73 +750,173 @@ impl App {
     /// `v`: the worker, failover or revision in view as the hub's JSON;
     /// again (or Esc) goes back.
     fn toggle_raw(&mut self) {
-        let s = &mut self.screen;
-        if s.raw {
-            s.raw = false;
-            s.detail_scroll = 0;
-            if std::mem::take(&mut s.raw_from_list) {
-                s.detail = None;
+        let o = &mut self.overlay;
+        if o.raw {
+            o.raw = false;
+            o.detail_scroll = 0;
+            if std::mem::take(&mut o.raw_from_list) {
+                o.detail = None;
             }
             return;
         }
-        let from_list = s.detail.is_none();
-        let target = s.detail.clone().or_else(|| self.selected_detail());
+        let from_list = o.detail.is_none();
+        let target = o
+            .detail
+            .clone()
+            .or_else(|| self.panes[self.current].selected(&self.model));
         match target {
             Some(d @ (Detail::Worker(_) | Detail::Failover(_) | Detail::Revision(_))) => {
-                let s = &mut self.screen;
-                s.detail = Some(d);
-                s.raw = true;
-                s.raw_from_list = from_list;
-                s.detail_scroll = 0;
+                let o = &mut self.overlay;
+                o.detail = Some(d);
+                o.raw = true;
+                o.raw_from_list = from_list;
+                o.detail_scroll = 0;
             }
             _ => self.say("v shows a worker, a failover or a revision as the hub's JSON"),
         }
     }
 
-    /// `f`: the Failovers view, filtered to the worker in view.
+    /// `f`: the Failovers pane, filtered to the worker in view.
     fn worker_failovers(&mut self) {
         let Some(id) = self.worker_in_view() else {
             self.say("no worker here: f works on a worker or a failover");
             return;
         };
-        self.switch(View::Failovers);
-        let f = self.pane_mut().filter_mut();
+        let Some(i) = self.index_of("failovers") else {
+            return;
+        };
+        self.switch(i);
+        let f = self.pane_mut().list_mut().filter_mut();
         // The whole id: `mac-1` is not `mac-12`.
         f.text = format!("worker:{id}$");
         f.editing = false;
         self.reorder();
     }
 
-    /// The selected row's detail target, if any row is selected.
-    pub fn selected_detail(&self) -> Option<Detail> {
-        let l = &self.lists;
-        match self.screen.view {
-            View::Ladder => l.ladder.selected().cloned().map(Detail::Agent),
-            View::Workers => l
-                .workers
-                .selected()
-                .and_then(|s| self.fleet.get(*s))
-                .map(|e| Detail::Worker(e.view.worker.to_string())),
-            View::Failovers => l.failovers.selected().copied().map(Detail::Failover),
-            View::History => l.history.selected().cloned().map(Detail::Revision),
-        }
-    }
-
-    fn mouse(&mut self, m: crossterm::event::MouseEvent) {
-        match m.kind {
-            MouseEventKind::ScrollDown => self.nav(super::lists::Move::Down),
-            MouseEventKind::ScrollUp => self.nav(super::lists::Move::Up),
+    fn mouse(&mut self, e: crossterm::event::MouseEvent) {
+        match e.kind {
+            MouseEventKind::ScrollDown => self.nav(Move::Down),
+            MouseEventKind::ScrollUp => self.nav(Move::Up),
             MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
-                if self.screen.detail.is_some() || self.screen.help {
+                if self.overlay.detail.is_some() || self.overlay.help {
                     return;
                 }
                 let t = self.table_area();
-                if let Some(row) = geom::row_at(t, self.pane().cursor(), m.column, m.row) {
-                    self.pane_mut().select(row);
+                if let Some(row) = geom::row_at(t, self.pane().list().cursor(), e.column, e.row) {
+                    self.pane_mut().list_mut().select(row);
                 }
             }
             _ => return,
         }
         self.dirty = true;
+    }
+
+    /// Draw the whole screen: the header and tabs, the edit screen, the
+    /// detail or the pane, the status line, the switcher and the help.
+    pub fn draw(&self, buf: &mut Buffer) {
+        let area = buf.area;
+        buf.reset();
+        if area.width == 0 || area.height == 0 {
+            return;
+        }
+        let cx = self.cx();
+        let t = &self.theme;
+        let m = &self.model;
+        let o = &self.overlay;
+        let a = geom::areas(area);
+        let pane = self.pane();
+        let list = pane.list();
+        let titles: Vec<&str> = self.panes.iter().map(|p| p.title()).collect();
+        header::draw(t, m, o.contexts.current.as_deref(), a.header, buf);
+        let filter = list.filter();
+        header::draw_tabs(
+            t,
+            &header::Tabs {
+                titles: &titles,
+                current: self.current,
+                len: list.cursor().len,
+                sort: list.sort_name(),
+                reversed: list.reversed(),
+                filter: (!filter.text.is_empty() && !filter.editing)
+                    .then_some(filter.text.as_str()),
+            },
+            a.tabs,
+            buf,
+        );
+        if overlays::edit::draw_body(&cx, a.body, buf) {
+            // The diff under review or a conflict to choose on.
+        } else if let Some(d) = &o.detail {
+            overlays::detail::draw(&cx, d, o.detail_scroll, o.raw, a.body, buf);
+        } else if m.conn.last_ok.is_none() {
+            // Nothing from the hub yet: say where we are trying.
+            let mut text = format!("connecting to {}", ui::hub(&m.hub_label));
+            if let Some(e) = &m.conn.last_error {
+                text.push_str(&format!(" {} {}", t.sep(), ui::hub(e)));
+            }
+            ui::empty(t, a.body, buf, &text);
+        } else {
+            pane.draw(&cx, a.body, buf);
+        }
+        if a.status.height > 0
+            && !overlays::edit::draw_status(&cx, a.status, buf)
+            && !overlays::command::draw_status(
+                t,
+                o,
+                &overlays::command::commands(&self.names(), panes::FIRST),
+                a.status,
+                buf,
+            )
+        {
+            let c = list.cursor();
+            let hints = match &o.detail {
+                Some(Detail::Rollout) => Hints::Rollout,
+                Some(_) => Hints::Detail,
+                None => pane.hints(),
+            };
+            let status = header::Status {
+                typing: filter.editing.then_some(filter.text.as_str()),
+                message: self.status.as_ref().map(|s| s.text.as_str()),
+                hub_error: m.conn.last_error.as_deref().filter(|_| cx.stale),
+                hints,
+                pos: c.pos,
+                len: c.len,
+            };
+            header::draw_status(t, &status, a.status, buf);
+        }
+        overlays::command::draw_picker(t, o, a.body, buf);
+        if o.help {
+            let of = overlays::help::Of {
+                pane: pane.name(),
+                title: pane.title(),
+                titles: &titles,
+                can_write: m.can_write,
+            };
+            overlays::help::draw(t, &of, area, buf);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(a: &mut App, code: KeyCode) {
+        a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    }
+
+    #[test]
+    fn views_cycle_both_ways() {
+        let mut a = App::new("hub", false, Theme::new(false, false), Instant::now());
+        for _ in 0..a.panes.len() {
+            let here = a.view();
+            press(&mut a, KeyCode::Tab);
+            press(&mut a, KeyCode::BackTab);
+            assert_eq!(a.view(), here);
+            press(&mut a, KeyCode::Tab);
+        }
+        press(&mut a, KeyCode::Char('1'));
+        assert_eq!(a.view(), "ladder");
+        press(&mut a, KeyCode::BackTab);
+        assert_eq!(a.view(), "history");
     }
 }

@@ -8,7 +8,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::app::App;
 use super::msg::Msg;
-use super::theme::Theme;
+use super::ui::theme::Theme;
 use crate::wire::{
     Capability, Cause, CauseKind, CauseSource, Failover, FailoverRecord, FailoversPage, History,
     HistoryEntry, Preflight, WorkerState, WorkerView, WorkersPage,

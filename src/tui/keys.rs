@@ -1,17 +1,18 @@
-//! The key table. Key handling and the `?` help are both generated from
-//! [`BINDINGS`], so they cannot disagree.
+//! The key table: every key of every scope (the panes, the filter prompt,
+//! the add prompt, the diff under review, the conflict, the quit and
+//! switch questions, the `:` command line and the context switcher), as
+//! data with a description. Key handling, the `?` help and every hint on
+//! screen are generated from [`BINDINGS`] and [`HINTS`], so they cannot
+//! disagree. A new key is a line in [`BINDINGS`] (and, to show it in a
+//! hint, in [`HINTS`]); `update` decides what its [`Action`] means.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-
-use super::lists::{Move, View};
 
 /// What a key asks for. `update` decides what it means in the current state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    ViewLadder,
-    ViewWorkers,
-    ViewFailovers,
-    ViewHistory,
+    /// The pane of this number (0 based; the digit keys, one per pane).
+    ShowView(usize),
     NextView,
     PrevView,
     Down,
@@ -40,7 +41,7 @@ pub enum Action {
     PromptRecall,
     PromptErase,
     PromptEraseAll,
-    // Ladder edits (see `edit`); a read-only session refuses them.
+    // Ladder edits (see `overlays::edit`); a read-only session refuses them.
     MoveAgentDown,
     MoveAgentUp,
     AddAgent,
@@ -52,6 +53,26 @@ pub enum Action {
     EditDocument,
     /// On History: the selected revision's order as a pending edit.
     Revert,
+    // The prompts and questions over a pane (add, review, conflict, quit,
+    // `:`, the context switcher, the switch question).
+    /// Enter: add the name, run the command, switch to the context.
+    Accept,
+    /// Leave the prompt or screen without doing it.
+    Cancel,
+    /// Tab: complete the name typed.
+    Complete,
+    /// Backspace: erase a character.
+    Erase,
+    /// Erase everything typed.
+    EraseAll,
+    /// `y`: send, quit, drop, switch: what the question asked.
+    Yes,
+    /// `c` on the conflict: carry mine onto theirs.
+    Carry,
+    /// `D` on the conflict: drop mine (asks again).
+    DropMine,
+    ScrollDown,
+    ScrollUp,
 }
 
 impl Action {
@@ -85,15 +106,40 @@ impl Action {
     }
 }
 
-/// Where a binding is listed in the help.
+/// A cursor move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    Down,
+    Up,
+    Top,
+    Bottom,
+    PageDown,
+    PageUp,
+}
+
+/// Where a binding holds: its scope is what is on screen taking keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
-    /// Every view.
+    /// Every pane.
     Global,
-    /// Only the named view.
-    Only(View),
+    /// Only the pane of this name (`Pane::name`).
+    Only(&'static str),
     /// The filter prompt, where other keys are text.
     Prompt,
+    /// The add prompt (`a`), where other keys are text.
+    Add,
+    /// The diff under review (`w`).
+    Review,
+    /// The conflict after a 412 that changed the list.
+    Conflict,
+    /// `q` with an edit pending: the question.
+    Quitting,
+    /// The `:` command line, where other keys are text.
+    Command,
+    /// The `:ctx` switcher.
+    Picker,
+    /// `:ctx` with an edit pending: the question.
+    Switching,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,8 +175,11 @@ pub struct Binding {
     /// How the keys are written in the help.
     pub label: &'static str,
     pub action: Action,
+    /// What it does, as the help says it.
     pub help: &'static str,
     pub scope: Scope,
+    /// How many of `keys` a hint names (the first ones).
+    pub shown: usize,
 }
 
 const fn b(
@@ -146,22 +195,33 @@ const fn b(
         action,
         help,
         scope,
+        shown: 1,
     }
 }
 
-use Scope::{Global, Only, Prompt};
+/// A binding whose hint names its first `shown` keys (`n/Esc back`).
+const fn shown(mut b: Binding, shown: usize) -> Binding {
+    b.shown = shown;
+    b
+}
+
+use Scope::{Add, Command, Conflict, Global, Only, Picker, Prompt, Quitting, Review, Switching};
+
+const DIGITS: &[Key] = &[
+    k('1'),
+    k('2'),
+    k('3'),
+    k('4'),
+    k('5'),
+    k('6'),
+    k('7'),
+    k('8'),
+    k('9'),
+];
 
 pub const BINDINGS: &[Binding] = &[
-    b(&[k('1')], "1", Action::ViewLadder, "Ladder view", Global),
-    b(&[k('2')], "2", Action::ViewWorkers, "Workers view", Global),
-    b(
-        &[k('3')],
-        "3",
-        Action::ViewFailovers,
-        "Failovers view",
-        Global,
-    ),
-    b(&[k('4')], "4", Action::ViewHistory, "History view", Global),
+    // The digit of each pane (the help lists one line per pane).
+    b(DIGITS, "1-9", Action::ShowView(0), "view", Global),
     b(
         &[code(KeyCode::Tab)],
         "Tab",
@@ -288,63 +348,63 @@ pub const BINDINGS: &[Binding] = &[
         "J",
         Action::MoveAgentDown,
         "move the selected agent down",
-        Only(View::Ladder),
+        Only("ladder"),
     ),
     b(
         &[k('K')],
         "K",
         Action::MoveAgentUp,
         "move the selected agent up",
-        Only(View::Ladder),
+        Only("ladder"),
     ),
     b(
         &[k('a')],
         "a",
         Action::AddAgent,
         "add an agent",
-        Only(View::Ladder),
+        Only("ladder"),
     ),
     b(
         &[k('d')],
         "d",
         Action::RemoveAgent,
         "remove the selected agent",
-        Only(View::Ladder),
+        Only("ladder"),
     ),
     b(
         &[k('u')],
         "u",
         Action::Undo,
         "undo a pending edit",
-        Only(View::Ladder),
+        Only("ladder"),
     ),
     b(
         &[ctrl('r')],
         "C-r",
         Action::Redo,
         "redo a pending edit",
-        Only(View::Ladder),
+        Only("ladder"),
     ),
     b(
         &[k('w')],
         "w",
         Action::Write,
         "write: diff, then y sends",
-        Only(View::Ladder),
+        Only("ladder"),
     ),
     b(
         &[k('e')],
         "e",
         Action::EditDocument,
         "edit the whole document in $EDITOR (then w, y)",
-        Only(View::Ladder),
+        Only("ladder"),
     ),
     b(
         &[k('R')],
         "R",
         Action::Revert,
         "revert to this revision's order (a pending edit to review)",
-        Only(View::History),
+        Only("history"),
     ),
     b(
         &[code(KeyCode::Enter)],
@@ -382,18 +442,334 @@ pub const BINDINGS: &[Binding] = &[
         Prompt,
     ),
     b(&[ctrl('c')], "C-c", Action::Quit, "quit", Prompt),
+    // The add prompt (`a`).
+    b(
+        &[code(KeyCode::Enter)],
+        "Enter",
+        Action::Accept,
+        "add the name",
+        Add,
+    ),
+    b(
+        &[code(KeyCode::Tab)],
+        "Tab",
+        Action::Complete,
+        "complete the name",
+        Add,
+    ),
+    b(&[code(KeyCode::Esc)], "Esc", Action::Cancel, "cancel", Add),
+    b(
+        &[code(KeyCode::Backspace)],
+        "Bksp",
+        Action::Erase,
+        "erase",
+        Add,
+    ),
+    b(&[ctrl('c')], "C-c", Action::Quit, "quit", Add),
+    // The diff under review (`w`).
+    b(
+        &[k('y')],
+        "y",
+        Action::Yes,
+        "send exactly this document",
+        Review,
+    ),
+    shown(
+        b(
+            &[k('n'), code(KeyCode::Esc)],
+            "n Esc",
+            Action::Cancel,
+            "back to the Ladder",
+            Review,
+        ),
+        2,
+    ),
+    b(
+        &[k('j'), code(KeyCode::Down)],
+        "j ↓",
+        Action::ScrollDown,
+        "scroll down",
+        Review,
+    ),
+    b(
+        &[k('k'), code(KeyCode::Up)],
+        "k ↑",
+        Action::ScrollUp,
+        "scroll up",
+        Review,
+    ),
+    b(&[ctrl('c')], "C-c", Action::Quit, "quit", Review),
+    // The conflict after a 412 that changed the list.
+    b(
+        &[k('c')],
+        "c",
+        Action::Carry,
+        "carry mine onto theirs",
+        Conflict,
+    ),
+    b(
+        &[k('D')],
+        "D",
+        Action::DropMine,
+        "drop mine (asks again)",
+        Conflict,
+    ),
+    b(
+        &[k('y')],
+        "y",
+        Action::Yes,
+        "after D: drop mine for good",
+        Conflict,
+    ),
+    b(&[ctrl('c')], "C-c", Action::Quit, "quit", Conflict),
+    // `q` with an edit pending.
+    b(
+        &[k('y'), k('q')],
+        "y q",
+        Action::Yes,
+        "quit anyway",
+        Quitting,
+    ),
+    b(&[ctrl('c')], "C-c", Action::Quit, "quit", Quitting),
+    // The `:` command line.
+    b(
+        &[code(KeyCode::Enter)],
+        "Enter",
+        Action::Accept,
+        "run the command",
+        Command,
+    ),
+    b(
+        &[code(KeyCode::Esc)],
+        "Esc",
+        Action::Cancel,
+        "cancel",
+        Command,
+    ),
+    b(
+        &[code(KeyCode::Backspace)],
+        "Bksp",
+        Action::Erase,
+        "erase",
+        Command,
+    ),
+    b(&[ctrl('u')], "C-u", Action::EraseAll, "erase all", Command),
+    b(&[ctrl('c')], "C-c", Action::Quit, "quit", Command),
+    // The `:ctx` switcher.
+    b(
+        &[code(KeyCode::Enter)],
+        "Enter",
+        Action::Accept,
+        "switch to it",
+        Picker,
+    ),
+    b(
+        &[code(KeyCode::Esc), k('q')],
+        "Esc q",
+        Action::Cancel,
+        "close",
+        Picker,
+    ),
+    b(
+        &[code(KeyCode::Down), k('j')],
+        "↓ j",
+        Action::Down,
+        "next context",
+        Picker,
+    ),
+    b(
+        &[code(KeyCode::Up), k('k')],
+        "↑ k",
+        Action::Up,
+        "previous context",
+        Picker,
+    ),
+    // `:ctx` with an edit pending.
+    b(
+        &[k('y')],
+        "y",
+        Action::Yes,
+        "switch, dropping the edit",
+        Switching,
+    ),
 ];
 
-/// The action bound to a key press, whatever the view: edit keys are
-/// recognised everywhere so that a read-only session can always say no.
+/// A hint names keys by their actions: each group is written as its
+/// actions' keys joined by `/` (`j/k`), groups joined by a space, then
+/// the word.
+#[derive(Debug, Clone, Copy)]
+pub struct Hint {
+    pub keys: &'static [&'static [Action]],
+    pub word: &'static str,
+}
+
+const fn h(keys: &'static [&'static [Action]], word: &'static str) -> Hint {
+    Hint { keys, word }
+}
+
+/// Where a line of hints is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hints {
+    /// The status line under a pane.
+    List,
+    /// The status line under a detail.
+    Detail,
+    /// The status line under the rollout's list of workers behind.
+    Rollout,
+    /// The diff under review.
+    Review,
+    Conflict,
+    /// The conflict after `D`.
+    Dropping,
+    Quitting,
+    Add,
+    Command,
+    Picker,
+    Switching,
+    /// The bottom of a detail's box.
+    DetailBox,
+    /// The bottom of the raw JSON's box.
+    RawBox,
+}
+
+/// The hints of each place, and the scope whose keys they name.
+pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
+    (
+        Hints::List,
+        Global,
+        &[
+            h(&[&[Action::Help]], "help"),
+            h(&[&[Action::Filter]], "filter"),
+            h(&[&[Action::Sort]], "sort"),
+            h(&[&[Action::Detail]], "detail"),
+            h(&[&[Action::Refetch]], "refetch"),
+            h(&[&[Action::Quit]], "quit"),
+        ],
+    ),
+    (
+        Hints::Detail,
+        Global,
+        &[
+            h(&[&[Action::Back]], "close"),
+            h(&[&[Action::Down, Action::Up]], "next"),
+            h(&[&[Action::PageUp, Action::PageDown]], "scroll"),
+            h(&[&[Action::Help]], "help"),
+        ],
+    ),
+    (
+        Hints::Rollout,
+        Global,
+        &[
+            h(&[&[Action::Back]], "close"),
+            h(
+                &[
+                    &[Action::Down, Action::Up],
+                    &[Action::PageUp, Action::PageDown],
+                ],
+                "scroll",
+            ),
+            h(&[&[Action::Help]], "help"),
+        ],
+    ),
+    (
+        Hints::Review,
+        Review,
+        &[
+            h(&[&[Action::Yes]], "sends exactly this"),
+            h(&[&[Action::Cancel]], "back"),
+            h(&[&[Action::ScrollDown, Action::ScrollUp]], "scroll"),
+        ],
+    ),
+    (
+        Hints::Conflict,
+        Conflict,
+        &[
+            h(
+                &[&[Action::Carry]],
+                "carry mine onto theirs (a new edit to review)",
+            ),
+            h(&[&[Action::DropMine]], "drop mine (asks again)"),
+        ],
+    ),
+    (
+        Hints::Dropping,
+        Conflict,
+        &[h(&[&[Action::Yes]], "drops it")],
+    ),
+    (Hints::Quitting, Quitting, &[h(&[&[Action::Yes]], "quits")]),
+    (
+        Hints::Add,
+        Add,
+        &[
+            h(&[&[Action::Accept]], "adds"),
+            h(&[&[Action::Complete]], "completes"),
+            h(&[&[Action::Cancel]], "cancels"),
+        ],
+    ),
+    (
+        Hints::Command,
+        Command,
+        &[
+            h(&[&[Action::Accept]], "go"),
+            h(&[&[Action::Cancel]], "cancel"),
+        ],
+    ),
+    (
+        Hints::Picker,
+        Picker,
+        &[
+            h(&[&[Action::Accept]], "switches"),
+            h(&[&[Action::Cancel]], "closes"),
+        ],
+    ),
+    (
+        Hints::Switching,
+        Switching,
+        &[h(&[&[Action::Yes]], "switches (the edit is dropped)")],
+    ),
+    (Hints::DetailBox, Global, &[h(&[&[Action::Back]], "close")]),
+    (Hints::RawBox, Global, &[h(&[&[Action::Back]], "back")]),
+];
+
+/// The action bound to a key press in the panes, whatever the pane: edit
+/// keys are recognised everywhere so that a read-only session can always
+/// say no.
 pub fn action_for(ev: &KeyEvent) -> Option<Action> {
-    find(ev, |s| s != Prompt)
+    find(ev, |s| matches!(s, Global | Only(_)))
+}
+
+/// The key press is the first key of `action`'s binding among the panes'
+/// (`q` of `q C-c`): `q` asks before quitting with an edit pending, the
+/// other keys of the binding (C-c) do not.
+pub fn is_first_key(ev: &KeyEvent, action: Action) -> bool {
+    let Some(b) = BINDINGS
+        .iter()
+        .find(|b| b.scope == Global && b.action == action)
+    else {
+        return false;
+    };
+    let mods = match ev.code {
+        KeyCode::Char(_) => ev.modifiers - KeyModifiers::SHIFT,
+        _ => ev.modifiers,
+    };
+    b.keys
+        .first()
+        .is_some_and(|k| k.code == ev.code && k.mods == mods)
 }
 
 /// The action bound to a key press in the filter prompt; `None` for a key
 /// that is text (or nothing).
 pub fn prompt_action_for(ev: &KeyEvent) -> Option<Action> {
-    find(ev, |s| s == Prompt)
+    action_in(Prompt, ev)
+}
+
+/// The action bound to a key press in `scope` (for `Global`, any pane's);
+/// `None` for a key that is text there, or nothing.
+pub fn action_in(scope: Scope, ev: &KeyEvent) -> Option<Action> {
+    match scope {
+        Global | Only(_) => action_for(ev),
+        s => find(ev, |b| b == s),
+    }
 }
 
 fn find(ev: &KeyEvent, scope: impl Fn(Scope) -> bool) -> Option<Action> {
@@ -409,11 +785,17 @@ fn find(ev: &KeyEvent, scope: impl Fn(Scope) -> bool) -> Option<Action> {
         KeyCode::BackTab => ev.modifiers - KeyModifiers::SHIFT,
         _ => ev.modifiers,
     };
-    BINDINGS
-        .iter()
-        .filter(|b| scope(b.scope))
-        .find(|b| b.keys.iter().any(|k| k.code == ev.code && k.mods == mods))
-        .map(|b| b.action)
+    BINDINGS.iter().filter(|b| scope(b.scope)).find_map(|b| {
+        let i = b
+            .keys
+            .iter()
+            .position(|k| k.code == ev.code && k.mods == mods)?;
+        Some(match b.action {
+            // The digit names the pane.
+            Action::ShowView(_) => Action::ShowView(i),
+            a => a,
+        })
+    })
 }
 
 /// Bindings of the filter prompt, in table order.
@@ -438,13 +820,99 @@ pub fn label(b: &Binding, ascii: bool) -> String {
     }
 }
 
-/// Bindings listed in the help of `view`, in table order.
-pub fn help_for(view: View) -> impl Iterator<Item = &'static Binding> {
-    BINDINGS.iter().filter(move |b| match b.scope {
-        Global => true,
-        Only(v) => v == view,
-        Prompt => false,
-    })
+/// A key's name in a hint.
+pub fn key_name(k: &Key) -> String {
+    let name = match k.code {
+        KeyCode::Char(c) => c.to_string(),
+        KeyCode::Enter => "Enter".into(),
+        KeyCode::Esc => "Esc".into(),
+        KeyCode::Tab => "Tab".into(),
+        KeyCode::BackTab => "S-Tab".into(),
+        KeyCode::Backspace => "Bksp".into(),
+        KeyCode::Up => "↑".into(),
+        KeyCode::Down => "↓".into(),
+        KeyCode::Home => "Home".into(),
+        KeyCode::End => "End".into(),
+        KeyCode::PageUp => "PgUp".into(),
+        KeyCode::PageDown => "PgDn".into(),
+        other => format!("{other:?}"),
+    };
+    if k.mods.contains(KeyModifiers::CONTROL) {
+        format!("C-{name}")
+    } else {
+        name
+    }
+}
+
+/// The binding of `action` in `scope`.
+pub fn binding(scope: Scope, action: Action) -> Option<&'static Binding> {
+    BINDINGS
+        .iter()
+        .find(|b| b.scope == scope && b.action == action)
+}
+
+/// The hints of `at`, each `keys word`, joined by `join`: `? help · /
+/// filter · …`.
+pub fn hints(at: Hints, join: &str) -> String {
+    let Some((_, scope, list)) = HINTS.iter().find(|(h, _, _)| *h == at) else {
+        return String::new();
+    };
+    list.iter()
+        .map(|h| {
+            let keys: Vec<String> = h
+                .keys
+                .iter()
+                .map(|group| {
+                    group
+                        .iter()
+                        .filter_map(|a| binding(*scope, *a))
+                        .flat_map(|b| b.keys.iter().take(b.shown).map(key_name))
+                        .collect::<Vec<_>>()
+                        .join("/")
+                })
+                .collect();
+            format!("{} {}", keys.join(" "), h.word)
+        })
+        .collect::<Vec<_>>()
+        .join(join)
+}
+
+/// One line of the help: the keys as written, what they do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelpLine {
+    pub label: String,
+    pub help: String,
+    pub action: Action,
+}
+
+/// The help of the pane `pane` (its name) among panes titled `titles`, in
+/// table order: every pane's keys, then its own; the digit keys as one
+/// line per pane.
+pub fn help_for(pane: &str, titles: &[&str], ascii: bool) -> Vec<HelpLine> {
+    let mut out = Vec::new();
+    for b in BINDINGS {
+        match b.scope {
+            Global => {}
+            Only(p) if p == pane => {}
+            _ => continue,
+        }
+        if let Action::ShowView(_) = b.action {
+            for (i, t) in titles.iter().enumerate().take(b.keys.len()) {
+                out.push(HelpLine {
+                    label: key_name(&b.keys[i]),
+                    help: format!("{t} {}", b.help),
+                    action: Action::ShowView(i),
+                });
+            }
+            continue;
+        }
+        out.push(HelpLine {
+            label: label(b, ascii),
+            help: b.help.to_string(),
+            action: b.action,
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -456,16 +924,63 @@ mod tests {
     }
 
     #[test]
-    fn every_key_is_bound_once_in_the_views_and_once_in_the_prompt() {
-        for prompt in [false, true] {
+    fn every_key_is_bound_once_in_each_scope() {
+        let scopes = [
+            Prompt, Add, Review, Conflict, Quitting, Command, Picker, Switching,
+        ];
+        // The panes' keys: Global and every Only together (an Only key is
+        // recognised in every pane, so that a read-only one can say no).
+        let mut seen = Vec::new();
+        for b in BINDINGS
+            .iter()
+            .filter(|b| matches!(b.scope, Global | Only(_)))
+        {
+            for k in b.keys {
+                assert!(!seen.contains(k), "{k:?} bound twice");
+                seen.push(*k);
+            }
+        }
+        for s in scopes {
             let mut seen = Vec::new();
-            for b in BINDINGS.iter().filter(|b| (b.scope == Prompt) == prompt) {
+            for b in BINDINGS.iter().filter(|b| b.scope == s) {
                 for k in b.keys {
-                    assert!(!seen.contains(k), "{k:?} bound twice");
+                    assert!(!seen.contains(k), "{k:?} bound twice in {s:?}");
                     seen.push(*k);
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_hint_names_keys_its_scope_binds() {
+        for (at, scope, list) in HINTS {
+            for h in list.iter() {
+                for a in h.keys.iter().flat_map(|g| g.iter()) {
+                    assert!(
+                        binding(*scope, *a).is_some(),
+                        "{at:?}: {a:?} is not bound in {scope:?}"
+                    );
+                }
+            }
+            assert!(!hints(*at, " · ").is_empty());
+        }
+    }
+
+    #[test]
+    fn hints_are_written_from_the_keys() {
+        assert_eq!(
+            hints(Hints::List, " · "),
+            "? help · / filter · s sort · Enter detail · r refetch · q quit"
+        );
+        assert_eq!(
+            hints(Hints::Review, " · "),
+            "y sends exactly this · n/Esc back · j/k scroll"
+        );
+        assert_eq!(
+            hints(Hints::Rollout, " · "),
+            "Esc close · j/k PgUp/PgDn scroll · ? help"
+        );
+        assert_eq!(hints(Hints::Picker, ", "), "Enter switches, Esc closes");
     }
 
     #[test]
@@ -477,12 +992,38 @@ mod tests {
         assert_eq!(prompt_action_for(&ctrl_u), Some(Action::PromptEraseAll));
         let q = press(KeyCode::Char('q'), KeyModifiers::NONE);
         assert_eq!(prompt_action_for(&q), None);
+        assert_eq!(action_in(Command, &q), None);
+        assert_eq!(action_in(Picker, &q), Some(Action::Cancel));
         let help = prompt_help("·", false);
         assert!(help.contains("C-u erase all"), "{help}");
         assert!(
             help.starts_with("Enter keep · Esc clear · ↑ recall"),
             "{help}"
         );
+    }
+
+    #[test]
+    fn only_q_is_the_first_key_of_quit() {
+        let q = press(KeyCode::Char('q'), KeyModifiers::NONE);
+        let ctrl_c = press(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert!(is_first_key(&q, Action::Quit));
+        assert!(!is_first_key(&ctrl_c, Action::Quit));
+        assert_eq!(action_for(&ctrl_c), Some(Action::Quit));
+    }
+
+    #[test]
+    fn a_digit_names_its_pane() {
+        assert_eq!(
+            action_for(&press(KeyCode::Char('1'), KeyModifiers::NONE)),
+            Some(Action::ShowView(0))
+        );
+        assert_eq!(
+            action_for(&press(KeyCode::Char('4'), KeyModifiers::NONE)),
+            Some(Action::ShowView(3))
+        );
+        let help = help_for("workers", &["Ladder", "Workers"], false);
+        assert_eq!(help[0].label, "1");
+        assert_eq!(help[1].help, "Workers view");
     }
 
     #[test]
@@ -521,8 +1062,21 @@ mod tests {
 
     #[test]
     fn help_lists_edit_keys_only_on_the_ladder() {
-        assert!(help_for(View::Ladder).any(|b| b.action == Action::Write));
-        assert!(!help_for(View::Workers).any(|b| b.action == Action::Write));
-        assert!(help_for(View::Workers).any(|b| b.action == Action::Filter));
+        let t = ["Ladder", "Workers"];
+        assert!(
+            help_for("ladder", &t, false)
+                .iter()
+                .any(|b| b.action == Action::Write)
+        );
+        assert!(
+            !help_for("workers", &t, false)
+                .iter()
+                .any(|b| b.action == Action::Write)
+        );
+        assert!(
+            help_for("workers", &t, false)
+                .iter()
+                .any(|b| b.action == Action::Filter)
+        );
     }
 }

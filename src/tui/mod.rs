@@ -1,30 +1,19 @@
-//! The terminal UI: state and its update step (`app`), messages (`msg`),
-//! keys (`keys`), one file per view (`views`), the theme, the hub I/O tasks
-//! (`net`) and the runner (`run`). See `docs/tui.md`.
+//! The terminal UI. From the bottom up: what it knows (`model`), drawing
+//! helpers that take what they draw (`ui`), the key table (`keys`), what a
+//! view is (`pane`) and one file per view (`panes`), what opens over them
+//! (`overlays`), the state and its one step (`app`, with `msg`), and what
+//! runs it all (`runtime`). See `docs/tui.md`.
 
 pub mod app;
-pub mod away;
-pub mod command;
-pub mod compact;
-pub mod edit;
-pub mod editor;
-pub mod faillog;
 #[doc(hidden)]
 pub mod fixture;
-pub mod fleet;
-pub mod fmt;
-pub mod geom;
-pub mod input;
 pub mod keys;
-pub mod lists;
-pub mod log;
+pub mod model;
 pub mod msg;
-pub mod net;
-pub mod query;
-pub mod run;
-pub mod term;
-pub mod theme;
-pub mod verdict;
-pub mod views;
+pub mod overlays;
+pub mod pane;
+pub mod panes;
+pub mod runtime;
+pub mod ui;
 
-pub use run::{TuiOptions, run};
+pub use runtime::{TuiOptions, run};

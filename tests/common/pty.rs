@@ -1,6 +1,8 @@
 //! The real `macfleet` binary in a pseudo-terminal (portable-pty), its
-//! screen kept by a vt100 parser. Used by the `tui_*` tests that drive the
-//! binary (`#[path = "common/pty.rs"] mod pty;`), not by every test.
+//! screen kept by a vt100 parser; a bare pty pair for a test that needs
+//! one that is not the child's controlling terminal; and [`Kill`], the
+//! kill-on-drop guard for every other process a test spawns. Used by the
+//! TUI's tests (`tests/tui/`) and `cli_output`, not by every test.
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
@@ -202,23 +204,72 @@ impl Pty {
 /// on a fixed loopback `port`, so a test can stop it and start it again at
 /// the same address; returns once it accepts connections (at most 20 s).
 #[allow(dead_code)]
-pub fn hub_on_port(dir: &std::path::Path, port: u16, extra: &[&str]) -> std::process::Child {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
-        .arg("hub")
-        .args(extra)
-        .arg("--config")
-        .arg(dir.join("hub.toml"))
-        .arg("--tokens")
-        .arg(dir.join("tokens.toml"))
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("hub starts");
+pub fn hub_on_port(dir: &std::path::Path, port: u16, extra: &[&str]) -> Kill {
+    let child = Kill(
+        std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .arg("hub")
+            .args(extra)
+            .arg("--config")
+            .arg(dir.join("hub.toml"))
+            .arg("--tokens")
+            .arg(dir.join("tokens.toml"))
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("hub starts"),
+    );
     let end = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < end, "the hub did not come up");
         std::thread::sleep(Duration::from_millis(50));
     }
     child
+}
+
+/// A spawned process, killed (and reaped) when the guard drops: a failing
+/// assertion never leaves it running.
+pub struct Kill(pub std::process::Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for Kill {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Kill {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+/// A bare pty pair (master, slave) of 100x30, the master close-on-exec.
+#[cfg(unix)]
+pub fn openpty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut m, mut s) = (0, 0);
+    let ws = libc::winsize {
+        ws_row: ROWS,
+        ws_col: COLS,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two descriptors; the null name and termios
+    // pointers are allowed.
+    let r = unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), &ws) };
+    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+    // The master must not leak into the child, or closing ours closes
+    // nothing.
+    // SAFETY: sets a flag on our own descriptor.
+    unsafe { libc::fcntl(m, libc::F_SETFD, libc::FD_CLOEXEC) };
+    // SAFETY: both descriptors are fresh and ours.
+    unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
 }

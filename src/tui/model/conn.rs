@@ -1,0 +1,47 @@
+//! The connection as the top line tells it, and the hub's clock.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+/// What the top line says when the hub answers 401.
+pub const REFUSED: &str = "unauthorized: the hub refused this token";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stream {
+    Connecting,
+    Up,
+    Down { error: String, retry_in: Duration },
+}
+
+/// Connection as the top line tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnLabel {
+    /// The hub answered 401: it does not know our token.
+    Refused,
+    Connecting,
+    Live,
+    Polling,
+    Disconnected(Duration),
+}
+
+#[derive(Debug, Clone)]
+pub struct Conn {
+    pub stream: Stream,
+    /// Last good answer from the hub.
+    pub last_ok: Option<Instant>,
+    /// First failure of the current run of failures.
+    pub failing_since: Option<Instant>,
+    pub last_error: Option<String>,
+    /// The last answer was 401: the token, not the network, is the trouble.
+    pub refused: bool,
+}
+
+/// The hub's clock: its `now` at a local monotonic instant.
+#[derive(Debug, Clone, Copy)]
+pub struct HubClock {
+    pub hub: DateTime<Utc>,
+    pub mono: Instant,
+    /// From the hub (true) or the local wall clock until the hub answers.
+    pub from_hub: bool,
+}

@@ -1,0 +1,165 @@
+//! The owner's pending edit of the list (`J`/`K`/`a`/`d`/`u`/`C-r`/`w` on
+//! the Ladder). Plain data: `overlays::edit` changes it, the Ladder pane and
+//! the diff screen draw it, and the runner sends what `y` confirmed through
+//! the session's `Writer` (nothing here or above it sees the writer).
+//!
+//! The order itself, undo/redo, the document it renders and the rebase
+//! after a 412 are [`crate::plan::PendingEdit`]'s; this holds it together
+//! with what is on screen: the add prompt, the diff under review, a write
+//! in flight, a conflict to choose on.
+
+use chrono::{DateTime, Utc};
+
+use crate::plan::{Conflict, PendingEdit, Projection};
+use crate::wire::WorkerState;
+
+/// The pending edit and the screen it is on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LadderEdit {
+    /// The edit, started from the hub's document by the first edit key.
+    /// Kept (never dropped by a new revision) until written or dropped.
+    pub plan: Option<PendingEdit>,
+    pub mode: Mode,
+    /// A 412 came back: the next document fetched is rebased onto.
+    pub rebase_wanted: bool,
+    /// The last write failed for this reason (5xx, timeout, hub down,
+    /// refused); the edit stays and `w` retries.
+    pub error: Option<String>,
+    /// What the pending order would do to the fleet (recomputed with the
+    /// ladder, only while an edit is pending).
+    pub projection: Option<Projection>,
+    /// After a write: the fleet converging onto the new revision.
+    pub rollout: Option<Rollout>,
+    /// A document from `$EDITOR` that was not taken, and why: `e` reopens
+    /// it, so nothing typed is lost.
+    pub draft: Option<Draft>,
+    /// Times in a row the editor came back with a document not taken.
+    pub reopens: usize,
+}
+
+/// A document typed in `$EDITOR` that could not become the pending edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draft {
+    pub text: String,
+    pub error: String,
+}
+
+/// Lines starting with this at the top of the editor's document are ours
+/// (why the last one was not taken); they are removed when read back.
+pub const NOTE: &str = "# macfleet:";
+/// The editor reopens at most this many times in a row on a document that
+/// is not taken; then the draft is kept for `e`.
+pub const MAX_REOPENS: usize = 20;
+
+/// `error` as TOML comment lines above `text`, for the editor.
+pub fn with_notes(error: &str, text: &str) -> String {
+    let mut out = String::new();
+    let mut first = true;
+    for l in error.lines() {
+        let lead = if first { "not taken: " } else { "" };
+        out.push_str(&format!("{NOTE} {lead}{l}\n"));
+        first = false;
+    }
+    out.push_str(&format!(
+        "{NOTE} fix it and save to try again, or quit without saving to cancel.\n\
+         {NOTE} these lines are removed; a line number above counts from the line after them.\n"
+    ));
+    out.push_str(text);
+    out
+}
+
+/// `text` without the note lines [`with_notes`] put on top.
+pub fn strip_notes(text: &str) -> &str {
+    let mut rest = text;
+    while rest.starts_with(NOTE) {
+        rest = rest.find('\n').map_or("", |i| &rest[i + 1..]);
+    }
+    rest
+}
+
+/// How many healthy workers report the revision written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rollout {
+    pub revision: String,
+    /// Healthy workers that report `revision`.
+    pub on: usize,
+    pub healthy: usize,
+    /// When it was written (the hub's clock as the TUI knows it).
+    pub at: Option<DateTime<Utc>>,
+    /// The Ladder's cursor is on the convergence line: Enter lists the
+    /// workers behind.
+    pub selected: bool,
+}
+
+/// A worker not on the written revision, and why: stale, lost, or
+/// healthy and reporting an older revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Behind {
+    pub worker: String,
+    pub state: WorkerState,
+    /// The revision it reported last (`None`: none yet).
+    pub revision: Option<String>,
+    /// When the hub last heard from it.
+    pub heard: DateTime<Utc>,
+}
+
+/// At most this many workers behind are listed (the Workers view, filtered
+/// on `rev:`, has them all).
+pub const BEHIND_MAX: usize = 500;
+
+impl Rollout {
+    pub fn behind(&self) -> usize {
+        self.healthy.saturating_sub(self.on)
+    }
+}
+
+/// What the edit keys act on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// The Ladder, with the pending order marked.
+    #[default]
+    Editing,
+    /// The add prompt: the name typed so far and why it cannot be added
+    /// (validated as it is typed).
+    Adding { text: String, error: Option<String> },
+    /// The diff screen: `y` sends exactly `text` with `If-Match: if_match`.
+    Review {
+        text: String,
+        if_match: String,
+        diff: String,
+        scroll: usize,
+    },
+    /// `y` was pressed: the write is on its way.
+    Sending { if_match: String },
+    /// The hub's list changed under the edit: base, theirs and mine side
+    /// by side; `c` carries mine onto theirs, `D` drops mine (asks again).
+    Conflict {
+        conflict: Box<Conflict>,
+        confirm_drop: bool,
+    },
+    /// `q` with a pending edit: `y` quits, anything else stays.
+    ConfirmQuit,
+}
+
+impl LadderEdit {
+    /// An edit is waiting to be written.
+    pub fn is_pending(&self) -> bool {
+        self.plan.as_ref().is_some_and(|p| p.is_pending())
+            || matches!(self.mode, Mode::Conflict { .. })
+    }
+
+    /// The pending order, if an edit changed it.
+    pub fn order(&self) -> Option<&[String]> {
+        self.plan
+            .as_ref()
+            .filter(|p| p.is_pending())
+            .map(|p| p.order())
+    }
+
+    /// The add prompt, the diff screen, the conflict screen or the quit
+    /// question is open:
+    /// it takes the keys and the body.
+    pub fn takes_keys(&self) -> bool {
+        !matches!(self.mode, Mode::Editing | Mode::Sending { .. })
+    }
+}

@@ -1,0 +1,406 @@
+//! The fleet as the TUI holds it: workers in a slab keyed by id and running
+//! aggregates for the header and the ladder (the Workers pane keeps its
+//! sorted, filtered index over it: `panes::workers`).
+//!
+//! Everything here is maintained incrementally: a delta of `c` workers costs
+//! `O(c log n)` for the map and aggregates.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+
+use super::compact::{Interner, Worker};
+use super::query::{Query, Searchable, starts_ci};
+use crate::scrub::scrub;
+use crate::wire::{Preflight, WorkerState, WorkerView};
+
+/// A stable handle on a worker while it is in the fleet.
+pub type Slot = u32;
+
+/// One worker and what the TUI derives from it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The worker as last reported, in compact form.
+    pub view: Worker,
+    /// Liveness as the hub last judged it (a page, a `state` event): the
+    /// TUI never re-judges it on its own clock, so a hub it cannot reach
+    /// does not turn into a fleet gone stale.
+    pub state: WorkerState,
+    /// On the fleet's current revision.
+    pub in_sync: bool,
+    /// Lower-cased, scrubbed text the filter matches: worker, host, agents, cause.
+    hay: Box<str>,
+}
+
+/// The projection reads entries as they are held (no wire copies).
+impl crate::plan::Seat for Entry {
+    fn state(&self) -> WorkerState {
+        self.state
+    }
+    fn agents(&self) -> impl Iterator<Item = &str> {
+        self.view.agents.iter().map(|a| &**a)
+    }
+    fn active_agent(&self) -> Option<&str> {
+        self.view.active_agent.as_deref()
+    }
+    fn capability(&self, agent: &str) -> Option<crate::wire::Capability> {
+        self.view.capabilities.get(agent).copied()
+    }
+    fn reported(&self) -> impl Iterator<Item = &str> {
+        self.view.capabilities.keys().map(|a| &**a)
+    }
+}
+
+impl Entry {
+    fn new(view: Worker, state: WorkerState, revision: &str) -> Entry {
+        let in_sync = view.config_revision.as_deref() == Some(revision);
+        let hay = haystack(&view);
+        Entry {
+            view,
+            state,
+            in_sync,
+            hay,
+        }
+    }
+
+    /// The worker in wire form, as the TUI sees it now.
+    pub fn to_wire(&self) -> WorkerView {
+        self.view.to_wire(self.state, self.in_sync)
+    }
+
+    pub fn matches(&self, q: &Query) -> bool {
+        q.matches(self)
+    }
+
+    /// No route and still alive: the worker fails closed right now.
+    pub fn no_route(&self) -> bool {
+        self.view.active_agent.is_none() && self.state != WorkerState::Lost
+    }
+
+    /// 0 no route, 1 lost, 2 stale, 3 healthy.
+    pub fn urgency(&self) -> u8 {
+        if self.no_route() {
+            0
+        } else {
+            match self.state {
+                WorkerState::Lost => 1,
+                WorkerState::Stale => 2,
+                WorkerState::Healthy => 3,
+            }
+        }
+    }
+
+    /// Rank of the active agent in the worker's own list, rank 0 first.
+    pub fn active_rank(&self) -> Option<usize> {
+        let active = self.view.active_agent.as_deref()?;
+        self.view.agents.iter().position(|a| &**a == active)
+    }
+}
+
+/// Fields a Workers filter can name (`state:lost`, `agent:pi`, ...).
+pub const FIELDS: &[&str] = &["worker", "host", "state", "agent", "rank", "cause", "rev"];
+
+impl Searchable for Entry {
+    fn shows(&self, needle: &str) -> bool {
+        self.hay.contains(needle) || self.state.as_str().contains(needle)
+    }
+
+    fn field_starts(&self, field: &str, value: &str) -> bool {
+        let v = &self.view;
+        match field {
+            "worker" => starts_ci(&v.worker, value),
+            "host" => starts_ci(&v.host, value),
+            "state" => starts_ci(self.state.as_str(), value),
+            "agent" => starts_ci(v.active_agent.as_deref().unwrap_or("no route"), value),
+            "rank" => self
+                .active_rank()
+                .is_some_and(|r| starts_ci(&r.to_string(), value)),
+            "cause" => v
+                .last_failover
+                .as_ref()
+                .is_some_and(|f| starts_ci(f.cause.kind.as_str(), value)),
+            "rev" => v
+                .config_revision
+                .as_deref()
+                .is_some_and(|r| starts_ci(r, value)),
+            _ => false,
+        }
+    }
+}
+
+fn haystack(v: &Worker) -> Box<str> {
+    let mut s = String::with_capacity(v.worker.len() + v.host.len() + 48);
+    s.push_str(&v.worker);
+    s.push('\u{1f}');
+    s.push_str(&v.host);
+    s.push('\u{1f}');
+    if let Some(a) = &v.active_agent {
+        // As the row shows it: `opencode #0`.
+        s.push_str(a);
+        match v.agents.iter().position(|x| x == a) {
+            Some(r) => s.push_str(&format!(" #{r}")),
+            None => s.push_str(" #?"),
+        }
+    } else {
+        s.push_str("no route");
+    }
+    if let Some(f) = &v.last_failover {
+        s.push('\u{1f}');
+        s.push_str(&f.from);
+        s.push('\u{1f}');
+        if let Some(to) = &f.to {
+            s.push_str(to);
+        }
+        s.push('\u{1f}');
+        s.push_str(f.cause.kind.as_str());
+        if let Some(d) = &f.cause.detail {
+            s.push('\u{1f}');
+            s.push_str(&scrub(d));
+        }
+    }
+    s.make_ascii_lowercase();
+    s.into_boxed_str()
+}
+
+/// Per-agent counts over live (not lost) workers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentCounts {
+    /// Binary, token and preflight all fine.
+    pub capable: usize,
+    /// Running it now.
+    pub active: usize,
+    pub no_binary: usize,
+    pub no_token: usize,
+    pub preflight_failed: usize,
+}
+
+/// The fleet at a glance. Route, capability and revision counts cover live
+/// workers only (healthy and stale): a lost worker runs nothing we know of.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Aggregates {
+    pub total: usize,
+    pub healthy: usize,
+    pub stale: usize,
+    pub lost: usize,
+    pub no_route: usize,
+    /// Off rank 0 (live, with a route), stale, or lost: the status word's
+    /// `DEGRADED n`.
+    pub degraded: usize,
+    pub out_of_sync: usize,
+    pub agents: HashMap<String, AgentCounts>,
+}
+
+impl Aggregates {
+    fn apply(&mut self, e: &Entry, add: bool) {
+        let d = |n: &mut usize| {
+            if add { *n += 1 } else { *n -= 1 }
+        };
+        d(&mut self.total);
+        match e.state {
+            WorkerState::Healthy => {
+                d(&mut self.healthy);
+                if e.view.active_agent.is_some() && e.active_rank() != Some(0) {
+                    d(&mut self.degraded);
+                }
+            }
+            WorkerState::Stale => {
+                d(&mut self.stale);
+                d(&mut self.degraded);
+            }
+            WorkerState::Lost => {
+                d(&mut self.lost);
+                d(&mut self.degraded);
+                return;
+            }
+        }
+        if e.view.active_agent.is_none() {
+            d(&mut self.no_route);
+        }
+        if !e.in_sync {
+            d(&mut self.out_of_sync);
+        }
+        for (agent, cap) in e.view.capabilities.iter() {
+            let c = self.counts_mut(agent);
+            if cap.capable() {
+                d(&mut c.capable);
+            }
+            if !cap.binary {
+                d(&mut c.no_binary);
+            }
+            if !cap.token {
+                d(&mut c.no_token);
+            }
+            if cap.preflight == Preflight::Failed {
+                d(&mut c.preflight_failed);
+            }
+        }
+        if let Some(active) = &e.view.active_agent {
+            d(&mut self.counts_mut(active).active);
+        }
+    }
+
+    fn counts_mut(&mut self, agent: &str) -> &mut AgentCounts {
+        if !self.agents.contains_key(agent) {
+            self.agents
+                .insert(agent.to_string(), AgentCounts::default());
+        }
+        self.agents.get_mut(agent).expect("just inserted")
+    }
+
+    pub fn agent(&self, agent: &str) -> AgentCounts {
+        self.agents.get(agent).copied().unwrap_or_default()
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Fleet {
+    entries: Vec<Option<Entry>>,
+    free: Vec<Slot>,
+    ids: HashMap<String, Slot, foldhash::fast::RandomState>,
+    intern: Interner,
+    pub revision: String,
+    pub interval_s: u64,
+    pub agg: Aggregates,
+}
+
+impl Fleet {
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    pub fn get(&self, slot: Slot) -> Option<&Entry> {
+        self.entries.get(slot as usize).and_then(|e| e.as_ref())
+    }
+
+    pub fn slot_of(&self, id: &str) -> Option<Slot> {
+        self.ids.get(id).copied()
+    }
+
+    pub fn by_id(&self, id: &str) -> Option<&Entry> {
+        self.slot_of(id).and_then(|s| self.get(s))
+    }
+
+    /// Upper bound of slot numbers (for bitmaps).
+    pub fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (Slot, &Entry)> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.as_ref().map(|e| (i as Slot, e)))
+    }
+
+    /// The state the hub's rule gives a worker last heard at `received`,
+    /// at `now` by the hub's clock: what the hub will assign next (its
+    /// sweeper moves a worker within about a second of the threshold).
+    /// For showing what is coming only; [`Entry::state`] is the hub's.
+    pub fn state_due(&self, received: DateTime<Utc>, now: DateTime<Utc>) -> WorkerState {
+        let age = (now - received).num_milliseconds() as f64 / 1000.0;
+        WorkerState::from_age(age, self.interval_s)
+    }
+
+    /// A worker view from the hub, unless what we hold is newer: a view
+    /// of an older heartbeat is dropped, and for the same heartbeat the
+    /// state only moves on (healthy → stale → lost), so a poll answered
+    /// before a `state` event but read after it cannot undo the move.
+    /// Returns the slot when something was applied.
+    pub fn apply_hub(&mut self, mut view: WorkerView) -> Option<Slot> {
+        if let Some(old) = self.by_id(&view.worker) {
+            let held = &old.view;
+            if held.received_at > view.received_at {
+                return None;
+            }
+            if held.received_at == view.received_at {
+                view.state = view.state.max(old.state);
+            }
+        }
+        Some(self.upsert(view))
+    }
+
+    /// Insert or replace one worker. Returns its slot.
+    pub fn upsert(&mut self, view: WorkerView) -> Slot {
+        let state = view.state;
+        let view = self.intern.worker(view);
+        let entry = Entry::new(view, state, &self.revision);
+        if let Some(&slot) = self.ids.get(&*entry.view.worker) {
+            let old = self.entries[slot as usize]
+                .take()
+                .expect("ids point at live entries");
+            self.agg.apply(&old, false);
+            self.agg.apply(&entry, true);
+            self.entries[slot as usize] = Some(entry);
+            slot
+        } else {
+            let slot = match self.free.pop() {
+                Some(s) => s,
+                None => {
+                    self.entries.push(None);
+                    (self.entries.len() - 1) as Slot
+                }
+            };
+            self.ids.insert(entry.view.worker.to_string(), slot);
+            self.agg.apply(&entry, true);
+            self.entries[slot as usize] = Some(entry);
+            slot
+        }
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<Slot> {
+        let slot = self.ids.remove(id)?;
+        let old = self.entries[slot as usize].take().expect("live entry");
+        self.agg.apply(&old, false);
+        self.free.push(slot);
+        Some(slot)
+    }
+
+    /// A new current revision: every worker's in-sync mark may change.
+    /// Returns the slots whose mark changed.
+    pub fn set_revision(&mut self, revision: &str) -> Vec<Slot> {
+        if self.revision == revision {
+            return Vec::new();
+        }
+        self.revision = revision.to_string();
+        let mut changed = Vec::new();
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            let Some(e) = e else { continue };
+            let in_sync = e.view.config_revision.as_deref() == Some(revision);
+            if in_sync != e.in_sync {
+                self.agg.apply(e, false);
+                e.in_sync = in_sync;
+                self.agg.apply(e, true);
+                changed.push(i as Slot);
+            }
+        }
+        changed
+    }
+
+    /// The hub's heartbeat interval (its thresholds are 3 and 10 of them).
+    pub fn set_interval(&mut self, interval_s: u64) {
+        self.interval_s = interval_s;
+    }
+
+    /// Replace the whole fleet with a full page: present workers are
+    /// upserted (keeping their slots), absent ones removed.
+    pub fn replace_all(&mut self, workers: Vec<WorkerView>) {
+        let keep: std::collections::HashSet<&str, foldhash::fast::RandomState> =
+            workers.iter().map(|w| w.worker.as_str()).collect();
+        let gone: Vec<String> = self
+            .ids
+            .keys()
+            .filter(|id| !keep.contains(id.as_str()))
+            .cloned()
+            .collect();
+        for id in gone {
+            self.remove(&id);
+        }
+        for w in workers {
+            self.upsert(w);
+        }
+    }
+}

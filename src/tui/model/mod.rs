@@ -1,0 +1,275 @@
+//! What the TUI knows, below everything that shows it: the session, the
+//! connection and the hub's clock, the fleet, the failover log, the list
+//! and its history, the owner's pending edit, the status word. Nothing
+//! here imports `app`, `panes`, `overlays` or `ui`; `update` changes it,
+//! panes and overlays read it.
+
+pub mod away;
+pub mod compact;
+pub mod config;
+pub mod conn;
+pub mod edit;
+pub mod faillog;
+pub mod fleet;
+pub mod query;
+pub mod verdict;
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use self::compact::addr;
+use self::config::{Config, HistKey};
+use self::conn::{Conn, ConnLabel, HubClock, Stream};
+use self::edit::{BEHIND_MAX, Behind, LadderEdit};
+use self::faillog::FailLog;
+use self::fleet::{Entry, Fleet};
+use self::verdict::Verdict;
+use crate::plan::{self, PendingEdit};
+use crate::wire::{HistoryEntry, KNOWN_AGENTS, Whoami, WorkerState};
+
+/// Everything the TUI holds from the hub, and the owner's pending edit.
+#[derive(Debug)]
+pub struct Model {
+    pub hub_label: String,
+    pub who: Option<Whoami>,
+    /// The session holds a writer. Nothing here sees the writer itself.
+    pub can_write: bool,
+    pub clock: Option<HubClock>,
+    pub mono_now: Instant,
+    pub conn: Conn,
+    pub fleet: Fleet,
+    pub log: FailLog,
+    pub config: Config,
+    /// The owner's pending edit of the list.
+    pub edit: LadderEdit,
+}
+
+impl Model {
+    pub fn new(hub_label: String, can_write: bool, now: Instant) -> Model {
+        Model {
+            hub_label,
+            who: None,
+            can_write,
+            clock: None,
+            mono_now: now,
+            conn: Conn {
+                stream: Stream::Connecting,
+                last_ok: None,
+                failing_since: None,
+                last_error: None,
+                refused: false,
+            },
+            fleet: Fleet::default(),
+            log: FailLog::default(),
+            config: Config::default(),
+            edit: LadderEdit::default(),
+        }
+    }
+
+    /// The hub's time now, as best we know it.
+    pub fn now(&self) -> DateTime<Utc> {
+        match self.clock {
+            Some(c) => {
+                let el = self.mono_now.saturating_duration_since(c.mono);
+                c.hub + TimeDelta::from_std(el).unwrap_or(TimeDelta::zero())
+            }
+            None => DateTime::UNIX_EPOCH,
+        }
+    }
+
+    pub fn conn_label(&self) -> ConnLabel {
+        if self.conn.refused {
+            ConnLabel::Refused
+        } else if let Some(t) = self.conn.failing_since {
+            ConnLabel::Disconnected(self.mono_now.saturating_duration_since(t))
+        } else if self.conn.last_ok.is_none() {
+            ConnLabel::Connecting
+        } else if self.conn.stream == Stream::Up {
+            ConnLabel::Live
+        } else {
+            ConnLabel::Polling
+        }
+    }
+
+    /// The status word, from the hub's own judgement of each worker.
+    pub fn verdict(&self) -> Option<Verdict> {
+        verdict::verdict(self.conn_label(), &self.fleet.agg)
+    }
+
+    /// The data on screen is from a hub we cannot currently reach (or
+    /// that refuses our token).
+    pub fn is_stale(&self) -> bool {
+        self.conn.refused || matches!(self.conn_label(), ConnLabel::Disconnected(_))
+    }
+
+    /// Age of the last good data.
+    pub fn data_age(&self) -> Option<Duration> {
+        self.conn
+            .last_ok
+            .map(|t| self.mono_now.saturating_duration_since(t))
+    }
+
+    /// A good answer from the hub at `at`.
+    pub fn ok(&mut self, at: Instant) {
+        self.conn.last_ok = Some(at.max(self.conn.last_ok.unwrap_or(at)));
+        self.conn.failing_since = None;
+        self.conn.last_error = None;
+        self.conn.refused = false;
+    }
+
+    pub fn advance_mono(&mut self, t: Instant) {
+        if t > self.mono_now {
+            self.mono_now = t;
+        }
+    }
+
+    /// The history entry a key names.
+    pub fn history_entry(&self, k: &HistKey) -> Option<&HistoryEntry> {
+        self.config.entry(k)
+    }
+
+    /// Every agent worth a ladder row: the list in rank order, then agents
+    /// workers report that the list does not hold (a worker behind on its
+    /// revision, or an unknown name).
+    /// With an edit pending: the pending order, then the agents it removed.
+    pub fn ladder_agents(&self) -> Vec<String> {
+        let mut list = self.config.agents.clone();
+        if let Some(p) = self.edit.plan.as_ref().filter(|p| p.is_pending()) {
+            list = p.order().to_vec();
+            list.extend(
+                p.rungs()
+                    .into_iter()
+                    .filter(|r| r.new.is_none())
+                    .map(|r| r.agent),
+            );
+        }
+        let list = &list;
+        let mut out = list.clone();
+        let mut extra: Vec<&String> = self
+            .fleet
+            .agg
+            .agents
+            .iter()
+            .filter(|(a, c)| (c.active > 0 || c.capable > 0) && !list.contains(a))
+            .map(|(a, _)| a)
+            .collect();
+        extra.sort();
+        out.extend(extra.into_iter().cloned());
+        out
+    }
+
+    /// The edit, started from the hub's document if none is open; why not
+    /// when it cannot be.
+    pub fn plan_mut(&mut self) -> Result<&mut PendingEdit, String> {
+        if self.edit.plan.is_none() {
+            let (Some(text), Some(rev)) = (&self.config.text, &self.config.revision) else {
+                return Err("the hub's document has not arrived yet: try again in a moment".into());
+            };
+            match PendingEdit::new(text.clone(), rev.clone()) {
+                Ok(p) => self.edit.plan = Some(p),
+                Err(e) => return Err(format!("cannot edit this document: {e}")),
+            }
+        }
+        self.edit.plan.as_mut().ok_or_else(String::new)
+    }
+
+    /// The projection of the pending order over the workers held now, and
+    /// the rollout's counts.
+    pub fn refresh_projection(&mut self) {
+        if let Some(r) = &mut self.edit.rollout {
+            let (mut on, mut healthy) = (0, 0);
+            for (_, e) in self.fleet.iter() {
+                if e.state == WorkerState::Healthy {
+                    healthy += 1;
+                    if e.view.config_revision.as_deref() == Some(r.revision.as_str()) {
+                        on += 1;
+                    }
+                }
+            }
+            (r.on, r.healthy) = (on, healthy);
+        }
+        let Some(new) = self.edit.order().map(|o| o.to_vec()) else {
+            self.edit.projection = None;
+            return;
+        };
+        // Workers that report the same list, active agent and capabilities
+        // share those values (interned): project each shape once, with how
+        // many workers have it (a 100,000-worker fleet has a few hundred).
+        let mut shapes: std::collections::HashMap<_, (&Entry, usize), foldhash::fast::RandomState> =
+            Default::default();
+        for (_, e) in self.fleet.iter() {
+            let v = &e.view;
+            let active = v.active_agent.as_ref().map_or(0, addr);
+            let shape = (addr(&v.agents), active, v.capabilities.ptr(), e.state);
+            shapes.entry(shape).or_insert((e, 0)).1 += 1;
+        }
+        let groups: Vec<(&Entry, usize)> = shapes.into_values().collect();
+        let today = match &self.edit.plan {
+            Some(p) => p.base_order().to_vec(),
+            None => self.config.agents.clone(),
+        };
+        self.edit.projection = Some(plan::project_grouped(&groups, &today, &new));
+    }
+
+    /// The workers not on the written revision, healthy ones reporting an
+    /// older revision first, then stale, then lost (each by id); at most
+    /// [`BEHIND_MAX`], and how many there are in all.
+    pub fn rollout_behind(&self) -> (Vec<Behind>, usize) {
+        let Some(r) = &self.edit.rollout else {
+            return (Vec::new(), 0);
+        };
+        let rank = |s: WorkerState| match s {
+            WorkerState::Healthy => 0,
+            WorkerState::Stale => 1,
+            WorkerState::Lost => 2,
+        };
+        let mut all: Vec<Behind> = self
+            .fleet
+            .iter()
+            .filter(|(_, e)| e.view.config_revision.as_deref() != Some(r.revision.as_str()))
+            .map(|(_, e)| Behind {
+                worker: e.view.worker.to_string(),
+                state: e.state,
+                revision: e.view.config_revision.as_deref().map(str::to_string),
+                heard: e.view.received_at,
+            })
+            .collect();
+        let n = all.len();
+        all.sort_by(|a, b| {
+            rank(a.state)
+                .cmp(&rank(b.state))
+                .then_with(|| a.worker.cmp(&b.worker))
+        });
+        all.truncate(BEHIND_MAX);
+        (all, n)
+    }
+
+    /// Names the add prompt offers: the known agents and those workers
+    /// report, minus those already listed.
+    pub fn add_choices(&self) -> Vec<String> {
+        let listed: &[String] = self
+            .edit
+            .plan
+            .as_ref()
+            .map(|p| p.order())
+            .unwrap_or(&self.config.agents);
+        let mut out: Vec<String> = KNOWN_AGENTS.iter().map(|s| s.to_string()).collect();
+        for a in self.fleet.agg.agents.keys() {
+            if !out.contains(a) {
+                out.push(a.clone());
+            }
+        }
+        out.retain(|a| !listed.contains(a));
+        out.sort();
+        out
+    }
+
+    /// A new document arrived and no edit is pending: the next edit starts
+    /// from it.
+    pub fn forget_unchanged_edit(&mut self) {
+        if !self.edit.is_pending() && matches!(self.edit.mode, edit::Mode::Editing) {
+            self.edit.plan = None;
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! The status word at the top left, readable from across the room: `OK`,
+//! `DEGRADED n`, `NO ROUTE n` or `HUB DOWN`. It is judged from the hub's
+//! own judgement of each worker only (the TUI never re-judges the fleet on
+//! its own clock); while the hub cannot be reached the word is `HUB DOWN`
+//! and the fleet line keeps the last known counts with their age.
+
+use super::conn::ConnLabel;
+use super::fleet::Aggregates;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every live worker on rank 0, none stale or lost.
+    Ok,
+    /// Workers off rank 0, stale or lost (how many), none without a route.
+    Degraded(usize),
+    /// Live workers with no route left (how many).
+    NoRoute(usize),
+    /// The hub does not answer: the fleet's state is unknown.
+    HubDown,
+}
+
+/// The word for the screen; `None` while there is nothing to judge yet (no
+/// answer from the hub, a token it refuses, no worker reported).
+pub fn verdict(conn: ConnLabel, a: &Aggregates) -> Option<Verdict> {
+    match conn {
+        ConnLabel::Disconnected(_) => return Some(Verdict::HubDown),
+        ConnLabel::Connecting | ConnLabel::Refused => return None,
+        ConnLabel::Live | ConnLabel::Polling => {}
+    }
+    if a.total == 0 {
+        None
+    } else if a.no_route > 0 {
+        Some(Verdict::NoRoute(a.no_route))
+    } else if a.degraded > 0 {
+        Some(Verdict::Degraded(a.degraded))
+    } else {
+        Some(Verdict::Ok)
+    }
+}

@@ -1,0 +1,324 @@
+//! The `:` command line, as in k9s: `:<pane>` (`:workers`, `:failovers`,
+//! `:ladder`, `:history`: every pane by its name), `:<worker id>` (its
+//! detail), and `:ctx`, the context switcher. Bad input says what was
+//! wrong and keeps what was typed. Its keys are the key table's `Command`,
+//! `Picker` and `Switching` scopes.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+
+use super::{Ask, Overlays};
+use crate::textsafe::for_terminal as hub;
+use crate::tui::keys::{self, Action, Hints, Scope};
+use crate::tui::model::Model;
+use crate::tui::msg::Effect;
+use crate::tui::pane::Detail;
+use crate::tui::ui::theme::Theme;
+use crate::tui::ui::{fit, line};
+
+/// What `:` knows besides a worker id, for the error and the hint: the
+/// panes by name (the one a session opens on first, then on in tab
+/// order) and `ctx`.
+pub fn commands(panes: &[&'static str], first: &str) -> Vec<&'static str> {
+    let at = panes.iter().position(|p| *p == first).unwrap_or(0);
+    let mut out: Vec<&'static str> = panes[at..].iter().chain(&panes[..at]).copied().collect();
+    out.push("ctx");
+    out
+}
+
+/// The `:` prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CmdLine {
+    pub editing: bool,
+    pub text: String,
+    /// What was wrong with the last command run (the text is kept).
+    pub error: Option<String>,
+}
+
+/// The contexts `:ctx` offers, and where the session is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Contexts {
+    /// Names in `$XDG_CONFIG_HOME/macfleet/config.toml`, sorted.
+    pub names: Vec<String>,
+    /// The context this session is on, if it came from one.
+    pub current: Option<String>,
+    /// The switcher is open, its cursor here.
+    pub picker: Option<usize>,
+    /// A pending edit would be dropped by switching to this one: asking.
+    pub confirm: Option<String>,
+    /// Asked the runner to switch to this one; until it answers.
+    pub switching: Option<String>,
+}
+
+/// `:` opens the prompt.
+pub fn open(o: &mut Overlays) {
+    o.cmd = CmdLine {
+        editing: true,
+        ..CmdLine::default()
+    };
+}
+
+/// A key while the command line, the switcher or the switch question is
+/// up; false when none of them is (the key is not theirs).
+pub fn key(
+    o: &mut Overlays,
+    m: &Model,
+    panes: &[&'static str],
+    first: &str,
+    k: KeyEvent,
+    fx: &mut Vec<Effect>,
+    asks: &mut Vec<Ask>,
+) -> bool {
+    if o.contexts.confirm.is_some() {
+        let name = o.contexts.confirm.take().unwrap_or_default();
+        if keys::action_in(Scope::Switching, &k) == Some(Action::Yes) {
+            switch_to(o, name, fx, asks);
+        } else {
+            asks.push(Ask::Say("still here: the pending edit is kept".into()));
+        }
+        return true;
+    }
+    if let Some(sel) = o.contexts.picker {
+        let n = o.contexts.names.len();
+        match keys::action_in(Scope::Picker, &k) {
+            Some(Action::Cancel) => o.contexts.picker = None,
+            Some(Action::Down) => o.contexts.picker = Some((sel + 1).min(n.saturating_sub(1))),
+            Some(Action::Up) => o.contexts.picker = Some(sel.saturating_sub(1)),
+            Some(Action::Accept) => {
+                o.contexts.picker = None;
+                if let Some(name) = o.contexts.names.get(sel).cloned() {
+                    choose_context(o, m, name, fx, asks);
+                }
+            }
+            _ => {}
+        }
+        return true;
+    }
+    if !o.cmd.editing {
+        return false;
+    }
+    match keys::action_in(Scope::Command, &k) {
+        Some(Action::Quit) => asks.push(Ask::Quit),
+        Some(Action::EraseAll) => o.cmd.text.clear(),
+        Some(Action::Cancel) => o.cmd = CmdLine::default(),
+        Some(Action::Erase) => {
+            o.cmd.text.pop();
+            o.cmd.error = None;
+        }
+        Some(Action::Accept) => run(o, m, panes, first, asks),
+        Some(_) => {}
+        None => {
+            if let KeyCode::Char(c) = k.code {
+                if !k
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                {
+                    o.cmd.text.push(c);
+                    o.cmd.error = None;
+                }
+            }
+        }
+    }
+    true
+}
+
+fn run(o: &mut Overlays, m: &Model, panes: &[&'static str], first: &str, asks: &mut Vec<Ask>) {
+    let text = o.cmd.text.trim().to_string();
+    if let Some(p) = panes.iter().find(|p| **p == text) {
+        o.cmd = CmdLine::default();
+        asks.push(Ask::Show(p));
+        return;
+    }
+    if text == "ctx" {
+        if o.contexts.names.is_empty() {
+            o.cmd.error = Some(
+                "no contexts in $XDG_CONFIG_HOME/macfleet/config.toml (macfleet context add NAME --hub URL)"
+                    .into(),
+            );
+            return;
+        }
+        o.cmd = CmdLine::default();
+        let at = o
+            .contexts
+            .current
+            .as_ref()
+            .and_then(|c| o.contexts.names.iter().position(|n| n == c))
+            .unwrap_or(0);
+        o.contexts.picker = Some(at);
+        return;
+    }
+    if m.fleet.slot_of(&text).is_some() {
+        o.cmd = CmdLine::default();
+        // The cursor on it when the filter shows it; its detail opens
+        // either way.
+        let d = Detail::Worker(text);
+        asks.push(Ask::Show("workers"));
+        asks.push(Ask::Select(d.clone()));
+        asks.push(Ask::Open(d));
+        return;
+    }
+    let list = commands(panes, first)
+        .iter()
+        .map(|c| format!(":{c}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    o.cmd.error = Some(if text.is_empty() {
+        format!("type a command: {list}, or a worker id")
+    } else if text.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && text.contains(|c: char| c.is_ascii_digit())
+    {
+        format!("no worker {} reports to this hub", hub(&text))
+    } else {
+        format!("unknown command {}: try {list}, or a worker id", hub(&text))
+    });
+}
+
+fn choose_context(
+    o: &mut Overlays,
+    m: &Model,
+    name: String,
+    fx: &mut Vec<Effect>,
+    asks: &mut Vec<Ask>,
+) {
+    if o.contexts.current.as_deref() == Some(name.as_str()) {
+        asks.push(Ask::Say(format!("already on {name}")));
+    } else if m.edit.is_pending() {
+        o.contexts.confirm = Some(name);
+    } else {
+        switch_to(o, name, fx, asks);
+    }
+}
+
+fn switch_to(o: &mut Overlays, name: String, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
+    asks.push(Ask::Say(format!("connecting to {name}")));
+    o.contexts.switching = Some(name.clone());
+    fx.push(Effect::SwitchContext(name));
+}
+
+/// The runner could not switch: why, for the status line; this session
+/// goes on.
+pub fn switch_failed(o: &mut Overlays, error: &str) -> String {
+    o.contexts.switching = None;
+    format!("cannot switch: {}", hub(error))
+}
+
+/// The prompt or the question, if either is up; true when drawn.
+pub fn draw_status(
+    t: &Theme,
+    o: &Overlays,
+    commands: &[&str],
+    area: Rect,
+    buf: &mut Buffer,
+) -> bool {
+    if let Some(name) = &o.contexts.confirm {
+        line(
+            area,
+            buf,
+            Line::styled(
+                fit(
+                    &format!(
+                        "an edit is pending on this hub and is not carried to {}: {}, any other key stays",
+                        hub(name),
+                        keys::hints(Hints::Switching, ", ")
+                    ),
+                    area.width as usize,
+                    t.ellipsis(),
+                ),
+                t.warn(),
+            ),
+        );
+        return true;
+    }
+    if !o.cmd.editing {
+        return false;
+    }
+    let mut spans = vec![
+        Span::styled(":", t.title()),
+        Span::raw(hub(&o.cmd.text).into_owned()),
+        Span::styled("_", t.title()),
+        Span::raw("   "),
+    ];
+    let used = o.cmd.text.chars().count() + 5;
+    let room = (area.width as usize).saturating_sub(used);
+    match &o.cmd.error {
+        Some(e) => spans.push(Span::styled(fit(e, room, t.ellipsis()), t.bad())),
+        None => spans.push(Span::styled(
+            fit(
+                &format!(
+                    "{1} {0} a worker id {0} {2}",
+                    t.sep(),
+                    commands.join(&format!(" {} ", t.sep())),
+                    keys::hints(Hints::Command, &format!(" {} ", t.sep()))
+                ),
+                room,
+                t.ellipsis(),
+            ),
+            t.muted(),
+        )),
+    }
+    line(area, buf, Line::from(spans));
+    true
+}
+
+/// The `:ctx` switcher: the contexts, the current one marked.
+pub fn draw_picker(t: &Theme, o: &Overlays, body: Rect, buf: &mut Buffer) {
+    let Some(sel) = o.contexts.picker else {
+        return;
+    };
+    let names = &o.contexts.names;
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(20, 60) as u16
+        + 8;
+    let height = (names.len() as u16 + 2).min(body.height);
+    let area = Rect {
+        x: body.x + 2.min(body.width),
+        y: body.y,
+        width: width.min(body.width.saturating_sub(2)),
+        height,
+    };
+    Clear.render(area, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_set(t.border())
+        .title(Span::styled(
+            format!(" contexts ({}) ", keys::hints(Hints::Picker, ", ")),
+            t.title(),
+        ));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let rows = inner.height as usize;
+    let first = sel.saturating_sub(rows.saturating_sub(1));
+    for (i, name) in names.iter().enumerate().skip(first).take(rows) {
+        let current = o.contexts.current.as_deref() == Some(name.as_str());
+        let text = format!(
+            "{} {}",
+            if current { "*" } else { " " },
+            fit(
+                &hub(name),
+                inner.width.saturating_sub(2) as usize,
+                t.ellipsis()
+            )
+        );
+        let style = if i == sel {
+            t.selected()
+        } else {
+            ratatui::style::Style::new()
+        };
+        line(
+            Rect {
+                y: inner.y + (i - first) as u16,
+                height: 1,
+                ..inner
+            },
+            buf,
+            Line::styled(format!("{text:<w$}", w = inner.width as usize), style),
+        );
+    }
+}

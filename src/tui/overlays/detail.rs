@@ -1,0 +1,627 @@
+//! `Enter`: the detail of a worker, a failover, an agent or a revision.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
+
+use crate::tui::keys::{self, Hints};
+use crate::tui::model::compact::Sym;
+use crate::tui::model::config::HistKey;
+use crate::tui::model::fleet::Entry;
+use crate::tui::pane::{Cx, Detail};
+use crate::tui::ui::fmt;
+use crate::tui::ui::{cell_style, diff_line, fit, hub};
+use crate::wire::{Failover, HistoryEntry, MAX_AGENTS, Preflight};
+
+/// Where a worker stands: `on claude (#2)`, `on x (not in its list)`,
+/// `NO ROUTE`. Ranks are the worker's own list, rank 0 first.
+pub fn why_head(e: &Entry) -> String {
+    match (&e.view.active_agent, e.active_rank()) {
+        (Some(a), Some(r)) => format!("on {} (#{r})", hub(a)),
+        (Some(a), None) => format!("on {} (not in its list)", hub(a)),
+        (None, _) => "NO ROUTE".to_string(),
+    }
+}
+
+/// Every rung above the one the worker stands on (all of them with no
+/// route) and what holds it off, from the failovers the TUI holds for it
+/// (the log and its last failover): see [`crate::text::held_off`].
+pub fn why_rungs(cx: &Cx, e: &Entry) -> Vec<crate::text::RungWhy> {
+    let v = &e.view;
+    let held: Vec<Failover> = cx
+        .model
+        .log
+        .of_worker(&v.worker)
+        .map(|r| r.failover())
+        .collect();
+    let mut failovers: Vec<&Failover> = held.iter().collect();
+    if let Some(last) = v.last_failover.as_deref() {
+        failovers.push(last);
+    }
+    crate::text::held_off(
+        cx.now,
+        &v.agents,
+        v.active_agent.as_deref(),
+        |a| v.capabilities.get(a).copied(),
+        &failovers,
+    )
+}
+
+/// Why a worker stands on its rung, on one line, e.g.
+/// `on claude (#2): opencode rate_limited 429 (hub_router) since 15:01:05
+/// (3m ago), 1 in the last hour; pi missing binary, no failover recorded`.
+pub fn why(cx: &Cx, e: &Entry) -> String {
+    let head = why_head(e);
+    let rungs = why_rungs(cx, e);
+    if rungs.is_empty() {
+        if e.view.active_agent.is_some() {
+            format!("{head}: the top of its list")
+        } else {
+            format!("{head}: its list is empty")
+        }
+    } else {
+        let reasons: Vec<String> = rungs
+            .iter()
+            .map(|r| format!("{} {}", hub(&r.agent), hub(&r.text)))
+            .collect();
+        format!("{head}: {}", reasons.join("; "))
+    }
+}
+
+/// The heartbeat's age against the hub's thresholds (3 and 10 heartbeat
+/// intervals, the interval the hub announces): `stale in 0:22` while
+/// healthy, `stale since 08:24:10 · lost in 1:10` while stale, `lost since
+/// 08:25:20`. "Since" is when the hub's rule turned; its sweeper decides
+/// within about a second. A threshold passed that the hub has not acted on
+/// yet reads `stale due now`.
+pub fn threshold_text(cx: &Cx, e: &Entry) -> String {
+    use crate::wire::WorkerState;
+    let interval = chrono::TimeDelta::seconds(cx.model.fleet.interval_s.max(1) as i64);
+    let received = e.view.received_at;
+    let stale_at = received + interval * WorkerState::STALE_AFTER as i32;
+    let lost_at = received + interval * WorkerState::LOST_AFTER as i32;
+    let now = cx.now;
+    let left = |at: chrono::DateTime<chrono::Utc>| {
+        let s = (at - now).num_seconds().max(0);
+        format!("{}:{:02}", s / 60, s % 60)
+    };
+    match e.state {
+        WorkerState::Healthy if now < stale_at => format!("stale in {}", left(stale_at)),
+        WorkerState::Healthy => "stale due now".to_string(),
+        WorkerState::Stale if now < lost_at => format!(
+            "stale since {} {} lost in {}",
+            fmt::clock(stale_at),
+            cx.theme.sep(),
+            left(lost_at)
+        ),
+        WorkerState::Stale => format!("stale since {}, lost due now", fmt::clock(stale_at)),
+        WorkerState::Lost => format!("lost since {}", fmt::clock(lost_at)),
+    }
+}
+
+fn kv(cx: &Cx, k: &str, v: impl Into<String>) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{k:<12}"), cx.theme.muted()),
+        Span::raw(v.into()),
+    ])
+}
+
+/// A worker's detail; `highlight` marks one of its failovers (by id) in
+/// its recent failovers, shown even when older than the ten newest.
+fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>> {
+    let t = cx.theme;
+    let Some(e) = cx.model.fleet.by_id(id) else {
+        return vec![Line::raw(format!(
+            "worker {} is no longer reported",
+            hub(id)
+        ))];
+    };
+    let v = &e.view;
+    let now = cx.now;
+    let mut out = vec![
+        kv(cx, "worker", hub(&v.worker).into_owned()),
+        kv(cx, "host", hub(&v.host).into_owned()),
+        Line::from(vec![
+            Span::styled(format!("{:<12}", "state"), t.muted()),
+            Span::styled(
+                e.state.as_str(),
+                cell_style(cx.theme, cx.stale, t.state(e.state)),
+            ),
+            Span::raw(format!(
+                ", heartbeat {} ago (hub clock) {} {}, sent {}",
+                fmt::age_at(now, v.received_at),
+                t.sep(),
+                threshold_text(cx, e),
+                fmt::clock(v.sent_at)
+            )),
+        ]),
+        kv(
+            cx,
+            "revision",
+            format!(
+                "{} ({})",
+                hub(v.config_revision.as_deref().unwrap_or("-")),
+                if e.in_sync {
+                    "in sync".to_string()
+                } else {
+                    format!("fleet is on {}", hub(&cx.model.fleet.revision))
+                }
+            ),
+        ),
+        kv(cx, "its list", hub(&fmt::list(&v.agents)).into_owned()),
+    ];
+    // Why: where it stands, then every rung above it and what holds it off.
+    let rungs = why_rungs(cx, e);
+    let head_style = if e.no_route() {
+        cell_style(cx.theme, cx.stale, t.no_route())
+    } else {
+        Style::new()
+    };
+    let head = match (rungs.is_empty(), e.view.active_agent.is_some()) {
+        (false, true) => format!("{}, held off the rungs above:", why_head(e)),
+        (false, false) => format!("{}, held off every rung:", why_head(e)),
+        (true, true) => format!("{}: the top of its list", why_head(e)),
+        (true, false) => format!("{}: its list is empty", why_head(e)),
+    };
+    out.push(Line::from(vec![
+        Span::styled(format!("{:<12}", "why"), t.muted()),
+        Span::styled(head, head_style),
+    ]));
+    for r in &rungs {
+        let style = if r.contradiction {
+            cell_style(cx.theme, cx.stale, t.bad())
+        } else {
+            Style::new()
+        };
+        out.push(Line::from(vec![
+            Span::raw(format!("  #{:<2} {:<10} ", r.rank, hub(&r.agent))),
+            Span::styled(hub(&r.text).into_owned(), style),
+        ]));
+    }
+    out.extend([
+        Line::raw(""),
+        Line::styled("capabilities", t.title()),
+        Line::styled(
+            format!(
+                "  {:<3} {:<14} {:<7} {:<6} {:<10} {:<8} {}",
+                "#", "agent", "binary", "token", "preflight", "capable", "active"
+            ),
+            t.column_header(),
+        ),
+    ]);
+    let mut names: Vec<&Sym> = v.agents.iter().collect();
+    for a in v.capabilities.keys() {
+        if !names.contains(&a) {
+            names.push(a);
+        }
+    }
+    let mark = |b: bool| if b { t.yes() } else { t.no() };
+    for (i, a) in names.iter().enumerate() {
+        let rank = if i < v.agents.len() {
+            i.to_string()
+        } else {
+            "-".into()
+        };
+        let active = v.active_agent.as_deref() == Some(&***a);
+        let (bin, tok, pf, cap) = match v.capabilities.get(a) {
+            Some(c) => (
+                mark(c.binary),
+                mark(c.token),
+                match c.preflight {
+                    Preflight::Ok => "ok",
+                    Preflight::Failed => "failed",
+                    Preflight::Unknown => "unknown",
+                },
+                c.capable(),
+            ),
+            None => ("?", "?", "?", false),
+        };
+        let style = if cap {
+            Style::new()
+        } else {
+            cell_style(cx.theme, cx.stale, t.bad())
+        };
+        out.push(Line::styled(
+            format!(
+                "  {:<3} {:<14} {:<7} {:<6} {:<10} {:<8} {}",
+                rank,
+                hub(a),
+                bin,
+                tok,
+                pf,
+                mark(cap),
+                if active { "<- active" } else { "" }
+            ),
+            style,
+        ));
+    }
+    out.push(Line::raw(""));
+    out.push(Line::styled("recent failovers", t.title()));
+    let mut any = false;
+    let mut shown = std::collections::HashSet::new();
+    let mut line = |f: &Failover| {
+        if !shown.insert(f.id.clone()) {
+            return;
+        }
+        any = true;
+        if highlight == Some(f.id.as_str()) {
+            out.push(Line::styled(
+                format!(
+                    "{} {}",
+                    if t.ascii { ">" } else { "▶" },
+                    failover_line(cx, f)
+                ),
+                t.selected(),
+            ));
+        } else {
+            out.push(Line::raw(format!("  {}", failover_line(cx, f))));
+        }
+    };
+    let mut newest = cx.model.log.of_worker(&v.worker);
+    for r in newest.by_ref().take(10) {
+        line(&r.failover());
+    }
+    if let Some(h) = highlight {
+        if let Some(r) = newest.find(|r| &*r.id == h) {
+            line(&r.failover());
+        }
+    }
+    if let Some(f) = &v.last_failover {
+        line(f);
+    }
+    if !any {
+        out.push(Line::styled("  none", t.muted()));
+    }
+    out
+}
+
+fn failover_line(cx: &Cx, f: &Failover) -> String {
+    let mut s = format!(
+        "{:>4} {}{}{} {}",
+        fmt::age_at(cx.now, f.at),
+        hub(&f.from),
+        cx.theme.arrow(),
+        f.to.as_deref().map(hub).unwrap_or("(none)".into()),
+        f.cause.kind
+    );
+    if let Some(st) = f.cause.status {
+        s.push_str(&format!(" {st}"));
+    }
+    s.push_str(&format!(" ({})", f.cause.source.as_str()));
+    if let Some(d) = &f.cause.detail {
+        s.push_str(&format!(" \"{}\"", hub(d)));
+    }
+    s
+}
+
+fn failover_lines(cx: &Cx, seq: u64) -> Vec<Line<'static>> {
+    let Some(r) = cx.model.log.get(seq) else {
+        return vec![Line::raw(format!("failover {seq} is no longer held"))];
+    };
+    let f = &r.failover();
+    let c = &f.cause;
+    let t = cx.theme;
+    let now = cx.now;
+    vec![
+        kv(cx, "seq", r.seq.to_string()),
+        kv(cx, "id", hub(&f.id).into_owned()),
+        kv(
+            cx,
+            "worker",
+            format!("{} on {}", hub(&r.worker), hub(&r.host)),
+        ),
+        kv(
+            cx,
+            "at",
+            format!(
+                "{} ({} ago, worker clock)",
+                fmt::stamp_s(f.at),
+                fmt::age_at(now, f.at)
+            ),
+        ),
+        kv(
+            cx,
+            "received",
+            format!(
+                "{} ({} ago, hub clock)",
+                fmt::stamp_s(r.received_at),
+                fmt::age_at(now, r.received_at)
+            ),
+        ),
+        kv(cx, "from", hub(&f.from).into_owned()),
+        Line::from(vec![
+            Span::styled(format!("{:<12}", "to"), t.muted()),
+            match &f.to {
+                Some(to) => Span::raw(hub(to).into_owned()),
+                None => Span::styled(
+                    "(none): no route, the worker failed closed",
+                    cell_style(cx.theme, cx.stale, t.no_route()),
+                ),
+            },
+        ]),
+        Line::raw(""),
+        Line::styled("cause", t.title()),
+        kv(cx, "  kind", c.kind.as_str()),
+        kv(
+            cx,
+            "  status",
+            c.status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "-".into()),
+        ),
+        kv(cx, "  source", c.source.as_str()),
+        kv(
+            cx,
+            "  detail",
+            hub(c.detail.as_deref().unwrap_or("-")).into_owned(),
+        ),
+    ]
+}
+
+fn agent_lines(cx: &Cx, agent: &str) -> Vec<Line<'static>> {
+    let c = cx.model.fleet.agg.agent(agent);
+    let rank = cx
+        .model
+        .config
+        .agents
+        .iter()
+        .position(|a| a == agent)
+        .map(|r| format!("#{r}"))
+        .unwrap_or_else(|| "not in the list".into());
+    let away = cx.model.log.away_last_hour(cx.now);
+    let k = away.get(agent).copied().unwrap_or_default();
+    vec![
+        kv(cx, "agent", hub(agent).into_owned()),
+        kv(cx, "rank", rank),
+        kv(
+            cx,
+            "can run",
+            format!("{} live workers", fmt::count(c.capable)),
+        ),
+        kv(
+            cx,
+            "runs now",
+            format!("{} live workers", fmt::count(c.active)),
+        ),
+        kv(cx, "no binary", fmt::count(c.no_binary)),
+        kv(cx, "no token", fmt::count(c.no_token)),
+        kv(
+            cx,
+            "preflight",
+            format!("{} failed", fmt::count(c.preflight_failed)),
+        ),
+        kv(cx, "away (1h)", fmt::away(cx.theme.sep(), &k)),
+    ]
+}
+
+fn revision_lines(cx: &Cx, k: &HistKey) -> Vec<Line<'static>> {
+    let Some(h) = cx.model.history_entry(k) else {
+        return vec![Line::raw(format!(
+            "revision {} is no longer held",
+            hub(&k.revision)
+        ))];
+    };
+    let added: Vec<&String> = h
+        .agents
+        .iter()
+        .filter(|a| !h.previous_agents.contains(a))
+        .collect();
+    let removed: Vec<&String> = h
+        .previous_agents
+        .iter()
+        .filter(|a| !h.agents.contains(a))
+        .collect();
+    let mut out = vec![
+        kv(cx, "revision", hub(&h.revision).into_owned()),
+        kv(
+            cx,
+            "at",
+            format!("{} ({} ago)", fmt::stamp(h.at), fmt::age_at(cx.now, h.at)),
+        ),
+        kv(cx, "by", hub(&h.by).into_owned()),
+        kv(
+            cx,
+            "before",
+            hub(&fmt::list(&h.previous_agents)).into_owned(),
+        ),
+        kv(cx, "after", hub(&fmt::list(&h.agents)).into_owned()),
+    ];
+    if !added.is_empty() {
+        out.push(kv(
+            cx,
+            "added",
+            added
+                .iter()
+                .map(|a| hub(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(","),
+        ));
+    }
+    if !removed.is_empty() {
+        out.push(kv(
+            cx,
+            "removed",
+            removed
+                .iter()
+                .map(|a| hub(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(","),
+        ));
+    }
+    out.extend(diff_lines(cx, h));
+    out
+}
+
+pub fn lines(cx: &Cx, d: &Detail) -> (String, Vec<Line<'static>>) {
+    match d {
+        Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(cx, id, None)),
+        Detail::Failover(seq) => {
+            // The failover in full, then its worker's detail with this
+            // failover highlighted among its recent ones.
+            let mut lines = failover_lines(cx, *seq);
+            let title = match cx.model.log.get(*seq) {
+                Some(r) => {
+                    lines.push(Line::raw(""));
+                    lines.push(Line::styled(
+                        format!("its worker {} (f: its failovers)", hub(&r.worker)),
+                        cx.theme.title(),
+                    ));
+                    lines.extend(worker_lines(cx, &r.worker, Some(&r.id)));
+                    format!(
+                        "failover {seq} {} worker {}",
+                        cx.theme.sep(),
+                        hub(&r.worker)
+                    )
+                }
+                None => format!("failover {seq}"),
+            };
+            (title, lines)
+        }
+        Detail::Agent(a) => (format!("agent {}", hub(a)), agent_lines(cx, a)),
+        Detail::Revision(k) => (
+            format!("revision {}", hub(&k.revision)),
+            revision_lines(cx, k),
+        ),
+        Detail::Rollout => super::edit::rollout_title_and_lines(cx),
+    }
+}
+
+/// `v`: the record as the hub sent it, pretty JSON, one string a line,
+/// each scrubbed and made safe for the terminal. `None` when the TUI no
+/// longer holds it (or it has no record of the hub's own: an agent).
+pub fn raw_lines(cx: &Cx, d: &Detail) -> Option<Vec<String>> {
+    let json = match d {
+        Detail::Worker(id) => serde_json::to_string_pretty(&cx.model.fleet.by_id(id)?.to_wire()),
+        Detail::Failover(seq) => serde_json::to_string_pretty(&cx.model.log.get(*seq)?.record()),
+        Detail::Revision(k) => serde_json::to_string_pretty(cx.model.history_entry(k)?),
+        // The rollout is the TUI's own list, not a record of the hub's.
+        Detail::Agent(_) | Detail::Rollout => return None,
+    }
+    .ok()?;
+    Some(json.lines().map(|l| hub(l).into_owned()).collect())
+}
+
+/// A detail's bordered box, drawn: what is inside it, the first of `len`
+/// lines shown there (the scroll, kept inside the text), and the text's
+/// style (greyed while the data is stale).
+fn boxed(
+    cx: &Cx,
+    area: Rect,
+    buf: &mut Buffer,
+    title: String,
+    bottom: Hints,
+    scroll: usize,
+    len: usize,
+) -> (Rect, usize, Style) {
+    let bottom = format!(" {} ", keys::hints(bottom, " "));
+    let t = cx.theme;
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_set(t.border())
+        .title(Span::styled(title, t.title()))
+        .title_bottom(Span::styled(bottom, t.muted()));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let scroll = scroll.min(len.saturating_sub(inner.height as usize));
+    let style = if cx.stale { t.greyed() } else { Style::new() };
+    (inner, scroll, style)
+}
+
+fn draw_raw(cx: &Cx, d: &Detail, scroll: usize, area: Rect, buf: &mut Buffer) {
+    let t = cx.theme;
+    let what = match d {
+        Detail::Worker(id) => format!("worker {}", hub(id)),
+        Detail::Failover(seq) => format!("failover {seq}"),
+        Detail::Revision(k) => format!("revision {}", hub(&k.revision)),
+        Detail::Agent(a) => format!("agent {}", hub(a)),
+        Detail::Rollout => "rollout".to_string(),
+    };
+    let lines = raw_lines(cx, d).unwrap_or_else(|| vec![format!("{what} is no longer held")]);
+    let title = format!(" {what} {} the hub's JSON, scrubbed ", t.sep());
+    let (inner, scroll, style) = boxed(cx, area, buf, title, Hints::RawBox, scroll, lines.len());
+    // Only the visible lines are cut and drawn (no wrapping: JSON keeps its shape).
+    for (i, l) in lines
+        .iter()
+        .skip(scroll)
+        .take(inner.height as usize)
+        .enumerate()
+    {
+        let r = Rect {
+            y: inner.y + i as u16,
+            height: 1,
+            ..inner
+        };
+        Line::styled(fit(l, inner.width as usize, t.ellipsis()), style).render(r, buf);
+    }
+}
+
+/// The detail `d` (`raw`: as the hub's JSON), its text scrolled by
+/// `scroll` lines.
+pub fn draw(cx: &Cx, d: &Detail, scroll: usize, raw: bool, area: Rect, buf: &mut Buffer) {
+    if raw {
+        return draw_raw(cx, d, scroll, area, buf);
+    }
+    let (title, lines) = lines(cx, d);
+    let title = format!(" {title} ");
+    let (inner, scroll, style) = boxed(cx, area, buf, title, Hints::DetailBox, scroll, lines.len());
+    // Detail texts are short (tens of lines), so wrapping them all is cheap.
+    Paragraph::new(lines)
+        .style(style)
+        .wrap(Wrap { trim: false })
+        .scroll((scroll.min(u16::MAX as usize) as u16, 0))
+        .render(inner, buf);
+}
+
+/// The list as the document writes it, one agent a line.
+fn list_text(agents: &[String]) -> String {
+    let mut s = String::from("MAC_CODING_AGENTS = [\n");
+    for a in agents {
+        s.push_str(&format!("    {a:?},\n"));
+    }
+    s.push_str("]\n");
+    s
+}
+
+/// A revision's change as a unified diff of its list against the one
+/// before it (the hub's history keeps each revision's list, not its whole
+/// document). For the detail of a History entry.
+pub fn diff_lines(cx: &Cx, h: &HistoryEntry) -> Vec<Line<'static>> {
+    let t = cx.theme;
+    let hist = &cx.model.config.history;
+    // Newest first: the entry before this one in time is the next one.
+    let before = hist
+        .iter()
+        .position(|x| x.revision == h.revision && x.at == h.at)
+        .and_then(|i| hist.get(i + 1))
+        .map(|p| hub(&p.revision).into_owned());
+    let old = if h.previous_agents.is_empty() {
+        String::new()
+    } else {
+        list_text(&h.previous_agents)
+    };
+    // The whole list as context: it is short (at most MAX_AGENTS lines).
+    let diff = similar::TextDiff::from_lines(&old, &list_text(&h.agents))
+        .unified_diff()
+        .context_radius(MAX_AGENTS + 2)
+        .header(
+            &before.unwrap_or_else(|| "before".into()),
+            &hub(&h.revision),
+        )
+        .to_string();
+    let mut out = vec![
+        Line::raw(""),
+        Line::styled(
+            "diff of the list (the history keeps lists, not whole documents):",
+            t.muted(),
+        ),
+    ];
+    if diff.is_empty() {
+        out.push(Line::raw(
+            "the list did not change (another key or a comment did)",
+        ));
+    }
+    out.extend(diff.lines().map(|l| diff_line(t, &hub(l))));
+    out
+}

@@ -1,0 +1,777 @@
+//! The owner's edit screens over the Ladder: the edit keys (`J`/`K`/`a`/
+//! `d`/`u`/`C-r`/`w`/`e`, `R` on History), the add prompt, the diff under
+//! review, the conflict after a 412 that changed the list, the quit
+//! question; what `$EDITOR` and the write came back with. The edit itself
+//! is the model's ([`crate::tui::model::edit::LadderEdit`]); this changes
+//! it, from the key table's `Add`, `Review`, `Conflict` and `Quitting`
+//! scopes, and draws its screens. The runner sends what `y` confirmed
+//! through the session's `Writer` (nothing here sees the writer).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::Ask;
+use crate::client::ClientError;
+use crate::tui::keys::{self, Action, Hints, Scope};
+use crate::tui::model::Model;
+use crate::tui::model::config::HistKey;
+use crate::tui::model::edit::{
+    Draft, LadderEdit, MAX_REOPENS, Mode, Rollout, strip_notes, with_notes,
+};
+use crate::tui::msg::Effect;
+use crate::tui::pane::{Cx, Detail};
+use crate::tui::ui::fmt::{age_at, count as count_text};
+use crate::tui::ui::{diff_line, fit, fit_line, hub, line, row};
+use crate::wire::{ConfigAccepted, WorkerState};
+
+fn say(asks: &mut Vec<Ask>, text: impl Into<String>) {
+    asks.push(Ask::Say(text.into()));
+}
+
+/// An edit key on the Ladder, in a session that holds a writer.
+pub fn action(
+    m: &mut Model,
+    action: Action,
+    sel: Option<String>,
+    fx: &mut Vec<Effect>,
+    asks: &mut Vec<Ask>,
+) {
+    if matches!(m.edit.mode, Mode::Sending { .. }) {
+        say(asks, "a write is on its way");
+        return;
+    }
+    if action == Action::EditDocument {
+        match m.plan_mut() {
+            Ok(_) => open_editor(m, fx, asks),
+            Err(e) => say(asks, e),
+        }
+        return;
+    }
+    let plan = match m.plan_mut() {
+        Ok(p) => p,
+        Err(e) => return say(asks, e),
+    };
+    let at = sel
+        .as_ref()
+        .and_then(|a| plan.order().iter().position(|x| x == a));
+    let result: Result<String, String> = match action {
+        Action::MoveAgentDown | Action::MoveAgentUp => match at {
+            None => Err("select an agent of the list to move it".into()),
+            Some(i) => {
+                let r = if action == Action::MoveAgentDown {
+                    plan.move_down(i)
+                } else {
+                    plan.move_up(i)
+                };
+                r.map(|to| {
+                    format!(
+                        "{} to rank {to} (u undoes)",
+                        sel.as_deref().unwrap_or_default()
+                    )
+                })
+                .map_err(|e| e.to_string())
+            }
+        },
+        Action::RemoveAgent => match at {
+            None => Err("select an agent of the list to remove it".into()),
+            Some(i) => plan
+                .remove(i)
+                .map(|a| format!("{a} removed (u undoes)"))
+                .map_err(|e| e.to_string()),
+        },
+        Action::Undo => Ok(if plan.undo() {
+            "undone"
+        } else {
+            "nothing to undo"
+        }
+        .into()),
+        Action::Redo => Ok(if plan.redo() {
+            "redone"
+        } else {
+            "nothing to redo"
+        }
+        .into()),
+        Action::AddAgent => {
+            m.edit.mode = Mode::Adding {
+                text: String::new(),
+                error: None,
+            };
+            return;
+        }
+        Action::Write => {
+            review(m, asks);
+            return;
+        }
+        _ => return,
+    };
+    match result {
+        Ok(t) => say(asks, t),
+        Err(e) => say(asks, e),
+    }
+    m.edit.error = None;
+    m.edit.rollout = None;
+    asks.push(Ask::Reorder);
+    if let Some(a) = sel {
+        // The cursor goes with the agent.
+        asks.push(Ask::Select(Detail::Agent(a)));
+        asks.push(Ask::Reorder);
+    }
+}
+
+/// `e`: the whole document in `$EDITOR`: the draft the editor last left
+/// (with why it was not taken on top), else the document as the
+/// pending edit would write it.
+fn open_editor(m: &mut Model, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
+    let Some(plan) = m.edit.plan.as_ref() else {
+        return;
+    };
+    let text = match (&m.edit.draft, plan.render()) {
+        (Some(d), _) => with_notes(&d.error, &d.text),
+        (None, Ok(t)) => t,
+        (None, Err(e)) => with_notes(
+            &format!(
+                "the pending order cannot be written ({e}); this is the document it stands on"
+            ),
+            plan.working_text(),
+        ),
+    };
+    m.edit.reopens = 0;
+    say(asks, "the document is open in $EDITOR");
+    fx.push(Effect::OpenEditor { text });
+}
+
+/// The editor closed: what it left becomes the pending edit, or the
+/// editor opens again with why it was not taken on top.
+pub fn edited(
+    m: &mut Model,
+    sent: String,
+    back: Result<String, String>,
+    fx: &mut Vec<Effect>,
+    asks: &mut Vec<Ask>,
+) {
+    let back = match back {
+        Ok(b) => b,
+        Err(e) => {
+            say(asks, format!("the editor failed: {e} (nothing changed)"));
+            return;
+        }
+    };
+    let body = strip_notes(&back);
+    if body == strip_notes(&sent) {
+        say(
+            asks,
+            if m.edit.draft.is_some() {
+                "the editor closed with the document unchanged: cancelled (e reopens what you typed)"
+            } else {
+                "the editor closed with the document unchanged: cancelled"
+            },
+        );
+        return;
+    }
+    let plan = match m.plan_mut() {
+        Ok(p) => p,
+        Err(e) => return say(asks, e),
+    };
+    match plan.set_document(body) {
+        Ok(changed) => {
+            m.edit.draft = None;
+            m.edit.reopens = 0;
+            m.edit.error = None;
+            if changed {
+                m.edit.rollout = None;
+            }
+            say(
+                asks,
+                if m.edit.is_pending() {
+                    "the document from $EDITOR is pending: review it, then w (u undoes)"
+                } else {
+                    "the document from $EDITOR is the hub's: nothing pending"
+                },
+            );
+            asks.push(Ask::Land("ladder"));
+            asks.push(Ask::Reorder);
+        }
+        Err(e) => {
+            let error = e.to_string();
+            m.edit.draft = Some(Draft {
+                text: body.to_string(),
+                error: error.clone(),
+            });
+            m.edit.reopens += 1;
+            if m.edit.reopens > MAX_REOPENS {
+                say(
+                    asks,
+                    format!("not taken: {error} (what you typed is kept: e reopens it)"),
+                );
+                return;
+            }
+            say(asks, format!("not taken: {error}: the editor opens again"));
+            fx.push(Effect::OpenEditor {
+                text: with_notes(&error, body),
+            });
+        }
+    }
+}
+
+/// `R` on History: the selected revision's order becomes the pending
+/// order (on the hub's current document), shown on the Ladder to review.
+pub fn revert(m: &mut Model, selected: Option<HistKey>, asks: &mut Vec<Ask>) {
+    if matches!(m.edit.mode, Mode::Sending { .. }) {
+        say(asks, "a write is on its way");
+        return;
+    }
+    let Some(entry) = selected
+        .and_then(|k| m.history_entry(&k))
+        .map(|h| (h.revision.clone(), h.agents.clone()))
+    else {
+        say(asks, "select a revision to revert to");
+        return;
+    };
+    let (revision, agents) = entry;
+    let plan = match m.plan_mut() {
+        Ok(p) => p,
+        Err(e) => return say(asks, e),
+    };
+    plan.set_order(agents);
+    let pending = plan.is_pending();
+    if pending {
+        asks.push(Ask::Land("ladder"));
+        m.edit.rollout = None;
+    }
+    say(
+        asks,
+        if pending {
+            format!("{revision}'s order is pending: review it, then w (u undoes)")
+        } else {
+            format!("the hub already holds {revision}'s order")
+        },
+    );
+    asks.push(Ask::Reorder);
+}
+
+/// `w`: the diff screen of the whole document, or why it cannot be
+/// written.
+fn review(m: &mut Model, asks: &mut Vec<Ask>) {
+    let Some(plan) = m.edit.plan.as_ref().filter(|p| p.is_pending()) else {
+        say(asks, "nothing to write: no pending edit");
+        return;
+    };
+    let made = plan
+        .check()
+        .and_then(|()| Ok((plan.render()?, plan.diff()?)));
+    match made {
+        Ok((text, diff)) => {
+            m.edit.mode = Mode::Review {
+                text,
+                if_match: plan.base_revision().to_string(),
+                diff,
+                scroll: 0,
+            }
+        }
+        Err(e) => say(asks, format!("cannot write: {e} (the edit is kept)")),
+    }
+}
+
+/// A key while the add prompt, the diff, the conflict or the quit
+/// question is open (the key table's `Add`, `Review`, `Conflict` and
+/// `Quitting` scopes).
+pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
+    let scope = match m.edit.mode {
+        Mode::Editing | Mode::Sending { .. } => return,
+        Mode::ConfirmQuit => Scope::Quitting,
+        Mode::Adding { .. } => Scope::Add,
+        Mode::Review { .. } => Scope::Review,
+        Mode::Conflict { .. } => Scope::Conflict,
+    };
+    let action = keys::action_in(scope, &k);
+    if action == Some(Action::Quit) {
+        asks.push(Ask::Quit);
+        return;
+    }
+    match &mut m.edit.mode {
+        Mode::Editing | Mode::Sending { .. } => {}
+        Mode::ConfirmQuit => {
+            if action == Some(Action::Yes) {
+                asks.push(Ask::Quit);
+            } else {
+                m.edit.mode = Mode::Editing;
+            }
+        }
+        Mode::Adding { text, .. } => match action {
+            Some(Action::Cancel) => m.edit.mode = Mode::Editing,
+            Some(Action::Accept) => add_typed(m, asks),
+            Some(Action::Complete) => {
+                let typed = text.clone();
+                if let Some(c) = m
+                    .add_choices()
+                    .into_iter()
+                    .find(|c| c.starts_with(typed.as_str()))
+                {
+                    set_add_text(m, c);
+                }
+            }
+            Some(Action::Erase) => {
+                text.pop();
+                let t = text.clone();
+                set_add_text(m, t);
+            }
+            Some(_) => {}
+            None => {
+                if let KeyCode::Char(c) = k.code {
+                    if !k.modifiers.contains(KeyModifiers::CONTROL) {
+                        text.push(c);
+                        let t = text.clone();
+                        set_add_text(m, t);
+                    }
+                }
+            }
+        },
+        Mode::Review {
+            text,
+            if_match,
+            scroll,
+            ..
+        } => match action {
+            Some(Action::Yes) => {
+                let (text, if_match) = (text.clone(), if_match.clone());
+                say(asks, format!("writing onto {if_match}"));
+                m.edit.mode = Mode::Sending {
+                    if_match: if_match.clone(),
+                };
+                fx.push(Effect::Write { text, if_match });
+            }
+            Some(Action::Cancel) => m.edit.mode = Mode::Editing,
+            Some(Action::ScrollDown) => *scroll += 1,
+            Some(Action::ScrollUp) => *scroll = scroll.saturating_sub(1),
+            _ => {}
+        },
+        Mode::Conflict {
+            conflict,
+            confirm_drop,
+        } => match action {
+            Some(Action::Carry) => {
+                let c = (**conflict).clone();
+                m.edit.plan = Some(c.carry());
+                m.edit.mode = Mode::Editing;
+                say(
+                    asks,
+                    "your order now stands on the hub's document: review it, then w",
+                );
+                asks.push(Ask::Reorder);
+            }
+            Some(Action::DropMine) if !*confirm_drop => *confirm_drop = true,
+            Some(Action::Yes) if *confirm_drop => {
+                let c = (**conflict).clone();
+                m.edit.plan = Some(c.drop_mine());
+                m.edit.mode = Mode::Editing;
+                say(asks, "your pending edit was dropped");
+                asks.push(Ask::Reorder);
+            }
+            _ => *confirm_drop = false,
+        },
+    }
+}
+
+fn set_add_text(m: &mut Model, t: String) {
+    let error = if t.is_empty() {
+        None
+    } else {
+        m.edit
+            .plan
+            .as_ref()
+            .and_then(|p| p.check_name(&t).err())
+            .map(|e| e.to_string())
+    };
+    m.edit.mode = Mode::Adding { text: t, error };
+}
+
+fn add_typed(m: &mut Model, asks: &mut Vec<Ask>) {
+    let name = text_of(&m.edit.mode);
+    let Some(plan) = m.edit.plan.as_mut() else {
+        m.edit.mode = Mode::Editing;
+        return;
+    };
+    match plan.add(&name, None) {
+        Ok(at) => {
+            m.edit.mode = Mode::Editing;
+            say(asks, format!("{name} added at rank {at} (u undoes)"));
+            asks.push(Ask::Reorder);
+        }
+        Err(e) => {
+            // The prompt stays open with what was typed.
+            m.edit.mode = Mode::Adding {
+                text: name,
+                error: Some(e.to_string()),
+            };
+        }
+    }
+}
+
+/// The hub answered the write.
+pub fn written(
+    m: &mut Model,
+    r: Result<ConfigAccepted, ClientError>,
+    fx: &mut Vec<Effect>,
+    asks: &mut Vec<Ask>,
+) {
+    match r {
+        Ok(acc) => {
+            say(asks, format!("written: revision {}", acc.revision));
+            m.config.agents = acc.agents;
+            m.config.revision = Some(acc.revision.clone());
+            m.config.text = None;
+            m.edit = LadderEdit {
+                rollout: Some(Rollout {
+                    revision: acc.revision,
+                    at: Some(m.now()),
+                    ..Rollout::default()
+                }),
+                ..LadderEdit::default()
+            };
+            m.refresh_projection();
+            fx.push(Effect::FetchConfig);
+            fx.push(Effect::FetchHistory);
+        }
+        Err(ClientError::Conflict { .. }) => {
+            m.edit.mode = Mode::Editing;
+            m.edit.rebase_wanted = true;
+            say(
+                asks,
+                "the hub's document changed since this edit began: fetching it to rebase",
+            );
+            fx.push(Effect::FetchConfig);
+            fx.push(Effect::FetchHistory);
+        }
+        Err(e) => {
+            m.edit.mode = Mode::Editing;
+            let e = e.to_string();
+            say(
+                asks,
+                format!("write failed: {e} (the edit is kept: w retries)"),
+            );
+            m.edit.error = Some(e);
+        }
+    }
+}
+
+/// After a 412: the pending order onto the hub's current document.
+pub fn rebase_onto(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask>) {
+    let Some(plan) = m.edit.plan.as_ref() else {
+        return;
+    };
+    match plan.rebase(theirs, revision) {
+        Ok(crate::plan::Rebased::Replayed(p)) => {
+            let whole = p
+                .typed()
+                .is_some_and(|t| differs_outside_list(t, p.base_text()));
+            m.edit.plan = Some(p);
+            review(m, asks);
+            say(
+                asks,
+                if whole {
+                    format!(
+                        "onto {revision}: the document from $EDITOR is kept whole; its new diff shows what of the other change it undoes (y sends)"
+                    )
+                } else {
+                    format!("replayed onto {revision}: review the new diff (y sends)")
+                },
+            );
+        }
+        Ok(crate::plan::Rebased::AlreadyThere(p)) => {
+            m.edit.plan = Some(p);
+            m.edit.mode = Mode::Editing;
+            say(
+                asks,
+                format!("the hub already holds this order at {revision}"),
+            );
+        }
+        Ok(crate::plan::Rebased::ListChanged(c)) => {
+            m.edit.mode = Mode::Conflict {
+                conflict: c,
+                confirm_drop: false,
+            };
+            say(
+                asks,
+                "the list changed on the hub: c carries yours onto theirs, D drops yours",
+            );
+        }
+        Err(e) => say(
+            asks,
+            format!("cannot rebase onto {revision}: {e} (the edit is kept)"),
+        ),
+    }
+}
+
+/// Two documents differ outside their lists (or either has none).
+fn differs_outside_list(a: &str, b: &str) -> bool {
+    match (crate::agents_doc::locate(a), crate::agents_doc::locate(b)) {
+        (Ok(x), Ok(y)) => {
+            a.get(..x.span.start) != b.get(..y.span.start)
+                || a.get(x.span.end..) != b.get(y.span.end..)
+        }
+        _ => true,
+    }
+}
+
+fn text_of(m: &Mode) -> String {
+    match m {
+        Mode::Adding { text, .. } => text.clone(),
+        _ => String::new(),
+    }
+}
+/// The body, when the editor holds it; false when the view draws it.
+pub fn draw_body(cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
+    match &cx.model.edit.mode {
+        Mode::Review {
+            diff,
+            if_match,
+            scroll,
+            ..
+        } => {
+            draw_diff(cx, area, buf, diff, if_match, *scroll);
+            true
+        }
+        Mode::Conflict {
+            conflict,
+            confirm_drop,
+        } => {
+            draw_conflict(cx, area, buf, conflict, *confirm_drop);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn draw_diff(cx: &Cx, area: Rect, buf: &mut Buffer, diff: &str, rev: &str, scroll: usize) {
+    let t = cx.theme;
+    if let Some(r) = row(area, 0) {
+        line(
+            r,
+            buf,
+            Line::from(vec![
+                Span::styled(format!("write onto revision {}", hub(rev)), t.title()),
+                Span::styled(
+                    format!(
+                        "   {}",
+                        keys::hints(Hints::Review, &format!(" {} ", t.sep()))
+                    ),
+                    t.muted(),
+                ),
+            ]),
+        );
+    }
+    let w = usize::from(area.width);
+    for (i, l) in diff.lines().skip(scroll).enumerate() {
+        let Some(r) = row(area, i as u16 + 1) else {
+            break;
+        };
+        line(r, buf, diff_line(t, &fit(&hub(l), w, t.ellipsis())));
+    }
+}
+
+fn draw_conflict(
+    cx: &Cx,
+    area: Rect,
+    buf: &mut Buffer,
+    c: &crate::plan::Conflict,
+    confirm_drop: bool,
+) {
+    let t = cx.theme;
+    let s = &c.sides;
+    if let Some(r) = row(area, 0) {
+        // Who changed it and when, once the history holds that revision.
+        let who = cx
+            .model
+            .config
+            .history
+            .iter()
+            .find(|h| h.revision == c.theirs_revision())
+            .map(|h| format!(" by {}, {} ago", hub(&h.by), age_at(cx.now, h.at)))
+            .unwrap_or_default();
+        line(
+            r,
+            buf,
+            Line::styled(
+                format!(
+                    "the hub's list changed (now {}{who}) while you edited it from {}",
+                    hub(c.theirs_revision()),
+                    hub(c.mine.base_revision())
+                ),
+                t.warn(),
+            ),
+        );
+    }
+    let col_w = (area.width / 3).max(1);
+    let cols = [
+        (format!("base {}", c.mine.base_revision()), &s.base),
+        (format!("theirs {}", c.theirs_revision()), &s.theirs),
+        ("mine (pending)".to_string(), &s.mine),
+    ];
+    for (k, (title, list)) in cols.iter().enumerate() {
+        let x = area.x + col_w * k as u16;
+        let cell = |i: u16| {
+            row(area, i).map(|r| Rect {
+                x,
+                width: col_w.min(area.x + area.width - x),
+                ..r
+            })
+        };
+        if let Some(r) = cell(2) {
+            line(
+                r,
+                buf,
+                Line::styled(
+                    fit(&hub(title), col_w as usize - 1, t.ellipsis()),
+                    t.column_header(),
+                ),
+            );
+        }
+        for (i, a) in list.iter().enumerate() {
+            if let Some(r) = cell(3 + i as u16) {
+                line(
+                    r,
+                    buf,
+                    Line::raw(fit(
+                        &format!("{i} {}", hub(a)),
+                        col_w as usize - 1,
+                        t.ellipsis(),
+                    )),
+                );
+            }
+        }
+    }
+    let n = s.base.len().max(s.theirs.len()).max(s.mine.len()) as u16;
+    if let Some(r) = row(area, 4 + n) {
+        let text = if confirm_drop {
+            format!(
+                "drop your pending order for good? {} · any other key keeps it",
+                keys::hints(Hints::Dropping, " · ")
+            )
+        } else {
+            keys::hints(Hints::Conflict, &format!(" {} ", t.sep()))
+        };
+        line(r, buf, Line::styled(text, t.title()));
+    }
+}
+
+/// The status line, when a prompt of the editor holds it.
+pub fn draw_status(cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
+    let t = cx.theme;
+    let l = match &cx.model.edit.mode {
+        Mode::Adding { text, error } => {
+            let mut spans = vec![
+                Span::styled("add agent: ", t.title()),
+                Span::raw(hub(text).into_owned()),
+                Span::styled("_", t.title()),
+                Span::raw("   "),
+            ];
+            match error {
+                Some(e) => spans.push(Span::styled(hub(e).into_owned(), t.bad())),
+                None => {
+                    let offer = cx
+                        .model
+                        .add_choices()
+                        .into_iter()
+                        .filter(|c| c.starts_with(text.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    spans.push(Span::styled(
+                        format!(
+                            "{1} {0} {2}",
+                            t.sep(),
+                            keys::hints(Hints::Add, &format!(" {} ", t.sep())),
+                            hub(&offer)
+                        ),
+                        t.muted(),
+                    ))
+                }
+            }
+            Line::from(spans)
+        }
+        Mode::ConfirmQuit => Line::styled(
+            format!(
+                "an edit is pending and not written: quit anyway? {} · any other key stays",
+                keys::hints(Hints::Quitting, " · ")
+            ),
+            t.warn(),
+        ),
+        Mode::Sending { if_match } => Line::styled(
+            format!("writing onto {}{}", hub(if_match), t.ellipsis()),
+            t.warn(),
+        ),
+        _ => return false,
+    };
+    line(
+        area,
+        buf,
+        fit_line(l, usize::from(area.width), t.ellipsis()),
+    );
+    true
+}
+
+/// Enter on the convergence line: the workers not yet on the revision
+/// written, and why (healthy on an older revision and for how long since
+/// the write, stale, lost).
+pub fn rollout_title_and_lines(cx: &Cx) -> (String, Vec<Line<'static>>) {
+    let t = cx.theme;
+    let Some(r) = &cx.model.edit.rollout else {
+        return ("rollout".into(), vec![Line::raw("no write to follow")]);
+    };
+    let now = cx.now;
+    let (behind, all) = cx.model.rollout_behind();
+    let since =
+        r.at.map(|at| format!(", written {} ago", age_at(now, at)))
+            .unwrap_or_default();
+    let count = |s: WorkerState| behind.iter().filter(|b| b.state == s).count();
+    let mut out = vec![
+        Line::from(vec![Span::styled(
+            format!(
+                "{}/{} healthy workers on {}{since}",
+                count_text(r.on),
+                count_text(r.healthy),
+                hub(&r.revision)
+            ),
+            t.title(),
+        )]),
+        Line::raw(format!(
+            "behind: {} healthy on an older revision {sep} {} stale {sep} {} lost (not on it)",
+            count_text(r.behind()),
+            count_text(count(WorkerState::Stale)),
+            count_text(count(WorkerState::Lost)),
+            sep = t.sep()
+        )),
+        Line::raw(""),
+    ];
+    if all == 0 {
+        out.push(Line::styled("every worker reports it", t.ok()));
+    }
+    for b in &behind {
+        let rev = b.revision.as_deref().map_or("no revision".into(), hub);
+        let heard = age_at(now, b.heard);
+        let (why, style) = match b.state {
+            WorkerState::Healthy => (
+                format!("healthy, still reports {rev}: last heard {heard} ago"),
+                t.warn(),
+            ),
+            WorkerState::Stale => (format!("stale: last heard {heard} ago, on {rev}"), t.warn()),
+            WorkerState::Lost => (format!("lost: last heard {heard} ago, on {rev}"), t.bad()),
+        };
+        out.push(Line::from(vec![
+            Span::raw(format!("{:<14} ", hub(&b.worker))),
+            Span::styled(why, style),
+        ]));
+    }
+    if all > behind.len() {
+        out.push(Line::styled(
+            format!(
+                "{} more: the Workers view, filtered on !rev:{}, has them all",
+                count_text(all - behind.len()),
+                hub(&r.revision)
+            ),
+            t.muted(),
+        ));
+    }
+    (format!("rollout of {}", hub(&r.revision)), out)
+}

@@ -1,0 +1,327 @@
+//! `3` Failovers: per-minute counts by cause over the last hour, then the
+//! live log, newest first.
+
+use std::cmp::Ordering;
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::tui::model::Model;
+use crate::tui::model::faillog::{self, ByKind, FailLog, LogRec, WINDOW_MIN};
+use crate::tui::model::query::Query;
+use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Pane, SortBy};
+use crate::tui::ui::theme::Theme;
+use crate::tui::ui::{Col, cell_style, col, empty, fill, fit_line, fmt, geom, hub, line, table};
+use crate::wire::CauseKind;
+
+/// How the Failovers view orders rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FailoverSort {
+    /// Newest first.
+    #[default]
+    Time,
+    Worker,
+    Cause,
+    From,
+}
+
+impl SortBy for FailoverSort {
+    const ALL: &'static [Self] = &FailoverSort::ALL;
+
+    fn name(self) -> &'static str {
+        FailoverSort::name(self)
+    }
+}
+
+impl FailoverSort {
+    pub const ALL: [FailoverSort; 4] = [
+        FailoverSort::Time,
+        FailoverSort::Worker,
+        FailoverSort::Cause,
+        FailoverSort::From,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FailoverSort::Time => "time",
+            FailoverSort::Worker => "worker",
+            FailoverSort::Cause => "cause",
+            FailoverSort::From => "from",
+        }
+    }
+}
+
+/// The Failovers view's rows, as seqs.
+pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -> Vec<u64> {
+    let shown = log.records.iter().rev().filter(|r| filter.matches(*r));
+    if sort == FailoverSort::Time {
+        // Already newest first: no records to sort, only seqs to collect.
+        let mut v: Vec<u64> = shown.map(|r| r.seq).collect();
+        if reverse {
+            v.reverse();
+        }
+        return v;
+    }
+    let mut v: Vec<&LogRec> = shown.collect();
+    // Stable sort over newest-first input keeps newest first on ties.
+    v.sort_by(|ra, rb| match sort {
+        FailoverSort::Time => Ordering::Equal,
+        FailoverSort::Worker => ra.worker.cmp(&rb.worker),
+        FailoverSort::Cause => ra.kind.cmp(&rb.kind),
+        FailoverSort::From => ra.from.cmp(&rb.from),
+    });
+    if reverse {
+        v.reverse();
+    }
+    v.into_iter().map(|r| r.seq).collect()
+}
+
+
+/// The Failovers pane: failover seqs.
+#[derive(Debug, Default)]
+pub struct Failovers {
+    pub list: List<Vec<u64>, FailoverSort>,
+}
+
+impl Pane for Failovers {
+    fn name(&self) -> &'static str {
+        "failovers"
+    }
+
+    fn title(&self) -> &'static str {
+        "Failovers"
+    }
+
+    fn list(&self) -> &dyn ListNav {
+        &self.list
+    }
+
+    fn list_mut(&mut self) -> &mut dyn ListNav {
+        &mut self.list
+    }
+
+    fn settle(&mut self, m: &Model, ch: &Changes, _visible: bool, _mono: Instant) -> bool {
+        let own = self.list.take_mark();
+        if !(own || ch.log) {
+            return false;
+        }
+        let l = &self.list;
+        let q = Query::parse(&l.filter.text, faillog::FIELDS);
+        let rows = index(&m.log, &q, l.sort, l.reverse);
+        let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
+            q.empty_text("failover", &l.filter.text, |q| {
+                m.log.records.iter().any(|r| q.matches(r))
+            })
+        });
+        let l = &mut self.list;
+        l.rows = rows;
+        l.emptied = emptied;
+        l.resync();
+        true
+    }
+
+    fn above(&self, m: &Model, body_h: u16) -> u16 {
+        spark_height(m, body_h)
+    }
+
+    fn selected(&self, _m: &Model) -> Option<Detail> {
+        self.list.selected().copied().map(Detail::Failover)
+    }
+
+    fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
+        self.draw_failovers(cx, area, buf)
+    }
+
+    fn row_ids(&self, _m: &Model) -> Vec<String> {
+        self.list.rows.iter().map(|s| s.to_string()).collect()
+    }
+}
+
+impl Failovers {
+    fn draw_failovers(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
+        let t = cx.theme;
+        let sh = spark_height(cx.model, area.height);
+        draw_spark(cx, Rect { height: sh, ..area }, buf);
+        let area = Rect {
+            y: area.y + sh,
+            height: area.height - sh,
+            ..area
+        };
+        let rows_h = area.height.saturating_sub(1) as usize;
+        let list = &self.list;
+        let now = cx.now;
+        let rows = list
+            .window(rows_h)
+            .iter()
+            .filter_map(|s| cx.model.log.get(*s))
+            .map(|r| {
+                let to_style = if r.to.is_none() {
+                    t.no_route()
+                } else {
+                    Style::new()
+                };
+                vec![
+                    Span::raw(fmt::age_at(now, r.at)),
+                    Span::raw(fmt::clock(r.at)),
+                    Span::raw(hub(&r.worker).into_owned()),
+                    Span::styled(route_text(cx, r), cell_style(cx.theme, cx.stale, to_style)),
+                    Span::styled(r.kind.as_str(), cell_style(cx.theme, cx.stale, kind_style(t, r.kind))),
+                    Span::raw(r.status.map(|s| s.to_string()).unwrap_or_default()),
+                    Span::raw(r.source.as_str()),
+                    Span::raw(hub(r.detail.as_deref().unwrap_or("")).into_owned()),
+                ]
+            })
+            .collect();
+        table(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h));
+        if list.is_empty() {
+            empty(
+                cx.theme,
+                area,
+                buf,
+                if cx.model.log.is_empty() {
+                    "no failovers logged"
+                } else {
+                    list.emptied
+                        .as_deref()
+                        .unwrap_or("no failover matches the filter")
+                },
+            );
+        }
+    }
+}
+
+pub const COLS: [Col; 8] = [
+    col("AGE", 3, 4, 0),
+    col("TIME", 8, 8, 4),
+    col("WORKER", 7, 36, 0),
+    col("FROM→TO", 12, 40, 0),
+    col("CAUSE", 12, 16, 0),
+    col("ST", 3, 3, 1),
+    col("SOURCE", 6, 10, 3),
+    fill("DETAIL", 12, 2),
+];
+
+/// Rows above the table in a body `body_h` tall (see
+/// [`crate::tui::ui::geom::spark_height`]).
+pub fn spark_height(m: &Model, body_h: u16) -> u16 {
+    geom::spark_height(body_h, m.log.causes_seen(m.now()).len())
+}
+
+pub fn kind_style(t: &Theme, k: CauseKind) -> Style {
+    use ratatui::style::Color;
+    if !t.color {
+        return Style::new();
+    }
+    Style::new().fg(match k {
+        CauseKind::MissingBinary => Color::Magenta,
+        CauseKind::NoToken => Color::Blue,
+        CauseKind::PreflightFailed => Color::Cyan,
+        CauseKind::Auth => Color::Red,
+        CauseKind::RateLimited => Color::Yellow,
+        CauseKind::UpstreamStatus => Color::LightRed,
+    })
+}
+
+/// One bar per minute, scaled to the row's own peak.
+pub fn bars(t: &Theme, counts: &[u32]) -> String {
+    let glyphs = t.bars();
+    let max = counts.iter().copied().max().unwrap_or(0);
+    counts
+        .iter()
+        .map(|&c| {
+            if c == 0 || max == 0 {
+                glyphs[0]
+            } else {
+                let steps = (glyphs.len() - 1) as u32;
+                glyphs[(c * steps).div_ceil(max).clamp(1, steps) as usize]
+            }
+        })
+        .collect()
+}
+
+fn draw_spark(cx: &Cx, area: Rect, buf: &mut Buffer) {
+    let t = cx.theme;
+    if area.height == 0 {
+        return;
+    }
+    const LABEL: usize = 16;
+    let minutes = (area.width as usize)
+        .saturating_sub(LABEL + 6)
+        .clamp(1, WINDOW_MIN as usize);
+    let per = cx.model.log.per_minute(cx.now, minutes);
+    let total: Vec<u32> = per.iter().map(|m: &ByKind| m.iter().sum()).collect();
+    let sum: u32 = total.iter().sum();
+    let mut y = area.y;
+    let mut put = |l: Line| {
+        if y < area.bottom() {
+            line(
+                Rect {
+                    y,
+                    height: 1,
+                    ..area
+                },
+                buf,
+                fit_line(l, usize::from(area.width), t.ellipsis()),
+            );
+            y += 1;
+        }
+    };
+    put(Line::styled(
+        format!("failovers per minute, last {minutes}m (newest right)"),
+        t.muted(),
+    ));
+    put(Line::from(vec![
+        Span::raw(format!("{:<LABEL$}", "all")),
+        Span::styled(bars(t, &total), cell_style(cx.theme, cx.stale, t.warn())),
+        Span::raw(format!(" {sum}")),
+    ]));
+    let seen = cx.model.log.causes_seen(cx.now);
+    if area.height >= 2 + seen.len() as u16 && area.height > 3 {
+        for k in seen {
+            let i = crate::tui::model::faillog::kind_index(k);
+            let row: Vec<u32> = per.iter().map(|m| m[i]).collect();
+            let n: u32 = row.iter().sum();
+            put(Line::from(vec![
+                Span::styled(
+                    format!("{:<LABEL$}", k.as_str()),
+                    cell_style(cx.theme, cx.stale, kind_style(t, k)),
+                ),
+                Span::styled(bars(t, &row), cell_style(cx.theme, cx.stale, kind_style(t, k))),
+                Span::raw(format!(" {n}")),
+            ]));
+        }
+    } else {
+        let mut spans = vec![Span::raw(format!("{:<LABEL$}", "by cause"))];
+        let mut any = false;
+        for (i, k) in CauseKind::ALL.iter().enumerate() {
+            let n: u32 = per.iter().map(|m| m[i]).sum();
+            if n > 0 {
+                if any {
+                    spans.push(Span::styled(format!(" {} ", t.sep()), t.muted()));
+                }
+                any = true;
+                spans.push(Span::styled(
+                    format!("{k} {n}"),
+                    cell_style(cx.theme, cx.stale, kind_style(t, *k)),
+                ));
+            }
+        }
+        if !any {
+            spans.push(Span::styled("none", t.muted()));
+        }
+        put(Line::from(spans));
+    }
+}
+
+pub fn route_text(cx: &Cx, r: &LogRec) -> String {
+    format!(
+        "{}{}{}",
+        hub(&r.from),
+        cx.theme.arrow(),
+        r.to.as_deref().map(hub).unwrap_or("(none)".into())
+    )
+}
+

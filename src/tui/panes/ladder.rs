@@ -1,0 +1,449 @@
+//! `1` Ladder: the list in rank order; who can run each agent, who runs it,
+//! and failovers away from it in the last hour by cause. With an edit
+//! pending, old→new ranks and the projection below the rows; after a
+//! write, the rollout's convergence line (`j` past the last agent).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::agents_doc::unknown_agents;
+use crate::plan::Rung;
+use crate::tui::keys::Action;
+use crate::tui::model::Model;
+use crate::tui::model::away::{self, AwayNow};
+use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
+use crate::tui::pane::{Changes, Cx, Detail, Handled, List, ListNav, Pane, SortBy};
+use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, line, table};
+
+/// How the Ladder orders agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LadderSort {
+    /// The list's own order, rank 0 first.
+    #[default]
+    Rank,
+    /// Most capable workers first.
+    Capable,
+    /// Most workers running it first.
+    Active,
+    /// Most failovers away in the last hour first.
+    Away,
+}
+
+impl SortBy for LadderSort {
+    const ALL: &'static [Self] = &[
+        LadderSort::Rank,
+        LadderSort::Capable,
+        LadderSort::Active,
+        LadderSort::Away,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            LadderSort::Rank => "rank",
+            LadderSort::Capable => "capable",
+            LadderSort::Active => "active",
+            LadderSort::Away => "away",
+        }
+    }
+}
+
+/// Fields a Ladder filter can name.
+pub const FIELDS: &[&str] = &["agent"];
+
+/// An agent as the Ladder's filter sees it.
+pub struct AgentRow<'a>(pub &'a str);
+
+impl Searchable for AgentRow<'_> {
+    fn shows(&self, needle: &str) -> bool {
+        contains_ci(self.0, needle)
+    }
+
+    fn field_starts(&self, field: &str, value: &str) -> bool {
+        field == "agent" && starts_ci(self.0, value)
+    }
+}
+
+/// The Ladder: agents in the list's order, then agents workers run that
+/// it lacks.
+#[derive(Debug, Default)]
+pub struct Ladder {
+    pub list: List<Vec<String>, LadderSort>,
+    /// AWAY NOW: live workers held off each agent, by cause.
+    pub away_now: HashMap<String, AwayNow>,
+    /// When AWAY NOW was last counted, and whether a change since waits
+    /// for the next count (at most one a second: ~27 ms at 100,000
+    /// workers).
+    away_at: Option<Instant>,
+    away_stale: bool,
+}
+
+impl Ladder {
+    fn rebuild(&mut self, m: &Model, visible: bool, mono: Instant) {
+        let now = m.now();
+        let l = &self.list;
+        let q = Query::parse(&l.filter.text, FIELDS);
+        let all = m.ladder_agents();
+        let mut rows: Vec<String> = all
+            .iter()
+            .filter(|a| q.matches(&AgentRow(a)))
+            .cloned()
+            .collect();
+        let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
+            q.empty_text("agent", &l.filter.text, |q| {
+                all.iter().any(|a| q.matches(&AgentRow(a)))
+            })
+        });
+        let agg = &m.fleet.agg;
+        match l.sort {
+            LadderSort::Rank => {}
+            LadderSort::Capable => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).capable)),
+            LadderSort::Active => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).active)),
+            LadderSort::Away => {
+                let away = m.log.away_last_hour(now);
+                rows.sort_by_key(|a| {
+                    std::cmp::Reverse(
+                        away.get(a.as_str())
+                            .map(|k| k.iter().sum::<u32>())
+                            .unwrap_or(0),
+                    )
+                })
+            }
+        }
+        if l.reverse {
+            rows.reverse();
+        }
+        self.list.rows = rows;
+        self.list.emptied = emptied;
+        // A pass over the fleet and the log: only while the Ladder shows
+        // it, at most once a second (a tick counts what waited).
+        if visible {
+            let due = self
+                .away_at
+                .is_none_or(|t| mono.saturating_duration_since(t) >= away::EVERY);
+            if due {
+                self.away_now = away::away_now(&m.fleet, &m.log);
+                self.away_at = Some(mono);
+                self.away_stale = false;
+            } else {
+                self.away_stale = true;
+            }
+        }
+    }
+}
+
+impl Pane for Ladder {
+    fn name(&self) -> &'static str {
+        "ladder"
+    }
+
+    fn title(&self) -> &'static str {
+        "Ladder"
+    }
+
+    fn list(&self) -> &dyn ListNav {
+        &self.list
+    }
+
+    fn list_mut(&mut self) -> &mut dyn ListNav {
+        &mut self.list
+    }
+
+    fn settle(&mut self, m: &Model, ch: &Changes, visible: bool, mono: Instant) -> bool {
+        let own = self.list.take_mark();
+        if !(own || ch.fleet() || ch.log || ch.agents) {
+            return false;
+        }
+        self.rebuild(m, visible, mono);
+        self.list.resync();
+        true
+    }
+
+    fn shown(&mut self) {
+        self.list.mark();
+        self.away_at = None;
+    }
+
+    fn tick(&mut self) -> bool {
+        if self.away_stale {
+            self.list.mark();
+        }
+        self.away_stale
+    }
+
+    fn selected(&self, _m: &Model) -> Option<Detail> {
+        self.list.selected().cloned().map(Detail::Agent)
+    }
+
+    fn select(&mut self, _m: &Model, d: &Detail) -> bool {
+        let Detail::Agent(agent) = d else {
+            return false;
+        };
+        match self.list.rows.iter().position(|r| r == agent) {
+            Some(i) => {
+                self.list.select(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// While a rollout is followed: `j` past the last agent puts the
+    /// cursor on the convergence line, Enter there lists the workers
+    /// behind.
+    fn handle(&mut self, a: Action, m: &mut Model, detail: Option<&Detail>) -> Handled {
+        if detail.is_some() {
+            return Handled::No;
+        }
+        let c = self.list.cursor();
+        let Some(r) = m.edit.rollout.as_mut() else {
+            return Handled::No;
+        };
+        if r.selected {
+            return match a {
+                Action::Detail => Handled::Open(Detail::Rollout),
+                Action::Up => {
+                    r.selected = false;
+                    Handled::Yes
+                }
+                Action::Down | Action::Bottom | Action::PageDown => Handled::Yes,
+                a => {
+                    if a.movement().is_some() {
+                        r.selected = false;
+                    }
+                    Handled::No
+                }
+            };
+        }
+        if a == Action::Down && c.pos + 1 >= c.len {
+            r.selected = true;
+            return Handled::Yes;
+        }
+        Handled::No
+    }
+
+    fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
+        self.draw_ladder(cx, area, buf)
+    }
+
+    fn row_ids(&self, _m: &Model) -> Vec<String> {
+        self.list.rows.clone()
+    }
+}
+
+impl Ladder {
+    fn draw_ladder(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
+        let t = cx.theme;
+        let rows_h = area.height.saturating_sub(1) as usize;
+        let list = &self.list;
+        let away = cx.model.log.away_last_hour(cx.now);
+        let unknown = unknown_agents(&cx.model.ladder_agents());
+        let pending = cx.model
+            .edit
+            .plan
+            .as_ref()
+            .filter(|p| p.is_pending())
+            .map(|p| p.rungs());
+        let rows = list
+            .window(rows_h)
+            .iter()
+            .map(|a| {
+                let c = cx.model.fleet.agg.agent(a);
+                let rank = rank_text(cx, a, pending.as_deref());
+                let mut name = hub(a).into_owned();
+                if unknown.contains(a) {
+                    name.push('?');
+                }
+                let can_style = if c.capable == 0 && cx.model.fleet.agg.total > 0 {
+                    t.bad()
+                } else {
+                    Style::new()
+                };
+                let k = away.get(a.as_str()).copied().unwrap_or_default();
+                let away_style = if k.iter().sum::<u32>() > 0 {
+                    t.warn()
+                } else {
+                    t.muted()
+                };
+                vec![
+                    Span::raw(rank),
+                    Span::raw(name),
+                    Span::styled(fmt::count(c.capable), cell_style(cx.theme, cx.stale, can_style)),
+                    Span::raw(run_text(cx, a, c.active)),
+                    Span::raw(format!(
+                        "{}/{}/{}",
+                        fmt::count(c.no_binary),
+                        fmt::count(c.no_token),
+                        fmt::count(c.preflight_failed)
+                    )),
+                    {
+                        let now = self.away_now.get(a.as_str()).map_or(0, |n| n.total());
+                        let style = if now > 0 { t.warn() } else { t.muted() };
+                        Span::styled(away_now_text(&self.away_now, t.sep(), a), cell_style(cx.theme, cx.stale, style))
+                    },
+                    Span::styled(fmt::away(t.sep(), &k), cell_style(cx.theme, cx.stale, away_style)),
+                ]
+            })
+            .collect();
+        let used = list.window(rows_h).len();
+        let on_rollout = cx.model.edit.rollout.as_ref().is_some_and(|r| r.selected);
+        let selected = list.selected_row(rows_h).filter(|_| !on_rollout);
+        table(cx.theme, cx.stale, area, buf, &COLS, rows, selected);
+        draw_projection(cx, area, buf, used);
+        if list.is_empty() {
+            let msg = list.emptied.as_deref().unwrap_or("no agents list yet");
+            empty(cx.theme, area, buf, msg);
+        }
+    }
+}
+
+pub const COLS: [Col; 7] = [
+    col("#", 1, 7, 0),
+    col("AGENT", 8, 24, 0),
+    col("CAN", 3, 9, 0),
+    col("RUN", 3, 9, 0),
+    col("CANNOT (bin/tok/pf)", 19, 19, 2),
+    col("AWAY NOW", 8, 40, 1),
+    fill("AWAY LAST HOUR", 12, 0),
+];
+
+/// `12: upstream_status 10 · missing_binary 2`: live workers held off the
+/// agent now, by the cause holding them off (`no cause` when none is known).
+pub fn away_now_text(away_now: &HashMap<String, AwayNow>, sep: &str, agent: &str) -> String {
+    let a = away_now.get(agent).copied().unwrap_or_default();
+    let mut s = fmt::away(sep, &a.by_kind);
+    if a.unrecorded > 0 {
+        let known: u32 = a.by_kind.iter().sum();
+        let detail = if known == 0 {
+            String::new()
+        } else {
+            format!(
+                " {} {}",
+                sep,
+                &s[s.find(": ").map_or(0, |i| i + 2)..]
+            )
+        };
+        s = format!("{}: no cause {}{}", a.total(), a.unrecorded, detail);
+    }
+    s
+}
+
+/// The rank column: `2` as the hub has it; with an edit pending, a
+/// changed rung shows old and new (`2→0`, `-→4` added, `1→-` removed).
+fn rank_text(cx: &Cx, agent: &str, pending: Option<&[Rung]>) -> String {
+    let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+    match pending.and_then(|p| p.iter().find(|r| r.agent == agent)) {
+        Some(r) if r.changed() => format!("{}{}{}", rank(r.old), cx.theme.arrow(), rank(r.new)),
+        Some(r) => rank(r.new),
+        None => rank(cx.model.config.agents.iter().position(|x| x == agent)),
+    }
+}
+
+/// The RUN column: workers on the agent now; with an edit pending, the
+/// healthy ones on it now and under the new order (`3→5`) when they differ.
+fn run_text(cx: &Cx, agent: &str, active: usize) -> String {
+    let rung = cx.model
+        .edit
+        .projection
+        .as_ref()
+        .and_then(|p| p.rungs.iter().find(|r| r.agent == agent));
+    match rung {
+        Some(r) if r.projected != r.today => format!(
+            "{}{}{}",
+            fmt::count(r.today),
+            cx.theme.arrow(),
+            fmt::count(r.projected)
+        ),
+        _ => fmt::count(active),
+    }
+}
+
+/// Below the rows: after a write, the rollout's convergence line; with an
+/// edit pending, the projection's summary and its warnings, as far as
+/// there is room.
+fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
+    let t = cx.theme;
+    if let Some(r) = &cx.model.edit.rollout {
+        let text = format!(
+            "{}/{} healthy workers on {} {} {} behind",
+            fmt::count(r.on),
+            fmt::count(r.healthy),
+            hub(&r.revision),
+            t.sep(),
+            fmt::count(r.behind())
+        );
+        let mut style = if r.behind() == 0 { t.ok() } else { t.warn() };
+        let text = if r.selected {
+            style = t.selected();
+            format!("{text} {} Enter lists the workers behind and why", t.sep())
+        } else {
+            text
+        };
+        let y = area.y + 2 + used as u16;
+        if y < area.y + area.height {
+            let r = Rect {
+                y,
+                height: 1,
+                ..area
+            };
+            line(
+                r,
+                buf,
+                crate::tui::ui::fit_line(
+                    Line::styled(text, style),
+                    usize::from(area.width),
+                    t.ellipsis(),
+                ),
+            );
+        }
+    }
+    let Some(p) = &cx.model.edit.projection else {
+        return;
+    };
+    let mut lines = Vec::new();
+    if let Some(e) = &cx.model.edit.error {
+        lines.push(Line::styled(
+            format!(
+                "last write failed: {} (the edit is kept: w retries)",
+                hub(e)
+            ),
+            t.bad(),
+        ));
+    }
+    lines.extend([Line::styled(
+        format!(
+            "pending order over {} healthy workers {} no route {}{}{}",
+            fmt::count(p.healthy),
+            t.sep(),
+            fmt::count(p.no_route_today),
+            t.arrow(),
+            fmt::count(p.no_route)
+        ),
+        t.title(),
+    )]);
+    for w in &p.warnings {
+        lines.push(Line::styled(format!("! {}", hub(&w.to_string())), t.warn()));
+    }
+    let top = area.y + 2 + used as u16;
+    for (i, l) in lines.into_iter().enumerate() {
+        let y = top + i as u16;
+        if y >= area.y + area.height {
+            break;
+        }
+        let r = Rect {
+            y,
+            height: 1,
+            ..area
+        };
+        line(
+            r,
+            buf,
+            crate::tui::ui::fit_line(l, usize::from(area.width), t.ellipsis()),
+        );
+    }
+}
+

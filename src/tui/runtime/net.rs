@@ -1,0 +1,411 @@
+//! Hub I/O: tokio tasks that call the client and answer with [`Msg`]s.
+//! They never touch the state; `app` never touches the network.
+//!
+//! - the event stream (`failover`, `config`, and the hub's own worker moves,
+//!   `state` and `sync`; not `heartbeat`: those of a large fleet are too many
+//!   for SSE) reconnects by itself with capped backoff; a burst of worker
+//!   moves is coalesced into one message;
+//! - the poller fetches `GET /v1/workers?since=<cursor>` every 2 s (for the
+//!   heartbeats: ages, active agents; state moves come from the stream
+//!   within about a second, and from this poll only while it is down), and
+//!   failovers with `?since=<seq>` while the stream is down, and once more
+//!   after it (re)joins;
+//! - effects (refetch, config, history) are served as they come.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinHandle;
+
+use crate::client::{Client, ClientError, FailoverQuery, HubEvent, StreamItem};
+use crate::tui::msg::{Effect, Fetch, Msg};
+
+/// Worker poll period while the hub answers.
+pub const POLL_EVERY: Duration = Duration::from_secs(2);
+
+/// Test-only: stretch the runner's 1 s tick and the 2 s worker poll to
+/// this many milliseconds, so a test can see whether a key wakes the loop
+/// by itself.
+pub const QUIET_ENV: &str = "MACFLEET_TEST_QUIET_MS";
+
+/// [`QUIET_ENV`] if set to a number of milliseconds.
+pub fn quiet() -> Option<Duration> {
+    std::env::var(QUIET_ENV)
+        .ok()?
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_millis)
+}
+
+/// [`POLL_EVERY`], or the test-only stretched period ([`QUIET_ENV`]).
+fn poll_every() -> Duration {
+    quiet().unwrap_or(POLL_EVERY)
+}
+/// Longest wait between retries while it does not.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
+const PAGE: u32 = 1000;
+const NO_CATCH_UP: u64 = u64::MAX;
+
+struct Shared {
+    stream_live: AtomicBool,
+    /// The stream (re)joined: poll the log once more, from the seq we held
+    /// when it joined (`NO_CATCH_UP`: nothing to do). A stream that joins
+    /// without a `Last-Event-ID` (it never saw an event) starts at the hub's
+    /// present, so what was committed after the last poll and before the
+    /// join comes on neither the stream nor, the stream being up, a poll.
+    /// Not from `max_seq` at poll time: the stream may have raised it past
+    /// the gap by then.
+    catch_up_from: AtomicU64,
+    /// Highest failover seq delivered (stream or poll).
+    max_seq: AtomicU64,
+    refetch: Notify,
+    refetch_wanted: AtomicBool,
+    /// Told whether the poll round that served a refetch was answered.
+    refetch_done: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<bool>>>,
+}
+
+/// The running tasks; dropping this aborts them.
+pub struct Net {
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+pub fn spawn(client: Client, tx: mpsc::Sender<Msg>, fx: mpsc::UnboundedReceiver<Effect>) -> Net {
+    let shared = Arc::new(Shared {
+        stream_live: AtomicBool::new(false),
+        catch_up_from: AtomicU64::new(NO_CATCH_UP),
+        max_seq: AtomicU64::new(0),
+        refetch: Notify::new(),
+        refetch_wanted: AtomicBool::new(false),
+        refetch_done: std::sync::Mutex::new(None),
+    });
+    let tasks = vec![
+        tokio::spawn(stream_task(client.clone(), tx.clone(), shared.clone())),
+        tokio::spawn(poll_task(client.clone(), tx.clone(), shared.clone())),
+        tokio::spawn(effect_task(client, tx, fx, shared)),
+    ];
+    Net { tasks }
+}
+
+async fn send(tx: &mpsc::Sender<Msg>, m: Msg) -> bool {
+    tx.send(m).await.is_ok()
+}
+
+/// Worker views (`state`, `sync`) sent to `update` in one message at most.
+const WORKER_BATCH: usize = 4096;
+/// How long the stream task waits for the next worker event of a burst.
+const BURST_GAP: Duration = Duration::from_millis(5);
+
+async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
+    let mut events = Box::pin(client.events(None, &["failover", "config", "state", "sync"]));
+    // An event read past the end of a burst of worker events.
+    let mut carry: Option<StreamItem> = None;
+    let mut ended = false;
+    while !ended {
+        let item = match carry.take() {
+            Some(i) => i,
+            None => match events.next().await {
+                Some(i) => i,
+                None => return,
+            },
+        };
+        let msg = match item {
+            StreamItem::Connected => {
+                sh.stream_live.store(true, Ordering::SeqCst);
+                let held = sh.max_seq.load(Ordering::SeqCst);
+                sh.catch_up_from.fetch_min(held, Ordering::SeqCst);
+                Msg::StreamUp
+            }
+            StreamItem::Disconnected { error, retry_in } => {
+                sh.stream_live.store(false, Ordering::SeqCst);
+                tracing::info!(%error, ?retry_in, "event stream down");
+                Msg::StreamDown { error, retry_in }
+            }
+            StreamItem::Event { event, .. } => match event {
+                HubEvent::Failover(r) => {
+                    sh.max_seq.fetch_max(r.seq, Ordering::SeqCst);
+                    Msg::Failover(*r)
+                }
+                HubEvent::Config(c) => Msg::Config(c),
+                HubEvent::Reset => Msg::Reset,
+                HubEvent::State(w) | HubEvent::Sync(w) => {
+                    // A burst (a new revision flips `in_sync` fleet-wide, a
+                    // partition stales a rack) becomes one message: more
+                    // are taken while they come within `BURST_GAP` of each
+                    // other (a lone event waits that long, no more).
+                    let mut batch = vec![*w];
+                    while batch.len() < WORKER_BATCH {
+                        match tokio::time::timeout(BURST_GAP, events.next()).await {
+                            Ok(Some(StreamItem::Event {
+                                event: HubEvent::State(w) | HubEvent::Sync(w),
+                                ..
+                            })) => batch.push(*w),
+                            Ok(Some(other)) => {
+                                carry = Some(other);
+                                break;
+                            }
+                            Ok(None) => {
+                                ended = true;
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    Msg::WorkerEvents(batch)
+                }
+                HubEvent::Heartbeat(_) => continue,
+            },
+        };
+        if !send(&tx, msg).await {
+            return;
+        }
+    }
+}
+
+fn failed(what: Fetch, e: impl std::fmt::Display) -> Msg {
+    Msg::FetchFailed {
+        what,
+        error: e.to_string(),
+        at: Instant::now(),
+    }
+}
+
+/// A failed request: a 401 is its own message (the token, not the hub).
+fn refused_or_failed(what: Fetch, e: &ClientError) -> Msg {
+    match e {
+        ClientError::Unauthorized(_) => Msg::Refused {
+            what,
+            at: Instant::now(),
+        },
+        e => failed(what, e),
+    }
+}
+
+/// Page through the failover log from `since`; `fresh` marks the first page
+/// of a full refetch. Returns false when a request failed.
+async fn pull_failovers(
+    client: &Client,
+    tx: &mpsc::Sender<Msg>,
+    sh: &Shared,
+    since: Option<u64>,
+    mut fresh: bool,
+) -> bool {
+    let mut since = since;
+    loop {
+        let q = FailoverQuery {
+            since,
+            limit: Some(PAGE),
+            ..FailoverQuery::default()
+        };
+        match client.failovers(&q).await {
+            Ok(page) => {
+                let n = page.events.len();
+                let next = page.next;
+                if let Some(last) = page.events.last() {
+                    sh.max_seq.fetch_max(last.seq, Ordering::SeqCst);
+                }
+                if (n > 0 || fresh) && !send(tx, Msg::Failovers { page, fresh }).await {
+                    return true;
+                }
+                fresh = false;
+                if n < PAGE as usize || since == Some(next) {
+                    return true;
+                }
+                since = Some(next);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "failovers fetch failed");
+                let _ = send(tx, refused_or_failed(Fetch::Failovers, &e)).await;
+                return false;
+            }
+        }
+    }
+}
+
+async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
+    let mut cursor: Option<String> = None;
+    let mut need_whoami = true;
+    let mut need_failovers = true;
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        let refetching = sh.refetch_wanted.swap(false, Ordering::SeqCst);
+        if refetching {
+            cursor = None;
+            need_failovers = true;
+        }
+        // Taken before this round's pull, so a join after it waits for the next.
+        let catch_up = sh.catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
+        let mut ok = true;
+        if need_whoami {
+            match client.whoami().await {
+                Ok(w) => {
+                    need_whoami = false;
+                    if !send(&tx, Msg::Whoami(w)).await {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    ok = false;
+                    if !send(&tx, refused_or_failed(Fetch::Whoami, &e)).await {
+                        return;
+                    }
+                }
+            }
+        }
+        if ok {
+            let asked = Instant::now();
+            match client.workers(cursor.as_deref()).await {
+                Ok(page) => {
+                    if !page.delta {
+                        tracing::info!(
+                            workers = page.workers.len(),
+                            ms = asked.elapsed().as_millis() as u64,
+                            "full workers page fetched and parsed"
+                        );
+                    }
+                    cursor = Some(page.cursor.clone());
+                    let at = Instant::now();
+                    if !send(&tx, Msg::Workers { page, at }).await {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "workers poll failed");
+                    ok = false;
+                    if !send(&tx, refused_or_failed(Fetch::Workers, &e)).await {
+                        return;
+                    }
+                }
+            }
+        }
+        if ok && need_failovers {
+            ok = pull_failovers(&client, &tx, &sh, None, true).await;
+            need_failovers = !ok;
+        } else if ok && (catch_up != NO_CATCH_UP || !sh.stream_live.load(Ordering::SeqCst)) {
+            // The stream is down, or just joined: poll the log from where we
+            // were (what the stream also delivers is deduplicated by seq).
+            let since = sh.max_seq.load(Ordering::SeqCst).min(catch_up);
+            ok = pull_failovers(&client, &tx, &sh, Some(since), false).await;
+        }
+        if !ok {
+            sh.catch_up_from.fetch_min(catch_up, Ordering::SeqCst);
+        }
+        if refetching {
+            let done = sh.refetch_done.lock().ok().and_then(|mut d| d.take());
+            if let Some(done) = done {
+                let _ = done.send(ok);
+            }
+        }
+        let wait = if ok {
+            backoff = Duration::from_secs(1);
+            poll_every()
+        } else {
+            let w = backoff;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            w
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = sh.refetch.notified() => {}
+        }
+        if tx.is_closed() {
+            return;
+        }
+    }
+}
+
+/// `GET /v1/config`; true when it was answered and its list read.
+async fn fetch_config(client: &Client, tx: &mpsc::Sender<Msg>) -> bool {
+    match client.config().await {
+        Ok(doc) => match crate::agents_doc::locate(&doc.text) {
+            Ok(found) => {
+                let _ = send(
+                    tx,
+                    Msg::Agents {
+                        revision: doc.revision,
+                        agents: found.agents,
+                        text: doc.text,
+                    },
+                )
+                .await;
+                true
+            }
+            Err(e) => {
+                let _ = send(tx, failed(Fetch::Config, e)).await;
+                false
+            }
+        },
+        Err(e) => {
+            let _ = send(tx, refused_or_failed(Fetch::Config, &e)).await;
+            false
+        }
+    }
+}
+
+/// `GET /v1/config/history`; true when it was answered.
+async fn fetch_history(client: &Client, tx: &mpsc::Sender<Msg>) -> bool {
+    match client.history().await {
+        Ok(h) => {
+            let _ = send(tx, Msg::History(h)).await;
+            true
+        }
+        Err(e) => {
+            let _ = send(tx, refused_or_failed(Fetch::History, &e)).await;
+            false
+        }
+    }
+}
+
+async fn effect_task(
+    client: Client,
+    tx: mpsc::Sender<Msg>,
+    mut fx: mpsc::UnboundedReceiver<Effect>,
+    sh: Arc<Shared>,
+) {
+    while let Some(e) = fx.recv().await {
+        match e {
+            Effect::Refetch => {
+                // The poller refetches workers and failovers; this task the
+                // config and history. `Refetched` follows both.
+                let (done, polled) = tokio::sync::oneshot::channel();
+                if let Ok(mut d) = sh.refetch_done.lock() {
+                    *d = Some(done);
+                }
+                sh.refetch_wanted.store(true, Ordering::SeqCst);
+                sh.refetch.notify_one();
+                let config = fetch_config(&client, &tx).await;
+                let history = fetch_history(&client, &tx).await;
+                let polled = polled.await.unwrap_or(false);
+                let _ = send(
+                    &tx,
+                    Msg::Refetched {
+                        ok: config && history && polled,
+                    },
+                )
+                .await;
+            }
+            Effect::FetchConfig => {
+                fetch_config(&client, &tx).await;
+            }
+            Effect::FetchHistory => {
+                fetch_history(&client, &tx).await;
+            }
+            // The runner sends writes through its `Writer`, runs the editor
+            // and switches contexts itself; never here.
+            Effect::Write { .. } | Effect::OpenEditor { .. } | Effect::SwitchContext(_) => {}
+        }
+        if tx.is_closed() {
+            return;
+        }
+    }
+}

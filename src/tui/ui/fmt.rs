@@ -1,0 +1,92 @@
+//! Small text helpers for the views: counts, lists, clock times; ages come
+//! from the shared [`crate::text`].
+
+use chrono::{DateTime, Utc};
+
+pub use crate::text::{age, age_at};
+use crate::tui::model::faillog::ByKind;
+use crate::tui::model::verdict::Verdict;
+use crate::wire::CauseKind;
+
+/// `1234567` -> `1,234,567`: big fleets stay readable.
+pub fn count(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `opencode,claude`.
+pub fn list<S: AsRef<str>>(agents: &[S]) -> String {
+    let mut s = String::new();
+    for (i, a) in agents.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(a.as_ref());
+    }
+    s
+}
+
+/// Clock time `15:04:05` for a UTC instant.
+pub fn clock(t: DateTime<Utc>) -> String {
+    t.format("%H:%M:%S").to_string()
+}
+
+/// Date and time `2026-11-29 15:04Z`.
+pub fn stamp(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%MZ").to_string()
+}
+
+/// Date and time to the second, `2026-11-29 15:04:05Z`, as the Failovers
+/// list shows a failover's time.
+pub fn stamp_s(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%SZ").to_string()
+}
+
+/// The status word: `OK`, `DEGRADED 2`, `NO ROUTE 1,024`, `HUB DOWN`.
+pub fn verdict(v: Verdict) -> String {
+    match v {
+        Verdict::Ok => "OK".into(),
+        Verdict::Degraded(n) => format!("DEGRADED {}", count(n)),
+        Verdict::NoRoute(n) => format!("NO ROUTE {}", count(n)),
+        Verdict::HubDown => "HUB DOWN".into(),
+    }
+}
+
+/// `8: rate_limited 5 · auth 3`: failovers by cause, most first.
+pub fn away(sep: &str, k: &ByKind) -> String {
+    let total: u32 = k.iter().sum();
+    if total == 0 {
+        return "0".into();
+    }
+    let mut parts: Vec<(u32, CauseKind)> = CauseKind::ALL
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| k[*i] > 0)
+        .map(|(i, c)| (k[i], *c))
+        .collect();
+    parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let sep = format!(" {sep} ");
+    let detail: Vec<String> = parts.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    format!("{total}: {}", detail.join(&sep))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(100_000), "100,000");
+        assert_eq!(count(1_234_567), "1,234,567");
+    }
+}

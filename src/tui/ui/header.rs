@@ -1,0 +1,360 @@
+//! The top lines (hub, badge, connection, revision; the fleet at a glance;
+//! agents in rank order), the view tabs, and the status line.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::theme::Theme;
+use super::{fmt, hub, line, row};
+use crate::tui::keys::{self, Hints};
+use crate::tui::model::Model;
+use crate::tui::model::conn::{ConnLabel, REFUSED};
+
+pub fn conn_text(m: &Model) -> String {
+    match m.conn_label() {
+        ConnLabel::Refused => REFUSED.into(),
+        ConnLabel::Connecting => "connecting".into(),
+        ConnLabel::Live => "live".into(),
+        ConnLabel::Polling => "polling".into(),
+        ConnLabel::Disconnected(d) => format!(
+            "disconnected {}",
+            fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
+        ),
+    }
+}
+
+/// The three top lines, from the model; `context` is the context the
+/// session is on, if it came from one.
+pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut Buffer) {
+    let stale = m.is_stale();
+    let sep = Span::styled(format!(" {} ", t.sep()), t.muted());
+
+    // 1: hub, badge, connection, revision.
+    if let Some(r) = row(area, 0) {
+        let name = m
+            .who
+            .as_ref()
+            .map(|w| w.hub.as_str())
+            .unwrap_or(m.hub_label.as_str());
+        let mut spans = Vec::new();
+        if let Some(v) = m.verdict() {
+            spans.push(Span::styled(format!(" {} ", fmt::verdict(v)), t.verdict(v)));
+            spans.push(Span::raw(" "));
+        }
+        spans.push(Span::styled("macfleet ", t.title()));
+        match context {
+            // The context first (what the user chose), then the hub's
+            // own name when it says another.
+            Some(c) => {
+                spans.push(Span::styled(
+                    super::fit(&hub(c), 24, t.ellipsis()),
+                    t.title(),
+                ));
+                if name != c {
+                    spans.push(Span::styled(
+                        format!(" ({})", super::fit(&hub(name), 24, t.ellipsis())),
+                        t.muted(),
+                    ));
+                }
+            }
+            None => spans.push(Span::styled(
+                super::fit(&hub(name), 28, t.ellipsis()),
+                t.title(),
+            )),
+        }
+        spans.push(Span::raw(" "));
+        spans.push(if m.can_write {
+            Span::styled(" OWNER ", t.badge_owner())
+        } else {
+            Span::styled(" READ-ONLY ", t.badge_read_only())
+        });
+        spans.push(Span::raw(" "));
+        let conn_style = match m.conn_label() {
+            ConnLabel::Live => t.ok(),
+            ConnLabel::Polling | ConnLabel::Connecting => t.warn(),
+            ConnLabel::Disconnected(_) | ConnLabel::Refused => t.bad(),
+        };
+        spans.push(Span::styled(conn_text(m), conn_style));
+        if m.is_stale() {
+            if let Some(age) = m.data_age() {
+                spans.push(Span::styled(
+                    format!(
+                        " (data {} old)",
+                        fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
+                    ),
+                    t.greyed(),
+                ));
+            }
+        }
+        spans.push(sep.clone());
+        let rev = if m.fleet.revision.is_empty() {
+            m.config.revision.clone().unwrap_or_else(|| "-".into())
+        } else {
+            m.fleet.revision.clone()
+        };
+        spans.push(Span::raw(format!("rev {}", hub(&rev))));
+        if m.edit.is_pending() {
+            spans.push(sep.clone());
+            spans.push(Span::styled("EDIT PENDING (w writes)", t.warn()));
+        }
+        // Who we are and where: shown whole or not at all (a URL cut at the
+        // screen's edge reads as a different URL).
+        let mut tail = Vec::new();
+        if let Some(w) = &m.who {
+            tail.push(format!("as {}", hub(&w.name)));
+        }
+        if m.who.as_ref().is_some_and(|w| w.hub != m.hub_label) {
+            tail.push(hub(&m.hub_label).into_owned());
+        }
+        let mut width = Line::from(spans.clone()).width();
+        if width > usize::from(r.width) {
+            // The tool's own name is the first thing to go: the status
+            // word, the hub and the revision matter more.
+            if let Some(i) = spans.iter().position(|s| s.content == "macfleet ") {
+                width -= spans.remove(i).width();
+            }
+        }
+        for text in tail {
+            let more = sep.width() + Span::raw(text.as_str()).width();
+            if width + more > usize::from(r.width) {
+                break;
+            }
+            width += more;
+            spans.push(sep.clone());
+            spans.push(Span::styled(text, t.muted()));
+        }
+        line(
+            r,
+            buf,
+            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
+        );
+    }
+
+    // 2: the fleet at a glance; no route first.
+    if let Some(r) = row(area, 1) {
+        let a = &m.fleet.agg;
+        let mut spans = Vec::new();
+        if let ConnLabel::Disconnected(d) = m.conn_label() {
+            // The hub cannot be asked: what follows is its last judgement,
+            // not a fleet outage.
+            spans.push(Span::styled(
+                format!(
+                    "hub unreachable {}",
+                    fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
+                ),
+                t.bad(),
+            ));
+            spans.push(Span::styled(" · last known: ", t.muted()));
+        }
+        if a.no_route > 0 {
+            spans.push(Span::styled(
+                format!("NO ROUTE {}", fmt::count(a.no_route)),
+                super::cell_style(t, stale, t.no_route()),
+            ));
+        } else {
+            spans.push(Span::styled("no route 0", t.muted()));
+        }
+        spans.push(sep.clone());
+        spans.push(Span::raw(format!("{} workers: ", fmt::count(a.total))));
+        spans.push(Span::styled(
+            format!("{} healthy", fmt::count(a.healthy)),
+            super::cell_style(t, stale, t.ok()),
+        ));
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(
+            format!("{} stale", fmt::count(a.stale)),
+            super::cell_style(t, stale, if a.stale > 0 { t.warn() } else { t.muted() }),
+        ));
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(
+            format!("{} lost", fmt::count(a.lost)),
+            super::cell_style(t, stale, if a.lost > 0 { t.bad() } else { t.muted() }),
+        ));
+        spans.push(sep.clone());
+        let rev = hub(&m.fleet.revision).into_owned();
+        spans.push(Span::styled(
+            format!(
+                "{} not on {}",
+                fmt::count(a.out_of_sync),
+                if rev.is_empty() { "current" } else { &rev }
+            ),
+            super::cell_style(
+                t,
+                stale,
+                if a.out_of_sync > 0 {
+                    t.warn()
+                } else {
+                    t.muted()
+                },
+            ),
+        ));
+        line(
+            r,
+            buf,
+            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
+        );
+    }
+
+    // 3: agents in rank order: can run / run now.
+    if let Some(r) = row(area, 2) {
+        let mut spans = vec![Span::styled("can/run ", t.muted())];
+        let agents = if m.config.agents.is_empty() {
+            m.ladder_agents()
+        } else {
+            m.config.agents.clone()
+        };
+        if agents.is_empty() {
+            spans.push(Span::styled("(no list yet)", t.muted()));
+        }
+        for (i, a) in agents.iter().enumerate() {
+            if i > 0 {
+                spans.push(sep.clone());
+            }
+            let c = m.fleet.agg.agent(a);
+            spans.push(Span::raw(format!("{} ", hub(a))));
+            let style = if c.capable == 0 && m.fleet.agg.total > 0 {
+                t.bad()
+            } else {
+                ratatui::style::Style::new()
+            };
+            spans.push(Span::styled(
+                format!("{}/{}", fmt::count(c.capable), fmt::count(c.active)),
+                super::cell_style(t, stale, style),
+            ));
+        }
+        line(
+            r,
+            buf,
+            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
+        );
+    }
+}
+
+/// The tabs line: what it names.
+pub struct Tabs<'a> {
+    pub titles: &'a [&'a str],
+    pub current: usize,
+    /// Rows of the current pane.
+    pub len: usize,
+    pub sort: &'a str,
+    pub reversed: bool,
+    /// The current pane's filter, when one is set and not being typed.
+    pub filter: Option<&'a str>,
+}
+
+pub fn draw_tabs(t: &Theme, tabs: &Tabs, area: Rect, buf: &mut Buffer) {
+    if area.height == 0 {
+        return;
+    }
+    let mut spans = Vec::new();
+    for (i, title) in tabs.titles.iter().enumerate() {
+        spans.push(Span::raw(" "));
+        if i == tabs.current {
+            spans.push(Span::styled(
+                format!("{} {} {}", i + 1, title, fmt::count(tabs.len)),
+                t.tab_active(),
+            ));
+        } else {
+            spans.push(Span::styled(format!("{} {}", i + 1, title), t.muted()));
+        }
+        spans.push(Span::raw(" "));
+    }
+    let dir = if tabs.reversed { ", reversed" } else { "" };
+    spans.push(Span::styled(
+        format!("{} sort {}{}", t.sep(), tabs.sort, dir),
+        t.muted(),
+    ));
+    if let Some(f) = tabs.filter {
+        spans.push(Span::styled(format!(" {} /{}", t.sep(), f), t.warn()));
+    }
+    line(
+        area,
+        buf,
+        super::fit_line(Line::from(spans), usize::from(area.width), t.ellipsis()),
+    );
+}
+
+/// The status line under a pane: what it says.
+pub struct Status<'a> {
+    /// The filter being typed.
+    pub typing: Option<&'a str>,
+    /// A message of the moment.
+    pub message: Option<&'a str>,
+    /// The hub's last error, while the data is stale.
+    pub hub_error: Option<&'a str>,
+    /// The hints, when nothing else is said.
+    pub hints: Hints,
+    /// The cursor's row and the rows (`3/40`).
+    pub pos: usize,
+    pub len: usize,
+}
+
+pub fn draw_status(t: &Theme, s: &Status, area: Rect, buf: &mut Buffer) {
+    if area.height == 0 {
+        return;
+    }
+    if let Some(text) = s.typing {
+        line(
+            area,
+            buf,
+            Line::from(vec![
+                Span::styled("/", t.title()),
+                Span::raw(text.to_string()),
+                Span::styled("_", t.title()),
+                Span::styled(
+                    format!(
+                        "   {}",
+                        super::fit(
+                            &keys::prompt_help(t.sep(), t.ascii),
+                            usize::from(area.width).saturating_sub(text.chars().count() + 5),
+                            t.ellipsis()
+                        )
+                    ),
+                    t.muted(),
+                ),
+            ]),
+        );
+        return;
+    }
+    let (pos, len) = (s.pos, s.len);
+    let right = if len > 0 {
+        format!("{}/{}", fmt::count(pos + 1), fmt::count(len))
+    } else {
+        "0/0".to_string()
+    };
+    let left: Line = if let Some(msg) = s.message {
+        Line::styled(msg.to_string(), t.warn())
+    } else if let Some(e) = s.hub_error {
+        Line::styled(
+            format!(
+                "hub: {}",
+                super::fit(
+                    &hub(e),
+                    area.width.saturating_sub(12) as usize,
+                    t.ellipsis()
+                )
+            ),
+            t.bad(),
+        )
+    } else {
+        Line::styled(keys::hints(s.hints, &format!(" {} ", t.sep())), t.muted())
+    };
+    line(area, buf, left);
+    let w = right.chars().count() as u16;
+    if area.width > w + 1 {
+        let r = Rect {
+            x: area.right() - w,
+            width: w,
+            ..area
+        };
+        // Clear what the left part wrote under the counter.
+        buf.set_string(
+            r.x.saturating_sub(1),
+            r.y,
+            " ".repeat(w as usize + 1),
+            t.muted(),
+        );
+        line(r, buf, Line::styled(right, t.muted()));
+    }
+}

@@ -1,0 +1,776 @@
+//! The ladder editor through `update`: moves, add (and uncomment), remove,
+//! undo/redo, the diff screen, the write effect and each answer to it.
+
+use crossterm::event::KeyCode;
+use macfleet::client::ClientError;
+use macfleet::tui::app::App;
+use macfleet::tui::fixture::{self, DOC, REVISION};
+use macfleet::tui::model::edit::Mode;
+use macfleet::tui::msg::{Effect, Msg};
+use macfleet::tui::panes::{history::History as HistoryPane, ladder::Ladder};
+use macfleet::tui::ui::theme::Theme;
+use macfleet::wire::ConfigAccepted;
+
+use crate::ui;
+use ui::{code, ctrl, key};
+
+fn app(can_write: bool) -> App {
+    let (mut a, _) = fixture::app(20, can_write, Theme::new(false, false), 120, 40);
+    key(&mut a, '1');
+    assert_eq!(a.view(), "ladder");
+    a
+}
+
+fn order(app: &App) -> Vec<String> {
+    app.model()
+        .edit
+        .order()
+        .map(|o| o.to_vec())
+        .unwrap_or_else(|| app.model().config.agents.clone())
+}
+
+fn v(s: &[&str]) -> Vec<String> {
+    s.iter().map(|x| x.to_string()).collect()
+}
+
+fn screen_text(app: &App) -> String {
+    let (w, h) = app.size();
+    ui::text(&ui::drawn(app, w, h))
+}
+
+fn status(app: &App) -> String {
+    app.status().map(|s| s.text.clone()).unwrap_or_default()
+}
+
+#[test]
+fn j_and_k_move_the_selected_agent_and_the_cursor_follows_it() {
+    let mut a = app(true);
+    assert_eq!(
+        a.pane_as::<Ladder>().list.selected().map(String::as_str),
+        Some("opencode")
+    );
+    assert!(!a.model().edit.is_pending());
+    assert!(key(&mut a, 'J').is_empty(), "an edit sends nothing");
+    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]));
+    assert!(a.model().edit.is_pending());
+    assert_eq!(
+        a.pane_as::<Ladder>().list.selected().map(String::as_str),
+        Some("opencode")
+    );
+    key(&mut a, 'J');
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+    key(&mut a, 'K');
+    key(&mut a, 'K');
+    assert_eq!(order(&a), v(&["opencode", "pi", "claude", "codex"]));
+    assert!(
+        !a.model().edit.is_pending(),
+        "back where it started: nothing pending"
+    );
+    assert_eq!(
+        a.model().config.agents,
+        v(&["opencode", "pi", "claude", "codex"])
+    );
+}
+
+#[test]
+fn undo_and_redo_walk_the_steps() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'J');
+    key(&mut a, 'u');
+    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]));
+    key(&mut a, 'u');
+    assert!(!a.model().edit.is_pending());
+    key(&mut a, 'u');
+    assert_eq!(status(&a), "nothing to undo");
+    ctrl(&mut a, 'r');
+    ctrl(&mut a, 'r');
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+    ctrl(&mut a, 'r');
+    assert_eq!(status(&a), "nothing to redo");
+}
+
+#[test]
+fn d_removes_and_a_brings_a_commented_out_name_back_in_its_place() {
+    let mut a = app(true);
+    code(&mut a, KeyCode::Down); // pi
+    key(&mut a, 'd');
+    assert_eq!(order(&a), v(&["opencode", "claude", "codex"]));
+    // The removed agent stays on the Ladder, marked, until written.
+    assert!(a.pane_as::<Ladder>().list.rows.iter().any(|r| r == "pi"));
+    key(&mut a, 'u');
+    key(&mut a, 'a');
+    assert!(matches!(a.model().edit.mode, Mode::Adding { .. }));
+    for c in "cursor".chars() {
+        key(&mut a, c);
+    }
+    assert!(matches!(
+        &a.model().edit.mode,
+        Mode::Adding { error: None, .. }
+    ));
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    // `# "cursor"` stands after pi in the document: it comes back there.
+    assert_eq!(
+        order(&a),
+        v(&["opencode", "pi", "cursor", "claude", "codex"])
+    );
+    let Some(plan) = &a.model().edit.plan else {
+        panic!("an edit")
+    };
+    let text = plan.render().expect("renders");
+    assert!(text.contains("    \"cursor\",   # no seat yet\n"), "{text}");
+    assert!(!text.contains("# \"cursor\""), "no second line: {text}");
+}
+
+#[test]
+fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
+    let mut a = app(true);
+    key(&mut a, 'a');
+    for c in "claude".chars() {
+        key(&mut a, c);
+    }
+    let Mode::Adding { text, error } = &a.model().edit.mode else {
+        panic!("the prompt")
+    };
+    assert_eq!(text, "claude");
+    assert!(
+        error.as_deref().is_some_and(|e| e.contains("claude")),
+        "{error:?}"
+    );
+    code(&mut a, KeyCode::Enter);
+    assert!(matches!(&a.model().edit.mode, Mode::Adding { text, .. } if text == "claude"));
+    assert!(!a.model().edit.is_pending());
+    code(&mut a, KeyCode::Esc);
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    key(&mut a, 'a');
+    key(&mut a, 'B');
+    assert!(
+        matches!(&a.model().edit.mode, Mode::Adding { error: Some(_), .. }),
+        "a malformed name"
+    );
+}
+
+#[test]
+fn w_shows_the_whole_documents_diff_and_y_sends_exactly_it() {
+    let mut a = app(true);
+    assert!(key(&mut a, 'w').is_empty());
+    assert_eq!(status(&a), "nothing to write: no pending edit");
+    key(&mut a, 'J');
+    assert!(key(&mut a, 'w').is_empty(), "w only shows the diff");
+    let Mode::Review {
+        text,
+        if_match,
+        diff,
+        ..
+    } = a.model().edit.mode.clone()
+    else {
+        panic!("the diff screen")
+    };
+    assert_eq!(if_match, REVISION);
+    assert!(
+        diff.contains(
+            "\n+    \"pi\",       # fast\n     \"opencode\", # cheap\n-    \"pi\",       # fast\n"
+        ),
+        "{diff}"
+    );
+    assert!(text.ends_with("]\nretries = 2\n"));
+    assert!(code(&mut a, KeyCode::Esc).is_empty());
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert!(a.model().edit.is_pending(), "n/Esc keeps the edit");
+    key(&mut a, 'w');
+    let fx = key(&mut a, 'y');
+    assert_eq!(
+        fx,
+        vec![Effect::Write {
+            text: text.clone(),
+            if_match: REVISION.into()
+        }]
+    );
+    assert!(key(&mut a, 'y').is_empty(), "one write at a time");
+    let fx = a.update(Msg::Written(Ok(ConfigAccepted {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+    })));
+    assert!(fx.contains(&Effect::FetchConfig));
+    assert!(!a.model().edit.is_pending());
+    assert_eq!(a.model().config.revision.as_deref(), Some("r43"));
+    assert!(status(&a).contains("r43"));
+}
+
+#[test]
+fn a_failed_write_keeps_the_edit_and_w_retries() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    let sent = key(&mut a, 'y');
+    a.update(Msg::Written(Err(ClientError::Unreachable(
+        "connection refused".into(),
+    ))));
+    assert!(a.model().edit.is_pending());
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert!(status(&a).contains("connection refused"), "{}", status(&a));
+    assert_eq!(
+        a.model().edit.error.as_deref(),
+        Some("hub unreachable: connection refused")
+    );
+    a.settle();
+    let screen = screen_text(&a);
+    assert!(
+        screen.contains("last write failed: hub unreachable"),
+        "{screen}"
+    );
+    key(&mut a, 'w');
+    assert_eq!(key(&mut a, 'y'), sent, "the same document again");
+}
+
+fn conflict() -> ClientError {
+    ClientError::Conflict {
+        current_revision: Some("r44".into()),
+        message: String::new(),
+    }
+}
+
+#[test]
+fn a_412_over_another_key_replays_the_order_and_shows_the_new_diff() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    let fx = a.update(Msg::Written(Err(conflict())));
+    assert!(fx.contains(&Effect::FetchConfig));
+    assert!(a.model().edit.is_pending());
+    let theirs = DOC.replace("retries = 2", "retries = 3");
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        text: theirs,
+    });
+    let Mode::Review { text, if_match, .. } = a.model().edit.mode.clone() else {
+        panic!("the new diff to confirm, not {:?}", a.model().edit.mode)
+    };
+    assert_eq!(if_match, "r44");
+    assert!(text.contains("retries = 3"), "theirs is kept: {text}");
+    assert!(
+        text.find("\"pi\"") < text.find("\"opencode\""),
+        "mine is kept: {text}"
+    );
+}
+
+#[test]
+fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Err(conflict())));
+    let theirs = DOC.replace("    \"codex\",    # last\n", "");
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: v(&["opencode", "pi", "claude"]),
+        text: theirs.clone(),
+    });
+    assert!(
+        matches!(a.model().edit.mode, Mode::Conflict { .. }),
+        "{:?}",
+        a.model().edit.mode
+    );
+    assert!(a.model().edit.is_pending());
+    key(&mut a, 'D');
+    key(&mut a, 'x');
+    assert!(
+        matches!(
+            a.model().edit.mode,
+            Mode::Conflict {
+                confirm_drop: false,
+                ..
+            }
+        ),
+        "a second key is needed"
+    );
+    key(&mut a, 'c');
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    let plan = a.model().edit.plan.clone().expect("carried");
+    assert_eq!(plan.base_revision(), "r44");
+    assert_eq!(plan.order(), &v(&["pi", "opencode", "claude", "codex"])[..]);
+
+    // The same conflict again, dropped this time.
+    let mut b = app(true);
+    key(&mut b, 'J');
+    key(&mut b, 'w');
+    key(&mut b, 'y');
+    b.update(Msg::Written(Err(conflict())));
+    b.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: v(&["opencode", "pi", "claude"]),
+        text: theirs,
+    });
+    key(&mut b, 'D');
+    assert!(matches!(
+        b.model().edit.mode,
+        Mode::Conflict {
+            confirm_drop: true,
+            ..
+        }
+    ));
+    key(&mut b, 'y');
+    assert_eq!(b.model().edit.mode, Mode::Editing);
+    assert!(!b.model().edit.is_pending());
+}
+
+#[test]
+fn q_with_a_pending_edit_asks_first() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'q');
+    assert!(!a.quits());
+    assert_eq!(a.model().edit.mode, Mode::ConfirmQuit);
+    key(&mut a, 'n');
+    assert!(!a.quits() && a.model().edit.is_pending());
+    key(&mut a, '?');
+    key(&mut a, 'q');
+    assert!(!a.quits(), "from the help too");
+    assert_eq!(a.model().edit.mode, Mode::ConfirmQuit);
+    key(&mut a, 'y');
+    assert!(a.quits());
+    // C-c is the hard quit: it never asks.
+    let mut b = app(true);
+    key(&mut b, 'J');
+    ctrl(&mut b, 'c');
+    assert!(b.quits());
+}
+
+#[test]
+fn a_read_only_session_changes_nothing_and_sends_nothing() {
+    let mut a = app(false);
+    for c in ['J', 'K', 'a', 'd', 'u', 'w', 'y', 'e', 'R'] {
+        let fx = key(&mut a, c);
+        assert!(fx.is_empty(), "{c}: no write, no editor: {fx:?}");
+        assert!(!a.model().edit.is_pending());
+    }
+    assert!(ctrl(&mut a, 'r').is_empty());
+    assert_eq!(a.model().edit.plan, None);
+    assert_eq!(status(&a), "read-only");
+}
+
+#[test]
+fn the_projection_follows_the_pending_order_and_warns() {
+    let mut a = app(true);
+    assert_eq!(a.model().edit.projection, None);
+    key(&mut a, 'J');
+    let p = a.model().edit.projection.clone().expect("a projection");
+    assert_eq!(p.healthy, a.model().fleet.agg.healthy);
+    let pi = p.rungs.iter().find(|r| r.agent == "pi").expect("pi");
+    assert_eq!((pi.old_rank, pi.rank), (Some(1), Some(0)));
+    assert!(pi.projected > pi.today, "pi on top draws workers: {pi:?}");
+    assert!(p.moves_workers());
+    key(&mut a, 'a');
+    for c in "zed-typo".chars() {
+        key(&mut a, c);
+    }
+    code(&mut a, KeyCode::Enter);
+    let p = a.model().edit.projection.clone().expect("a projection");
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.to_string().contains("zed-typo")),
+        "{:?}",
+        p.warnings
+    );
+    key(&mut a, 'u');
+    key(&mut a, 'u');
+    assert_eq!(
+        a.model().edit.projection,
+        None,
+        "nothing pending, nothing projected"
+    );
+}
+
+/// The TUI projects its own compact workers; `agents --dry-run` projects
+/// the hub's wire workers. Same fleet, same answer.
+#[test]
+fn the_tui_projects_as_the_cli_does() {
+    let (mut a, _) = fixture::app(500, true, Theme::new(false, false), 120, 40);
+    key(&mut a, '1');
+    for c in ['J', 'j', 'J', 'a', 'z', 'e', 'd'] {
+        key(&mut a, c);
+    }
+    code(&mut a, KeyCode::Enter);
+    a.settle();
+    let new = a.model().edit.order().expect("pending").to_vec();
+    let wire: Vec<macfleet::wire::WorkerView> = a
+        .model()
+        .fleet
+        .iter()
+        .map(|(_, e)| e.view.to_wire(e.state, e.in_sync))
+        .collect();
+    assert!(wire.iter().any(|w| w.active_agent.is_none()));
+    let cli = macfleet::plan::project(&wire, &a.model().config.agents, &new);
+    assert!(cli.moves_workers());
+    assert_eq!(a.model().edit.projection.as_ref(), Some(&cli));
+}
+
+#[test]
+fn after_a_write_the_convergence_line_counts_healthy_workers_on_it() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Ok(ConfigAccepted {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+    })));
+    a.settle();
+    let r = a.model().edit.rollout.clone().expect("a rollout");
+    assert_eq!(r.revision, "r43");
+    assert_eq!((r.on, r.healthy), (0, a.model().fleet.agg.healthy));
+    assert_eq!(r.behind(), a.model().fleet.agg.healthy);
+    key(&mut a, 'J');
+    assert!(status(&a).contains("not arrived yet"), "{}", status(&a));
+    assert!(
+        !a.model().edit.is_pending(),
+        "no edit without the new document"
+    );
+    a.update(Msg::Agents {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+        text: DOC.replace(
+            "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+            "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+        ),
+    });
+    key(&mut a, 'J');
+    assert!(a.model().edit.is_pending());
+    assert_eq!(a.model().edit.rollout, None, "a new edit ends it");
+}
+
+#[test]
+fn an_empty_list_is_refused_before_it_reaches_the_hub_and_the_edit_stays() {
+    let mut a = app(true);
+    for _ in 0..4 {
+        key(&mut a, 'g');
+        key(&mut a, 'd');
+    }
+    assert_eq!(order(&a), Vec::<String>::new());
+    assert!(a.model().edit.is_pending());
+    assert!(key(&mut a, 'w').is_empty(), "nothing sent");
+    assert_eq!(a.model().edit.mode, Mode::Editing, "no diff to confirm");
+    assert!(status(&a).starts_with("cannot write:"), "{}", status(&a));
+    assert!(status(&a).ends_with("(the edit is kept)"), "{}", status(&a));
+    key(&mut a, 'u');
+    assert_eq!(order(&a), v(&["codex"]), "every step can be undone");
+}
+
+#[test]
+fn r_on_history_prepares_a_revert_as_a_pending_edit() {
+    let (mut a, _) = fixture::app(20, true, Theme::new(false, false), 120, 40);
+    key(&mut a, '4');
+    assert_eq!(a.view(), "history");
+    // The newest entry is the current order: nothing to revert.
+    key(&mut a, 'R');
+    assert!(!a.model().edit.is_pending(), "{}", status(&a));
+    // Down to the first entry whose order differs from the hub's now.
+    let mut want = a.model().config.agents.clone();
+    for _ in 0..a.model().config.history.len() {
+        code(&mut a, KeyCode::Down);
+        let k = a
+            .pane_as::<HistoryPane>()
+            .list
+            .selected()
+            .cloned()
+            .expect("an entry");
+        want = a.model().history_entry(&k).expect("entry").agents.clone();
+        if want != a.model().config.agents {
+            break;
+        }
+    }
+    assert_ne!(
+        want,
+        a.model().config.agents,
+        "the fixture holds an older order"
+    );
+    assert!(key(&mut a, 'R').is_empty(), "a revert sends nothing");
+    assert_eq!(a.view(), "ladder");
+    assert_eq!(order(&a), want);
+    assert!(a.model().edit.is_pending());
+    key(&mut a, 'u');
+    assert!(!a.model().edit.is_pending(), "u undoes it");
+
+    let (mut r, _) = fixture::app(20, false, Theme::new(false, false), 120, 40);
+    key(&mut r, '4');
+    code(&mut r, KeyCode::Down);
+    key(&mut r, 'R');
+    assert_eq!(status(&r), "read-only");
+    assert_eq!(r.model().edit.plan, None);
+}
+
+fn edited(app: &mut App, sent: &str, back: &str) -> Vec<Effect> {
+    app.update(Msg::Edited {
+        sent: sent.into(),
+        back: Ok(back.into()),
+    })
+}
+
+fn opened(fx: &[Effect]) -> String {
+    match fx {
+        [Effect::OpenEditor { text }] => text.clone(),
+        _ => panic!("the editor should open, not {fx:?}"),
+    }
+}
+
+#[test]
+fn e_opens_the_whole_document_and_what_comes_back_is_the_pending_edit() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    assert_eq!(sent, DOC, "the hub's document, whole");
+    assert!(!a.model().edit.is_pending(), "opening changes nothing");
+    // The editor moved codex to the top and reworded pi's comment.
+    let back = DOC
+        .replace("    \"codex\",    # last\n", "")
+        .replace(
+            "MAC_CODING_AGENTS = [\n",
+            "MAC_CODING_AGENTS = [\n    \"codex\",    # last\n",
+        )
+        .replace("# fast", "# fastest");
+    assert!(edited(&mut a, &sent, &back).is_empty(), "taken: no reopen");
+    assert_eq!(order(&a), v(&["codex", "opencode", "pi", "claude"]));
+    assert!(a.model().edit.is_pending());
+    assert!(status(&a).contains("pending"), "{}", status(&a));
+    // The projection follows it, and w shows and y sends exactly it.
+    assert!(a.model().edit.projection.is_some());
+    key(&mut a, 'w');
+    let Mode::Review { text, diff, .. } = a.model().edit.mode.clone() else {
+        panic!("the diff screen, not {:?}", a.model().edit.mode)
+    };
+    assert_eq!(text, back);
+    assert!(diff.contains("+    \"pi\",       # fastest"), "{diff}");
+    assert_eq!(
+        key(&mut a, 'y'),
+        vec![Effect::Write {
+            text: back,
+            if_match: REVISION.into()
+        }]
+    );
+}
+
+#[test]
+fn a_document_not_taken_reopens_with_the_error_on_top_and_nothing_typed_lost() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    let dup = DOC.replace("\"codex\",    # last", "\"pi\",    # again");
+    let again = opened(&edited(&mut a, &sent, &dup));
+    assert!(
+        again.starts_with("# macfleet: not taken: MAC_CODING_AGENTS names \"pi\" twice\n"),
+        "{again}"
+    );
+    assert!(
+        again.ends_with(&dup),
+        "what was typed is all there: {again}"
+    );
+    assert!(!a.model().edit.is_pending(), "nothing taken");
+    // Saved unchanged: cancelled, and e brings the draft back.
+    assert!(edited(&mut a, &again, &again).is_empty());
+    assert!(status(&a).contains("cancelled"), "{}", status(&a));
+    assert!(!a.model().edit.is_pending());
+    let reopened = opened(&key(&mut a, 'e'));
+    assert_eq!(reopened, again, "e reopens what was typed");
+    // Fixed (the notes left in place): the notes go, the fix is taken.
+    let fixed = again.replace("\"pi\",    # again", "\"codex\",    # last");
+    let fixed = fixed
+        .replacen("    \"opencode\", # cheap\n", "", 1)
+        .replacen(
+            "    \"claude\",   # strong\n",
+            "    \"claude\",   # strong\n    \"opencode\", # cheap\n",
+            1,
+        );
+    assert!(edited(&mut a, &reopened, &fixed).is_empty());
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+    let Some(plan) = &a.model().edit.plan else {
+        panic!("an edit")
+    };
+    let text = plan.render().expect("renders");
+    assert!(!text.contains("macfleet:"), "the notes are gone: {text}");
+    assert!(text.starts_with("# the fleet's route order\n"), "{text}");
+    assert_eq!(a.model().edit.draft, None);
+    // An editor that failed changes nothing.
+    let fx = a.update(Msg::Edited {
+        sent: text.clone(),
+        back: Err("\"vi\" exited with exit status: 1".into()),
+    });
+    assert!(fx.is_empty());
+    assert!(status(&a).contains("nothing changed"), "{}", status(&a));
+    assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+}
+
+#[test]
+fn the_editor_coming_back_unchanged_cancels_and_says_so() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    assert!(edited(&mut a, &sent, &sent).is_empty());
+    assert!(!a.model().edit.is_pending());
+    assert_eq!(
+        status(&a),
+        "the editor closed with the document unchanged: cancelled"
+    );
+    // With a pending move, e opens the document as it would be written.
+    key(&mut a, 'J');
+    let sent = opened(&key(&mut a, 'e'));
+    assert!(sent.find("\"pi\"") < sent.find("\"opencode\""), "{sent}");
+    assert!(edited(&mut a, &sent, &sent).is_empty());
+    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]), "kept");
+}
+
+#[test]
+fn an_editor_that_never_brings_a_valid_document_stops_reopening() {
+    let mut a = app(true);
+    let mut sent = opened(&key(&mut a, 'e'));
+    let mut rounds = 0;
+    for i in 0..100 {
+        let bad = format!("{}\nMAC_CODING_AGENTS = []\n# {i}\n", DOC);
+        let fx = edited(&mut a, &sent, &bad);
+        rounds += 1;
+        match fx.as_slice() {
+            [Effect::OpenEditor { text }] => sent = text.clone(),
+            [] => break,
+            _ => panic!("{fx:?}"),
+        }
+    }
+    assert_eq!(rounds, macfleet::tui::model::edit::MAX_REOPENS + 1);
+    assert!(status(&a).contains("e reopens it"), "{}", status(&a));
+    assert!(a.model().edit.draft.is_some());
+}
+
+/// After `J`, `w`, `y` and the hub's 200 (revision r43): the workers in
+/// `on` report r43 (a delta page), the others what they reported before.
+fn written_and_partly_rolled_out(a: &mut App, on: &[usize]) {
+    key(a, 'J');
+    key(a, 'w');
+    key(a, 'y');
+    a.update(Msg::Written(Ok(ConfigAccepted {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+    })));
+    let now = fixture::t0();
+    let workers = on
+        .iter()
+        .map(|&i| macfleet::wire::WorkerView {
+            config_revision: Some("r43".into()),
+            in_sync: true,
+            ..fixture::worker(i, now)
+        })
+        .collect();
+    let mut page = fixture::page(workers, now, true, 2);
+    page.config_revision = "r43".into();
+    a.update(Msg::Workers {
+        page,
+        at: a.model().mono_now,
+    });
+    a.settle();
+}
+
+#[test]
+fn enter_on_the_convergence_line_lists_the_workers_behind_and_why() {
+    use macfleet::tui::app::Detail;
+    use macfleet::wire::WorkerState;
+    let mut a = app(true);
+    written_and_partly_rolled_out(&mut a, &[0, 1, 2]);
+    let r = a.model().edit.rollout.clone().expect("a rollout");
+    assert_eq!((r.on, r.healthy), (3, 18), "{r:?}");
+    let (behind, all) = a.model().rollout_behind();
+    // In the fixture w-00003 is stale and w-00007 lost.
+    assert_eq!(all, 17, "20 workers, 3 on r43");
+    assert_eq!(behind.len(), 17);
+    let last: Vec<(&str, WorkerState)> = behind[15..]
+        .iter()
+        .map(|b| (b.worker.as_str(), b.state))
+        .collect();
+    assert_eq!(
+        last,
+        [
+            ("w-00003", WorkerState::Stale),
+            ("w-00007", WorkerState::Lost)
+        ]
+    );
+    let healthy = behind
+        .iter()
+        .take_while(|b| b.state == WorkerState::Healthy)
+        .count();
+    assert_eq!(healthy, r.behind(), "the healthy ones behind come first");
+    assert!(
+        behind[healthy..]
+            .iter()
+            .all(|b| b.state != WorkerState::Healthy),
+        "{behind:?}"
+    );
+    assert!(behind.iter().all(|b| b.revision.as_deref() != Some("r43")));
+    assert!(
+        behind
+            .iter()
+            .any(|b| b.worker == "w-00004" && b.revision.as_deref() == Some("r41")),
+        "w-00004 reports an older revision"
+    );
+    // The cursor goes past the last agent onto the line; Enter lists them.
+    key(&mut a, 'G');
+    assert!(!a.model().edit.rollout.as_ref().is_some_and(|r| r.selected));
+    key(&mut a, 'j');
+    assert!(a.model().edit.rollout.as_ref().is_some_and(|r| r.selected));
+    let s = screen_text(&a);
+    assert!(s.contains("Enter lists the workers behind"), "{s}");
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.overlay().detail, Some(Detail::Rollout));
+    let s = screen_text(&a);
+    assert!(s.contains("rollout of r43"), "{s}");
+    assert!(s.contains("3/18 healthy workers on r43"), "{s}");
+    assert!(
+        s.contains("behind: 15 healthy on an older revision · 1 stale · 1 lost (not on it)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("w-00004        healthy, still reports r41: last heard"),
+        "{s}"
+    );
+    assert!(
+        s.contains("w-00003        stale: last heard 1m ago, on r42"),
+        "{s}"
+    );
+    // j scrolls the list, it does not leave it.
+    key(&mut a, 'j');
+    assert_eq!(a.overlay().detail, Some(Detail::Rollout));
+    code(&mut a, KeyCode::Esc);
+    assert_eq!(a.overlay().detail, None);
+    key(&mut a, 'k');
+    assert!(!a.model().edit.rollout.as_ref().is_some_and(|r| r.selected));
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(
+        a.overlay().detail,
+        Some(Detail::Agent("codex".into())),
+        "back on the last agent"
+    );
+}
+
+#[test]
+fn a_412_after_the_editor_keeps_what_was_typed_and_says_what_it_undoes() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    // Typed outside the list: retries.
+    let typed = DOC.replace("retries = 2", "retries = 9");
+    edited(&mut a, &sent, &typed);
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Err(conflict())));
+    let theirs = DOC.replace("# the fleet's route order", "# the fleet's order");
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        text: theirs,
+    });
+    let Mode::Review { text, diff, .. } = a.model().edit.mode.clone() else {
+        panic!("the new diff, not {:?}", a.model().edit.mode)
+    };
+    assert_eq!(text, typed, "what was typed, whole");
+    assert!(
+        diff.contains("-# the fleet's order\n+# the fleet's route order\n"),
+        "{diff}"
+    );
+    assert!(status(&a).contains("kept whole"), "{}", status(&a));
+}

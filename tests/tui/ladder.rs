@@ -1,0 +1,704 @@
+//! End to end: the owner reorders the ladder in the real binary, in a
+//! pseudo-terminal, against a real `macfleet hub` on loopback.
+
+use crate::common;
+use crate::pty;
+
+use std::time::Duration;
+
+use macfleet::tui::fixture::DOC;
+use pty::Pty;
+
+const START: Duration = Duration::from_secs(30);
+const SOON: Duration = Duration::from_secs(10);
+
+/// A hub over `DOC` (comments beside each agent, a key after the list),
+/// killed on drop.
+struct Hub {
+    _dir: tempfile::TempDir,
+    _child: pty::Kill,
+    url: String,
+    owner: String,
+}
+
+impl Hub {
+    fn start() -> Hub {
+        let (dir, owner, _viewer, _worker) = common::hub_dir();
+        std::fs::write(dir.path().join("hub.toml"), DOC).expect("config");
+        let (child, url) = common::spawn_hub(dir.path(), &[], None);
+        Hub {
+            _dir: dir,
+            _child: pty::Kill(child),
+            url,
+            owner,
+        }
+    }
+
+    fn client(&self) -> macfleet::client::Client {
+        macfleet::client::Client::new(
+            &self.url,
+            Some(macfleet::client::Token::new(&self.owner)),
+            Default::default(),
+        )
+        .expect("client")
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    fn document(&self) -> String {
+        Self::rt()
+            .block_on(self.client().config())
+            .expect("config")
+            .text
+    }
+
+    fn history_len(&self) -> usize {
+        Self::rt()
+            .block_on(self.client().history())
+            .expect("history")
+            .revisions
+            .len()
+    }
+
+    /// An owner's session on the Ladder, once the hub's document is in.
+    fn owner_on_ladder(&self) -> Pty {
+        let t = Pty::spawn(&["--hub", &self.url], &[("MAC_HUB_TOKEN", &self.owner)]);
+        t.wait_for("OWNER", START);
+        t.wait_for("live", START);
+        let mut t = t;
+        t.send("1");
+        t.wait_for("codex", SOON);
+        // The document (not only the list) arrives with the first config
+        // fetch, right after the first workers page.
+        std::thread::sleep(Duration::from_millis(500));
+        t
+    }
+}
+
+#[test]
+fn reorder_write_confirm_stores_the_new_order_and_every_other_byte() {
+    let hub = Hub::start();
+    assert_eq!(hub.document(), DOC);
+    let mut t = hub.owner_on_ladder();
+    // The cursor opens on opencode (rank 0): down one rank.
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("0→1"), "the old and new rank of opencode:\n{s}");
+    assert_eq!(hub.history_len(), 1, "an edit alone sends nothing");
+    t.send("w");
+    let s = t.wait_for("write onto revision", SOON);
+    assert!(s.contains("+    \"pi\",       # fast"), "{s}");
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    // No worker runs on this hub: the rollout line says so.
+    t.wait_for("0/0 healthy workers on", SOON);
+    let want = DOC.replace(
+        "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+        "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+    );
+    assert_ne!(want, DOC);
+    assert_eq!(
+        hub.document(),
+        want,
+        "the new order, each comment beside its agent"
+    );
+    assert_eq!(hub.history_len(), 2);
+    // Nothing pending any more: q quits without asking.
+    t.wait_until("the pending mark gone", SOON, |s| {
+        !s.contains("EDIT PENDING")
+    });
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn undo_before_writing_sends_nothing_and_q_with_an_edit_asks() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    t.send("u");
+    t.wait_until("the pending mark gone", SOON, |s| {
+        !s.contains("EDIT PENDING")
+    });
+    t.send("w");
+    t.wait_for("nothing to write", SOON);
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    t.send("q");
+    t.wait_for("quit anyway?", SOON);
+    t.send("n");
+    t.wait_until("the question gone", SOON, |s| !s.contains("quit anyway?"));
+    assert!(
+        t.child.try_wait().expect("try_wait").is_none(),
+        "still running"
+    );
+    t.send("q");
+    t.wait_for("quit anyway?", SOON);
+    t.send("y");
+    assert!(t.wait_exit(SOON).success());
+    assert_eq!(hub.history_len(), 1, "the hub saw no write");
+    assert_eq!(hub.document(), DOC);
+}
+
+impl Hub {
+    /// Another owner writes `text` over the current revision.
+    fn other_owner_writes(&self, text: &str) {
+        let c = self.client();
+        Self::rt().block_on(async {
+            let who = c.whoami().await.expect("whoami");
+            let w = macfleet::client::Writer::new(c.clone(), &who).expect("an owner");
+            let rev = c.config().await.expect("config").revision;
+            w.put_config(text, &rev).await.expect("their write");
+        });
+    }
+}
+
+/// Two actors: with nothing pending in the TUI, a colleague writes from the
+/// command line (the real binary, the same hub). The TUI takes the
+/// revision from the event stream and must have the new document to edit
+/// within a second, without `r`: it once answered every edit key with "the
+/// hub's document has not arrived yet" until refetched by hand.
+#[test]
+fn after_a_colleagues_write_the_owner_edits_at_once_without_refetching() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    let out = common::macfleet(
+        &["agents", "move", "claude", "0", "--hub", &hub.url],
+        &[("MAC_HUB_TOKEN", &hub.owner)],
+    );
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let theirs = hub.document();
+    let rev = Hub::rt()
+        .block_on(hub.client().config())
+        .expect("config")
+        .revision;
+    let short: String = rev.chars().take(12).collect();
+    t.wait_until("the colleague's revision on the top line", SOON, |_| {
+        t.top_line().contains(&short)
+    });
+    // Within a second of the event the document is in: the first edit key
+    // after it is taken, never refused as not arrived.
+    std::thread::sleep(Duration::from_secs(1));
+    t.send("gJ");
+    let s = t.wait_until("the edit taken", SOON, |s| {
+        s.contains("EDIT PENDING") || s.contains("has not arrived")
+    });
+    assert!(
+        !s.contains("has not arrived"),
+        "refused after their write:\n{s}"
+    );
+    t.send("w");
+    let s = t.wait_for("write onto revision", SOON);
+    assert!(s.contains(&short), "the diff is onto their revision:\n{s}");
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    let doc = hub.document();
+    assert_ne!(doc, theirs, "mine is written on top of theirs");
+    assert!(
+        doc.find("\"opencode\"") < doc.find("\"claude\""),
+        "their move kept, mine on top of it:\n{doc}"
+    );
+    assert_eq!(hub.history_len(), 3, "theirs and mine");
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+fn swapped(doc: &str) -> String {
+    doc.replace(
+        "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+        "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+    )
+}
+
+#[test]
+fn a_concurrent_write_of_another_key_is_replayed_and_both_are_stored() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    let theirs = DOC.replace("retries = 2", "retries = 3");
+    hub.other_owner_writes(&theirs);
+    t.send("y");
+    let s = t.wait_for("replayed onto", SOON);
+    assert!(
+        s.contains("write onto revision"),
+        "the new diff to confirm:\n{s}"
+    );
+    assert_eq!(hub.history_len(), 2, "nothing of ours sent yet");
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    assert_eq!(hub.document(), swapped(&theirs), "both changes stored");
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn a_concurrent_change_of_the_list_asks_and_carrying_mine_keeps_theirs_around_it() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    hub.other_owner_writes(&theirs);
+    t.send("y");
+    let s = t.wait_for("the hub's list changed", SOON);
+    // Who changed it, from the history (the other owner used alice's token).
+    let s = if s.contains("by alice") {
+        s
+    } else {
+        t.wait_for("by alice", SOON)
+    };
+    assert!(s.contains("theirs") && s.contains("mine (pending)"), "{s}");
+    t.send("c");
+    t.wait_for("your order now stands on the hub's document", SOON);
+    assert_eq!(
+        hub.history_len(),
+        2,
+        "nothing of ours sent before the choice"
+    );
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    let doc = hub.document();
+    assert!(
+        doc.find("\"pi\"") < doc.find("\"opencode\""),
+        "mine:\n{doc}"
+    );
+    assert!(doc.ends_with("]\nretries = 2\n"), "{doc}");
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+/// A hub on a fixed loopback port, so that it can be stopped and started
+/// again at the same address.
+struct Restartable {
+    dir: tempfile::TempDir,
+    child: Option<pty::Kill>,
+    port: u16,
+    owner: String,
+}
+
+impl Restartable {
+    fn new() -> Restartable {
+        let (dir, owner, _viewer, _worker) = common::hub_dir();
+        std::fs::write(dir.path().join("hub.toml"), DOC).expect("config");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut h = Restartable {
+            dir,
+            child: None,
+            port,
+            owner,
+        };
+        h.start();
+        h
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn start(&mut self) {
+        self.child = Some(pty::hub_on_port(self.dir.path(), self.port, &[]));
+    }
+
+    fn stop(&mut self) {
+        // The guard kills and reaps it.
+        self.child = None;
+    }
+
+    fn document(&self) -> String {
+        let c = macfleet::client::Client::new(
+            &self.url(),
+            Some(macfleet::client::Token::new(&self.owner)),
+            Default::default(),
+        )
+        .expect("client");
+        Hub::rt().block_on(c.config()).expect("config").text
+    }
+}
+
+impl Drop for Restartable {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[test]
+fn the_hub_down_during_the_write_keeps_the_edit_and_w_retries_once_it_is_back() {
+    let mut hub = Restartable::new();
+    let mut t = Pty::spawn(&["--hub", &hub.url()], &[("MAC_HUB_TOKEN", &hub.owner)]);
+    t.wait_for("OWNER", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("codex", SOON);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("J");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    hub.stop();
+    t.send("y");
+    let s = t.wait_for("write failed", Duration::from_secs(20));
+    assert!(s.contains("EDIT PENDING"), "the edit stays:\n{s}");
+    assert_eq!(hub.document_if_up(), None);
+    hub.start();
+    t.wait_for("live", Duration::from_secs(25));
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    let s = t.wait_until("written, or replayed first", SOON, |s| {
+        s.contains("written: revision") || s.contains("replayed onto")
+    });
+    if s.contains("replayed onto") {
+        t.send("y");
+        t.wait_for("written: revision", SOON);
+    }
+    assert_eq!(hub.document(), swapped(DOC));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+impl Restartable {
+    /// The document, or `None` while nothing listens.
+    fn document_if_up(&self) -> Option<String> {
+        std::net::TcpStream::connect(("127.0.0.1", self.port))
+            .ok()
+            .map(|_| self.document())
+    }
+}
+
+#[test]
+fn in_the_demo_the_simulated_fleet_converges_onto_the_written_order() {
+    let mut t = Pty::spawn(&["demo", "--workers", "5", "--interval", "1"], &[]);
+    t.wait_for("OWNER", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("AWAY LAST HOUR", SOON);
+    t.wait_for("5 healthy", START);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("pending order over 5 healthy workers"), "{s}");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    t.wait_for("healthy workers on", SOON);
+    // Every simulated worker picks the new revision up on a heartbeat.
+    t.wait_for("5/5 healthy workers on", Duration::from_secs(30));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+impl Hub {
+    /// An owner's session on the Ladder with `env` added (an `EDITOR`).
+    fn owner_on_ladder_with(&self, env: &[(&str, &str)]) -> Pty {
+        let mut all = vec![("MAC_HUB_TOKEN", self.owner.as_str())];
+        all.extend_from_slice(env);
+        let mut t = Pty::spawn(&["--hub", &self.url], &all);
+        t.wait_for("OWNER", START);
+        t.wait_for("live", START);
+        t.send("1");
+        t.wait_for("codex", SOON);
+        std::thread::sleep(Duration::from_millis(500));
+        t
+    }
+}
+
+/// A scripted `$EDITOR`: `body` runs under `sh` with the document's path
+/// in `$1` and a directory of its own in `$D` (for what it saw). Returns
+/// the directory and the `EDITOR` value.
+fn script_editor(body: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("ed.sh");
+    let text = format!("#!/bin/sh\nD='{}'\n{body}\n", dir.path().display());
+    std::fs::write(&path, text).expect("script");
+    let editor = format!("sh {}", path.display());
+    (dir, editor)
+}
+
+/// sed: opencode's line (and its comment) after pi's.
+const SWAP: &str = r#"sed -i '/"opencode", # cheap/{h;d};/"pi",  *# fast/G' "$1""#;
+
+/// `y` on the diff screen, then the stored document.
+fn write_and_read(t: &mut Pty, hub: &Hub) -> String {
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    hub.document()
+}
+
+#[test]
+fn e_with_a_scripted_editor_stores_its_order_and_every_other_byte() {
+    let hub = Hub::start();
+    let (dir, editor) = script_editor(&format!("cp \"$1\" \"$D/seen\"\n{SWAP}"));
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
+    t.send("e");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("from $EDITOR is pending"), "{s}");
+    assert!(s.contains("0→1"), "opencode's old and new rank:\n{s}");
+    let seen = std::fs::read_to_string(dir.path().join("seen")).expect("the editor ran");
+    assert_eq!(seen, DOC, "the editor was given the whole document");
+    assert_eq!(hub.history_len(), 1, "nothing sent before w and y");
+    assert_eq!(write_and_read(&mut t, &hub), swapped(DOC));
+    assert_eq!(hub.history_len(), 2);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn e_reopens_a_document_not_taken_with_the_error_on_top_and_then_takes_the_fix() {
+    let hub = Hub::start();
+    // First pass: codex becomes a second pi (refused). Second pass: what
+    // it was given is kept, then fixed and reordered.
+    let (dir, editor) = script_editor(&format!(
+        r#"n=$(ls "$D" | grep -c '^seen')
+cp "$1" "$D/seen$n"
+if [ "$n" = 0 ]; then
+  sed -i 's/"codex",    # last/"pi", # again/' "$1"
+else
+  sed -i 's/"pi", # again/"codex",    # last/' "$1"
+  {SWAP}
+fi"#
+    ));
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
+    t.send("e");
+    t.wait_for("EDIT PENDING", SOON);
+    let second = std::fs::read_to_string(dir.path().join("seen1")).expect("reopened");
+    assert!(
+        second.starts_with("# macfleet: not taken: MAC_CODING_AGENTS names \"pi\" twice\n"),
+        "{second}"
+    );
+    assert!(
+        second.ends_with(&DOC.replace("\"codex\",    # last", "\"pi\", # again")),
+        "nothing typed lost:\n{second}"
+    );
+    assert!(
+        !dir.path().join("seen2").exists(),
+        "taken on the second pass"
+    );
+    assert_eq!(write_and_read(&mut t, &hub), swapped(DOC));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn the_editors_keys_go_to_the_editor_not_to_the_tui() {
+    let hub = Hub::start();
+    // The editor reads a line from the terminal: the TUI's key reader
+    // must not take it (it would read "cheapest" as keys, `e` among them).
+    // The line is typed while the editor sleeps, so a reader that still
+    // polls the terminal would have all the time it needs to take it.
+    let (dir, editor) = script_editor(
+        r#"touch "$D/started"
+sleep 1
+IFS= read -r word
+sed -i "s/# cheap\$/# $word/" "$1""#,
+    );
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
+    t.send("e");
+    let started = dir.path().join("started");
+    let end = std::time::Instant::now() + SOON;
+    while !started.exists() {
+        assert!(std::time::Instant::now() < end, "the editor did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t.send("cheapest\r");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(!s.contains("quit anyway"), "{s}");
+    assert_eq!(
+        write_and_read(&mut t, &hub),
+        DOC.replace("# cheap\n", "# cheapest\n")
+    );
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+/// Wait (bounded) for `path` to exist.
+fn wait_file(path: &std::path::Path) {
+    let t0 = std::time::Instant::now();
+    while !path.exists() {
+        assert!(t0.elapsed() < SOON, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(t: &Pty, sig: i32) {
+    let pid = t.child.process_id().expect("pid") as i32;
+    // SAFETY: kill only sends a signal to our child.
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+}
+
+/// A Ctrl-C typed in the editor reaches the whole foreground group as
+/// SIGINT: it is the editor's, and macfleet stays (as git does).
+#[test]
+fn sigint_while_the_editor_is_open_is_left_to_the_editor() {
+    let hub = Hub::start();
+    let (dir, editor) = script_editor(&format!(
+        "trap '' INT\ntouch \"$D/started\"\nsleep 1\n{SWAP}"
+    ));
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
+    t.send("e");
+    wait_file(&dir.path().join("started"));
+    signal(&t, libc::SIGINT);
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(s.contains("from $EDITOR is pending"), "{s}");
+    assert_eq!(write_and_read(&mut t, &hub), swapped(DOC));
+    // Without an editor open, SIGINT ends it as before.
+    signal(&t, libc::SIGINT);
+    t.wait_exit(SOON);
+}
+
+/// `pid` is running (not gone, not a zombie waiting to be reaped).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|st| st.rsplit(") ").next().map(|r| !r.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// SIGTERM while the editor is open ends macfleet and the editor with it:
+/// nothing goes on in a terminal the shell has taken back. macfleet runs
+/// under a shell here, as from a prompt: it is not the terminal's session
+/// leader, so its exit sends the editor no SIGHUP.
+#[test]
+fn sigterm_while_the_editor_is_open_ends_the_editor_too() {
+    let hub = Hub::start();
+    let (dir, editor) =
+        script_editor("echo $$ > \"$D/pid.tmp\"\nmv \"$D/pid.tmp\" \"$D/pid\"\nsleep 15");
+    let bin = env!("CARGO_BIN_EXE_macfleet");
+    let mut t = Pty::spawn_program(
+        "sh",
+        &["-c", "\"$0\" \"$@\"; sleep 30", bin, "--hub", &hub.url],
+        &[("MAC_HUB_TOKEN", &hub.owner), ("EDITOR", &editor)],
+    );
+    t.wait_for("OWNER", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("codex", SOON);
+    let sh = t.child.process_id().expect("pid");
+    let children = format!("/proc/{sh}/task/{sh}/children");
+    let macfleet: i32 = std::fs::read_to_string(&children)
+        .expect("children")
+        .split_whitespace()
+        .next()
+        .expect("macfleet under the shell")
+        .parse()
+        .expect("a pid");
+    t.send("e");
+    let pid_file = dir.path().join("pid");
+    wait_file(&pid_file);
+    let editor: i32 = std::fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // SAFETY: kill only sends a signal to our grandchild.
+    assert_eq!(unsafe { libc::kill(macfleet, libc::SIGTERM) }, 0);
+    let t0 = std::time::Instant::now();
+    while running(macfleet) {
+        assert!(t0.elapsed() < SOON, "macfleet did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while running(editor) {
+        assert!(t0.elapsed() < SOON, "the editor {editor} outlived macfleet");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_read_only_session_given_every_edit_key_sends_no_write_and_runs_no_editor() {
+    let hub = Hub::start();
+    let (dir, editor) = script_editor(&format!("touch \"$D/ran\"\n{SWAP}"));
+    let mut t = Pty::spawn(
+        &["--hub", &hub.url, "--read-only"],
+        &[("MAC_HUB_TOKEN", &hub.owner), ("EDITOR", &editor)],
+    );
+    t.wait_for("READ-ONLY", START);
+    t.wait_for("live", START);
+    t.send("1");
+    t.wait_for("codex", SOON);
+    std::thread::sleep(Duration::from_millis(500));
+    for k in ["J", "K", "d", "a", "u", "\x12", "e", "w", "y"] {
+        t.send(k);
+        t.wait_for("read-only", SOON);
+    }
+    t.send("4");
+    t.wait_for("(initial)", SOON);
+    t.send("jR");
+    t.send("e");
+    std::thread::sleep(Duration::from_millis(800));
+    let s = t.screen();
+    assert!(!s.contains("EDIT PENDING"), "{s}");
+    assert!(
+        !dir.path().join("ran").exists(),
+        "no editor in a read-only session"
+    );
+    assert_eq!(hub.history_len(), 1, "the hub saw no write");
+    assert_eq!(hub.document(), DOC);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn an_empty_list_is_refused_before_it_reaches_the_hub() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    for _ in 0..4 {
+        t.send("gd");
+    }
+    t.wait_for("EDIT PENDING", SOON);
+    t.send("w");
+    let s = t.wait_for("cannot write", SOON);
+    assert!(s.contains("MAC_CODING_AGENTS is empty"), "{s}");
+    assert!(
+        !s.contains("write onto revision"),
+        "no diff to confirm:\n{s}"
+    );
+    assert_eq!(hub.history_len(), 1, "nothing sent");
+    assert_eq!(hub.document(), DOC);
+    t.send("q");
+    t.wait_for("quit anyway?", SOON);
+    t.send("y");
+    assert!(t.wait_exit(SOON).success());
+}
+
+#[test]
+fn an_owner_session_started_while_the_hub_was_down_writes_once_it_answers() {
+    let mut hub = Restartable::new();
+    hub.stop();
+    let mut t = Pty::spawn(&["--hub", &hub.url()], &[("MAC_HUB_TOKEN", &hub.owner)]);
+    t.wait_until("no hub to talk to yet", START, |s| {
+        s.contains("connecting") || s.contains("disconnected")
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    hub.start();
+    t.wait_for("live", Duration::from_secs(25));
+    t.send("1");
+    t.wait_for("codex", SOON);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(!s.contains("read-only"), "{s}");
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    assert_eq!(hub.document(), swapped(DOC));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}

@@ -1,0 +1,47 @@
+//! The TUI's tests, one binary with a module per topic (was fifteen
+//! binaries, each linking the whole crate). The harnesses are shared:
+//! `common` starts hubs (with the hub's tests), `ui` drives `App` through
+//! `update` and reads a drawn buffer as text, `pty` runs the real binary
+//! in a pseudo-terminal and holds the kill-on-drop guard for every process
+//! a test spawns.
+//!
+//! Run one topic with `cargo test --test tui <topic>::`; the soak is
+//! `MACFLEET_SOAK_MINUTES=30 cargo test --release --test tui soak:: -- --ignored`.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../common/pty.rs"]
+mod pty;
+#[path = "../common/app.rs"]
+mod ui;
+
+/// aug19's outage: every no-route worker's why names a cause for every rung.
+mod aug19;
+/// `:ctx` between two real hubs.
+mod ctx;
+/// The owner's edit through `update`.
+mod edit;
+/// The loop: keys, signals, job control, resize storms (the binary in a pty).
+mod event_loop;
+/// A stream the hub's proxy refuses: polling, then live again.
+mod fallback;
+/// A terminal that goes away under the binary.
+mod hangup;
+/// `:` jumps, `v` and a bad command in the binary.
+mod jump;
+/// The owner's edit in the binary against `macfleet hub`.
+mod ladder;
+/// The failover log's live heap, by a counting allocator.
+mod memory;
+/// The on-call screens through `update`.
+mod oncall;
+/// The real runner in a pty against the demo and a hub killed under it.
+mod runner;
+/// Every screen as an insta snapshot of a `TestBackend`.
+mod snapshots;
+/// Hours against a busy fleet (ignored).
+mod soak;
+/// State from the event stream.
+mod stream;
+/// `update`: keys, filters, sorts, deltas, connection states.
+mod update;
