@@ -633,6 +633,8 @@ enum Misbehaviour {
     WorkersRepeat,
     /// `/v1/workers`: one worker whose host never ends.
     WorkersEndlessElement,
+    /// `/v1/workers`: a good answer first, then endless ones.
+    WorkersGoodThenEndless,
     /// `/v1/workers`: a 500 whose error body never ends.
     EndlessErrorBody,
     /// `/v1/config`: a document that never ends.
@@ -714,6 +716,7 @@ fn endless_sse(s: &mut TcpStream, first: &[u8], unit: &[u8]) -> std::io::Result<
 /// event-stream connections.
 fn misbehaving_hub(bad: Misbehaviour, streams: Arc<std::sync::atomic::AtomicUsize>) -> StandIn {
     use Misbehaviour::*;
+    let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     stand_in(Arc::new(move |req: &Req, s: &mut TcpStream| {
         let now = now();
         let page_head = format!(
@@ -729,7 +732,16 @@ fn misbehaving_hub(bad: Misbehaviour, streams: Arc<std::sync::atomic::AtomicUsiz
                     unit.repeat(64).as_bytes(),
                 )
             }
-            ("/v1/workers", WorkersEndlessElement) => {
+            ("/v1/workers", WorkersGoodThenEndless)
+                if polls.fetch_add(1, Ordering::SeqCst) == 0 =>
+            {
+                json_answer(
+                    s,
+                    &json!({"now": now, "config_revision": "r1", "heartbeat_interval_s": 10,
+                            "cursor": "c1-1", "delta": false, "workers": [worker_json("w-1", &now)]}),
+                )
+            }
+            ("/v1/workers", WorkersEndlessElement | WorkersGoodThenEndless) => {
                 let first = format!("{page_head}{{\"worker\":\"w-1\",\"host\":\"");
                 endless(
                     s,
@@ -1013,4 +1025,18 @@ fn the_tui_refuses_an_endless_event_stream_keeps_its_data_and_reconnects() {
             "{bad:?}: {log}"
         );
     }
+}
+
+#[test]
+fn the_tui_keeps_its_last_good_fleet_when_the_next_answer_is_refused() {
+    let (p, _streams, hub) = tui_case(Misbehaviour::WorkersGoodThenEndless);
+    p.wait_for("1 worker", Duration::from_secs(20));
+    let want = format!(
+        "the hub at {} broke a bound of the API on GET /v1/workers",
+        hub.url
+    );
+    let screen = p.wait_for(&want, Duration::from_secs(30));
+    assert!(screen.contains("1 worker"), "its last good data:\n{screen}");
+    let peak = tui_peak(&p, Duration::from_secs(3));
+    assert!(peak > 0 && peak <= PEAK_LIMIT_KIB);
 }

@@ -489,4 +489,60 @@ mod tests {
             Err(Cut::Malformed(_))
         ));
     }
+
+    fn worker() -> WorkerView {
+        serde_json::from_value(serde_json::json!({
+            "worker": "w-1", "host": "gpu-node-1", "received_at": "2026-11-29T15:04:05Z",
+            "sent_at": "2026-11-29T15:04:05Z", "state": "healthy", "config_revision": "r1",
+            "in_sync": true, "agents": ["opencode"], "active_agent": "opencode",
+            "capabilities": {}, "last_failover": {"id": "f-1", "at": "2026-11-29T15:04:00Z",
+              "from": "opencode", "to": null,
+              "cause": {"kind": "auth", "status": 401, "source": "worker", "detail": "x"}}
+        }))
+        .expect("a worker")
+    }
+
+    #[test]
+    fn workers_and_failovers_are_held_to_the_contract() {
+        assert_eq!(check_worker(&worker()), Ok(()));
+        let mut w = worker();
+        w.worker = "w".repeat(129);
+        assert_eq!(
+            check_worker(&w),
+            Err("a worker id is over 128 bytes".into())
+        );
+        let mut w = worker();
+        w.host = String::new();
+        assert_eq!(check_worker(&w), Err("a host is empty".into()));
+        let mut w = worker();
+        w.agents = vec!["a".into(); 65];
+        assert_eq!(
+            check_worker(&w),
+            Err("a worker's agents holds over 64 agents".into())
+        );
+        let mut w = worker();
+        w.agents = vec!["a".repeat(33)];
+        assert!(check_worker(&w).is_err());
+        let mut w = worker();
+        if let Some(f) = w.last_failover.as_mut() {
+            f.cause.detail = Some("é".repeat(201));
+        }
+        assert_eq!(
+            check_worker(&w),
+            Err("a detail is over 200 characters".into())
+        );
+        // 200 characters of two bytes each are within the bound.
+        if let Some(f) = w.last_failover.as_mut() {
+            f.cause.detail = Some("é".repeat(200));
+        }
+        assert_eq!(check_worker(&w), Ok(()));
+        let mut seen = Seen::new(2);
+        assert_eq!(seen.admit("a"), Ok(()));
+        assert_eq!(seen.admit("a"), Err("it lists a worker twice".into()));
+        assert_eq!(seen.admit("b"), Ok(()));
+        assert!(
+            seen.admit("c")
+                .is_err_and(|e| e.contains("more than 2 workers"))
+        );
+    }
 }

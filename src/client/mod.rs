@@ -574,7 +574,10 @@ impl Client {
     /// `GET /v1/events` as a stream that reconnects by itself with capped
     /// exponential backoff (at most 10 s) and resumes with `Last-Event-ID`.
     /// `types` filters event kinds (`heartbeat`, `failover`, `config`);
-    /// empty means all. The stream never ends on its own.
+    /// empty means all. The stream never ends on its own. A line or an
+    /// event's data past 256 KiB drops the connection with
+    /// [`ClientError::OutOfBounds`]'s text, and it reconnects as after any
+    /// other break.
     pub fn events(
         &self,
         last_event_id: Option<String>,
