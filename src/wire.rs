@@ -81,6 +81,11 @@ pub struct Whoami {
     pub role: Role,
     pub hub: String,
     pub api: String,
+    /// The hub's identity, kept in its database: a restart of the same hub
+    /// keeps it; another hub, or a fresh database, has another. A client
+    /// that meets another instance after a reconnect starts afresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
 }
 
 /// The closed set of structured failures that alone may move a worker down
@@ -338,6 +343,10 @@ pub struct HistoryEntry {
     pub by: String,
     pub agents: Vec<String>,
     pub previous_agents: Vec<String>,
+    /// The writing client, from the request's `User-Agent` (scrubbed, at
+    /// most 64 characters): owners who share a token are told apart by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// `GET /v1/config/history` answer.

@@ -977,3 +977,92 @@ async fn stored_rows_are_served_through_the_scrubber() {
     assert!(!body.contains("Qw8Qw8"), "served raw: {body}");
     assert!(body.contains("[redacted:"), "{body}");
 }
+
+/// Owners who share a token are told apart in History by the writing
+/// client (the request's `User-Agent`, scrubbed and escaped, at most 64
+/// characters).
+#[tokio::test]
+async fn history_records_the_writing_client() {
+    let h = TestHub::start().await;
+    let owner = h.client(&h.owner);
+    let put = |ua: String, text: String, rev: String| {
+        let http = h.http();
+        let url = h.path("/v1/config");
+        let token = h.owner.clone();
+        async move {
+            http.put(url)
+                .bearer_auth(token)
+                .header("user-agent", ua)
+                .header("content-type", "application/toml")
+                .header("if-match", format!("\"{rev}\""))
+                .body(text)
+                .send()
+                .await
+                .expect("put")
+        }
+    };
+    let doc = owner.config().await.expect("config");
+    let r = put(
+        "curl/8.5.0".into(),
+        format!("{}# a\r\n", doc.text),
+        doc.revision,
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let hist = owner.history().await.expect("history");
+    assert_eq!(hist.revisions[0].client.as_deref(), Some("curl/8.5.0"));
+    // Through macfleet's own client: it names itself.
+    let doc = owner.config().await.expect("config");
+    let who = owner.whoami().await.expect("whoami");
+    Writer::new(owner.clone(), &who)
+        .expect("writer")
+        .put_config(&format!("{}# b\r\n", doc.text), &doc.revision)
+        .await
+        .expect("put");
+    let hist = owner.history().await.expect("history");
+    let c = hist.revisions[0].client.clone().unwrap_or_default();
+    assert!(c.starts_with("macfleet/"), "{c}");
+    // A hostile User-Agent: a key made at run time, an escape, and length.
+    let key = format!("{}{}", "ghp_", "a1B2c3D4e5".repeat(4));
+    // (ESC cannot stand in a header; C1 CSI and a bidi override can.)
+    let ua = format!("evil/1 \u{9b}2J \u{202e} {key} {}", "x".repeat(200));
+    let doc = owner.config().await.expect("config");
+    let r = put(ua, format!("{}# c\r\n", doc.text), doc.revision).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let hist = owner.history().await.expect("history");
+    let c = hist.revisions[0].client.clone().unwrap_or_default();
+    assert!(c.starts_with("evil/1"), "{c}");
+    assert!(!c.contains('\u{9b}') && !c.contains('\u{202e}'), "{c}");
+    assert!(!c.contains("a1B2c3D4e5"), "{c}");
+    assert!(c.chars().count() <= 64, "{} characters", c.chars().count());
+}
+
+/// `whoami` names the hub's instance: kept across a restart of the same
+/// hub, different for another hub, so a client can tell a replaced hub.
+#[tokio::test]
+async fn whoami_names_an_instance_that_a_restart_keeps() {
+    let mut h = TestHub::start().await;
+    let first = h.client(&h.viewer).whoami().await.expect("whoami");
+    let id = first.instance.clone().expect("an instance");
+    assert_eq!(id.len(), 16, "{id}");
+    h.restart(|_| {}).await;
+    let again = h.client(&h.viewer).whoami().await.expect("whoami");
+    assert_eq!(
+        again.instance.as_deref(),
+        Some(id.as_str()),
+        "a restart keeps it"
+    );
+    let other = TestHub::start().await;
+    let theirs = other.client(&other.viewer).whoami().await.expect("whoami");
+    assert_ne!(theirs.instance, first.instance, "another hub has another");
+    // A fresh database at the same path is another instance.
+    h.restart(|opts| {
+        let db = opts.db_path();
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+        }
+    })
+    .await;
+    let fresh = h.client(&h.viewer).whoami().await.expect("whoami");
+    assert!(fresh.instance.is_some() && fresh.instance != first.instance);
+}

@@ -371,6 +371,9 @@ pub fn check_record(r: &FailoverRecord) -> Result<(), String> {
 pub fn check_entry(e: &HistoryEntry) -> Result<(), String> {
     one_to("a revision", &e.revision, MAX_REVISION)?;
     one_to("a history entry's by", &e.by, MAX_BY)?;
+    if let Some(c) = &e.client {
+        one_to("a history entry's client", c, MAX_BY)?;
+    }
     agents("a history entry's agents", &e.agents)?;
     agents("a history entry's previous_agents", &e.previous_agents)
 }

@@ -316,7 +316,19 @@ async fn whoami(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResult<ax
         role: p.role,
         hub: hub.opts.name.clone(),
         api: API_VERSION.into(),
+        instance: hub.db.instance().ok(),
     }))
+}
+
+/// The writing client, for History: the request's `User-Agent`, scrubbed,
+/// with every character a terminal could act on escaped, at most 64
+/// characters. Owners who share a token are told apart by it.
+fn client_of(headers: &HeaderMap) -> Option<String> {
+    let ua = headers.get(header::USER_AGENT)?;
+    let ua = String::from_utf8_lossy(ua.as_bytes());
+    let safe = crate::textsafe::for_terminal(ua.trim());
+    let client: String = safe.chars().take(64).collect();
+    (!client.is_empty()).then_some(client)
 }
 
 /// `*`, or a comma-separated list of entity tags (`"x"`, `W/"x"`), as
@@ -470,7 +482,11 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
         ));
     }
     let bytes = read_body(body, MAX_CONFIG_BYTES, hub.opts.limits.body_timeout).await?;
-    match hub.replace_config(&p.name, &if_match, bytes).await {
+    let client = client_of(headers);
+    match hub
+        .replace_config_from(&p.name, client.as_deref(), &if_match, bytes)
+        .await
+    {
         Ok(c) => Ok(accepted(&c)),
         Err(ReplaceError::Doc(e)) => Err(doc_error(e)),
         Err(ReplaceError::Mismatch { current }) => {

@@ -164,6 +164,10 @@ CREATE TABLE IF NOT EXISTS config_intent (
   agents TEXT NOT NULL,
   previous_agents TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
 CREATE INDEX IF NOT EXISTS failovers_by_worker ON failovers (worker, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_kind ON failovers (kind, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_from ON failovers (from_agent, seq);
@@ -185,7 +189,32 @@ fn open(path: &Path) -> Result<Connection, DbError> {
     conn.execute_batch(PRAGMAS)?;
     migrate_v1(&mut conn)?;
     conn.execute_batch(SCHEMA)?;
+    // History entries gained the writing client (`User-Agent`).
+    for table in ["history", "config_intent"] {
+        let has: bool = conn.query_row(
+            &format!("SELECT COUNT(*) > 0 FROM pragma_table_info('{table}') WHERE name = 'client'"),
+            [],
+            |r| r.get(0),
+        )?;
+        if !has {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN client TEXT"))?;
+        }
+    }
+    // This database's identity: a restart keeps it, a fresh database (or
+    // another hub's) has another, so a client can tell a replaced hub.
+    conn.execute(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('instance', ?1)",
+        params![new_instance()],
+    )?;
     Ok(conn)
+}
+
+/// A fresh instance id: 16 hex digits of randomness.
+fn new_instance() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 8];
+    rand::rng().fill_bytes(&mut b);
+    hex::encode(b)
 }
 
 /// A database from before failover ids were scoped by token: ids were
@@ -328,13 +357,24 @@ impl Db {
             .map_err(DbError::Other)
     }
 
+    /// This database's instance id (see [`open`]): what `whoami` says.
+    pub fn instance(&self) -> Result<String, DbError> {
+        self.with_read(|c| {
+            Ok(
+                c.query_row("SELECT value FROM meta WHERE key = 'instance'", [], |r| {
+                    r.get::<_, String>(0)
+                })?,
+            )
+        })
+    }
+
     /// The config write in progress when the hub last stopped, if its
     /// history entry was never recorded.
     pub fn intent(&self) -> Result<Option<HistoryEntry>, DbError> {
         self.with_read(|c| {
             let row = c
                 .query_row(
-                    "SELECT revision, at, by, agents, previous_agents FROM config_intent WHERE id = 1",
+                    "SELECT revision, at, by, agents, previous_agents, client FROM config_intent WHERE id = 1",
                     [],
                     |r| {
                         Ok((
@@ -343,11 +383,12 @@ impl Db {
                             r.get::<_, String>(2)?,
                             r.get::<_, String>(3)?,
                             r.get::<_, String>(4)?,
+                            r.get::<_, Option<String>>(5)?,
                         ))
                     },
                 )
                 .optional()?;
-            let Some((revision, at, by, agents, previous)) = row else {
+            let Some((revision, at, by, agents, previous, client)) = row else {
                 return Ok(None);
             };
             let list = |t: &str| -> Result<Vec<String>, DbError> {
@@ -359,6 +400,7 @@ impl Db {
                 by,
                 agents: list(&agents)?,
                 previous_agents: list(&previous)?,
+                client,
             }))
         })
     }
@@ -512,7 +554,7 @@ fn read_history(
     unreadable: &Unreadable,
 ) -> Result<Vec<HistoryEntry>, DbError> {
     let mut st = c.prepare_cached(
-        "SELECT id, revision, at, by, agents, previous_agents FROM history ORDER BY id DESC LIMIT ?1",
+        "SELECT id, revision, at, by, agents, previous_agents, client FROM history ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = st.query_map(params![limit], |r| {
         Ok((
@@ -522,11 +564,12 @@ fn read_history(
             r.get::<_, String>(3)?,
             r.get::<_, String>(4)?,
             r.get::<_, String>(5)?,
+            r.get::<_, Option<String>>(6)?,
         ))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (id, revision, at, by, agents_text, previous) = row?;
+        let (id, revision, at, by, agents_text, previous, client) = row?;
         let agents = |text: &str| -> Result<Vec<String>, DbError> {
             serde_json::from_str(text).map_err(|e| DbError::Other(e.to_string()))
         };
@@ -537,6 +580,7 @@ fn read_history(
                 by,
                 agents: agents(&agents_text)?,
                 previous_agents: agents(&previous)?,
+                client,
             })
         })();
         match entry {
@@ -871,7 +915,7 @@ fn commit(
             }
         }
         let mut hist = tx.prepare_cached(
-            "INSERT INTO history (revision, at, by, agents, previous_agents) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO history (revision, at, by, agents, previous_agents, client) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
         // Intents before history: a write's intent is committed before its
         // rename, so its history entry always comes in a later batch.
@@ -879,7 +923,7 @@ fn commit(
             match i {
                 Some(h) => {
                     tx.execute(
-                        "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents) VALUES (1, ?1, ?2, ?3, ?4, ?5)",
+                        "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents, client) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6)",
                         params![
                             h.revision,
                             time(h.at),
@@ -887,6 +931,7 @@ fn commit(
                             serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
                             serde_json::to_string(&h.previous_agents)
                                 .unwrap_or_else(|_| "[]".into()),
+                            h.client,
                         ],
                     )?;
                 }
@@ -902,6 +947,7 @@ fn commit(
                 h.by,
                 serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
                 serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
+                h.client,
             ])?;
             // The write this entry records is no longer in progress.
             tx.execute(
@@ -955,6 +1001,7 @@ mod tests {
             by: "alice".into(),
             agents: vec!["pi".into()],
             previous_agents: vec!["claude".into()],
+            client: Some("macfleet/0.1.0".into()),
         };
         {
             let db = Db::open(&path, Bounds::default(), Box::new(|_| {})).expect("open");

@@ -220,6 +220,7 @@ impl Hub {
                         by: CHANGED_ON_DISK.into(),
                         agents: new.agents.clone(),
                         previous_agents: before.agents.clone(),
+                        client: None,
                     })
                     .await
                 {

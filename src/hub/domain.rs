@@ -82,6 +82,18 @@ impl Hub {
         if_match: &str,
         bytes: bytes::Bytes,
     ) -> Result<Arc<Current>, ReplaceError> {
+        self.replace_config_from(by, None, if_match, bytes).await
+    }
+
+    /// [`Hub::replace_config`] with the writing client (the request's
+    /// `User-Agent`) recorded in History beside `by`.
+    pub async fn replace_config_from(
+        &self,
+        by: &str,
+        client: Option<&str>,
+        if_match: &str,
+        bytes: bytes::Bytes,
+    ) -> Result<Arc<Current>, ReplaceError> {
         let text = agents_doc::decode(&bytes)?;
         let located = agents_doc::locate(text)?;
         let _guard = self.write_lock.lock().await;
@@ -117,6 +129,7 @@ impl Hub {
             by: by.to_string(),
             agents: new.agents.clone(),
             previous_agents: before.agents.clone(),
+            client: client.map(str::to_string),
         };
         // Durably, before the rename: a hub killed between the rename and
         // the history entry records this write as `by`'s when it starts,

@@ -368,6 +368,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
                         },
                         agents: current.agents.clone(),
                         previous_agents: latest.map(|h| h.agents).unwrap_or_default(),
+                        client: None,
                     },
                 };
                 db.record_history(entry)

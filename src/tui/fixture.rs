@@ -169,6 +169,7 @@ pub fn history(now: DateTime<Utc>) -> History {
         by: by.into(),
         agents: agents.iter().map(|s| s.to_string()).collect(),
         previous_agents: prev.iter().map(|s| s.to_string()).collect(),
+        client: None,
     };
     History {
         revisions: vec![
@@ -207,6 +208,7 @@ pub fn app(n: usize, can_write: bool, theme: Theme, w: u16, h: u16) -> (App, Ins
         },
         hub: "prod-hub".into(),
         api: "v1".into(),
+        instance: Some("0f1e2d3c4b5a6978".into()),
     }));
     app.update(Msg::Workers {
         page: page(fleet(n, now), now, false, 1),

@@ -451,6 +451,7 @@ fn a_412_that_changed_the_list_shows_base_theirs_and_mine() {
                     by: "bob".into(),
                     agents: ["opencode", "pi", "codex"].map(String::from).to_vec(),
                     previous_agents: fixture::LADDER.map(String::from).to_vec(),
+                    client: None,
                 },
             );
             a.update(Msg::History(h));

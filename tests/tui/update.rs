@@ -859,6 +859,7 @@ fn a_revision_that_comes_back_is_its_own_history_row_with_its_own_diff() {
         by: "alice".into(),
         agents: agents.iter().map(|s| s.to_string()).collect(),
         previous_agents: prev.iter().map(|s| s.to_string()).collect(),
+        client: None,
     };
     // add cursor, then remove it: the list returns to revision ra.
     a.update(Msg::History(History {

@@ -272,6 +272,13 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                     ),
                     ("BY", 0, r.iter().map(|e| e.by.clone()).collect()),
                     (
+                        "CLIENT",
+                        2,
+                        r.iter()
+                            .map(|e| e.client.clone().unwrap_or_else(|| "-".into()))
+                            .collect(),
+                    ),
+                    (
                         "BEFORE → AFTER",
                         0,
                         r.iter()
