@@ -646,6 +646,8 @@ pub enum Hints {
     RawBox,
     /// The bottom of the help's box.
     HelpBox,
+    /// The Ladder's convergence line, when the cursor is on it.
+    Convergence,
 }
 
 /// The hints of each place, and the scope whose keys they name.
@@ -745,6 +747,11 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
     ),
     (Hints::DetailBox, Global, &[h(&[&[Action::Back]], "close")]),
     (Hints::RawBox, Global, &[h(&[&[Action::Back]], "back")]),
+    (
+        Hints::Convergence,
+        Global,
+        &[h(&[&[Action::Detail]], "lists the workers behind and why")],
+    ),
     (
         Hints::HelpBox,
         Global,
