@@ -657,7 +657,7 @@ impl App {
 
     /// The worker in view: the one whose detail is open (a failover's
     /// detail is its worker's too), else the selected worker or failover.
-    pub fn worker_in_view(&self) -> Option<String> {
+    fn worker_in_view(&self) -> Option<String> {
         match self
             .overlay
             .detail
