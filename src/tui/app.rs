@@ -472,22 +472,7 @@ impl App {
             return;
         }
         if action.is_edit() {
-            if !self.model.can_write {
-                self.say("read-only");
-            } else if action == Action::Revert && self.view() == "history" {
-                let sel = match self.pane().selected(&self.model) {
-                    Some(Detail::Revision(k)) => Some(k),
-                    _ => None,
-                };
-                overlays::edit::revert(&mut self.model, sel, &mut asks);
-            } else if self.view() == "ladder" && self.overlay.detail.is_none() {
-                let sel = match self.pane().selected(&self.model) {
-                    Some(Detail::Agent(a)) => Some(a),
-                    _ => None,
-                };
-                overlays::edit::action(&mut self.model, action, sel, fx, &mut asks);
-            }
-            self.run(asks);
+            self.edit_key(action, fx);
             return;
         }
         if action == Action::Quit && asks_first {
@@ -532,6 +517,33 @@ impl App {
             }
             return;
         }
+        self.shared_key(action, fx);
+    }
+
+    /// An edit key (the key table's `Only("ladder")` and `R` on History):
+    /// refused in a read-only session, else the edit overlay's.
+    fn edit_key(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        let mut asks = Vec::new();
+        if !self.model.can_write {
+            self.say("read-only");
+        } else if action == Action::Revert && self.view() == "history" {
+            let sel = match self.pane().selected(&self.model) {
+                Some(Detail::Revision(k)) => Some(k),
+                _ => None,
+            };
+            overlays::edit::revert(&mut self.model, sel, &mut asks);
+        } else if self.view() == "ladder" && self.overlay.detail.is_none() {
+            let sel = match self.pane().selected(&self.model) {
+                Some(Detail::Agent(a)) => Some(a),
+                _ => None,
+            };
+            overlays::edit::action(&mut self.model, action, sel, fx, &mut asks);
+        }
+        self.run(asks);
+    }
+
+    /// The keys every pane shares (the key table's `Global` scope).
+    fn shared_key(&mut self, action: Action, fx: &mut Vec<Effect>) {
         match action {
             Action::Quit => self.quit = true,
             Action::ShowView(i) if i < self.panes.len() => self.switch(i),
