@@ -11,7 +11,6 @@
 
 use std::time::{Duration, Instant};
 
-use chrono::TimeDelta;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -20,7 +19,7 @@ use super::keys::{self, Action, Hints, Move};
 use super::model::Model;
 use super::model::conn::{HubClock, REFUSED, Stream};
 use super::model::edit::Mode;
-use super::msg::{Effect, Fetch, Msg};
+use super::msg::{Effect, Msg};
 use super::overlays::{self, Ask, Overlays};
 pub use super::pane::{Changes, Cx, Detail, Filter, Handled, Pane};
 use super::panes;
@@ -29,9 +28,6 @@ use super::ui::{self, geom, header};
 
 /// How long a status-line message stays.
 const STATUS_TTL: Duration = Duration::from_secs(5);
-/// Re-anchor the hub clock only when the estimate is this far off, so that
-/// network jitter does not make ages jump back and forth.
-const CLOCK_SLACK_MS: i64 = 1500;
 
 /// A message on the status line, and when it was said.
 #[derive(Debug, Clone)]
@@ -318,41 +314,7 @@ impl App {
                 self.dirty = true;
             }
             Msg::Workers { page, at } => {
-                m.advance_mono(at);
-                m.ok(at);
-                let anchor = match m.clock {
-                    Some(c) if c.from_hub => {
-                        let el = at.saturating_duration_since(c.mono);
-                        let est = c.hub + TimeDelta::from_std(el).unwrap_or_default();
-                        (est - page.now).num_milliseconds().abs() > CLOCK_SLACK_MS
-                    }
-                    _ => true,
-                };
-                if anchor {
-                    m.clock = Some(HubClock {
-                        hub: page.now,
-                        mono: at,
-                        from_hub: true,
-                    });
-                }
-                let slots = &mut self.changes.slots;
-                m.fleet.set_interval(page.heartbeat_interval_s);
-                slots.extend(m.fleet.set_revision(&page.config_revision));
-                if page.delta {
-                    slots.extend(
-                        page.workers
-                            .into_iter()
-                            .filter_map(|w| m.fleet.apply_hub(w)),
-                    );
-                } else {
-                    m.fleet.replace_all(page.workers);
-                    self.changes.all_workers = true;
-                }
-                let rev = page.config_revision.as_str();
-                let c = &mut m.config;
-                let missing = c.revision.as_deref() != Some(rev) || c.text.is_none();
-                if missing && c.requested.as_deref() != Some(rev) {
-                    c.requested = Some(page.config_revision.clone());
+                if m.apply_workers(page, at, &mut self.changes) {
                     fx.push(Effect::FetchConfig);
                     fx.push(Effect::FetchHistory);
                 }
@@ -381,22 +343,9 @@ impl App {
                 self.dirty = true;
             }
             Msg::Config(ev) => {
-                if m.config.revision.as_deref() != Some(ev.revision.as_str()) {
-                    // The document changed: the event carries only its list,
-                    // so fetch the text now. Until it is in, every edit key
-                    // says it has not arrived; a colleague's write must not
-                    // leave the owner there until `r`.
-                    m.config.text = None;
-                    m.config.requested = Some(ev.revision.clone());
-                    m.forget_unchanged_edit();
+                if m.apply_config(ev, &mut self.changes) {
                     fx.push(Effect::FetchConfig);
                 }
-                m.config.agents = ev.agents;
-                m.config.revision = Some(ev.revision.clone());
-                self.changes
-                    .slots
-                    .extend(m.fleet.set_revision(&ev.revision));
-                self.changes.agents = true;
                 self.dirty = true;
                 fx.push(Effect::FetchHistory);
             }
@@ -428,16 +377,7 @@ impl App {
                 self.dirty = true;
             }
             Msg::History(h) => {
-                let c = &mut m.config;
-                c.history = h.revisions;
-                if c.agents.is_empty() {
-                    if let Some(newest) = c.history.first() {
-                        c.agents = newest.agents.clone();
-                        c.revision = Some(newest.revision.clone());
-                    }
-                }
-                self.changes.agents = true;
-                self.changes.history = true;
+                m.apply_history(h, &mut self.changes);
                 self.dirty = true;
             }
             Msg::StreamUp => {
@@ -456,28 +396,11 @@ impl App {
                 self.dirty = true;
             }
             Msg::FetchFailed { what, error, at } => {
-                m.advance_mono(at);
-                // Only the worker poll decides "disconnected": it is the
-                // request that runs all the time.
-                if matches!(what, Fetch::Workers | Fetch::Whoami) && m.conn.failing_since.is_none()
-                {
-                    m.conn.failing_since = Some(at);
-                }
-                if what == Fetch::Config {
-                    // Ask again with the next poll: an edit needs the text.
-                    m.config.requested = None;
-                }
-                m.conn.last_error = Some(error);
+                m.failed(what, at, error, false);
                 self.dirty = true;
             }
             Msg::Refused { what, at } => {
-                m.advance_mono(at);
-                if matches!(what, Fetch::Workers | Fetch::Whoami) && m.conn.failing_since.is_none()
-                {
-                    m.conn.failing_since = Some(at);
-                }
-                m.conn.refused = true;
-                m.conn.last_error = Some(REFUSED.to_string());
+                m.failed(what, at, REFUSED.to_string(), true);
                 self.dirty = true;
             }
             Msg::SwitchFailed { error } => {
@@ -549,22 +472,7 @@ impl App {
             return;
         }
         if action.is_edit() {
-            if !self.model.can_write {
-                self.say("read-only");
-            } else if action == Action::Revert && self.view() == "history" {
-                let sel = match self.pane().selected(&self.model) {
-                    Some(Detail::Revision(k)) => Some(k),
-                    _ => None,
-                };
-                overlays::edit::revert(&mut self.model, sel, &mut asks);
-            } else if self.view() == "ladder" && self.overlay.detail.is_none() {
-                let sel = match self.pane().selected(&self.model) {
-                    Some(Detail::Agent(a)) => Some(a),
-                    _ => None,
-                };
-                overlays::edit::action(&mut self.model, action, sel, fx, &mut asks);
-            }
-            self.run(asks);
+            self.edit_key(action, fx);
             return;
         }
         if action == Action::Quit && asks_first {
@@ -609,6 +517,33 @@ impl App {
             }
             return;
         }
+        self.shared_key(action, fx);
+    }
+
+    /// An edit key (the key table's `Only("ladder")` and `R` on History):
+    /// refused in a read-only session, else the edit overlay's.
+    fn edit_key(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        let mut asks = Vec::new();
+        if !self.model.can_write {
+            self.say("read-only");
+        } else if action == Action::Revert && self.view() == "history" {
+            let sel = match self.pane().selected(&self.model) {
+                Some(Detail::Revision(k)) => Some(k),
+                _ => None,
+            };
+            overlays::edit::revert(&mut self.model, sel, &mut asks);
+        } else if self.view() == "ladder" && self.overlay.detail.is_none() {
+            let sel = match self.pane().selected(&self.model) {
+                Some(Detail::Agent(a)) => Some(a),
+                _ => None,
+            };
+            overlays::edit::action(&mut self.model, action, sel, fx, &mut asks);
+        }
+        self.run(asks);
+    }
+
+    /// The keys every pane shares (the key table's `Global` scope).
+    fn shared_key(&mut self, action: Action, fx: &mut Vec<Effect>) {
         match action {
             Action::Quit => self.quit = true,
             Action::ShowView(i) if i < self.panes.len() => self.switch(i),
@@ -734,7 +669,7 @@ impl App {
 
     /// The worker in view: the one whose detail is open (a failover's
     /// detail is its worker's too), else the selected worker or failover.
-    pub fn worker_in_view(&self) -> Option<String> {
+    fn worker_in_view(&self) -> Option<String> {
         match self
             .overlay
             .detail

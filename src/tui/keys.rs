@@ -595,16 +595,30 @@ pub const BINDINGS: &[Binding] = &[
 ];
 
 /// A hint names keys by their actions: each group is written as its
-/// actions' keys joined by `/` (`j/k`), groups joined by a space, then
-/// the word.
+/// actions' keys joined by `/` (`j/k`), groups joined by `or` (a space
+/// unless it says otherwise), then the word.
 #[derive(Debug, Clone, Copy)]
 pub struct Hint {
     pub keys: &'static [&'static [Action]],
     pub word: &'static str,
+    pub or: &'static str,
 }
 
 const fn h(keys: &'static [&'static [Action]], word: &'static str) -> Hint {
-    Hint { keys, word }
+    Hint {
+        keys,
+        word,
+        or: " ",
+    }
+}
+
+/// A hint whose key groups are alternatives (`? or Esc closes`).
+const fn either(keys: &'static [&'static [Action]], word: &'static str) -> Hint {
+    Hint {
+        keys,
+        word,
+        or: " or ",
+    }
 }
 
 /// Where a line of hints is shown.
@@ -630,6 +644,10 @@ pub enum Hints {
     DetailBox,
     /// The bottom of the raw JSON's box.
     RawBox,
+    /// The bottom of the help's box.
+    HelpBox,
+    /// The Ladder's convergence line, when the cursor is on it.
+    Convergence,
 }
 
 /// The hints of each place, and the scope whose keys they name.
@@ -729,6 +747,16 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
     ),
     (Hints::DetailBox, Global, &[h(&[&[Action::Back]], "close")]),
     (Hints::RawBox, Global, &[h(&[&[Action::Back]], "back")]),
+    (
+        Hints::Convergence,
+        Global,
+        &[h(&[&[Action::Detail]], "lists the workers behind and why")],
+    ),
+    (
+        Hints::HelpBox,
+        Global,
+        &[either(&[&[Action::Help], &[Action::Back]], "closes")],
+    ),
 ];
 
 /// The action bound to a key press in the panes, whatever the pane: edit
@@ -871,7 +899,7 @@ pub fn hints(at: Hints, join: &str) -> String {
                         .join("/")
                 })
                 .collect();
-            format!("{} {}", keys.join(" "), h.word)
+            format!("{} {}", keys.join(h.or), h.word)
         })
         .collect::<Vec<_>>()
         .join(join)
@@ -981,6 +1009,7 @@ mod tests {
             "Esc close · j/k PgUp/PgDn scroll · ? help"
         );
         assert_eq!(hints(Hints::Picker, ", "), "Enter switches, Esc closes");
+        assert_eq!(hints(Hints::HelpBox, ""), "? or Esc closes");
     }
 
     #[test]

@@ -13,9 +13,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::keys::{Action, Hints, Move};
+pub use super::model::Changes;
 use super::model::Model;
 use super::model::config::HistKey;
-use super::model::fleet::Slot;
 use super::ui::geom::{self, Cursor};
 use super::ui::theme::Theme;
 
@@ -37,32 +37,6 @@ impl<'a> Cx<'a> {
             stale: model.is_stale(),
             now: model.now(),
         }
-    }
-}
-
-/// What changed in the model since the last settle.
-#[derive(Debug, Default)]
-pub struct Changes {
-    /// Workers updated, added, removed or whose derived state moved.
-    pub slots: Vec<Slot>,
-    /// A full page replaced the fleet.
-    pub all_workers: bool,
-    /// The failover log.
-    pub log: bool,
-    /// The list, its document or the pending edit.
-    pub agents: bool,
-    /// The list's history.
-    pub history: bool,
-}
-
-impl Changes {
-    /// The fleet changed.
-    pub fn fleet(&self) -> bool {
-        self.all_workers || !self.slots.is_empty()
-    }
-
-    pub fn any(&self) -> bool {
-        self.fleet() || self.log || self.agents || self.history
     }
 }
 

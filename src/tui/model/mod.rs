@@ -23,10 +23,43 @@ use self::config::{Config, HistKey};
 use self::conn::{Conn, ConnLabel, HubClock, Stream};
 use self::edit::{BEHIND_MAX, Behind, LadderEdit};
 use self::faillog::FailLog;
-use self::fleet::{Entry, Fleet};
+use self::fleet::{Entry, Fleet, Slot};
 use self::verdict::Verdict;
 use crate::plan::{self, PendingEdit};
-use crate::wire::{HistoryEntry, KNOWN_AGENTS, Whoami, WorkerState};
+use crate::tui::msg::Fetch;
+use crate::wire::{
+    ConfigEvent, History, HistoryEntry, KNOWN_AGENTS, Whoami, WorkerState, WorkersPage,
+};
+
+/// Re-anchor the hub clock only when the estimate is this far off, so that
+/// network jitter does not make ages jump back and forth.
+const CLOCK_SLACK_MS: i64 = 1500;
+
+/// What changed in the model since the last settle.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// Workers updated, added, removed or whose derived state moved.
+    pub slots: Vec<Slot>,
+    /// A full page replaced the fleet.
+    pub all_workers: bool,
+    /// The failover log.
+    pub log: bool,
+    /// The list, its document or the pending edit.
+    pub agents: bool,
+    /// The list's history.
+    pub history: bool,
+}
+
+impl Changes {
+    /// The fleet changed.
+    pub fn fleet(&self) -> bool {
+        self.all_workers || !self.slots.is_empty()
+    }
+
+    pub fn any(&self) -> bool {
+        self.fleet() || self.log || self.agents || self.history
+    }
+}
 
 /// Everything the TUI holds from the hub, and the owner's pending edit.
 #[derive(Debug)]
@@ -122,6 +155,98 @@ impl Model {
         if t > self.mono_now {
             self.mono_now = t;
         }
+    }
+
+    /// `GET /v1/workers` answered at `at`: the clock pinned to the hub's
+    /// `now`, the workers applied. True when the document of the page's
+    /// revision is to be fetched (with its history).
+    pub fn apply_workers(&mut self, page: WorkersPage, at: Instant, ch: &mut Changes) -> bool {
+        self.advance_mono(at);
+        self.ok(at);
+        let anchor = match self.clock {
+            Some(c) if c.from_hub => {
+                let el = at.saturating_duration_since(c.mono);
+                let est = c.hub + TimeDelta::from_std(el).unwrap_or_default();
+                (est - page.now).num_milliseconds().abs() > CLOCK_SLACK_MS
+            }
+            _ => true,
+        };
+        if anchor {
+            self.clock = Some(HubClock {
+                hub: page.now,
+                mono: at,
+                from_hub: true,
+            });
+        }
+        self.fleet.set_interval(page.heartbeat_interval_s);
+        ch.slots
+            .extend(self.fleet.set_revision(&page.config_revision));
+        if page.delta {
+            let fleet = &mut self.fleet;
+            ch.slots
+                .extend(page.workers.into_iter().filter_map(|w| fleet.apply_hub(w)));
+        } else {
+            self.fleet.replace_all(page.workers);
+            ch.all_workers = true;
+        }
+        let rev = page.config_revision.as_str();
+        let c = &mut self.config;
+        let missing = c.revision.as_deref() != Some(rev) || c.text.is_none();
+        if missing && c.requested.as_deref() != Some(rev) {
+            c.requested = Some(page.config_revision.clone());
+            return true;
+        }
+        false
+    }
+
+    /// A new revision from the event stream. True when the document
+    /// changed and its text is to be fetched.
+    pub fn apply_config(&mut self, ev: ConfigEvent, ch: &mut Changes) -> bool {
+        let changed = self.config.revision.as_deref() != Some(ev.revision.as_str());
+        if changed {
+            // The event carries only the list, so the text is fetched now.
+            // Until it is in, every edit key says it has not arrived; a
+            // colleague's write must not leave the owner there until `r`.
+            self.config.text = None;
+            self.config.requested = Some(ev.revision.clone());
+            self.forget_unchanged_edit();
+        }
+        self.config.agents = ev.agents;
+        self.config.revision = Some(ev.revision.clone());
+        ch.slots.extend(self.fleet.set_revision(&ev.revision));
+        ch.agents = true;
+        changed
+    }
+
+    /// The list's history; until the list itself is known, its newest
+    /// entry stands for it.
+    pub fn apply_history(&mut self, h: History, ch: &mut Changes) {
+        let c = &mut self.config;
+        c.history = h.revisions;
+        if c.agents.is_empty() {
+            if let Some(newest) = c.history.first() {
+                c.agents = newest.agents.clone();
+                c.revision = Some(newest.revision.clone());
+            }
+        }
+        ch.agents = true;
+        ch.history = true;
+    }
+
+    /// A request failed at `at` (`refused`: the hub answered 401). Only the
+    /// worker poll (and whoami) decide "disconnected": they are the
+    /// requests that run all the time.
+    pub fn failed(&mut self, what: Fetch, at: Instant, error: String, refused: bool) {
+        self.advance_mono(at);
+        if matches!(what, Fetch::Workers | Fetch::Whoami) && self.conn.failing_since.is_none() {
+            self.conn.failing_since = Some(at);
+        }
+        if what == Fetch::Config && !refused {
+            // Ask again with the next poll: an edit needs the text.
+            self.config.requested = None;
+        }
+        self.conn.refused |= refused;
+        self.conn.last_error = Some(error);
     }
 
     /// The history entry a key names.

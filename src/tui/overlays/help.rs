@@ -90,7 +90,10 @@ pub fn draw(t: &Theme, of: &Of, screen: Rect, buf: &mut Buffer) {
         .borders(Borders::ALL)
         .border_set(t.border())
         .title(Span::styled(format!(" help: {} ", of.title), t.title()))
-        .title_bottom(Span::styled(" ? or Esc closes ", t.muted()));
+        .title_bottom(Span::styled(
+            format!(" {} ", keys::hints(keys::Hints::HelpBox, "")),
+            t.muted(),
+        ));
     let inner = block.inner(area);
     block.render(area, buf);
     let half = if two { inner.width / 2 } else { inner.width };

@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 
 use crate::agents_doc::unknown_agents;
 use crate::plan::Rung;
-use crate::tui::keys::Action;
+use crate::tui::keys::{self, Action, Hints};
 use crate::tui::model::Model;
 use crate::tui::model::away::{self, AwayNow};
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
@@ -379,7 +379,7 @@ fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
         let mut style = if r.behind() == 0 { t.ok() } else { t.warn() };
         let text = if r.selected {
             style = t.selected();
-            format!("{text} {} Enter lists the workers behind and why", t.sep())
+            format!("{text} {} {}", t.sep(), keys::hints(Hints::Convergence, ""))
         } else {
             text
         };

@@ -85,7 +85,7 @@ pub fn tick_period() -> Duration {
 /// `grant` is `None` for read-only sessions: they can never hold the one
 /// write path. An owner's session gets its [`Writer`] once the hub confirms
 /// the token is an owner's, whenever that is (a hub down at launch
-/// included). The views never see the writer.
+/// included). `App`, the panes and the overlays never see the writer.
 ///
 /// The caller installs its error and panic hooks first (`main` does);
 /// the terminal's own panic hook runs before them.
@@ -452,10 +452,10 @@ impl Ui {
     }
 }
 
-/// Smallest window the views are drawn in; below it the screen says so.
+/// Smallest window the panes are drawn in; below it the screen says so.
 pub const MIN_SIZE: (u16, u16) = (20, 4);
 
-/// The views, or a note that the window is too small for them.
+/// The screen (`App::draw`), or a note that the window is too small for it.
 pub fn draw(app: &App, buf: &mut Buffer) {
     let a = buf.area;
     if a.width < MIN_SIZE.0 || a.height < MIN_SIZE.1 {

@@ -1,4 +1,4 @@
-//! Small text helpers for the views: counts, lists, clock times; ages come
+//! Small text helpers for the panes and overlays: counts, lists, clock times; ages come
 //! from the shared [`crate::text`].
 
 use chrono::{DateTime, Utc};

@@ -1,7 +1,7 @@
 //! Screen geometry in one place: where the header, tabs, body and status
 //! line go, where a list's table sits in the body, which rows a list shows
 //! and which row a click hits. Everything here takes sizes, never the state,
-//! so `app` (scrolling, clicks) and `views` (drawing) agree by construction.
+//! so `app` (scrolling, clicks) and the panes (drawing) agree by construction.
 
 use ratatui::layout::Rect;
 
