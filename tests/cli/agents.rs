@@ -1,7 +1,7 @@
 //! `macfleet agents ...`: the real binary editing real files and the real
 //! hub's document, with the exit codes the README and docs/operations.md give.
 
-mod common;
+use crate::common;
 
 use common::{TestHub, macfleet, text};
 use std::os::unix::fs::PermissionsExt;

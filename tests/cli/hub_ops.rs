@@ -2,7 +2,7 @@
 //! rotation and revocation by SIGHUP, TLS from `hub tls-init`, and what a
 //! certificate error says.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;

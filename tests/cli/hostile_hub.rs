@@ -520,8 +520,7 @@ fn every_reader_prints_hub_text_scrubbed_and_escaped() {
 // ---------------------------------------------------------------------------
 // A hub that misbehaves: endless bodies and streams.
 
-#[path = "common/pty.rs"]
-mod pty;
+use crate::pty;
 
 /// The most a client may grow to against any misbehaviour.
 const PEAK_LIMIT_KIB: u64 = 256 * 1024;

@@ -1,6 +1,6 @@
 //! The real binary against the real hub: snapshots, exit codes, tokens.
 
-mod common;
+use crate::common;
 
 use common::{TestHub, macfleet, text};
 

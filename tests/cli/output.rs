@@ -3,9 +3,8 @@
 //! completions and the man page, argument help, and that no token is
 //! ever printed.
 
-mod common;
-#[path = "common/pty.rs"]
-mod pty;
+use crate::common;
+use crate::pty;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};

@@ -1,7 +1,7 @@
 //! `macfleet context …` on real files, the precedence of flags, environment
 //! and contexts, and the refusal of a token file others can read.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
