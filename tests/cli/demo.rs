@@ -4,7 +4,6 @@
 //! a live failover arrives within 5 s of launch. Ctrl-C stops it and
 //! removes its temporary directory.
 
-
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
