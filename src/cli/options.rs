@@ -263,54 +263,20 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("its own hub"), "{e}");
-        let e = err(&[
-            "hub",
-            "token",
-            "--name",
-            "n",
-            "--role",
-            "owner",
-            "--tokens",
-            "/tmp/x",
-            "--hub",
-            "http://127.0.0.1:1",
-        ]);
+        let token = |extra: &[&'static str]| -> Vec<&'static str> {
+            let mut v = vec!["hub", "token", "--name", "n", "--role", "owner"];
+            v.extend(["--tokens", "/tmp/x"]);
+            v.extend(extra);
+            v
+        };
+        let e = err(&token(&["--hub", "http://127.0.0.1:1"]));
         assert!(e.contains("'--hub'"), "{e}");
-        let e = err(&[
-            "--hub",
-            "http://127.0.0.1:1",
-            "hub",
-            "token",
-            "--name",
-            "n",
-            "--role",
-            "owner",
-            "--tokens",
-            "/tmp/x",
-        ]);
+        let mut before = vec!["--hub", "http://127.0.0.1:1"];
+        before.extend(token(&[]));
+        let e = err(&before);
         assert!(e.contains("`macfleet hub token`"), "{e}");
-        err(&[
-            "hub",
-            "token",
-            "--name",
-            "n",
-            "--role",
-            "owner",
-            "--tokens",
-            "/tmp/x",
-            "--read-only",
-        ]);
-        err(&[
-            "hub",
-            "token",
-            "--name",
-            "n",
-            "--role",
-            "owner",
-            "--tokens",
-            "/tmp/x",
-            "--allow-plaintext",
-        ]);
+        err(&token(&["--read-only"]));
+        err(&token(&["--allow-plaintext"]));
         err(&["get", "workers", "--read-only"]);
         err(&["context", "list", "--hub", "http://127.0.0.1:1"]);
         err(&["completions", "bash", "--ca-cert", "/x"]);
