@@ -565,7 +565,7 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             .insert(header::RETRY_AFTER, HeaderValue::from_static(after));
         resp
     };
-    match hub.ingest(&p.name, hb, Utc::now()).await {
+    match hub.ingest(&p, hb, Utc::now()).await {
         Ok(projection) => Ok((
             [(
                 header::CONTENT_TYPE,
@@ -592,6 +592,14 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             "overloaded",
             "the failover log is behind; retry this heartbeat".into(),
             "1",
+        )),
+        Err(e @ IngestError::OtherPool { .. }) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "worker_of_another_pool",
+            format!(
+                "{}: it is bound to the pool that first reported it; give this pool's workers their own ids",
+                excerpt(&e.to_string())
+            ),
         )),
         Err(IngestError::Unavailable(e)) => {
             tracing::error!(error = %e, "heartbeat refused");

@@ -123,6 +123,8 @@ impl Profile {
 #[derive(Debug, Clone)]
 pub struct Stored {
     pub profile: Arc<Profile>,
+    /// The pool the worker belongs to (the one that first reported it).
+    pub pool: Arc<str>,
     /// The hub's wall clock when the heartbeat arrived (shown; never used
     /// to judge liveness).
     pub received_at: DateTime<Utc>,
@@ -152,6 +154,7 @@ struct ViewRef<'a> {
     capabilities: &'a BTreeMap<String, Capability>,
     last_failover: Option<&'a Failover>,
     clock_skew_s: i64,
+    pool: &'a str,
 }
 
 impl Serialize for Stored {
@@ -170,6 +173,7 @@ impl Serialize for Stored {
             capabilities: &p.capabilities,
             last_failover: self.last_failover.as_deref(),
             clock_skew_s: self.clock_skew_s,
+            pool: &self.pool,
         }
         .serialize(s)
     }
@@ -308,15 +312,19 @@ impl Fleet {
     /// before `now` (the monotonic clock; long lost: decommissioned,
     /// renamed, or ids nobody uses); returns how many. They vanish from
     /// full answers; the change log skips them.
-    pub fn evict(&mut self, now: Instant, after: Duration) -> usize {
-        let before = self.workers.len();
-        self.workers
-            .retain(|_, e| now.saturating_duration_since(e.view.arrived) <= after);
-        let n = before - self.workers.len();
-        if n > 0 {
+    pub fn evict(&mut self, now: Instant, after: Duration) -> Vec<Arc<str>> {
+        let mut gone = Vec::new();
+        self.workers.retain(|id, e| {
+            let keep = now.saturating_duration_since(e.view.arrived) <= after;
+            if !keep {
+                gone.push(id.clone());
+            }
+            keep
+        });
+        if !gone.is_empty() {
             self.compact();
         }
-        n
+        gone
     }
 
     /// Record a validated (and scrubbed) heartbeat that arrived now;
@@ -327,7 +335,8 @@ impl Fleet {
         received_at: DateTime<Utc>,
         current_revision: &str,
     ) -> Arc<Stored> {
-        self.record_at(hb, received_at, Instant::now(), current_revision)
+        static NO_POOL: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+        self.record_at(hb, received_at, Instant::now(), &NO_POOL, current_revision)
     }
 
     /// Record a validated (and scrubbed) heartbeat that arrived at
@@ -340,6 +349,7 @@ impl Fleet {
         hb: &HeartbeatIn<'_>,
         received_at: DateTime<Utc>,
         arrived: Instant,
+        pool: &Arc<str>,
         current_revision: &str,
     ) -> Arc<Stored> {
         self.seq += 1;
@@ -359,6 +369,7 @@ impl Fleet {
             Arc::new(Stored {
                 in_sync: profile.config_revision.as_deref() == Some(current_revision),
                 profile,
+                pool: pool.clone(),
                 received_at,
                 arrived,
                 sent_at: hb.sent_at,
@@ -490,7 +501,7 @@ mod tests {
 
     /// A plain heartbeat from `worker`, received at `at`, the fleet at `r1`.
     fn beat(f: &mut Fleet, worker: &str, at: DateTime<Utc>) -> Arc<Stored> {
-        f.record_at(&(&hb(worker)).into(), at, mono(at), "r1")
+        f.record_at(&(&hb(worker)).into(), at, mono(at), &Arc::from("p"), "r1")
     }
 
     #[test]
@@ -529,7 +540,7 @@ mod tests {
         assert!(f.admits("w-3", 3));
         let c = f.cursor();
         let now = mono(t0 + chrono::Duration::hours(3));
-        assert_eq!(f.evict(now, Duration::from_secs(2 * 3600)), 1);
+        assert_eq!(f.evict(now, Duration::from_secs(2 * 3600)).len(), 1);
         assert_eq!(f.len(), 1);
         assert!(f.admits("w-3", 2), "room again");
         let all = f.snapshot(None).workers;
@@ -585,6 +596,7 @@ mod tests {
         let mut wire = serde_json::to_value(first.to_view()).expect("wire");
         if let Some(o) = wire.as_object_mut() {
             o.insert("clock_skew_s".into(), first.clock_skew_s.into());
+            o.insert("pool".into(), "".into());
         }
         let mine: serde_json::Value = serde_json::from_str(&json).expect("json");
         assert_eq!(mine, wire);

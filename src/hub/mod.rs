@@ -205,6 +205,9 @@ pub struct Hub {
     /// Serialises config writes: compare-and-replace happens under it.
     pub write_lock: tokio::sync::Mutex<()>,
     pub fleet: Mutex<fleet::Fleet>,
+    /// Every worker id's pool (the one that first reported it), as the
+    /// database holds it.
+    pub pools: Mutex<std::collections::HashMap<Arc<str>, Arc<str>>>,
     /// When lost workers were last looked for eviction (monotonic).
     last_eviction: Mutex<std::time::Instant>,
     /// Who may call, reread from `opts.tokens_file` on SIGHUP.
@@ -269,6 +272,7 @@ impl Hub {
                 recreated,
                 recreated_at,
                 unavailable: unavailable.is_some(),
+                failovers_dropped: self.db.dropped(),
             },
         }
     }
@@ -407,11 +411,24 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
             .await
             .wrap_err("cannot clear the write in progress")?;
     }
+    let mut pools = std::collections::HashMap::new();
+    {
+        // One shared name per pool.
+        let mut names: std::collections::HashMap<String, Arc<str>> = Default::default();
+        for (worker, pool) in db.bindings().wrap_err("cannot read the workers' pools")? {
+            let pool = names
+                .entry(pool)
+                .or_insert_with_key(|p| Arc::from(p.as_str()))
+                .clone();
+            pools.insert(Arc::from(worker), pool);
+        }
+    }
     let epoch = Utc::now().timestamp_millis().max(0) as u64;
     let hub = Arc::new(Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
         fleet: Mutex::new(fleet::Fleet::new(epoch).publishing(events.clone())),
+        pools: Mutex::new(pools),
         last_eviction: Mutex::new(std::time::Instant::now()),
         tokens: auth::TokenTable::new(opts.tokens.clone(), opts.tokens_file.clone()),
         db,
@@ -450,10 +467,19 @@ fn evict_lost(hub: &Hub) {
     }
     *last = now;
     drop(last);
-    let n = match hub.fleet.lock() {
+    let gone = match hub.fleet.lock() {
         Ok(mut f) => f.evict(now, hub.opts.evict_after),
-        Err(_) => 0,
+        Err(_) => Vec::new(),
     };
+    let n = gone.len();
+    // A forgotten worker's id is free again: its pool binding goes too.
+    if let Ok(mut pools) = hub.pools.lock() {
+        for id in &gone {
+            pools.remove(id);
+        }
+    }
+    hub.db
+        .unbind(gone.iter().map(|id| id.to_string()).collect());
     if n > 0 {
         tracing::info!(
             evicted = n,
