@@ -20,8 +20,9 @@ use super::auth::Principal;
 use super::db::FailoverFilter;
 use super::domain::{IngestError, ReplaceError};
 use super::events::Event;
-use super::fleet::{Cursor, Stored};
+use super::fleet::Cursor;
 use super::ingest::HeartbeatIn;
+use super::worker::Stored;
 use super::{Current, Hub};
 use crate::agents_doc::DocError;
 use crate::wire::{

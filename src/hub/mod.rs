@@ -4,6 +4,7 @@
 //! - `store`: the owner's TOML file, replaced durably;
 //! - `db`: history and failover log in SQLite, written in batches;
 //! - `disk`: the document on disk judged, and watched for hand edits;
+//! - `worker`: one worker as held (`Stored`, sharing a `Profile`);
 //! - `fleet`: every worker's last heartbeat, in memory, with change cursors;
 //! - `events`: the SSE feed with resume;
 //! - `streams`: caps on open event streams;
@@ -23,6 +24,7 @@ pub mod serve;
 pub mod store;
 pub mod streams;
 pub mod tls;
+pub mod worker;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
