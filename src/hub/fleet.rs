@@ -241,12 +241,27 @@ impl Fleet {
     /// Recompute every worker's state from the time since its heartbeat
     /// arrived (`now` on the monotonic clock); workers whose state moved
     /// count as changed.
-    pub fn sweep(&mut self, now: Instant, interval_s: u64) -> usize {
+    ///
+    /// `wall` is the hub's wall clock now. A `received_at` ahead of it (the
+    /// clock was stepped back since the heartbeat arrived) is clamped to
+    /// what the monotonic clock says (`wall` less the time since it
+    /// arrived), so no view shows a heartbeat from the future; that counts
+    /// as a change too.
+    pub fn sweep(&mut self, now: Instant, wall: DateTime<Utc>, interval_s: u64) -> usize {
         self.restate(
             |v| {
-                let age = now.saturating_duration_since(v.arrived).as_secs_f64();
-                let state = WorkerState::from_age(age, interval_s);
-                (state != v.state).then(|| Stored { state, ..v.clone() })
+                let since = now.saturating_duration_since(v.arrived);
+                let state = WorkerState::from_age(since.as_secs_f64(), interval_s);
+                let ahead = v.received_at > wall + chrono::Duration::seconds(1);
+                (state != v.state || ahead).then(|| Stored {
+                    state,
+                    received_at: if ahead {
+                        wall - chrono::Duration::from_std(since).unwrap_or_default()
+                    } else {
+                        v.received_at
+                    },
+                    ..v.clone()
+                })
             },
             Payload::State,
         )
@@ -396,9 +411,17 @@ mod tests {
         beat(&mut f, "w-1", t0);
         let c = f.cursor();
         let at = |s| mono(t0 + chrono::Duration::seconds(s));
-        assert_eq!(f.sweep(at(29), 10), 0);
-        assert_eq!(f.sweep(at(31), 10), 1);
-        assert_eq!(f.sweep(at(101), 10), 1);
+        let wall = |s| t0 + chrono::Duration::seconds(s);
+        assert_eq!(f.sweep(at(29), wall(29), 10), 0);
+        assert_eq!(f.sweep(at(31), wall(31), 10), 1);
+        // The wall clock stepped back a day: nothing moves but the time
+        // shown, clamped to what the monotonic clock says.
+        assert_eq!(f.sweep(at(40), wall(40 - 86_400), 10), 1);
+        let shown = f.snapshot(None).workers[0].received_at;
+        assert_eq!(shown, wall(-86_400));
+        assert_eq!(f.snapshot(None).workers[0].state, WorkerState::Stale);
+        assert_eq!(f.sweep(at(41), wall(41 - 86_400), 10), 0);
+        assert_eq!(f.sweep(at(101), wall(101 - 86_400), 10), 1);
         let d = f.snapshot(Some(c));
         assert_eq!(d.workers.len(), 1);
         assert_eq!(d.workers[0].state, WorkerState::Lost);

@@ -501,7 +501,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
             let Some(hub) = weak.upgrade() else { return };
             let interval = hub.opts.heartbeat_interval_s;
             if let Ok(mut f) = hub.fleet.lock() {
-                f.sweep(std::time::Instant::now(), interval);
+                f.sweep(std::time::Instant::now(), Utc::now(), interval);
             }
             evict_lost(&hub);
         }
