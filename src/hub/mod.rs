@@ -39,8 +39,11 @@ use crate::wire::{
     OrderSource, Projection,
 };
 
-/// The default worker cap: the 100,000-worker goal with 2.5x headroom
-/// (about 0.5 KB of memory each, so ~125 MB at the cap).
+/// The default worker cap: the 100,000-worker goal with 2.5x headroom.
+/// Not yet derived from a memory budget: a worker of the largest shape the
+/// contract accepts costs about 16 KB of hub RSS (measured,
+/// `tests/hub_resources.rs::largest_workers_stored_cost`), so ~4 GB at the
+/// cap; a typical worker (a few agents) far less.
 pub const DEFAULT_MAX_WORKERS: usize = 250_000;
 
 /// How to run a hub.
