@@ -496,6 +496,11 @@ pub struct HealthDatabase {
     /// failovers get 503 `database_unavailable`.
     #[serde(default)]
     pub unavailable: bool,
+    /// Failover records each pool lost to the log's bound while it held
+    /// more than its fair share (its own oldest first); pools that lost
+    /// none are not listed.
+    #[serde(default)]
+    pub failovers_dropped: BTreeMap<String, u64>,
 }
 
 /// The JSON error body: `{"error": {...}}`.

@@ -219,9 +219,10 @@ async fn an_unreadable_stored_row_never_takes_a_page_down() {
 }
 
 /// Issue #10 item 7: worker tokens authenticate a pool, not a worker, so
-/// any of them may report for any worker id; but one token cannot pre-empt
-/// another's failover id: ids are unique per (worker, token). A retry from
-/// the same token is still ignored.
+/// any token of a worker's pool may report for it; but one token cannot
+/// pre-empt another's failover id: ids are unique per (worker, token). A
+/// retry from the same token is still ignored. (Another pool's token may not
+/// report for the worker at all: `another_pools_token_cannot_speak_for_a_worker`.)
 #[tokio::test]
 async fn a_token_cannot_preempt_another_tokens_failover_id() {
     use macfleet::hub::auth;
@@ -230,10 +231,12 @@ async fn a_token_cannot_preempt_another_tokens_failover_id() {
     std::fs::write(dir.path().join("hub.toml"), common::CONFIG).expect("config");
     let tok = |n: &str| format!("{}{}", "mft_test_", n.repeat(8));
     let (viewer, pool_a, pool_b) = (tok("v"), tok("a"), tok("b"));
+    // Two tokens of one pool (a rotation, say): a worker id belongs to one
+    // pool, so only tokens of that pool can report for it at all.
     let text = [
         auth::token_entry("screen", Role::Viewer, &viewer),
-        auth::token_entry("pool-a", Role::Worker, &pool_a),
-        auth::token_entry("pool-b", Role::Worker, &pool_b),
+        auth::token_entry_in_pool("pool-a", Role::Worker, Some("shared"), &pool_a),
+        auth::token_entry_in_pool("pool-b", Role::Worker, Some("shared"), &pool_b),
     ]
     .join("\n");
     let tokens = auth::Tokens::parse(&text, "test").expect("tokens");
@@ -697,6 +700,23 @@ async fn a_stepped_hub_clock_neither_keeps_the_silent_alive_nor_refuses_the_live
     step("+0", 0).await;
     let w = worker_view(&workers().await, "w-silent");
     assert!(w["clock_skew_s"].as_i64() < Some(-24 * 3600), "{w}");
+    // What is shown is clamped: no heartbeat from the hub's future.
+    let time = |v: &Value| -> chrono::DateTime<chrono::Utc> {
+        v.as_str().and_then(|t| t.parse().ok()).expect("a time")
+    };
+    let t0 = std::time::Instant::now();
+    loop {
+        let page = workers().await;
+        let w = worker_view(&page, "w-silent");
+        if time(&w["received_at"]) <= time(&page["now"]) {
+            break;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 3,
+            "received_at from the future: {w}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let t0 = std::time::Instant::now();
     loop {
         let w = worker_view(&workers().await, "w-silent");
@@ -736,5 +756,222 @@ async fn a_stepped_hub_clock_neither_keeps_the_silent_alive_nor_refuses_the_live
             .unwrap_or("")
             .starts_with("sent_at: more than 24 hours ahead"),
         "{v}"
+    );
+}
+
+/// Worker tokens of two pools (`a`, and `b` with two tokens: one rotated
+/// under a new name keeps its pool), an owner and a viewer, written to
+/// `dir/tokens.toml`; the tokens.
+fn pool_tokens(dir: &std::path::Path) -> (String, String, String, String, String) {
+    use macfleet::hub::auth::{token_entry, token_entry_in_pool};
+    use macfleet::wire::Role;
+    let fake = |s: &str| format!("{}{}", "mft_pool_", s.repeat(8));
+    let (a, b, b2, owner, viewer) = (fake("a"), fake("b"), fake("c"), fake("o"), fake("v"));
+    let text = [
+        token_entry("a", Role::Worker, &a),
+        token_entry_in_pool("b-2026-11", Role::Worker, Some("b"), &b),
+        token_entry_in_pool("b-2026-12", Role::Worker, Some("b"), &b2),
+        token_entry("alice", Role::Owner, &owner),
+        token_entry("screen", Role::Viewer, &viewer),
+    ]
+    .join("\n");
+    std::fs::write(dir.join("tokens.toml"), text).expect("tokens");
+    (a, b, b2, owner, viewer)
+}
+
+/// A worker id belongs to the pool that first reported it, durably:
+/// another pool's heartbeat for it gets 409 `worker_of_another_pool` and
+/// changes nothing, across a restart too; a token of the same pool (a
+/// rotated one) may go on; `/v1/workers` names the pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_pools_token_cannot_speak_for_a_worker() {
+    let (dir, ..) = common::hub_dir();
+    let (a, b, b2, _owner, viewer) = pool_tokens(dir.path());
+    let post = |url: String, token: String, body: Value| async move {
+        let r = reqwest::Client::new()
+            .post(format!("{url}/v1/heartbeats"))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .expect("heartbeat");
+        let s = r.status();
+        (s, r.json::<Value>().await.unwrap_or(Value::Null))
+    };
+    let w1 = |url: String| {
+        let viewer = viewer.clone();
+        async move {
+            let v: Value = reqwest::Client::new()
+                .get(format!("{url}/v1/workers"))
+                .bearer_auth(viewer)
+                .send()
+                .await
+                .expect("workers")
+                .json()
+                .await
+                .expect("page");
+            v["workers"]
+                .as_array()
+                .and_then(|w| w.iter().find(|w| w["worker"] == "w-1").cloned())
+                .unwrap_or(Value::Null)
+        }
+    };
+    let (child, url) = common::spawn_hub(dir.path(), &[], None);
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let hub = Kill(child);
+    let no_route = json!([failover("f-b", "auth", "no route")]);
+    let (s, v) = post(url.clone(), b.clone(), heartbeat("w-1", None, no_route)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(w1(url.clone()).await["pool"], "b");
+    // Pool a speaks for b's worker: refused, nothing changes.
+    let harmless = json!([failover("f-a", "rate_limited", "harmless")]);
+    let (s, v) = post(
+        url.clone(),
+        a.clone(),
+        heartbeat("w-1", None, harmless.clone()),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert_eq!(v["error"]["code"], "worker_of_another_pool", "{v}");
+    let w = w1(url.clone()).await;
+    assert_eq!(w["last_failover"]["id"], "f-b", "{w}");
+    // b's rotated token, another name, the same pool: taken.
+    let (s, v) = post(url.clone(), b2.clone(), heartbeat("w-1", None, json!([]))).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    // a's own worker is a's.
+    let (s, _) = post(url.clone(), a.clone(), heartbeat("w-2", None, json!([]))).await;
+    assert_eq!(s, StatusCode::OK);
+    drop(hub);
+    // After a restart the binding holds, whoever speaks first.
+    let (child, url) = common::spawn_hub(dir.path(), &[], None);
+    let _hub = Kill(child);
+    let (s, v) = post(url.clone(), a.clone(), heartbeat("w-1", None, harmless)).await;
+    assert_eq!(s, StatusCode::CONFLICT, "after a restart: {v}");
+    let (s, _) = post(url.clone(), b.clone(), heartbeat("w-1", None, json!([]))).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(w1(url).await["pool"], "b");
+}
+
+/// `macfleet hub token --pool NAME` writes the pool; without it the pool
+/// is the token's name; `--pool` is for worker tokens only.
+#[test]
+fn hub_token_takes_a_pool() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("tokens.toml");
+    let f = file.to_string_lossy().into_owned();
+    let out = common::macfleet(
+        &[
+            "hub",
+            "token",
+            "--name",
+            "fleet-2026-12",
+            "--role",
+            "worker",
+            "--pool",
+            "fleet",
+            "--tokens",
+            &f,
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let token = common::text(&out.stdout).trim().to_string();
+    let text = std::fs::read_to_string(&file).expect("tokens");
+    assert!(text.contains("pool = \"fleet\""), "{text}");
+    let t = macfleet::hub::auth::Tokens::parse(&text, "t").expect("parses");
+    assert_eq!(t.lookup(&token).map(|p| &*p.pool), Some("fleet"));
+    let out = common::macfleet(
+        &[
+            "hub", "token", "--name", "ops", "--role", "worker", "--tokens", &f,
+        ],
+        &[],
+    );
+    let token = common::text(&out.stdout).trim().to_string();
+    let t = macfleet::hub::auth::Tokens::load(&file).expect("parses");
+    assert_eq!(t.lookup(&token).map(|p| &*p.pool), Some("ops"));
+    let out = common::macfleet(
+        &[
+            "hub", "token", "--name", "al", "--role", "owner", "--pool", "x", "--tokens", &f,
+        ],
+        &[],
+    );
+    assert!(!out.status.success());
+    assert!(common::text(&out.stderr).contains("--pool is for worker tokens"));
+}
+
+/// One pool's flood cannot evict another pool's failovers: the log's bound
+/// is shared fairly, so pool b's 50 records survive pool a's flood past the
+/// bound; a's oldest go, and health counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_pools_flood_evicts_only_its_own_failovers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b, _b2, _owner, viewer) = pool_tokens(dir.path());
+    let text = std::fs::read_to_string(dir.path().join("tokens.toml")).expect("tokens");
+    let tokens = macfleet::hub::auth::Tokens::parse(&text, "t").expect("tokens");
+    let h = TestHub::start_with(common::CONFIG, |o| o.tokens = tokens).await;
+    let http = reqwest::Client::new();
+    let post = |token: &str, body: Value| {
+        let req = http
+            .post(h.path("/v1/heartbeats"))
+            .bearer_auth(token)
+            .json(&body);
+        async move { req.send().await.expect("heartbeat").status() }
+    };
+    let bs: Vec<Value> = (0..50)
+        .map(|i| failover(&format!("b-{i}"), "auth", "no route"))
+        .collect();
+    assert_eq!(
+        post(&b, heartbeat("w-b", None, Value::Array(bs))).await,
+        StatusCode::OK
+    );
+    // Past the default bound of 100,000 (and its 1% step).
+    const FLOOD: usize = 102_000;
+    const PER: usize = 250;
+    let t0 = std::time::Instant::now();
+    let bodies: Vec<Value> = (0..FLOOD / PER)
+        .map(|k| {
+            let fos: Vec<Value> = (0..PER)
+                .map(|i| failover(&format!("a-{k}-{i}"), "rate_limited", "cap"))
+                .collect();
+            heartbeat(&format!("w-a{}", k % 8), None, Value::Array(fos))
+        })
+        .collect();
+    let mut sent =
+        futures::stream::iter(bodies.into_iter().map(|body| post(&a, body))).buffer_unordered(4);
+    use futures::StreamExt;
+    while let Some(s) = sent.next().await {
+        assert_eq!(s, StatusCode::OK, "a pool's heartbeats are always taken");
+    }
+    eprintln!("{FLOOD} failovers from pool a in {:?}", t0.elapsed());
+    let viewer_c = h.client(&viewer);
+    let q = FailoverQuery {
+        worker: Some("w-b".into()),
+        limit: Some(1000),
+        ..Default::default()
+    };
+    let page = viewer_c.failovers(&q).await.expect("b's records");
+    assert_eq!(page.events.len(), 50, "pool b's records all survive");
+    let health: Value = http
+        .get(h.path("/v1/health"))
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("health")
+        .json()
+        .await
+        .expect("json");
+    let dropped = health["database"]["failovers_dropped"]["a"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(dropped >= 1_000, "a's own oldest went: {health}");
+    assert!(
+        health["database"]["failovers_dropped"].get("b").is_none(),
+        "{health}"
     );
 }

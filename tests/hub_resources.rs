@@ -433,3 +433,82 @@ async fn a_full_hub_answers_503_with_the_json_body() {
     .await;
     assert!(ok.is_some(), "room again once the streams close");
 }
+
+/// A heartbeat of the largest shape the contract accepts: a 128-byte id,
+/// a 253-byte host, 64 agents of 32 characters with a capability each, a
+/// last failover with a 200-character detail. With `unique`, the agent
+/// names are the worker's own (nothing to share between workers); without,
+/// every worker reports the same 64 (one fleet, one list).
+fn largest_heartbeat(k: usize, unique: bool) -> serde_json::Value {
+    let id = format!("w{k:0127}");
+    let host = format!("h{k:0252}");
+    let agents: Vec<String> = (0..64)
+        .map(|i| {
+            if unique {
+                format!("a{i:02}{k:029}")
+            } else {
+                format!("a{i:031}")
+            }
+        })
+        .collect();
+    let caps: serde_json::Map<String, serde_json::Value> = agents
+        .iter()
+        .map(|a| {
+            (
+                a.clone(),
+                json!({"binary": true, "token": true, "preflight": "ok"}),
+            )
+        })
+        .collect();
+    let fo = json!({
+        "id": format!("f-{k}"), "at": common::ago(60), "from": agents[0], "to": agents[1],
+        "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router",
+                  "detail": "d".repeat(200)}
+    });
+    let mut hb = heartbeat(&id, Some(&"r".repeat(64)), json!([fo]));
+    hb["host"] = json!(host);
+    hb["agents"] = json!(agents);
+    hb["active_agent"] = json!(agents[1]);
+    hb["capabilities"] = serde_json::Value::Object(caps);
+    hb
+}
+
+/// The stored cost of the largest valid worker, measured on the real
+/// binary: its RSS before and after `MACFLEET_MEMORY_WORKERS` (default
+/// 20,000) largest-shape workers, both with a shared agent list and with
+/// every worker's own. A measurement, not a check: ignored by default;
+/// `cargo test --test hub_resources largest -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore]
+async fn largest_workers_stored_cost() {
+    let n: usize = std::env::var("MACFLEET_MEMORY_WORKERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    for unique in [false, true] {
+        let (dir, _owner, _viewer, worker) = common::hub_dir();
+        let (mut child, url) = common::spawn_hub(dir.path(), &[], None);
+        let warm = heartbeats_of(&url, &worker, 8, 4, |k| largest_heartbeat(n + k, unique)).await;
+        assert_eq!(warm, 8);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let before = common::rss_kib(child.id());
+        let t0 = Instant::now();
+        let ok = heartbeats_of(&url, &worker, n, 8, |k| largest_heartbeat(k, unique)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let after = common::rss_kib(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(ok, n, "every heartbeat taken");
+        let per = (after.saturating_sub(before) * 1024) as f64 / n as f64;
+        eprintln!(
+            "{n} largest workers ({}): hub RSS {before} -> {after} KiB, {:.0} B per worker, posted in {:?}",
+            if unique {
+                "each its own agents"
+            } else {
+                "one shared agent list"
+            },
+            per,
+            t0.elapsed()
+        );
+    }
+}

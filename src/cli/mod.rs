@@ -241,6 +241,11 @@ pub enum HubCommand {
         /// The tokens file (created with mode 0600 if missing).
         #[arg(long, value_name = "FILE")]
         tokens: PathBuf,
+        /// A worker token's pool (default: the token's name). A worker id
+        /// belongs to the pool that first reported it; give a rotated
+        /// token its old pool.
+        #[arg(long, value_name = "NAME")]
+        pool: Option<String>,
     },
     /// A private CA and a server certificate signed by it, for --tls-cert,
     /// --tls-key and the clients' --ca-cert.
@@ -428,8 +433,13 @@ async fn run_tui(global: &Global) -> Result<()> {
 async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
     use crate::hub::{HubOptions, auth};
     match args.command {
-        Some(HubCommand::Token { name, role, tokens }) => {
-            let token = auth::append_token(&tokens, &name, role)?;
+        Some(HubCommand::Token {
+            name,
+            role,
+            tokens,
+            pool,
+        }) => {
+            let token = auth::append_token(&tokens, &name, role, pool.as_deref())?;
             eprintln!(
                 "added {role} token {name} to {} (mode 0600); it is shown once, keep it safe:",
                 tokens.display()

@@ -20,8 +20,9 @@ use super::auth::Principal;
 use super::db::FailoverFilter;
 use super::domain::{IngestError, ReplaceError};
 use super::events::Event;
-use super::fleet::{Cursor, Stored};
+use super::fleet::Cursor;
 use super::ingest::HeartbeatIn;
+use super::worker::Stored;
 use super::{Current, Hub};
 use crate::agents_doc::DocError;
 use crate::wire::{
@@ -581,7 +582,7 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             .insert(header::RETRY_AFTER, HeaderValue::from_static(after));
         resp
     };
-    match hub.ingest(&p.name, hb, Utc::now()).await {
+    match hub.ingest(&p, hb, Utc::now()).await {
         Ok(projection) => Ok((
             [(
                 header::CONTENT_TYPE,
@@ -608,6 +609,14 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             "overloaded",
             "the failover log is behind; retry this heartbeat".into(),
             "1",
+        )),
+        Err(e @ IngestError::OtherPool { .. }) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "worker_of_another_pool",
+            format!(
+                "{}: it is bound to the pool that first reported it; give this pool's workers their own ids",
+                excerpt(&e.to_string())
+            ),
         )),
         Err(IngestError::Unavailable(e)) => {
             tracing::error!(error = %e, "heartbeat refused");

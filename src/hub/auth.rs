@@ -18,6 +18,10 @@ use crate::wire::Role;
 pub struct Principal {
     pub name: String,
     pub role: Role,
+    /// The pool a worker token reports for: the file's `pool`, by default
+    /// the token's name. A worker id belongs to the pool that first
+    /// reported it.
+    pub pool: Arc<str>,
 }
 
 #[derive(Debug, Clone)]
@@ -44,6 +48,8 @@ struct TokenLine {
     name: String,
     role: String,
     sha256: String,
+    #[serde(default)]
+    pool: Option<String>,
 }
 
 /// Errors reading a tokens file. Never holds a token.
@@ -144,8 +150,22 @@ impl Tokens {
             } else {
                 line.name
             };
+            let pool = match line.pool {
+                Some(p) if !is_pool_name(&p) || email_shaped(&p) => {
+                    return Err(invalid(format!(
+                        "tokens[{i}] ({name}): pool must be 1 to 64 of [A-Za-z0-9._@-], not an e-mail address"
+                    )));
+                }
+                Some(p) => p,
+                // The token's name as shown: never an e-mail address.
+                None => name.clone(),
+            };
             entries.push(Entry {
-                principal: Principal { name, role },
+                principal: Principal {
+                    name,
+                    role,
+                    pool: Arc::from(pool),
+                },
                 hash: bytes,
             });
         }
@@ -329,26 +349,42 @@ pub fn open_to_others(path: &Path) -> std::io::Result<Option<u32>> {
 /// One `[[tokens]]` entry of a tokens file: the name, the role and the
 /// hash of `token` (never the token itself).
 pub fn token_entry(name: &str, role: Role, token: &str) -> String {
+    token_entry_in_pool(name, role, None, token)
+}
+
+/// [`token_entry`] with a `pool` key (a worker token's pool, when it is not
+/// the token's name).
+pub fn token_entry_in_pool(name: &str, role: Role, pool: Option<&str>, token: &str) -> String {
+    let pool = pool.map_or(String::new(), |p| format!("pool = \"{p}\"\n"));
     format!(
-        "[[tokens]]\nname = \"{name}\"\nrole = \"{role}\"\nsha256 = \"{}\"\n",
+        "[[tokens]]\nname = \"{name}\"\nrole = \"{role}\"\n{pool}sha256 = \"{}\"\n",
         hex::encode(hash_token(token))
     )
 }
 
+/// A token's name as `hub token` takes it, and a pool's: 1 to 64 of
+/// `[A-Za-z0-9._@-]`.
+pub fn is_pool_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@'))
+}
+
 /// Append a new token line to a tokens file (created if missing), keeping
 /// every byte already there. Returns the token, to be printed once.
-pub fn append_token(path: &Path, name: &str, role: Role) -> Result<String, TokensError> {
+pub fn append_token(
+    path: &Path,
+    name: &str,
+    role: Role,
+    pool: Option<&str>,
+) -> Result<String, TokensError> {
     let shown = path.display().to_string();
     let io = |source| TokensError::Io {
         path: shown.clone(),
         source,
     };
-    if name.is_empty()
-        || name.len() > 64
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@'))
-    {
+    if !is_pool_name(name) {
         return Err(TokensError::Invalid {
             path: shown,
             message: "--name must be 1 to 64 of [A-Za-z0-9._@-]".into(),
@@ -359,6 +395,20 @@ pub fn append_token(path: &Path, name: &str, role: Role) -> Result<String, Token
             path: shown,
             message: "--name must not be an e-mail address: a token's name is shown in the history and to whoami, and an account identifier is never published; name the person or machine another way (alice, ci-7)".into(),
         });
+    }
+    if let Some(p) = pool {
+        if role != Role::Worker {
+            return Err(TokensError::Invalid {
+                path: shown,
+                message: "--pool is for worker tokens".into(),
+            });
+        }
+        if !is_pool_name(p) || email_shaped(p) {
+            return Err(TokensError::Invalid {
+                path: shown,
+                message: "--pool must be 1 to 64 of [A-Za-z0-9._@-], not an e-mail address".into(),
+            });
+        }
     }
     let existing = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -383,7 +433,7 @@ pub fn append_token(path: &Path, name: &str, role: Role) -> Result<String, Token
     if !text.is_empty() {
         text.push('\n');
     }
-    text.push_str(&token_entry(name, role, &token));
+    text.push_str(&token_entry_in_pool(name, role, pool, &token));
     crate::hub::store::write_atomic(path, text.as_bytes()).map_err(io)?;
     Ok(token)
 }
@@ -511,12 +561,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("tokens.toml");
         let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
-        append_token(&p, "a", Role::Owner).expect("first");
+        append_token(&p, "a", Role::Owner, None).expect("first");
         assert_eq!(mode(&p), 0o600);
         assert_eq!(open_to_others(&p).expect("stat"), None);
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).expect("chmod");
         assert_eq!(open_to_others(&p).expect("stat"), Some(0o644));
-        append_token(&p, "b", Role::Viewer).expect("second");
+        append_token(&p, "b", Role::Viewer, None).expect("second");
         assert_eq!(mode(&p), 0o600);
         assert_eq!(Tokens::load(&p).expect("loads").len(), 2);
     }

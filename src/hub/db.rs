@@ -38,6 +38,9 @@ pub struct NewFailover {
     /// The name of the token that sent it: failover ids are unique per
     /// (worker, token), so one token cannot pre-empt another's id.
     pub token: String,
+    /// The pool of that token: the log's bound is shared fairly between
+    /// pools.
+    pub pool: String,
     pub host: String,
     pub received_at: DateTime<Utc>,
     pub failover: Failover,
@@ -48,6 +51,10 @@ enum Cmd {
     History(HistoryEntry, oneshot::Sender<Result<(), String>>),
     /// Set (or clear) the config write in progress.
     Intent(Option<HistoryEntry>, oneshot::Sender<Result<(), String>>),
+    /// Bind a worker id to a pool, durably.
+    Bind(String, String, oneshot::Sender<Result<(), String>>),
+    /// Forget the bindings of workers the hub forgot.
+    Unbind(Vec<String>),
     Flush(oneshot::Sender<()>),
 }
 
@@ -96,6 +103,9 @@ pub struct FileState {
     recreated_at: Mutex<Option<DateTime<Utc>>>,
     /// Why the file cannot be opened now (`None`: it can).
     unavailable: Mutex<Option<String>>,
+    /// Failover records pruned from each pool while it held more than its
+    /// fair share of the log's bound.
+    dropped: Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
 /// The start of the error a command gets while the database cannot be
@@ -154,8 +164,14 @@ CREATE TABLE IF NOT EXISTS failovers (
   source TEXT NOT NULL,
   detail TEXT,
   token TEXT NOT NULL DEFAULT '',
+  pool TEXT NOT NULL DEFAULT '',
   UNIQUE (worker, id, token)
 );
+CREATE TABLE IF NOT EXISTS worker_pools (
+  worker TEXT PRIMARY KEY,
+  pool TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS failovers_by_pool ON failovers (pool, seq);
 CREATE TABLE IF NOT EXISTS config_intent (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   revision TEXT NOT NULL,
@@ -188,6 +204,7 @@ fn open(path: &Path) -> Result<Connection, DbError> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     conn.execute_batch(PRAGMAS)?;
     migrate_v1(&mut conn)?;
+    migrate_v2(&conn)?;
     conn.execute_batch(SCHEMA)?;
     // History entries gained the writing client (`User-Agent`).
     for table in ["history", "config_intent"] {
@@ -215,6 +232,32 @@ fn new_instance() -> String {
     let mut b = [0u8; 8];
     rand::rng().fill_bytes(&mut b);
     hex::encode(b)
+}
+
+/// A database from before pools: the failover log gains `pool`, which for
+/// the old rows is their token's name (a token's pool by default).
+fn migrate_v2(conn: &Connection) -> Result<(), DbError> {
+    let has_table: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'failovers'",
+        [],
+        |r| r.get(0),
+    )?;
+    let has_pool: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('failovers') WHERE name = 'pool'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_table || has_pool {
+        return Ok(());
+    }
+    tracing::info!("migrating the failover log: records gain their pool");
+    conn.execute_batch(
+        "BEGIN;
+         ALTER TABLE failovers ADD COLUMN pool TEXT NOT NULL DEFAULT '';
+         UPDATE failovers SET pool = token;
+         COMMIT;",
+    )?;
+    Ok(())
 }
 
 /// A database from before failover ids were scoped by token: ids were
@@ -288,6 +331,11 @@ impl Db {
         let last_history = read_history(&read, 1, &Unreadable::default())?
             .into_iter()
             .next();
+        // A damaged log is counted as far as it reads.
+        let counts = pool_counts(&read).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "cannot count the failover log's records per pool");
+            PoolCounts::new()
+        });
         let head = Arc::new(AtomicU64::new(head));
         let read = Arc::new(Mutex::new(read));
         let state = Arc::new(FileState::default());
@@ -302,6 +350,7 @@ impl Db {
             head: head.clone(),
             bounds,
             on_commit,
+            counts,
         };
         let writer = std::thread::Builder::new()
             .name("macfleet-db".into())
@@ -529,6 +578,43 @@ impl Db {
         )
     }
 
+    /// Failover records pruned per pool while it held more than its fair
+    /// share of the log's bound (pools that lost none are not listed).
+    pub fn dropped(&self) -> std::collections::BTreeMap<String, u64> {
+        self.state
+            .dropped
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default()
+    }
+
+    /// Bind `worker` to `pool`, durably; returns once committed.
+    pub async fn bind(&self, worker: &str, pool: &str) -> Result<(), DbError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::Bind(worker.to_string(), pool.to_string(), tx))
+            .await?;
+        rx.await
+            .map_err(|_| DbError::WriterGone)?
+            .map_err(DbError::Other)
+    }
+
+    /// Forget the bindings of `workers` (the hub forgot them); not waited
+    /// for.
+    pub fn unbind(&self, workers: Vec<String>) {
+        if !workers.is_empty() {
+            let _ = self.tx.try_send(Cmd::Unbind(workers));
+        }
+    }
+
+    /// Every worker id's pool.
+    pub fn bindings(&self) -> Result<Vec<(String, String)>, DbError> {
+        self.with_read(|c| {
+            let mut st = c.prepare("SELECT worker, pool FROM worker_pools")?;
+            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
     /// Why the database cannot be opened at its path now, if it cannot.
     pub fn unavailable(&self) -> Option<String> {
         self.state.unavailable.lock().ok().and_then(|u| u.clone())
@@ -701,6 +787,37 @@ struct Writer {
     head: Arc<AtomicU64>,
     bounds: Bounds,
     on_commit: OnCommit,
+    /// Failover records held per pool.
+    counts: PoolCounts,
+}
+
+/// Failover records held per pool.
+type PoolCounts = std::collections::HashMap<String, u64>;
+
+fn pool_counts(conn: &Connection) -> Result<PoolCounts, DbError> {
+    let mut st = conn.prepare("SELECT pool, COUNT(*) FROM failovers GROUP BY pool")?;
+    let rows = st.query_map([], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+    })?;
+    Ok(rows.collect::<Result<PoolCounts, _>>()?)
+}
+
+/// How many records each pool may keep under `bound`: max-min fair (a pool
+/// under an equal share keeps all it has, the rest is shared among the
+/// others), so one pool's flood evicts only its own oldest records.
+fn fair_shares(counts: &PoolCounts, bound: u64) -> PoolCounts {
+    let mut pools: Vec<(&String, u64)> = counts.iter().map(|(p, c)| (p, *c)).collect();
+    pools.sort_by_key(|(_, c)| *c);
+    let mut left = bound;
+    let mut out = PoolCounts::new();
+    let n = pools.len() as u64;
+    for (i, (p, c)) in pools.into_iter().enumerate() {
+        let fair = left / (n - i as u64).max(1);
+        let keep = c.min(fair);
+        left -= keep;
+        out.insert(p.clone(), keep);
+    }
+    out
 }
 
 impl Writer {
@@ -769,6 +886,7 @@ impl Writer {
         let read = open(&self.path)?;
         self.id = file_id(&self.path);
         self.conn = conn;
+        self.counts.clear();
         if let Ok(mut r) = self.read.lock() {
             *r = read;
         }
@@ -784,12 +902,30 @@ impl Writer {
         failovers: &[NewFailover],
         history: &[(HistoryEntry, Ack)],
         intents: &[(Option<HistoryEntry>, Ack)],
+        binds: &[(String, String, Ack)],
+        unbinds: &[String],
     ) -> Result<Vec<FailoverRecord>, String> {
         for _ in 0..3 {
             self.ensure_file()?;
-            let records = commit(&mut self.conn, failovers, history, intents, self.bounds)
+            let mut counts = self.counts.clone();
+            let batch = Batch {
+                failovers,
+                history,
+                intents,
+                binds,
+                unbinds,
+            };
+            let (records, dropped) = commit(&mut self.conn, &batch, self.bounds, &mut counts)
                 .map_err(|e| e.to_string())?;
             if file_id(&self.path).is_some() && file_id(&self.path) == self.id {
+                self.counts = counts;
+                if !dropped.is_empty() {
+                    if let Ok(mut d) = self.state.dropped.lock() {
+                        for (p, n) in dropped {
+                            *d.entry(p).or_default() += n;
+                        }
+                    }
+                }
                 return Ok(records);
             }
         }
@@ -815,6 +951,8 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
         let mut acks: Vec<Ack> = Vec::new();
         let mut history: Vec<(HistoryEntry, Ack)> = Vec::new();
         let mut intents: Vec<(Option<HistoryEntry>, Ack)> = Vec::new();
+        let mut binds: Vec<(String, String, Ack)> = Vec::new();
+        let mut unbinds: Vec<String> = Vec::new();
         let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
         let mut take = |cmd: Cmd| match cmd {
             Cmd::Failovers(v, ack) => {
@@ -823,6 +961,8 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             }
             Cmd::History(e, tx) => history.push((e, tx)),
             Cmd::Intent(e, tx) => intents.push((e, tx)),
+            Cmd::Bind(w, p, tx) => binds.push((w, p, tx)),
+            Cmd::Unbind(ws) => unbinds.extend(ws),
             Cmd::Flush(tx) => flushes.push(tx),
         };
         take(first);
@@ -836,7 +976,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 Err(_) => break,
             }
         }
-        match w.commit_durably(&failovers, &history, &intents) {
+        match w.commit_durably(&failovers, &history, &intents, &binds, &unbinds) {
             Ok(records) => {
                 if let Some(last) = records.last() {
                     w.head.store(last.seq, Ordering::Release);
@@ -845,7 +985,8 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                     w.last_history = Some(h.clone());
                 }
                 let done = history.into_iter().map(|(_, tx)| tx);
-                for tx in done.chain(intents.into_iter().map(|(_, tx)| tx)) {
+                let done = done.chain(intents.into_iter().map(|(_, tx)| tx));
+                for tx in done.chain(binds.into_iter().map(|(_, _, tx)| tx)) {
                     let _ = tx.send(Ok(()));
                 }
                 for tx in acks {
@@ -863,6 +1004,9 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 for (_, tx) in intents {
                     let _ = tx.send(Err(e.clone()));
                 }
+                for (_, _, tx) in binds {
+                    let _ = tx.send(Err(e.clone()));
+                }
                 for tx in acks {
                     let _ = tx.send(Err(e.clone()));
                 }
@@ -874,19 +1018,53 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
     }
 }
 
+/// A commit's new failover records, and the records each pool lost to
+/// the log's bound.
+type Committed = (Vec<FailoverRecord>, Vec<(String, u64)>);
+
+/// What one commit writes.
+struct Batch<'a> {
+    failovers: &'a [NewFailover],
+    history: &'a [(HistoryEntry, Ack)],
+    intents: &'a [(Option<HistoryEntry>, Ack)],
+    binds: &'a [(String, String, Ack)],
+    unbinds: &'a [String],
+}
+
+/// Commit a batch; `counts` (records held per pool) is kept up to date.
+/// Returns the new failover records and how many records each pool lost
+/// to the log's bound.
 fn commit(
     conn: &mut Connection,
-    failovers: &[NewFailover],
-    history: &[(HistoryEntry, Ack)],
-    intents: &[(Option<HistoryEntry>, Ack)],
+    batch: &Batch<'_>,
     bounds: Bounds,
-) -> Result<Vec<FailoverRecord>, DbError> {
+    counts: &mut PoolCounts,
+) -> Result<Committed, DbError> {
+    let Batch {
+        failovers,
+        history,
+        intents,
+        binds,
+        unbinds,
+    } = *batch;
     let tx = conn.transaction()?;
+    for (worker, pool, _) in binds {
+        tx.execute(
+            "INSERT OR REPLACE INTO worker_pools (worker, pool) VALUES (?1, ?2)",
+            params![worker, pool],
+        )?;
+    }
+    for worker in unbinds {
+        tx.execute(
+            "DELETE FROM worker_pools WHERE worker = ?1",
+            params![worker],
+        )?;
+    }
     let mut records = Vec::with_capacity(failovers.len());
     {
         let mut ins = tx.prepare_cached(
-            "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, token) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, token, pool) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )?;
         for f in failovers {
             let c = &f.failover.cause;
@@ -903,8 +1081,10 @@ fn commit(
                 c.source.as_str(),
                 c.detail,
                 f.token,
+                f.pool,
             ])?;
             if changed == 1 {
+                *counts.entry(f.pool.clone()).or_default() += 1;
                 records.push(FailoverRecord {
                     seq: tx.last_insert_rowid() as u64,
                     worker: f.worker.clone(),
@@ -956,18 +1136,25 @@ fn commit(
             )?;
         }
     }
-    if let Some(last) = records.last() {
-        let floor = last.seq.saturating_sub(bounds.failovers);
-        // Prune in steps of ~1% to keep each batch cheap.
-        let oldest: i64 = tx.query_row("SELECT COALESCE(MIN(seq), 0) FROM failovers", [], |r| {
-            r.get(0)
-        })?;
-        if (oldest as u64) + bounds.failovers / 100 < floor {
-            tx.execute(
-                "DELETE FROM failovers WHERE seq <= ?1",
-                params![floor as i64],
-            )?;
+    // Past the bound (in steps of ~1%, to keep each batch cheap), each
+    // pool over its fair share loses its own oldest records down to it.
+    let mut dropped = Vec::new();
+    let total: u64 = counts.values().sum();
+    if !records.is_empty() && total > bounds.failovers + bounds.failovers / 100 {
+        let shares = fair_shares(counts, bounds.failovers);
+        for (pool, keep) in shares {
+            let held = counts.get(&pool).copied().unwrap_or(0);
+            if held <= keep {
+                continue;
+            }
+            let n = tx.execute(
+                "DELETE FROM failovers WHERE seq IN (SELECT seq FROM failovers WHERE pool = ?1 ORDER BY seq LIMIT ?2)",
+                params![pool, (held - keep) as i64],
+            )? as u64;
+            counts.insert(pool.clone(), held - n);
+            dropped.push((pool, n));
         }
+        counts.retain(|_, c| *c > 0);
     }
     if !history.is_empty() {
         let newest: Option<i64> = tx
@@ -982,7 +1169,7 @@ fn commit(
         }
     }
     tx.commit()?;
-    Ok(records)
+    Ok((records, dropped))
 }
 
 #[cfg(test)]
@@ -1067,7 +1254,7 @@ mod tests {
                 |r| r.get(0),
             )
             .expect("indexes");
-        assert_eq!(idx, 4);
+        assert_eq!(idx, 5, "by worker, kind, from, to and pool");
         drop(t);
         // Opening again is a no-op.
         open(&path).expect("opens again");

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use super::auth::Principal;
 use super::db::{NewFailover, UNAVAILABLE};
 use super::events::Payload;
 use super::ingest::HeartbeatIn;
@@ -43,6 +44,10 @@ pub enum IngestError {
     /// The failover log's queue is full, or its commit is late: retry.
     #[error("the failover log is behind")]
     Overloaded,
+    /// The worker id belongs to another pool (the one that first reported
+    /// it).
+    #[error("worker {worker} belongs to another pool")]
+    OtherPool { worker: String },
     /// The database cannot be opened at its path: nothing acknowledged.
     #[error("{0}")]
     Unavailable(String),
@@ -182,7 +187,7 @@ impl Hub {
     /// publish. Returns the projection every worker inherits.
     pub async fn ingest(
         &self,
-        token: &str,
+        who: &Principal,
         mut hb: HeartbeatIn<'_>,
         received_at: DateTime<Utc>,
     ) -> Result<bytes::Bytes, IngestError> {
@@ -201,6 +206,7 @@ impl Hub {
                 max: self.opts.max_workers,
             });
         }
+        let pool = self.claim(hb.worker.as_str(), &who.pool).await?;
         for f in &mut hb.failovers {
             f.cause.detail = f.cause.detail.take().map(crate::scrub::scrub_string);
         }
@@ -210,7 +216,8 @@ impl Hub {
                 .iter()
                 .map(|f| NewFailover {
                     worker: hb.worker.as_str().to_owned(),
-                    token: token.to_string(),
+                    token: who.name.clone(),
+                    pool: pool.to_string(),
                     host: hb.host.as_str().to_owned(),
                     received_at,
                     failover: f.clone(),
@@ -242,7 +249,7 @@ impl Hub {
         // heartbeat is judged against is never older than the last resync.
         // A guard, not a clone: no await follows.
         let current = self.current.load();
-        let view = fleet.record_at(&hb, received_at, arrived, &current.projected);
+        let view = fleet.record_at(&hb, received_at, arrived, &pool, &current.projected);
         // Published under the fleet lock, like the sweeper's `state` and a
         // resync's `sync` events: the feed's order is the order of change, so
         // a client that applies views in feed order ends with the latest.
@@ -252,11 +259,55 @@ impl Hub {
     }
 }
 
+impl Hub {
+    /// The pool `worker` belongs to: the one that first reported it, bound
+    /// durably (in the database) before the first heartbeat is answered,
+    /// so a restart does not hand it to whoever speaks first. Another
+    /// pool's heartbeat for it is refused.
+    async fn claim(&self, worker: &str, pool: &Arc<str>) -> Result<Arc<str>, IngestError> {
+        let poisoned = || IngestError::Internal("pool lock poisoned".into());
+        {
+            let mut pools = self.pools.lock().map_err(|_| poisoned())?;
+            match pools.get(worker) {
+                Some(p) if **p == **pool => return Ok(p.clone()),
+                Some(_) => {
+                    return Err(IngestError::OtherPool {
+                        worker: worker.to_string(),
+                    });
+                }
+                None => {
+                    pools.insert(Arc::from(worker), pool.clone());
+                }
+            }
+        }
+        if let Err(e) = self.db.bind(worker, pool).await {
+            if let Ok(mut pools) = self.pools.lock() {
+                pools.remove(worker);
+            }
+            let e = e.to_string();
+            return Err(if e.contains(UNAVAILABLE) {
+                IngestError::Unavailable(e)
+            } else {
+                IngestError::Internal(e)
+            });
+        }
+        Ok(pool.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::hub::{HubOptions, auth, open};
     use crate::wire::Role;
+
+    fn pool() -> Principal {
+        Principal {
+            name: "fleet".into(),
+            role: Role::Worker,
+            pool: Arc::from("fleet"),
+        }
+    }
 
     async fn hub(dir: &std::path::Path, tweak: impl FnOnce(&mut HubOptions)) -> Arc<Hub> {
         std::fs::write(
@@ -343,7 +394,7 @@ mod tests {
         let now = Utc::now();
         let body = heartbeat("w-1", now, Some("f-1"));
         let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
-        let projection = hub.ingest("pool", hb, now).await.expect("taken in");
+        let projection = hub.ingest(&pool(), hb, now).await.expect("taken in");
         let p: crate::wire::Projection = serde_json::from_slice(&projection).expect("projection");
         assert_eq!(p.agents, ["opencode", "claude"]);
         // Committed before the answer: the log holds it now.
@@ -351,12 +402,12 @@ mod tests {
         // A second worker is past the cap; nothing of it is stored.
         let body = heartbeat("w-2", now, Some("f-2"));
         let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
-        let e = hub.ingest("pool", hb, now).await.expect_err("full");
+        let e = hub.ingest(&pool(), hb, now).await.expect_err("full");
         assert!(matches!(e, IngestError::FleetFull { max: 1 }));
         // A time from the far future is refused by the hub's clock.
         let body = heartbeat("w-1", now + chrono::Duration::hours(25), None);
         let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
-        let e = hub.ingest("pool", hb, now).await.expect_err("ahead");
+        let e = hub.ingest(&pool(), hb, now).await.expect_err("ahead");
         assert!(
             matches!(e, IngestError::Invalid(ref i) if i.field == "sent_at"),
             "{e}"

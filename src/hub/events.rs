@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
-use super::fleet::Stored;
+use super::worker::Stored;
 use crate::wire::{ConfigEvent, EventKind, FailoverRecord};
 
 #[derive(Debug, Clone)]

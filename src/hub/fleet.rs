@@ -6,16 +6,17 @@
 //! flips are published on the event feed (`state`, `sync`) under the same
 //! lock that made them, so the feed's order is the order of change.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use super::events::{Events, Payload};
 use super::ingest::HeartbeatIn;
-use crate::wire::{Capability, Failover, Preflight, WorkerState, WorkerView};
+use super::worker::encode;
+pub use super::worker::{Profile, Stored};
+use crate::wire::WorkerState;
 
 /// The opaque cursor clients pass back: `c<epoch>-<seq>`. The epoch (the
 /// hub's start time) makes a cursor from an earlier run a full refetch.
@@ -39,163 +40,6 @@ impl Cursor {
 impl std::fmt::Display for Cursor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "c{}-{}", self.epoch, self.seq)
-    }
-}
-
-/// What a worker says about itself that rarely changes between two of its
-/// heartbeats. Shared by every view that repeats it, so a heartbeat that
-/// changes none of it allocates only its new [`Stored`] view.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Profile {
-    /// The worker's id, the fleet map's own key (one allocation per worker).
-    pub worker: Arc<str>,
-    pub host: String,
-    pub config_revision: Option<String>,
-    pub agents: Vec<String>,
-    pub active_agent: Option<String>,
-    pub capabilities: BTreeMap<String, Capability>,
-    /// All of the above but the id, as one length-prefixed string (see
-    /// [`encode`]): a 100,000-worker fleet is cold in cache, and comparing
-    /// one contiguous key costs a miss or two where walking the fields
-    /// costs a dozen.
-    key: Box<[u8]>,
-}
-
-/// The profile part of a heartbeat, as a byte string that two heartbeats
-/// share exactly when they say the same (in the same order). Every piece is
-/// length-prefixed, so no two different profiles encode alike.
-fn encode(hb: &HeartbeatIn<'_>, out: &mut Vec<u8>) {
-    fn text(out: &mut Vec<u8>, s: &str) {
-        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        out.extend_from_slice(s.as_bytes());
-    }
-    fn opt(out: &mut Vec<u8>, s: Option<&str>) {
-        match s {
-            None => out.push(0),
-            Some(s) => {
-                out.push(1);
-                text(out, s);
-            }
-        }
-    }
-    out.clear();
-    text(out, hb.host.as_str());
-    opt(out, hb.config_revision.as_ref().map(|t| t.as_str()));
-    opt(out, hb.active_agent.as_ref().map(|t| t.as_str()));
-    out.extend_from_slice(&(hb.agents.len() as u32).to_le_bytes());
-    for a in &hb.agents {
-        text(out, a.as_str());
-    }
-    out.extend_from_slice(&(hb.capabilities.0.len() as u32).to_le_bytes());
-    for (name, c) in &hb.capabilities.0 {
-        text(out, name.as_str());
-        let preflight = match c.preflight {
-            Preflight::Ok => 0,
-            Preflight::Failed => 1,
-            Preflight::Unknown => 2,
-        };
-        out.push(u8::from(c.binary) | u8::from(c.token) << 1 | preflight << 2);
-    }
-}
-
-impl Profile {
-    fn of(hb: &HeartbeatIn<'_>, key: &[u8], worker: Arc<str>) -> Profile {
-        Profile {
-            worker,
-            host: hb.host.as_str().to_owned(),
-            config_revision: hb.config_revision.as_ref().map(|t| t.as_str().to_owned()),
-            agents: hb.agents.iter().map(|t| t.as_str().to_owned()).collect(),
-            active_agent: hb.active_agent.as_ref().map(|t| t.as_str().to_owned()),
-            capabilities: hb
-                .capabilities
-                .0
-                .iter()
-                .map(|(k, v)| (k.as_str().to_owned(), *v))
-                .collect(),
-            key: key.into(),
-        }
-    }
-}
-
-/// One worker as the hub holds it: serialises to exactly a
-/// [`WorkerView`]'s JSON (tested below), with the parts that rarely change
-/// shared between successive views.
-#[derive(Debug, Clone)]
-pub struct Stored {
-    pub profile: Arc<Profile>,
-    /// The hub's wall clock when the heartbeat arrived (shown; never used
-    /// to judge liveness).
-    pub received_at: DateTime<Utc>,
-    /// The hub's monotonic clock when it arrived: liveness and eviction.
-    pub arrived: Instant,
-    pub sent_at: DateTime<Utc>,
-    /// How far the worker's clock is ahead of the hub's (negative: behind),
-    /// in whole seconds: `sent_at` less `received_at`.
-    pub clock_skew_s: i64,
-    pub state: WorkerState,
-    pub in_sync: bool,
-    pub last_failover: Option<Arc<Failover>>,
-}
-
-/// [`WorkerView`]'s fields, in its order, borrowed.
-#[derive(Serialize)]
-struct ViewRef<'a> {
-    worker: &'a str,
-    host: &'a str,
-    received_at: DateTime<Utc>,
-    sent_at: DateTime<Utc>,
-    state: WorkerState,
-    config_revision: Option<&'a str>,
-    in_sync: bool,
-    agents: &'a [String],
-    active_agent: Option<&'a str>,
-    capabilities: &'a BTreeMap<String, Capability>,
-    last_failover: Option<&'a Failover>,
-    clock_skew_s: i64,
-}
-
-impl Serialize for Stored {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let p = &*self.profile;
-        ViewRef {
-            worker: &p.worker,
-            host: &p.host,
-            received_at: self.received_at,
-            sent_at: self.sent_at,
-            state: self.state,
-            config_revision: p.config_revision.as_deref(),
-            in_sync: self.in_sync,
-            agents: &p.agents,
-            active_agent: p.active_agent.as_deref(),
-            capabilities: &p.capabilities,
-            last_failover: self.last_failover.as_deref(),
-            clock_skew_s: self.clock_skew_s,
-        }
-        .serialize(s)
-    }
-}
-
-impl Stored {
-    pub fn worker(&self) -> &Arc<str> {
-        &self.profile.worker
-    }
-
-    /// The wire type's value (for tests and callers that want owned data).
-    pub fn to_view(&self) -> WorkerView {
-        let p = &*self.profile;
-        WorkerView {
-            worker: p.worker.to_string(),
-            host: p.host.clone(),
-            received_at: self.received_at,
-            sent_at: self.sent_at,
-            state: self.state,
-            config_revision: p.config_revision.clone(),
-            in_sync: self.in_sync,
-            agents: p.agents.clone(),
-            active_agent: p.active_agent.clone(),
-            capabilities: p.capabilities.clone(),
-            last_failover: self.last_failover.as_deref().cloned(),
-        }
     }
 }
 
@@ -308,15 +152,19 @@ impl Fleet {
     /// before `now` (the monotonic clock; long lost: decommissioned,
     /// renamed, or ids nobody uses); returns how many. They vanish from
     /// full answers; the change log skips them.
-    pub fn evict(&mut self, now: Instant, after: Duration) -> usize {
-        let before = self.workers.len();
-        self.workers
-            .retain(|_, e| now.saturating_duration_since(e.view.arrived) <= after);
-        let n = before - self.workers.len();
-        if n > 0 {
+    pub fn evict(&mut self, now: Instant, after: Duration) -> Vec<Arc<str>> {
+        let mut gone = Vec::new();
+        self.workers.retain(|id, e| {
+            let keep = now.saturating_duration_since(e.view.arrived) <= after;
+            if !keep {
+                gone.push(id.clone());
+            }
+            keep
+        });
+        if !gone.is_empty() {
             self.compact();
         }
-        n
+        gone
     }
 
     /// Record a validated (and scrubbed) heartbeat that arrived now;
@@ -327,7 +175,8 @@ impl Fleet {
         received_at: DateTime<Utc>,
         current_revision: &str,
     ) -> Arc<Stored> {
-        self.record_at(hb, received_at, Instant::now(), current_revision)
+        static NO_POOL: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+        self.record_at(hb, received_at, Instant::now(), &NO_POOL, current_revision)
     }
 
     /// Record a validated (and scrubbed) heartbeat that arrived at
@@ -340,6 +189,7 @@ impl Fleet {
         hb: &HeartbeatIn<'_>,
         received_at: DateTime<Utc>,
         arrived: Instant,
+        pool: &Arc<str>,
         current_revision: &str,
     ) -> Arc<Stored> {
         self.seq += 1;
@@ -359,6 +209,7 @@ impl Fleet {
             Arc::new(Stored {
                 in_sync: profile.config_revision.as_deref() == Some(current_revision),
                 profile,
+                pool: pool.clone(),
                 received_at,
                 arrived,
                 sent_at: hb.sent_at,
@@ -390,12 +241,27 @@ impl Fleet {
     /// Recompute every worker's state from the time since its heartbeat
     /// arrived (`now` on the monotonic clock); workers whose state moved
     /// count as changed.
-    pub fn sweep(&mut self, now: Instant, interval_s: u64) -> usize {
+    ///
+    /// `wall` is the hub's wall clock now. A `received_at` ahead of it (the
+    /// clock was stepped back since the heartbeat arrived) is clamped to
+    /// what the monotonic clock says (`wall` less the time since it
+    /// arrived), so no view shows a heartbeat from the future; that counts
+    /// as a change too.
+    pub fn sweep(&mut self, now: Instant, wall: DateTime<Utc>, interval_s: u64) -> usize {
         self.restate(
             |v| {
-                let age = now.saturating_duration_since(v.arrived).as_secs_f64();
-                let state = WorkerState::from_age(age, interval_s);
-                (state != v.state).then(|| Stored { state, ..v.clone() })
+                let since = now.saturating_duration_since(v.arrived);
+                let state = WorkerState::from_age(since.as_secs_f64(), interval_s);
+                let ahead = v.received_at > wall + chrono::Duration::seconds(1);
+                (state != v.state || ahead).then(|| Stored {
+                    state,
+                    received_at: if ahead {
+                        wall - chrono::Duration::from_std(since).unwrap_or_default()
+                    } else {
+                        v.received_at
+                    },
+                    ..v.clone()
+                })
             },
             Payload::State,
         )
@@ -455,6 +321,7 @@ impl Fleet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::{Capability, WorkerView};
     use chrono::TimeZone;
 
     fn hb(id: &str) -> crate::wire::Heartbeat {
@@ -490,7 +357,7 @@ mod tests {
 
     /// A plain heartbeat from `worker`, received at `at`, the fleet at `r1`.
     fn beat(f: &mut Fleet, worker: &str, at: DateTime<Utc>) -> Arc<Stored> {
-        f.record_at(&(&hb(worker)).into(), at, mono(at), "r1")
+        f.record_at(&(&hb(worker)).into(), at, mono(at), &Arc::from("p"), "r1")
     }
 
     #[test]
@@ -529,7 +396,7 @@ mod tests {
         assert!(f.admits("w-3", 3));
         let c = f.cursor();
         let now = mono(t0 + chrono::Duration::hours(3));
-        assert_eq!(f.evict(now, Duration::from_secs(2 * 3600)), 1);
+        assert_eq!(f.evict(now, Duration::from_secs(2 * 3600)).len(), 1);
         assert_eq!(f.len(), 1);
         assert!(f.admits("w-3", 2), "room again");
         let all = f.snapshot(None).workers;
@@ -544,9 +411,17 @@ mod tests {
         beat(&mut f, "w-1", t0);
         let c = f.cursor();
         let at = |s| mono(t0 + chrono::Duration::seconds(s));
-        assert_eq!(f.sweep(at(29), 10), 0);
-        assert_eq!(f.sweep(at(31), 10), 1);
-        assert_eq!(f.sweep(at(101), 10), 1);
+        let wall = |s| t0 + chrono::Duration::seconds(s);
+        assert_eq!(f.sweep(at(29), wall(29), 10), 0);
+        assert_eq!(f.sweep(at(31), wall(31), 10), 1);
+        // The wall clock stepped back a day: nothing moves but the time
+        // shown, clamped to what the monotonic clock says.
+        assert_eq!(f.sweep(at(40), wall(40 - 86_400), 10), 1);
+        let shown = f.snapshot(None).workers[0].received_at;
+        assert_eq!(shown, wall(-86_400));
+        assert_eq!(f.snapshot(None).workers[0].state, WorkerState::Stale);
+        assert_eq!(f.sweep(at(41), wall(41 - 86_400), 10), 0);
+        assert_eq!(f.sweep(at(101), wall(101 - 86_400), 10), 1);
         let d = f.snapshot(Some(c));
         assert_eq!(d.workers.len(), 1);
         assert_eq!(d.workers[0].state, WorkerState::Lost);
@@ -585,6 +460,7 @@ mod tests {
         let mut wire = serde_json::to_value(first.to_view()).expect("wire");
         if let Some(o) = wire.as_object_mut() {
             o.insert("clock_skew_s".into(), first.clock_skew_s.into());
+            o.insert("pool".into(), "".into());
         }
         let mine: serde_json::Value = serde_json::from_str(&json).expect("json");
         assert_eq!(mine, wire);

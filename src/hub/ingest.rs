@@ -2,7 +2,7 @@
 //! [`wire::Heartbeat`], read without copying. Text borrows from the request
 //! body (a JSON string with escapes is the only one copied), so a heartbeat
 //! that repeats what its worker said last time allocates nothing here and the
-//! fleet reuses the stored copy (see `fleet::Profile`).
+//! fleet reuses the stored copy (see `worker::Profile`).
 //!
 //! Validation is the wire module's own [`wire::validate_heartbeat`]; a test
 //! below feeds both parsers the same bodies and checks they agree.
