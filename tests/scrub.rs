@@ -1228,6 +1228,111 @@ fn query_names_scp_remotes_and_percent_encoded_prefixes_are_caught() {
 }
 
 #[test]
+fn values_with_delimiters_and_url_passwords_with_a_slash_are_caught_whole() {
+    let mut r = Rng::new(86);
+    let (a, z) = (r.b62(10), r.b62(10));
+    for (text, want) in [
+        (
+            format!("login: password={a},{z}"),
+            "login: password=[redacted:password]".to_string(),
+        ),
+        (
+            format!("Password={a};{z};Server=db;User Id=app"),
+            "Password=[redacted:password];Server=db;User Id=app".to_string(),
+        ),
+        (
+            format!("token={a}&{z}, retry=3"),
+            "token=[redacted:token], retry=3".to_string(),
+        ),
+        (
+            format!("fetch https://bob:{a}/{z}@git.example.com/x.git failed"),
+            "fetch https://bob:[redacted:password] failed".to_string(),
+        ),
+        (
+            format!("fetch https://bob:{a}?{z}@git.example.com failed"),
+            "fetch https://bob:[redacted:password] failed".to_string(),
+        ),
+    ] {
+        assert_eq!(scrub(&text), want, "{text}");
+        assert_eq!(scrub(&want), want);
+    }
+    for keep in [
+        "GET https://example.com:8443/users/@scope/x 404",
+        "https://host:8080/path then x@y",
+        "retry=3, backoff=2",
+    ] {
+        assert!(matches!(scrub(keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
+#[test]
+fn cyrillic_and_greek_lookalike_letters_inside_a_key_are_read_as_ascii() {
+    let body = Rng::new(87).b62(60);
+    for text in [
+        format!("key sk-\u{0430}nt-api03-{body} end"),
+        format!("key sk-ant-\u{0430}pi03-{body} end"),
+        format!("key gh\u{0440}_{} end", &body[..36]),
+        format!("key \u{0410}KIA{} end", "Q7XH2MZ4WP9RKD3L"),
+        format!("key sk-pr\u{03BF}j-{body} end"),
+    ] {
+        let out = scrub(&text);
+        assert!(
+            !out.contains(&body[..16]) && !out.contains("Q7XH2MZ4"),
+            "{out}"
+        );
+        assert!(
+            out.starts_with("key [redacted:") && out.ends_with("] end"),
+            "{out}"
+        );
+        assert_eq!(scrub(&out), out);
+    }
+    for keep in [
+        "ключ отозван, повторите позже",
+        "Ο κωδικός έληξε",
+        "сорок секунд",
+    ] {
+        assert!(matches!(scrub(keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
+#[test]
+fn vendor_tokens_with_a_known_prefix_are_caught_bare() {
+    let mut r = Rng::new(88);
+    for prefix in [
+        "shpat_",
+        "dop_v1_",
+        "glc_",
+        "lin_api_",
+        "sntrys_",
+        "sgp_",
+        "sqp_",
+        "PMAK-",
+        "hvs.",
+        "NRAK-",
+        "pscale_tkn_",
+        "xkeysib-",
+        "tskey-",
+        "FLWSECK_TEST-",
+        "AGE-SECRET-KEY-1",
+    ] {
+        let body = r.b62(40);
+        let text = format!("deploy: {prefix}{body} rejected");
+        assert_eq!(
+            scrub(&text),
+            "deploy: [redacted:token] rejected",
+            "{prefix}"
+        );
+    }
+    for keep in [
+        "video_box.ico-7a388b69018576d24b59331fd60aab0c.png",
+        "mexico-city region, pull-request 42",
+        "the glc_ prefix marks Grafana tokens",
+    ] {
+        assert!(matches!(scrub(keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
+#[test]
 fn jwt_without_its_signature_is_caught() {
     let h = format!("eyJ{}", "hbGciOiJIUzI1NiJ9");
     let p = format!("eyJ{}", Rng::new(79).b62(40));

@@ -65,8 +65,9 @@ enum Fam {
     Sendgrid,
     Azure,
     Ids,
+    Vendor,
 }
-const FAMS: usize = 20;
+const FAMS: usize = 21;
 
 const TRIGGERS: &[(&str, Trig)] = &[
     ("sk-", Trig::Token(Fam::Sk)),
@@ -113,6 +114,62 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("acct_", Trig::Token(Fam::Ids)),
     ("proj_", Trig::Token(Fam::Ids)),
     ("user-", Trig::Token(Fam::Ids)),
+    ("age-secret-key-", Trig::Token(Fam::Vendor)),
+    ("akcp", Trig::Token(Fam::Vendor)),
+    ("atatt3", Trig::Token(Fam::Vendor)),
+    ("atctt3", Trig::Token(Fam::Vendor)),
+    ("clojars_", Trig::Token(Fam::Vendor)),
+    ("ezak", Trig::Token(Fam::Vendor)),
+    ("eztk", Trig::Token(Fam::Vendor)),
+    ("flwpubk_test-", Trig::Token(Fam::Vendor)),
+    ("flwseck-", Trig::Token(Fam::Vendor)),
+    ("flwseck_test-", Trig::Token(Fam::Vendor)),
+    ("hrku-", Trig::Token(Fam::Vendor)),
+    ("nrak-", Trig::Token(Fam::Vendor)),
+    ("pmak-", Trig::Token(Fam::Vendor)),
+    ("dapi", Trig::Token(Fam::Vendor)),
+    ("doo_v1_", Trig::Token(Fam::Vendor)),
+    ("dop_v1_", Trig::Token(Fam::Vendor)),
+    ("dor_v1_", Trig::Token(Fam::Vendor)),
+    ("dp.ct.", Trig::Token(Fam::Vendor)),
+    ("dp.pt.", Trig::Token(Fam::Vendor)),
+    ("dp.st.", Trig::Token(Fam::Vendor)),
+    ("dt0c01.", Trig::Token(Fam::Vendor)),
+    ("duffel_live_", Trig::Token(Fam::Vendor)),
+    ("duffel_test_", Trig::Token(Fam::Vendor)),
+    ("fio-u-", Trig::Token(Fam::Vendor)),
+    ("fo1_", Trig::Token(Fam::Vendor)),
+    ("glc_", Trig::Token(Fam::Vendor)),
+    ("glsa_", Trig::Token(Fam::Vendor)),
+    ("hvb.", Trig::Token(Fam::Vendor)),
+    ("hvs.", Trig::Token(Fam::Vendor)),
+    ("lin_api_", Trig::Token(Fam::Vendor)),
+    ("ntn_", Trig::Token(Fam::Vendor)),
+    ("ops_eyj", Trig::Token(Fam::Vendor)),
+    ("pnu_", Trig::Token(Fam::Vendor)),
+    ("pscale_oauth_", Trig::Token(Fam::Vendor)),
+    ("pscale_pw_", Trig::Token(Fam::Vendor)),
+    ("pscale_tkn_", Trig::Token(Fam::Vendor)),
+    ("pul-", Trig::Token(Fam::Vendor)),
+    ("rdme_", Trig::Token(Fam::Vendor)),
+    ("s-s4t2af-", Trig::Token(Fam::Vendor)),
+    ("s-s4t2ud-", Trig::Token(Fam::Vendor)),
+    ("sgp_", Trig::Token(Fam::Vendor)),
+    ("shpat_", Trig::Token(Fam::Vendor)),
+    ("shpca_", Trig::Token(Fam::Vendor)),
+    ("shppa_", Trig::Token(Fam::Vendor)),
+    ("shpss_", Trig::Token(Fam::Vendor)),
+    ("sm_aat_", Trig::Token(Fam::Vendor)),
+    ("sm_pat_", Trig::Token(Fam::Vendor)),
+    ("sm_sat_", Trig::Token(Fam::Vendor)),
+    ("sntrys_", Trig::Token(Fam::Vendor)),
+    ("sntryu_", Trig::Token(Fam::Vendor)),
+    ("sqa_", Trig::Token(Fam::Vendor)),
+    ("sqp_", Trig::Token(Fam::Vendor)),
+    ("squ_", Trig::Token(Fam::Vendor)),
+    ("tfp_", Trig::Token(Fam::Vendor)),
+    ("tskey-", Trig::Token(Fam::Vendor)),
+    ("xkeysib-", Trig::Token(Fam::Vendor)),
     ("@", Trig::Email),
     ("balance", Trig::Money),
     ("credit", Trig::Money),
@@ -948,6 +1005,71 @@ const STRIPE: &[&[u8]] = &[b"sk_live_", b"sk_test_", b"rk_live_", b"rk_test_"];
 /// Provider account, user and project ids (Stripe `acct_`, OpenAI
 /// `user-` and `proj_`).
 const IDS: &[&[u8]] = &[b"acct_", b"proj_", b"user-"];
+/// Other vendors' token prefixes from gitleaks' rules (Shopify,
+/// DigitalOcean, Databricks, Grafana, Linear, Prefect, ReadMe, Fly.io,
+/// Sentry, Sourcegraph, Notion, SonarQube, Doppler, Atlassian, Postman,
+/// Pulumi, Heroku, age, Tailscale, Vault, New Relic,
+/// PlanetScale, Brevo, Dynatrace, EasyPost, Clojars, Duffel, Frame.io,
+/// Flutterwave, Typeform, SettleMint, 42, Artifactory, 1Password): longer
+/// first where one starts another.
+const VENDOR: &[&[u8]] = &[
+    b"AGE-SECRET-KEY-1",
+    b"pscale_oauth_",
+    b"FLWSECK_TEST-",
+    b"FLWPUBK_TEST-",
+    b"duffel_test_",
+    b"duffel_live_",
+    b"pscale_tkn_",
+    b"pscale_pw_",
+    b"s-s4t2ud-",
+    b"s-s4t2af-",
+    b"lin_api_",
+    b"xkeysib-",
+    b"CLOJARS_",
+    b"FLWSECK-",
+    b"dop_v1_",
+    b"doo_v1_",
+    b"dor_v1_",
+    b"sntrys_",
+    b"sntryu_",
+    b"dt0c01.",
+    b"sm_pat_",
+    b"sm_aat_",
+    b"sm_sat_",
+    b"ops_eyJ",
+    b"shpat_",
+    b"shpca_",
+    b"shppa_",
+    b"shpss_",
+    b"dp.pt.",
+    b"dp.st.",
+    b"dp.ct.",
+    b"ATATT3",
+    b"ATCTT3",
+    b"tskey-",
+    b"fio-u-",
+    b"glsa_",
+    b"rdme_",
+    b"PMAK-",
+    b"HRKU-",
+    b"NRAK-",
+    b"dapi",
+    b"glc_",
+    b"pnu_",
+    b"fo1_",
+    b"sgp_",
+    b"ntn_",
+    b"sqp_",
+    b"squ_",
+    b"sqa_",
+    b"pul-",
+    b"hvs.",
+    b"hvb.",
+    b"EZAK",
+    b"EZTK",
+    b"tfp_",
+    b"AKCp",
+];
 
 // A table: one rule a line.
 #[rustfmt::skip]
@@ -972,6 +1094,7 @@ const SIMPLE: &[Simple] = &[
     simple(&[b"pypi-"],   Fam::Pypi,        Kind::PypiToken,         50,  50,     is_tok,     true),
     simple(&[b"SG."],     Fam::Sendgrid,    Kind::SendgridKey,       40,  STRICT, is_tok_dot, false),
     simple(IDS,           Fam::Ids,         Kind::AccountId,         12,  STRICT, is_alnum,   false),
+    simple(VENDOR,        Fam::Vendor,      Kind::Token,             20,  STRICT, is_tok_dot, false),
 ];
 
 /// The simple rule whose prefix `rest` starts with, and that prefix's
@@ -1155,6 +1278,11 @@ impl Scanner<'_> {
         if ms < self.fam_done[fam as usize] {
             return;
         }
+        // A vendor's prefix inside base64 or a file name (`…+EZAK…`,
+        // `box.ico-…`) starts no token.
+        if fam == Fam::Vendor && ms > 0 && matches!(self.b[ms - 1], b'+' | b'/' | b'.') {
+            return;
+        }
         let Some((found, scan)) = token_at(self.b, ms) else {
             return;
         };
@@ -1184,6 +1312,7 @@ impl Scanner<'_> {
         let (end, at, colon) = self.authority_at(a);
         self.authority = a..end;
         let Some(at) = at else {
+            self.raw_password(end, colon);
             return;
         };
         // The user part's first `:` (a later `@` moves the end of the
@@ -1205,6 +1334,35 @@ impl Scanner<'_> {
                 }
             }
         }
+    }
+
+    /// `https://user:pa/ss@host/x`: a password with a raw `/`, `?` or `#`
+    /// ends the authority early, as URL parsers read it, and its `@` comes
+    /// later in the same word. Where that part ends is not known, so all of
+    /// the word from the password on is redacted (host and path too). Not a
+    /// port (`host:8080/users/jo@acme.io`).
+    fn raw_password(&mut self, end: usize, colon: Option<usize>) {
+        let b = self.b;
+        let Some(c) = colon else {
+            return;
+        };
+        if !matches!(b.get(end), Some(b'/' | b'?' | b'#'))
+            || b[c + 1..end].iter().all(u8::is_ascii_digit)
+        {
+            return;
+        }
+        let stop = |c: u8| {
+            c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'<' | b'>' | b'\\')
+        };
+        let w = scan_while(&b[..b.len().min(end + 512)], end, |c| !stop(c));
+        let Some(at) = b[end..w].iter().position(|&c| c == b'@').map(|p| end + p) else {
+            return;
+        };
+        if contains(&b[end..at], b"://") || !b.get(at + 1).is_some_and(|&c| is_alnum(c)) {
+            return;
+        }
+        self.emit(c + 1, w, Kind::Password, PRIO_CONTEXT);
+        self.add_hard(c + 1..w);
     }
 
     /// Scan a URL authority from `a`, stepping over secrets as a rescan
@@ -1745,7 +1903,21 @@ impl Scanner<'_> {
         if memo_url == url && from <= v && v < end {
             return end;
         }
-        let end = scan_while(self.b, v, |c| !ends_value(c, url));
+        let b = self.b;
+        let mut end = scan_while(b, v, |c| !ends_value(c, url));
+        // `password=abc,def`: a `,`, `;` or `&` inside a value does not end
+        // it, unless whitespace or the next `name=` follows.
+        while !url && end > v && end + 1 < b.len() && matches!(b[end], b',' | b';' | b'&') {
+            let next = end + 1;
+            if ends_value(b[next], false) {
+                break;
+            }
+            let w = scan_while(&b[..b.len().min(next + MAX_IDENT)], next, is_ident);
+            if w > next && matches!(b.get(w), Some(b'=' | b':')) {
+                break;
+            }
+            end = scan_while(b, next, |c| !ends_value(c, url));
+        }
         self.value_memo = (v, end, url);
         end
     }

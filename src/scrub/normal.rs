@@ -47,6 +47,56 @@ fn map(c: char) -> Map {
     }
 }
 
+/// Cyrillic and Greek letters drawn like ASCII ones (`а` U+0430 for `a`,
+/// `о`, `р`, `с`, `х`, `К`, `Τ`, …): inside a word of ASCII letters and
+/// digits (`sk-аnt-…` with a Cyrillic `а`) they are read as those letters.
+/// A word written wholly in Cyrillic or Greek is left as it is.
+fn homoglyph(c: char) -> Option<char> {
+    Some(match c {
+        'а' | 'α' => 'a',
+        'е' => 'e',
+        'о' | 'ο' => 'o',
+        'р' | 'ρ' => 'p',
+        'с' => 'c',
+        'у' => 'y',
+        'х' => 'x',
+        'і' => 'i',
+        'ј' => 'j',
+        'ѕ' => 's',
+        'ԁ' => 'd',
+        'һ' => 'h',
+        'ԛ' => 'q',
+        'ԝ' => 'w',
+        'ν' => 'v',
+        'А' | 'Α' => 'A',
+        'В' | 'Β' => 'B',
+        'Е' | 'Ε' => 'E',
+        'Ζ' => 'Z',
+        'Н' | 'Η' => 'H',
+        'І' | 'Ι' => 'I',
+        'Ј' => 'J',
+        'К' | 'Κ' => 'K',
+        'М' | 'Μ' => 'M',
+        'Ν' => 'N',
+        'О' | 'Ο' => 'O',
+        'Р' | 'Ρ' => 'P',
+        'С' => 'C',
+        'Ѕ' => 'S',
+        'Т' | 'Τ' => 'T',
+        'Ү' | 'Υ' => 'Y',
+        'Х' | 'Χ' => 'X',
+        _ => return None,
+    })
+}
+
+/// Whether the look-alike at `i` (of `len` bytes) sits in a word of ASCII:
+/// the character before or after it is an ASCII letter, digit, `-` or `_`.
+fn in_ascii_word(text: &str, i: usize, len: usize) -> bool {
+    let near =
+        |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    near(text[..i].chars().next_back()) || near(text[i + len..].chars().next())
+}
+
 /// The shadow text and, per shadow byte, the original character it came
 /// from.
 pub(super) struct Shadow {
@@ -119,8 +169,11 @@ pub(super) fn shadow(text: &str) -> Option<Shadow> {
     let first = first_unusual(b)?;
     // Non-ASCII text is only copied when some character is mapped.
     text[first..]
-        .chars()
-        .any(|c| !matches!(map(c), Map::Keep))
+        .char_indices()
+        .any(|(i, c)| {
+            !matches!(map(c), Map::Keep)
+                || (homoglyph(c).is_some() && in_ascii_word(text, first + i, c.len_utf8()))
+        })
         .then(|| build(text))
 }
 
@@ -141,7 +194,10 @@ fn build(text: &str) -> Shadow {
         } else {
             match map(c) {
                 Map::Drop => continue,
-                Map::Keep => c,
+                Map::Keep => match homoglyph(c) {
+                    Some(a) if in_ascii_word(text, i, c.len_utf8()) => a,
+                    _ => c,
+                },
                 Map::To(t) => t,
             }
         };
