@@ -579,9 +579,10 @@ fn is_revision(s: &str) -> bool {
 /// or host by: a secret's key word with a value after it
 /// (`password.hunter2`, `api-key-X`, `token:X`), or a run of 32 or more
 /// characters of the token alphabet mixing upper case, lower case and
-/// digits (a macfleet token's body without its `mft_`, a provider key
-/// without its prefix). Host names are lower case, pod and instance ids
-/// hex or lower case: none of them mixes all three over 32 characters.
+/// digits, or 40 or more mixing both cases (a macfleet token's body
+/// without its `mft_`, a provider key without its prefix). Host names are
+/// lower case, pod and instance ids hex or lower case: none of them mixes
+/// the cases over 32 characters.
 pub fn id_secret_shaped(s: &str) -> bool {
     // Words that name nothing but a secret take any separator; words a
     // service may well be named by (`token-refresher-3`, `secret-store`)
@@ -613,10 +614,12 @@ pub fn id_secret_shaped(s: &str) -> bool {
     }
     s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .any(|run| {
+            // A 43-character token body lacks a digit once in 1,400
+            // bodies: past 40 characters both cases are enough.
             run.len() >= 32
                 && run.bytes().any(|b| b.is_ascii_uppercase())
                 && run.bytes().any(|b| b.is_ascii_lowercase())
-                && run.bytes().any(|b| b.is_ascii_digit())
+                && (run.len() >= 40 || run.bytes().any(|b| b.is_ascii_digit()))
         })
 }
 

@@ -2,7 +2,7 @@
 //! a loopback port: each gets a precise 4xx with the JSON error body, and
 //! nothing the hub stores changes or becomes unreadable.
 
-mod common;
+use crate::common;
 
 use common::{TestHub, ago, eventually, failover, heartbeat};
 use macfleet::client::FailoverQuery;

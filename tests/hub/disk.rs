@@ -4,7 +4,7 @@
 //! never projected, and reported; a hub with no accepted list runs on the
 //! built-in order, loudly.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! leaves a whole document: the last acknowledged one, or the one in flight,
 //! never a torn one; and it starts again on it with history intact.
 
-mod common;
+use crate::common;
 
 use std::process::Child;
 use std::time::{Duration, Instant};

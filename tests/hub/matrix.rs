@@ -4,7 +4,7 @@
 //! each answered with a precise 4xx and the JSON error body, after which
 //! the hub is healthy and nothing it stores has changed.
 
-mod common;
+use crate::common;
 
 use common::{CONFIG, TestHub, ago, heartbeat};
 use reqwest::{Method, StatusCode};

@@ -3,7 +3,7 @@
 //! that never read, and the worker cap. Every loop is bounded in count and
 //! time; figures are printed (run with `--nocapture` to see them).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! deciding it, and a config `PUT` reaches it as a `config` event followed
 //! by one `sync` event per worker whose `in_sync` flipped.
 
-mod common;
+use crate::common;
 
 use std::pin::Pin;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! structured failovers, walks its list rung by rung to no route, and
 //! follows an owner's reorder within an interval.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

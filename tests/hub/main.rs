@@ -1,0 +1,25 @@
+//! The reference hub's tests, one binary with a module per topic (was eight
+//! binaries, each linking the whole crate): the hub in-process or as a
+//! `macfleet hub` process, over loopback HTTP. Run one topic with
+//! `cargo test --test hub <topic>::`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+/// Every row of the contract over real HTTP.
+mod api;
+/// SIGKILL in the middle of writes: the file is whole, the hub restarts.
+mod crash;
+/// The owner's file and the database under the running hub: hand edits,
+/// symlinks, interrupted writes, a removed or damaged database.
+mod disk;
+/// The `state` and `sync` events held to the contract.
+mod events;
+/// Hostile requests, clocks stepped under a hub, pools.
+mod hostile;
+/// The auth matrix and same-shape runs over every route.
+mod matrix;
+/// Descriptors, connections, memory at the contract's caps.
+mod resources;
+/// A simulated fleet following an owner's reorder, and aug19's outage.
+mod sim;
