@@ -4,14 +4,12 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{TestHub, macfleet, text};
+use common::{HubProcess, Spawn, TestHub, macfleet, text};
 
 fn mode(p: &Path) -> u32 {
     std::fs::metadata(p).expect("stat").permissions().mode() & 0o777
@@ -39,80 +37,27 @@ fn new_token(tokens: &Path, name: &str, role: &str) -> String {
     token
 }
 
-/// The real hub as a child process, its stderr collected.
-struct HubProcess {
-    child: Child,
-    url: String,
-    log: Arc<Mutex<String>>,
+/// The real hub as a child process over `dir` and `tokens`, its log at
+/// trace level.
+fn start(dir: &Path, tokens: &Path, extra: &[&str]) -> HubProcess {
+    std::fs::write(dir.join("hub.toml"), common::CONFIG).expect("config");
+    HubProcess::spawn(
+        dir,
+        Spawn {
+            extra,
+            env: &[("MACFLEET_LOG", "trace")],
+            tokens: Some(tokens),
+            ..Spawn::default()
+        },
+    )
 }
 
-impl HubProcess {
-    fn start(dir: &Path, tokens: &Path, extra: &[&str]) -> HubProcess {
-        let config = dir.join("hub.toml");
-        std::fs::write(&config, common::CONFIG).expect("config");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
-            .args([
-                "hub",
-                "--config",
-                config.to_str().expect("utf-8"),
-                "--tokens",
-            ])
-            .arg(tokens)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(extra)
-            .env("MACFLEET_LOG", "trace")
-            .env_remove("MAC_HUB_TOKEN")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("hub starts");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        let stderr = child.stderr.take().expect("stderr");
-        let log2 = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split(" listening on ").nth(1) {
-                    let _ = tx.send(
-                        rest.split_whitespace()
-                            .next()
-                            .unwrap_or_default()
-                            .to_string(),
-                    );
-                }
-                if let Ok(mut l) = log2.lock() {
-                    l.push_str(&line);
-                    l.push('\n');
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| {
-                let _ = child.kill();
-                panic!("the hub did not start: {}", log.lock().expect("log"))
-            });
-        HubProcess { child, url, log }
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().expect("log").clone()
-    }
-
-    fn hup(&self) {
-        let st = Command::new("kill")
-            .args(["-HUP", &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(st.success());
-    }
-}
-
-impl Drop for HubProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn hup(hub: &HubProcess) {
+    let st = Command::new("kill")
+        .args(["-HUP", &hub.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(st.success());
 }
 
 async fn whoami(http: &reqwest::Client, url: &str, token: &str) -> u16 {
@@ -165,7 +110,7 @@ async fn tokens_file_is_private_and_sighup_revokes_and_rotates() {
 
     // The hub warns about a tokens file others can read.
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o640)).expect("chmod");
-    let hub = HubProcess::start(dir.path(), &tokens, &[]);
+    let hub = start(dir.path(), &tokens, &[]);
     assert!(
         hub.log()
             .contains("has mode 0640: group or others can read it"),
@@ -193,7 +138,7 @@ async fn tokens_file_is_private_and_sighup_revokes_and_rotates() {
 
     // Revoke alice: rewrite the file without her, SIGHUP.
     std::fs::write(&tokens, without(&file, "alice")).expect("rewrite");
-    hub.hup();
+    hup(&hub);
     assert!(
         until_status(&http, &hub.url, &alice, 401).await,
         "alice revoked"
@@ -218,7 +163,7 @@ async fn tokens_file_is_private_and_sighup_revokes_and_rotates() {
         401,
         "not before SIGHUP"
     );
-    hub.hup();
+    hup(&hub);
     assert!(until_status(&http, &hub.url, &alice2, 200).await, "rotated");
     assert_eq!(
         whoami(&http, &hub.url, &alice).await,
@@ -228,7 +173,7 @@ async fn tokens_file_is_private_and_sighup_revokes_and_rotates() {
 
     // A broken file keeps the tokens in force, and the log says so.
     std::fs::write(&tokens, "[[tokens]]\nname = 1\n").expect("break");
-    hub.hup();
+    hup(&hub);
     let t0 = Instant::now();
     while !hub.log().contains("tokens file not reread") && t0.elapsed() < Duration::from_secs(10) {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -413,32 +358,8 @@ async fn e_mail_shaped_token_names_are_refused_or_shown_redacted() {
     )
     .expect("tokens");
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    std::fs::write(dir.path().join("hub.toml"), common::CONFIG).expect("config");
-    let mut child = KillOnDrop(
-        Command::new(env!("CARGO_BIN_EXE_macfleet"))
-            .args(["hub", "--config"])
-            .arg(dir.path().join("hub.toml"))
-            .args(["--tokens", &t, "--listen", "127.0.0.1:0"])
-            .env("NO_COLOR", "1")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("hub"),
-    );
-    let mut lines = BufReader::new(child.0.stderr.take().expect("stderr")).lines();
-    let mut log = String::new();
-    let mut url = None;
-    for _ in 0..200 {
-        let Some(Ok(line)) = lines.next() else { break };
-        log.push_str(&line);
-        log.push('\n');
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            url = rest.split_whitespace().next().map(str::to_string);
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines.by_ref() {});
-    let url = url.unwrap_or_else(|| panic!("no listening line:\n{log}"));
+    let hub = start(dir.path(), &tokens, &[]);
+    let (url, log) = (hub.url.clone(), hub.log());
     assert!(log.contains("redacted-email-"), "reported at start:\n{log}");
     assert!(!log.contains(&email) && !log.contains("jo.smith"), "{log}");
     let c = macfleet::client::Client::new(
@@ -457,14 +378,4 @@ async fn e_mail_shaped_token_names_are_refused_or_shown_redacted() {
     assert_eq!(h.revisions[0].by, who.name, "History's by is the stand-in");
     let raw = serde_json::to_string(&h).expect("json");
     assert!(!raw.contains("jo.smith"), "{raw}");
-}
-
-/// A spawned process, killed when the test ends, a failing one included.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

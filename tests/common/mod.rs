@@ -190,71 +190,164 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Start the real `macfleet hub` binary on an ephemeral loopback port over
-/// `dir` (which holds `hub.toml` and `tokens.toml`), with `extra` flags and,
-/// when given, a descriptor limit (soft and hard) set in the child before
-/// it runs. Returns the child and the URL it printed.
-pub fn spawn_hub(
-    dir: &std::path::Path,
-    extra: &[&str],
-    nofile: Option<u64>,
-) -> (std::process::Child, String) {
+/// A process a test spawned, killed (and reaped) when the guard drops: a
+/// failing assertion never leaves it running. Every process the tests
+/// spawn is held by one.
+pub struct Kill(pub std::process::Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for Kill {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Kill {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+/// How to start `macfleet hub` over a directory that holds `hub.toml` and
+/// `tokens.toml`.
+#[derive(Default, Clone, Copy)]
+pub struct Spawn<'a> {
+    /// Flags added to the command line.
+    pub extra: &'a [&'a str],
+    /// Variables added to the environment.
+    pub env: &'a [(&'a str, &'a str)],
+    /// A fixed loopback port, so that a test can stop the hub and start it
+    /// again at the same address (default: an ephemeral one).
+    pub port: Option<u16>,
+    /// A descriptor limit (soft and hard) set in the child before it runs.
+    pub nofile: Option<u64>,
+    /// The tokens file, when it is not the directory's `tokens.toml`.
+    pub tokens: Option<&'a std::path::Path>,
+}
+
+/// The real `macfleet hub` binary, the one way the tests start a hub
+/// process (`TestHub` is the in-process one): its URL, its log (stderr,
+/// collected as it comes, so the hub never blocks on a full pipe) and the
+/// guard that kills it.
+pub struct HubProcess {
+    pub child: Kill,
+    pub url: String,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl HubProcess {
+    /// Start it and wait (at most 30 s) until it says where it listens.
+    pub fn spawn(dir: &std::path::Path, how: Spawn<'_>) -> HubProcess {
+        use std::io::{BufRead, BufReader};
+        use std::process::{Command, Stdio};
+        let listen = format!("127.0.0.1:{}", how.port.unwrap_or(0));
+        let tokens = how
+            .tokens
+            .map_or_else(|| dir.join("tokens.toml"), std::path::Path::to_path_buf);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_macfleet"));
+        cmd.args(["hub", "--config"])
+            .arg(dir.join("hub.toml"))
+            .arg("--tokens")
+            .arg(tokens)
+            .args(["--listen", &listen])
+            .args(how.extra)
+            .envs(how.env.iter().copied())
+            .env_remove("MAC_HUB_TOKEN")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null());
+        if let Some(n) = how.nofile {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setrlimit is async-signal-safe, touches only the child,
+            // and the closure allocates nothing.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let lim = libc::rlimit {
+                        rlim_cur: n as libc::rlim_t,
+                        rlim_max: n as libc::rlim_t,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let mut child = Kill(cmd.spawn().expect("hub starts"));
+        let stderr = child.stderr.take().expect("stderr");
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let log2 = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("listening on ").nth(1) {
+                    let url = rest.split_whitespace().next().unwrap_or_default();
+                    let _ = tx.send(url.to_string());
+                }
+                if let Ok(mut l) = log2.lock() {
+                    l.push_str(&line);
+                    l.push('\n');
+                }
+            }
+        });
+        let Ok(url) = rx.recv_timeout(Duration::from_secs(30)) else {
+            let log = log.lock().map(|l| l.clone()).unwrap_or_default();
+            panic!("the hub did not say where it listens:\n{log}");
+        };
+        HubProcess { child, url, log }
+    }
+
+    /// What it has written to stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+/// [`HubProcess::spawn`] on an ephemeral port with `extra` flags and a
+/// descriptor limit: the guard and the URL.
+pub fn spawn_hub(dir: &std::path::Path, extra: &[&str], nofile: Option<u64>) -> (Kill, String) {
     spawn_hub_env(dir, extra, nofile, &[])
 }
 
-/// [`spawn_hub`] with `env` set in the hub's environment.
+/// [`spawn_hub`] with variables added to the hub's environment.
 pub fn spawn_hub_env(
     dir: &std::path::Path,
     extra: &[&str],
     nofile: Option<u64>,
     env: &[(&str, &str)],
-) -> (std::process::Child, String) {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_macfleet"));
-    cmd.args(["hub", "--config"])
-        .arg(dir.join("hub.toml"))
-        .arg("--tokens")
-        .arg(dir.join("tokens.toml"))
-        .args(["--listen", "127.0.0.1:0"])
-        .args(extra)
-        .envs(env.iter().copied())
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null());
-    if let Some(n) = nofile {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: setrlimit is async-signal-safe, touches only the child,
-        // and the closure allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || {
-                let lim = libc::rlimit {
-                    rlim_cur: n as libc::rlim_t,
-                    rlim_max: n as libc::rlim_t,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
-    let mut child = cmd.spawn().expect("hub starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while std::time::Instant::now() < deadline {
-        let Some(Ok(line)) = lines.next() else { break };
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            let url = rest.split_whitespace().next().expect("url").to_string();
-            // Keep draining stderr so the hub never blocks on a full pipe.
-            std::thread::spawn(move || for _ in lines.by_ref() {});
-            return (child, url);
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("the hub did not say where it listens");
+) -> (Kill, String) {
+    let h = HubProcess::spawn(
+        dir,
+        Spawn {
+            extra,
+            env,
+            nofile,
+            ..Spawn::default()
+        },
+    );
+    (h.child, h.url)
+}
+
+/// [`HubProcess::spawn`] on the fixed loopback `port`: the guard, once it
+/// listens.
+pub fn hub_on_port(dir: &std::path::Path, port: u16, extra: &[&str]) -> Kill {
+    HubProcess::spawn(
+        dir,
+        Spawn {
+            extra,
+            port: Some(port),
+            ..Spawn::default()
+        },
+    )
+    .child
 }
 
 /// A directory with a config and a tokens file holding one token per role;

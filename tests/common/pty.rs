@@ -200,56 +200,8 @@ impl Pty {
     }
 }
 
-/// The real `macfleet hub` over `dir` (its `hub.toml` and `tokens.toml`)
-/// on a fixed loopback `port`, so a test can stop it and start it again at
-/// the same address; returns once it accepts connections (at most 20 s).
-#[allow(dead_code)]
-pub fn hub_on_port(dir: &std::path::Path, port: u16, extra: &[&str]) -> Kill {
-    let child = Kill(
-        std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
-            .arg("hub")
-            .args(extra)
-            .arg("--config")
-            .arg(dir.join("hub.toml"))
-            .arg("--tokens")
-            .arg(dir.join("tokens.toml"))
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("hub starts"),
-    );
-    let end = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < end, "the hub did not come up");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child
-}
-
-/// A spawned process, killed (and reaped) when the guard drops: a failing
-/// assertion never leaves it running.
-pub struct Kill(pub std::process::Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl std::ops::Deref for Kill {
-    type Target = std::process::Child;
-    fn deref(&self) -> &std::process::Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Kill {
-    fn deref_mut(&mut self) -> &mut std::process::Child {
-        &mut self.0
-    }
-}
+#[allow(unused_imports)]
+pub use crate::common::{Kill, hub_on_port};
 
 /// A bare pty pair (master, slave) of 100x30, the master close-on-exec.
 #[cfg(unix)]

@@ -10,34 +10,11 @@ use std::time::{Duration, Instant};
 
 use macfleet::client::{Client, ClientError, ClientOptions, Token, Writer};
 
-/// A hub process that is killed when dropped, so a failing assertion does
-/// not leave it running after the test.
-struct HubProcess(Child);
-
-impl std::ops::Deref for HubProcess {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for HubProcess {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
-}
-
-impl Drop for HubProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::Kill as HubProcess;
 
 /// Start `macfleet hub` on an ephemeral loopback port; read the URL it prints.
 fn spawn_hub(dir: &std::path::Path) -> (HubProcess, String) {
-    let (child, url) = common::spawn_hub(dir, &[], None);
-    (HubProcess(child), url)
+    common::spawn_hub(dir, &[], None)
 }
 
 fn doc(n: usize) -> String {
@@ -387,7 +364,7 @@ async fn a_write_killed_after_its_rename_is_recorded_as_its_authors() {
         None,
         &[("MACFLEET_FAULT_STALL_AFTER_RENAME_MS", "30000")],
     );
-    let mut hub = HubProcess(child);
+    let mut hub: HubProcess = child;
     let client =
         Client::new(&url, Some(Token::new(&owner)), ClientOptions::default()).expect("client");
     let who = client.whoami().await.expect("whoami");
@@ -411,7 +388,7 @@ async fn a_write_killed_after_its_rename_is_recorded_as_its_authors() {
     assert!(pending.await.expect("task").is_err(), "never acknowledged");
     drop(hub);
     let (child, url) = common::spawn_hub(dir.path(), &[], None);
-    let _hub = HubProcess(child);
+    let _hub: HubProcess = child;
     let http = reqwest::Client::new();
     let client =
         Client::new(&url, Some(Token::new(&owner)), ClientOptions::default()).expect("client");

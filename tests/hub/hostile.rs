@@ -626,14 +626,7 @@ async fn a_stepped_hub_clock_neither_keeps_the_silent_alive_nor_refuses_the_live
             ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
         ],
     );
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _hub = Kill(child);
+    let _hub = child;
     let http = reqwest::Client::new();
     let workers = || async {
         let v: Value = http
@@ -817,14 +810,7 @@ async fn another_pools_token_cannot_speak_for_a_worker() {
         }
     };
     let (child, url) = common::spawn_hub(dir.path(), &[], None);
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let hub = Kill(child);
+    let hub = child;
     let no_route = json!([failover("f-b", "auth", "no route")]);
     let (s, v) = post(url.clone(), b.clone(), heartbeat("w-1", None, no_route)).await;
     assert_eq!(s, StatusCode::OK, "{v}");
@@ -850,7 +836,7 @@ async fn another_pools_token_cannot_speak_for_a_worker() {
     drop(hub);
     // After a restart the binding holds, whoever speaks first.
     let (child, url) = common::spawn_hub(dir.path(), &[], None);
-    let _hub = Kill(child);
+    let _hub = child;
     let (s, v) = post(url.clone(), a.clone(), heartbeat("w-1", None, harmless)).await;
     assert_eq!(s, StatusCode::CONFLICT, "after a restart: {v}");
     let (s, _) = post(url.clone(), b.clone(), heartbeat("w-1", None, json!([]))).await;

@@ -18,9 +18,9 @@ fn ctx_reconnects_to_the_chosen_contexts_hub() {
     let (two_dir, _, two_viewer, two_worker) = common::hub_dir();
     // Both killed on drop, a failing assertion included.
     let (one, one_url) = common::spawn_hub(one_dir.path(), &["--name", "hub-one"], None);
-    let _one = pty::Kill(one);
+    let _one = one;
     let (two, two_url) = common::spawn_hub(two_dir.path(), &["--name", "hub-two"], None);
-    let _two = pty::Kill(two);
+    let _two = two;
     // A worker on the second hub only, so its screen tells them apart.
     let c = macfleet::client::Client::new(
         &two_url,

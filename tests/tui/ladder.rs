@@ -28,7 +28,7 @@ impl Hub {
         let (child, url) = common::spawn_hub(dir.path(), &[], None);
         Hub {
             _dir: dir,
-            _child: pty::Kill(child),
+            _child: child,
             url,
             owner,
         }

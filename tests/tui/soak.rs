@@ -123,7 +123,7 @@ fn the_dashboard_and_the_hub_hold_flat_over_a_busy_fleet() {
     let total = Duration::from_secs(60 * minutes(30).max(12));
     let (dir, _owner, viewer, worker) = common::hub_dir();
     let (hub, url) = common::spawn_hub(dir.path(), &["--heartbeat-interval", "5"], None);
-    let hub = Kill(hub);
+    let hub: Kill = hub;
     let sim = Kill(
         Command::new(env!("CARGO_BIN_EXE_macfleet"))
             .args(["sim", "--workers", "1000", "--scenario", "quota-cap"])
