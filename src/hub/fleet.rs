@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 
 use super::events::{Events, Payload};
 use super::ingest::HeartbeatIn;
-use super::worker::encode;
+use super::worker::{Lists, encode};
 pub use super::worker::{Profile, Stored};
 use crate::wire::WorkerState;
 
@@ -60,6 +60,9 @@ pub struct Fleet {
     log: std::collections::VecDeque<(u64, Arc<str>)>,
     /// Reused for each heartbeat's profile key.
     scratch: Vec<u8>,
+    /// Agent lists and capability maps, shared between the workers that
+    /// report the same.
+    lists: Lists,
     /// Where sweeper moves and `in_sync` flips are published.
     events: Option<Arc<Events>>,
 }
@@ -80,6 +83,7 @@ impl Fleet {
             workers: HashMap::default(),
             log: std::collections::VecDeque::new(),
             scratch: Vec::new(),
+            lists: Lists::default(),
             events: None,
         }
     }
@@ -194,13 +198,26 @@ impl Fleet {
     ) -> Arc<Stored> {
         self.seq += 1;
         let seq = self.seq;
-        encode(hb, &mut self.scratch);
+        let (agents, capabilities) = self.lists.of(hb);
+        encode(hb, &agents, &capabilities, &mut self.scratch);
         let key = &self.scratch[..];
         let next = |before: Option<&Stored>| {
             let profile = match before {
                 Some(b) if *b.profile.key == *key => b.profile.clone(),
-                Some(b) => Arc::new(Profile::of(hb, key, b.worker().clone())),
-                None => Arc::new(Profile::of(hb, key, Arc::from(hb.worker.as_str()))),
+                Some(b) => Arc::new(Profile::of(
+                    hb,
+                    key,
+                    b.worker().clone(),
+                    agents.clone(),
+                    capabilities.clone(),
+                )),
+                None => Arc::new(Profile::of(
+                    hb,
+                    key,
+                    Arc::from(hb.worker.as_str()),
+                    agents.clone(),
+                    capabilities.clone(),
+                )),
             };
             let last_failover = match hb.failovers.last() {
                 Some(f) => Some(Arc::new(f.clone())),
@@ -402,6 +419,38 @@ mod tests {
         let all = f.snapshot(None).workers;
         assert_eq!(&**all[0].worker(), "w-2");
         assert!(f.snapshot(Some(c)).workers.is_empty());
+    }
+
+    /// Workers that report the same agents and capabilities share one copy
+    /// of each; a list no worker reports any more is let go.
+    #[test]
+    fn equal_lists_are_held_once() {
+        let t0 = t0();
+        let mut f = Fleet::new(1);
+        let a = beat(&mut f, "w-1", t0);
+        let b = beat(&mut f, "w-2", t0);
+        assert!(Arc::ptr_eq(&a.profile.agents, &b.profile.agents));
+        assert!(Arc::ptr_eq(
+            &a.profile.capabilities,
+            &b.profile.capabilities
+        ));
+        assert!(
+            !Arc::ptr_eq(&a.profile, &b.profile),
+            "each its own host and id"
+        );
+        let mut other = hb("w-3");
+        other.agents = vec!["claude".into()];
+        other.active_agent = Some("claude".into());
+        let c = f.record(&(&other).into(), t0, "r1");
+        assert!(!Arc::ptr_eq(&a.profile.agents, &c.profile.agents));
+        assert_eq!(*c.profile.agents, ["claude"]);
+        // w-3 goes back to the common list: its own is no longer held.
+        let weak = Arc::downgrade(&c.profile.agents);
+        drop(c);
+        let c = beat(&mut f, "w-3", t0);
+        assert!(Arc::ptr_eq(&a.profile.agents, &c.profile.agents));
+        assert!(weak.upgrade().is_none());
+        assert_eq!(f.lists.held().0, 2, "the dead entry waits for a sweep");
     }
 
     #[test]

@@ -41,9 +41,10 @@ use crate::wire::{
 
 /// The default worker cap: the 100,000-worker goal with 2.5x headroom.
 /// Not yet derived from a memory budget: a worker of the largest shape the
-/// contract accepts costs about 16 KB of hub RSS (measured,
-/// `tests/hub_resources.rs::largest_workers_stored_cost`), so ~4 GB at the
-/// cap; a typical worker (a few agents) far less.
+/// contract accepts costs about 2.9 KB of hub RSS with the fleet's shared
+/// lists and 16.7 KB with lists of its own (measured,
+/// `tests/hub_resources.rs::largest_workers_stored_cost`), so up to ~4 GB
+/// at the cap.
 pub const DEFAULT_MAX_WORKERS: usize = 250_000;
 
 /// How to run a hub.

@@ -3,8 +3,8 @@
 //! module so that the fleet (which keeps them) and the event feed (which
 //! carries them) both depend on it and not on each other.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
@@ -22,24 +22,132 @@ pub struct Profile {
     pub worker: Arc<str>,
     pub host: String,
     pub config_revision: Option<String>,
-    pub agents: Vec<String>,
+    /// Shared by every worker that reports the same list ([`Lists`]).
+    pub agents: Arc<Vec<String>>,
     pub active_agent: Option<String>,
-    pub capabilities: BTreeMap<String, Capability>,
+    /// Shared by every worker that reports the same capabilities.
+    pub capabilities: Arc<BTreeMap<String, Capability>>,
     /// All of the above but the id, as one length-prefixed string (see
-    /// [`encode`]): a 100,000-worker fleet is cold in cache, and comparing
-    /// one contiguous key costs a miss or two where walking the fields
-    /// costs a dozen.
+    /// [`encode`]), the two shared lists by their address: a
+    /// 100,000-worker fleet is cold in cache, and comparing one contiguous
+    /// key costs a miss or two where walking the fields costs a dozen.
     pub(super) key: Box<[u8]>,
 }
 
-/// The profile part of a heartbeat, as a byte string that two heartbeats
-/// share exactly when they say the same (in the same order). Every piece is
-/// length-prefixed, so no two different profiles encode alike.
-pub(super) fn encode(hb: &HeartbeatIn<'_>, out: &mut Vec<u8>) {
-    fn text(out: &mut Vec<u8>, s: &str) {
-        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        out.extend_from_slice(s.as_bytes());
+/// Values shared between workers, found by their encoding; held weakly,
+/// so a value no worker uses any more goes (its entry is swept when the
+/// table has doubled since the last sweep).
+pub(super) struct Shared<T> {
+    map: HashMap<Box<[u8]>, Weak<T>, foldhash::fast::RandomState>,
+    swept_at: usize,
+}
+
+impl<T> Default for Shared<T> {
+    fn default() -> Self {
+        Shared {
+            map: HashMap::default(),
+            swept_at: 0,
+        }
     }
+}
+
+impl<T> Shared<T> {
+    /// The shared value encoded as `enc`, made with `make` when there is
+    /// none.
+    pub(super) fn get(&mut self, enc: &[u8], make: impl FnOnce() -> T) -> Arc<T> {
+        if let Some(v) = self.map.get(enc).and_then(Weak::upgrade) {
+            return v;
+        }
+        let v = Arc::new(make());
+        self.map.insert(enc.into(), Arc::downgrade(&v));
+        if self.map.len() > 2 * self.swept_at + 1024 {
+            self.map.retain(|_, w| w.strong_count() > 0);
+            self.swept_at = self.map.len();
+        }
+        v
+    }
+
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// The shared agent lists and capability maps of a fleet, and the scratch
+/// buffers their encodings are made in.
+#[derive(Default)]
+pub(super) struct Lists {
+    agents: Shared<Vec<String>>,
+    capabilities: Shared<BTreeMap<String, Capability>>,
+    scratch: Vec<u8>,
+}
+
+impl Lists {
+    /// `hb`'s agent list and capabilities, shared with every worker that
+    /// reports the same.
+    pub(super) fn of(
+        &mut self,
+        hb: &HeartbeatIn<'_>,
+    ) -> (Arc<Vec<String>>, Arc<BTreeMap<String, Capability>>) {
+        self.scratch.clear();
+        encode_agents(hb, &mut self.scratch);
+        let agents = self.agents.get(&self.scratch, || {
+            hb.agents.iter().map(|t| t.as_str().to_owned()).collect()
+        });
+        self.scratch.clear();
+        encode_capabilities(hb, &mut self.scratch);
+        let capabilities = self.capabilities.get(&self.scratch, || {
+            hb.capabilities
+                .0
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), *v))
+                .collect()
+        });
+        (agents, capabilities)
+    }
+
+    #[cfg(test)]
+    pub(super) fn held(&self) -> (usize, usize) {
+        (self.agents.len(), self.capabilities.len())
+    }
+}
+
+fn text(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn encode_agents(hb: &HeartbeatIn<'_>, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(hb.agents.len() as u32).to_le_bytes());
+    for a in &hb.agents {
+        text(out, a.as_str());
+    }
+}
+
+fn encode_capabilities(hb: &HeartbeatIn<'_>, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(hb.capabilities.0.len() as u32).to_le_bytes());
+    for (name, c) in &hb.capabilities.0 {
+        text(out, name.as_str());
+        let preflight = match c.preflight {
+            Preflight::Ok => 0,
+            Preflight::Failed => 1,
+            Preflight::Unknown => 2,
+        };
+        out.push(u8::from(c.binary) | u8::from(c.token) << 1 | preflight << 2);
+    }
+}
+
+/// The profile part of a heartbeat, as a byte string that two heartbeats
+/// share exactly when they say the same (in the same order), given its
+/// shared `agents` and `capabilities` (by address: equal lists are one
+/// value). Every piece is length-prefixed, so no two different profiles
+/// encode alike.
+pub(super) fn encode(
+    hb: &HeartbeatIn<'_>,
+    agents: &Arc<Vec<String>>,
+    capabilities: &Arc<BTreeMap<String, Capability>>,
+    out: &mut Vec<u8>,
+) {
     fn opt(out: &mut Vec<u8>, s: Option<&str>) {
         match s {
             None => out.push(0),
@@ -53,36 +161,25 @@ pub(super) fn encode(hb: &HeartbeatIn<'_>, out: &mut Vec<u8>) {
     text(out, hb.host.as_str());
     opt(out, hb.config_revision.as_ref().map(|t| t.as_str()));
     opt(out, hb.active_agent.as_ref().map(|t| t.as_str()));
-    out.extend_from_slice(&(hb.agents.len() as u32).to_le_bytes());
-    for a in &hb.agents {
-        text(out, a.as_str());
-    }
-    out.extend_from_slice(&(hb.capabilities.0.len() as u32).to_le_bytes());
-    for (name, c) in &hb.capabilities.0 {
-        text(out, name.as_str());
-        let preflight = match c.preflight {
-            Preflight::Ok => 0,
-            Preflight::Failed => 1,
-            Preflight::Unknown => 2,
-        };
-        out.push(u8::from(c.binary) | u8::from(c.token) << 1 | preflight << 2);
-    }
+    out.extend_from_slice(&(Arc::as_ptr(agents) as usize).to_le_bytes());
+    out.extend_from_slice(&(Arc::as_ptr(capabilities) as usize).to_le_bytes());
 }
 
 impl Profile {
-    pub(super) fn of(hb: &HeartbeatIn<'_>, key: &[u8], worker: Arc<str>) -> Profile {
+    pub(super) fn of(
+        hb: &HeartbeatIn<'_>,
+        key: &[u8],
+        worker: Arc<str>,
+        agents: Arc<Vec<String>>,
+        capabilities: Arc<BTreeMap<String, Capability>>,
+    ) -> Profile {
         Profile {
             worker,
             host: hb.host.as_str().to_owned(),
             config_revision: hb.config_revision.as_ref().map(|t| t.as_str().to_owned()),
-            agents: hb.agents.iter().map(|t| t.as_str().to_owned()).collect(),
+            agents,
             active_agent: hb.active_agent.as_ref().map(|t| t.as_str().to_owned()),
-            capabilities: hb
-                .capabilities
-                .0
-                .iter()
-                .map(|(k, v)| (k.as_str().to_owned(), *v))
-                .collect(),
+            capabilities,
             key: key.into(),
         }
     }
@@ -166,9 +263,9 @@ impl Stored {
             state: self.state,
             config_revision: p.config_revision.clone(),
             in_sync: self.in_sync,
-            agents: p.agents.clone(),
+            agents: p.agents.to_vec(),
             active_agent: p.active_agent.clone(),
-            capabilities: p.capabilities.clone(),
+            capabilities: (*p.capabilities).clone(),
             last_failover: self.last_failover.as_deref().cloned(),
         }
     }
