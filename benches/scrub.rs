@@ -1,4 +1,5 @@
-//! Cost of `scrub` on one failover detail (≤ 200 characters): clean text
+//! Cost of `scrub` on one failover detail (≤ 200 characters): two clean
+//! details of exactly 200 bytes (without and with trigger words), clean text
 //! without a trigger word (the common case), clean text with trigger words
 //! (a URL, `tokens`, `key`), a detail holding two secrets, clean non-ASCII
 //! text, a key hidden by a zero-width space, and `textsafe::for_terminal`
@@ -26,6 +27,17 @@ fn b62(n: usize) -> String {
         .collect()
 }
 
+/// `s` cut or padded with spaces and `.` to exactly 200 bytes.
+fn pad200(s: &str) -> String {
+    let mut t: String = s.chars().take(200).collect();
+    while t.len() < 199 {
+        t.push(' ');
+    }
+    t.push('.');
+    t.truncate(200);
+    t
+}
+
 fn details(c: &mut Criterion) {
     let clean = "opencode route: 429 Too Many Requests from upstream anthropic; retry after 30s, \
                  failing over to pi (claude-sonnet-4-5-20250929), worker 3f2a9c1e-7b4d-4e8a-9f0c-1d2e3f4a5b6c";
@@ -39,7 +51,28 @@ fn details(c: &mut Criterion) {
     .chars()
     .take(200)
     .collect();
+    // Exactly 200 bytes, the `detail` bound: prose with none of the
+    // trigger words, and prose that holds the new ones (`left`, `%`,
+    // `credit`, `@`-less `user`, `session`, `pass`) but nothing secret.
+    let clean_200 = pad200(
+        "opencode route: 429 Too Many Requests from upstream anthropic; retry after 30s, \
+         failing over to pi (claude-sonnet-4-5-20250929) on host mac-mini-07, worker 3f2a9c1e-7b4d",
+    );
+    let clean_200_triggers = pad200(
+        "opencode: 3 retries left, 50% of quota used, credits renew on 1 Dec; session resumed, \
+         tests pass, HTTP 429 from v2.3.1, max_tokens=4096, retry in 30 seconds on host mac-mini",
+    );
+    assert_eq!((clean_200.len(), clean_200_triggers.len()), (200, 200));
+    assert!(matches!(scrub(&clean_200), std::borrow::Cow::Borrowed(_)));
+    assert!(matches!(
+        scrub(&clean_200_triggers),
+        std::borrow::Cow::Borrowed(_)
+    ));
     let mut g = c.benchmark_group("scrub_detail");
+    g.bench_function("clean_200", |b| b.iter(|| scrub(black_box(&clean_200))));
+    g.bench_function("clean_200_triggers", |b| {
+        b.iter(|| scrub(black_box(&clean_200_triggers)))
+    });
     g.bench_function("clean", |b| b.iter(|| scrub(black_box(clean))));
     g.bench_function("clean_with_triggers", |b| {
         b.iter(|| scrub(black_box(triggers)))

@@ -115,10 +115,11 @@ impl Shadow {
     }
 }
 
-/// A byte that is not printable ASCII, tab or a line break. Written
-/// without branches, so a loop over it vectorises.
+/// A byte that is not printable ASCII, tab or a line break, or is `%`
+/// (which may start a percent-encoded character). Written without
+/// branches, so a loop over it vectorises.
 fn unusual(c: u8) -> bool {
-    (c.wrapping_sub(0x20) >= 0x5f) & (c != b'\t') & (c != b'\n') & (c != b'\r')
+    ((c.wrapping_sub(0x20) >= 0x5f) & (c != b'\t') & (c != b'\n') & (c != b'\r')) | (c == b'%')
 }
 
 /// The first [`unusual`] byte. Clean text is the common case, so the bytes
@@ -162,17 +163,18 @@ fn pct(b: &[u8], i: usize) -> Option<char> {
 /// `None` when the detectors can scan `text` as it is.
 pub(super) fn shadow(text: &str) -> Option<Shadow> {
     let b = text.as_bytes();
-    // `contains` on bytes is memchr.
-    if b.contains(&b'%') && (0..b.len()).any(|i| pct(b, i).is_some()) {
-        return Some(build(text));
-    }
     let first = first_unusual(b)?;
-    // Non-ASCII text is only copied when some character is mapped.
+    // Non-ASCII text is only copied when some character is mapped, and
+    // text with `%` when one is a percent-encoded character we read.
     text[first..]
         .char_indices()
-        .any(|(i, c)| {
-            !matches!(map(c), Map::Keep)
-                || (homoglyph(c).is_some() && in_ascii_word(text, first + i, c.len_utf8()))
+        .any(|(i, c)| match c {
+            '%' => pct(b, first + i).is_some(),
+            c if c.is_ascii() => !matches!(map(c), Map::Keep),
+            c => {
+                !matches!(map(c), Map::Keep)
+                    || (homoglyph(c).is_some() && in_ascii_word(text, first + i, c.len_utf8()))
+            }
         })
         .then(|| build(text))
 }
