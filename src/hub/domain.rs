@@ -207,6 +207,15 @@ impl Hub {
             });
         }
         let pool = self.claim(hb.worker.as_str(), &who.pool).await?;
+        // A revision is the hub's own word: one it never issued (a worker
+        // of another hub, or text of the worker's own) is not published.
+        if hb
+            .config_revision
+            .as_ref()
+            .is_some_and(|r| !self.issued(r.as_str()))
+        {
+            hb.config_revision = None;
+        }
         for f in &mut hb.failovers {
             f.cause.detail = f.cause.detail.take().map(crate::scrub::scrub_string);
         }

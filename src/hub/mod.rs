@@ -216,6 +216,11 @@ pub struct Hub {
     pub pools: Mutex<std::collections::HashMap<Arc<str>, Arc<str>>>,
     /// When lost workers were last looked for eviction (monotonic).
     last_eviction: Mutex<std::time::Instant>,
+    /// Every revision this hub has told workers (its History's, and each
+    /// new one as it is published): a heartbeat's `config_revision` is
+    /// kept only when it is one of them, so a worker cannot publish text of
+    /// its own through it.
+    issued: Mutex<std::collections::HashSet<String>>,
     /// Who may call, reread from `opts.tokens_file` on SIGHUP.
     pub tokens: auth::TokenTable,
     pub db: db::Db,
@@ -230,6 +235,22 @@ pub struct Hub {
 impl Hub {
     pub fn current(&self) -> Arc<Current> {
         self.current.load_full()
+    }
+
+    /// Remember `revision` as one this hub told workers.
+    pub(crate) fn issue(&self, revision: &str) {
+        if let Ok(mut s) = self.issued.lock() {
+            s.insert(revision.to_string());
+        }
+    }
+
+    /// Whether `revision` is one this hub told workers (the one in force
+    /// is checked first: nearly every heartbeat reports it).
+    pub fn issued(&self, revision: &str) -> bool {
+        let c = self.current.load();
+        revision == c.projected
+            || revision == c.revision
+            || self.issued.lock().is_ok_and(|s| s.contains(revision))
     }
 
     /// What `GET /v1/health` answers in JSON: `degraded`, with a sentence
@@ -430,6 +451,14 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
             pools.insert(Arc::from(worker), pool);
         }
     }
+    let mut issued: std::collections::HashSet<String> = db
+        .history(1_000)
+        .wrap_err("cannot read the history")?
+        .into_iter()
+        .map(|h| h.revision)
+        .collect();
+    issued.insert(current.revision.clone());
+    issued.insert(current.projected.clone());
     let epoch = Utc::now().timestamp_millis().max(0) as u64;
     let hub = Arc::new(Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
@@ -437,6 +466,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         fleet: Mutex::new(fleet::Fleet::new(epoch).publishing(events.clone())),
         pools: Mutex::new(pools),
         last_eviction: Mutex::new(std::time::Instant::now()),
+        issued: Mutex::new(issued),
         tokens: auth::TokenTable::new(opts.tokens.clone(), opts.tokens_file.clone()),
         db,
         events,
@@ -453,6 +483,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
 
 /// Publish a config change to the event feed.
 pub(crate) fn publish_config(hub: &Hub, c: &Current, by: &str) {
+    hub.issue(&c.projected);
     hub.events
         .publish(events::Payload::Config(Arc::new(ConfigEvent {
             revision: c.revision.clone(),

@@ -1073,3 +1073,56 @@ async fn whoami_names_an_instance_that_a_restart_keeps() {
     let fresh = h.client(&h.viewer).whoami().await.expect("whoami");
     assert!(fresh.instance.is_some() && fresh.instance != first.instance);
 }
+
+/// A heartbeat's `config_revision` is the hub's own word: one the hub never
+/// issued (another hub's, or text of the worker's own, secret-shaped too)
+/// is taken as proof of life but never published; an issued one is kept.
+#[tokio::test]
+async fn only_revisions_the_hub_issued_are_published() {
+    let h = TestHub::start().await;
+    let current = h.client(&h.viewer).config().await.expect("config").revision;
+    let body = macfleet::hub::auth::generate_token()
+        .trim_start_matches("mft_")
+        .to_string();
+    for (worker, rev) in [
+        ("w-ours", current.clone()),
+        ("w-other", "0123456789ab".to_string()),
+        ("w-text", body.clone()),
+    ] {
+        let mut hb = heartbeat(worker, None, serde_json::json!([]));
+        hb["config_revision"] = rev.into();
+        let resp = h
+            .http()
+            .post(h.path("/v1/heartbeats"))
+            .bearer_auth(&h.worker)
+            .json(&hb)
+            .send()
+            .await
+            .expect("post");
+        let (s, v) = json(resp).await;
+        assert_eq!(s, StatusCode::OK, "{worker}: {v}");
+    }
+    let raw = h
+        .http()
+        .get(h.path("/v1/workers"))
+        .bearer_auth(&h.viewer)
+        .send()
+        .await
+        .expect("workers")
+        .text()
+        .await
+        .expect("body");
+    assert!(!raw.contains(&body), "published: {raw}");
+    assert!(!raw.contains("0123456789ab"), "published: {raw}");
+    let v: Value = serde_json::from_str(&raw).expect("json");
+    let rev_of = |w: &str| {
+        v["workers"]
+            .as_array()
+            .and_then(|ws| ws.iter().find(|x| x["worker"] == w))
+            .map(|x| x["config_revision"].clone())
+            .unwrap_or(Value::String("missing".into()))
+    };
+    assert_eq!(rev_of("w-ours"), Value::String(current.clone()));
+    assert_eq!(rev_of("w-other"), Value::Null);
+    assert_eq!(rev_of("w-text"), Value::Null);
+}
