@@ -1039,3 +1039,69 @@ fn the_tui_keeps_its_last_good_fleet_when_the_next_answer_is_refused() {
     let peak = tui_peak(&p, Duration::from_secs(3));
     assert!(peak > 0 && peak <= PEAK_LIMIT_KIB);
 }
+
+/// The screen is a reader too: the TUI against the stand-in whose every
+/// field and event holds a key, an e-mail and terminal escapes, through
+/// every view, a worker's and a failover's detail and `v`'s raw JSON. No
+/// key or e-mail is drawn, and none of the hub's escapes (an OSC 52
+/// clipboard write, BEL, an 8-bit CSI, a bidi override) reaches the
+/// terminal: they are drawn as `<U+…>` marks.
+#[test]
+fn the_tui_draws_hub_text_scrubbed_and_escaped() {
+    let h = Arc::new(Hostile::new());
+    let hub = hostile_hub(h.clone());
+    let token = format!("{}{}", "mft_test_", "view".repeat(6));
+    let mut p = pty::Pty::spawn(
+        &["--read-only"],
+        &[
+            ("MAC_HUB_URL", hub.url.as_str()),
+            ("MAC_HUB_TOKEN", token.as_str()),
+        ],
+    );
+    p.resize(220, 30);
+    p.wait_for("<U+", Duration::from_secs(20));
+    let check = |p: &pty::Pty, step: &str| {
+        let screen = p.screen();
+        assert!(
+            !screen.contains(&h.needle),
+            "{step}: the key drawn:\n{screen}"
+        );
+        assert!(
+            !screen.contains(&h.email),
+            "{step}: the e-mail drawn:\n{screen}"
+        );
+        let raw = p.bytes.lock().expect("bytes").clone();
+        let raw = String::from_utf8_lossy(&raw);
+        for (what, bad) in [
+            ("OSC 52", "\u{1b}]52"),
+            ("BEL", "\u{7}"),
+            ("8-bit CSI", "\u{9b}"),
+            ("RLO", "\u{202e}"),
+        ] {
+            assert!(
+                !raw.contains(bad),
+                "{step}: a raw {what} reached the terminal"
+            );
+        }
+        assert!(!raw.contains(&h.needle), "{step}: the key written");
+    };
+    check(&p, "workers");
+    for (keys, step) in [
+        ("2", "workers view"),
+        ("\r", "worker detail"),
+        ("v", "worker JSON"),
+        ("\u{1b}", "back"),
+        ("3", "failovers view"),
+        ("\r", "failover detail"),
+        ("v", "failover JSON"),
+        ("\u{1b}", "back"),
+        ("4", "history"),
+        ("1", "ladder"),
+    ] {
+        p.send(keys);
+        std::thread::sleep(Duration::from_millis(400));
+        check(&p, step);
+    }
+    p.send("q");
+    let _ = p.wait_exit(Duration::from_secs(10));
+}
