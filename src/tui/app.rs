@@ -362,6 +362,7 @@ impl App {
                 } else if m.edit.plan.as_ref().map(|p| p.base_revision()) != Some(revision.as_str())
                 {
                     m.forget_unchanged_edit();
+                    overlays::edit::overtaken(m, &text, &revision, &mut asks);
                 }
                 self.changes.agents = true;
                 self.dirty = true;

@@ -257,6 +257,84 @@ fn a_412_over_another_key_replays_the_order_and_shows_the_new_diff() {
     );
 }
 
+/// A colleague's write reaches the TUI while `J` is pending: the edit is
+/// replayed onto their document at once and the Ladder says so (who, when,
+/// whether the list was touched); `w` diffs onto their revision. When they
+/// changed the list, `w` shows the conflict's choice before any diff.
+#[test]
+fn a_colleagues_write_under_a_pending_edit_is_said_on_the_ladder_and_w_diffs_onto_it() {
+    use macfleet::wire::{History, HistoryEntry};
+    let mut a = app(true);
+    key(&mut a, 'J');
+    let entry = |rev: &str, agents: &[&str]| HistoryEntry {
+        revision: rev.into(),
+        at: fixture::t0() - chrono::TimeDelta::seconds(5),
+        by: "bob".into(),
+        agents: agents.iter().map(|s| s.to_string()).collect(),
+        previous_agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        client: None,
+    };
+    a.update(Msg::History(History {
+        revisions: vec![entry("r44", &fixture::LADDER)],
+    }));
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        text: DOC.replace("retries = 2", "retries = 3"),
+    });
+    assert!(a.model().edit.is_pending(), "the edit is kept");
+    let s = screen_text(&a);
+    assert!(
+        s.contains("! r44 written by bob, 5s ago, while this edit (begun on r42) was pending")
+            && s.contains("it left the list alone"),
+        "{s}"
+    );
+    key(&mut a, 'w');
+    let Mode::Review {
+        text,
+        if_match,
+        diff,
+        ..
+    } = a.model().edit.mode.clone()
+    else {
+        panic!("the diff, not {:?}", a.model().edit.mode)
+    };
+    assert_eq!(if_match, "r44", "onto the hub's revision now");
+    assert!(text.contains("retries = 3"), "theirs kept: {text}");
+    assert!(
+        !diff.contains("retries"),
+        "their change is not undone: {diff}"
+    );
+    // An open diff is remade onto a newer write that changed the list: the
+    // choice comes first.
+    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    a.update(Msg::History(History {
+        revisions: vec![entry("r45", &["opencode", "pi", "codex"])],
+    }));
+    a.update(Msg::Agents {
+        revision: "r45".into(),
+        agents: v(&["opencode", "pi", "codex"]),
+        text: theirs,
+    });
+    assert!(
+        matches!(a.model().edit.mode, Mode::Conflict { .. }),
+        "{:?}",
+        a.model().edit.mode
+    );
+    code(&mut a, KeyCode::Esc);
+    assert!(
+        matches!(a.model().edit.mode, Mode::Conflict { .. }),
+        "a choice, not a diff"
+    );
+    key(&mut a, 'c');
+    key(&mut a, 'w');
+    let Mode::Review { if_match, .. } = a.model().edit.mode.clone() else {
+        panic!("the diff after the choice, not {:?}", a.model().edit.mode)
+    };
+    assert_eq!(if_match, "r45");
+    assert_eq!(a.model().edit.overtaken, None, "chosen: the notice goes");
+}
+
 #[test]
 fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
     let mut a = app(true);

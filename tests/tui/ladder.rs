@@ -209,6 +209,87 @@ fn after_a_colleagues_write_the_owner_edits_at_once_without_refetching() {
     assert!(t.wait_exit(SOON).success());
 }
 
+/// Two actors: with `J` pending, a colleague writes another key of the
+/// document. The Ladder says so at once (who, and that the list was left
+/// alone), and `w` shows the diff onto the hub's revision now, never onto
+/// the one that is gone: `y` is taken without a 412.
+#[test]
+fn a_colleagues_write_under_a_pending_edit_is_said_at_once_and_w_diffs_onto_it() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    let theirs = DOC.replace("retries = 2", "retries = 3");
+    hub.other_owner_writes(&theirs);
+    let rev = Hub::rt()
+        .block_on(hub.client().config())
+        .expect("config")
+        .revision;
+    let short: String = rev.chars().take(12).collect();
+    let s = t.wait_until("the notice on the Ladder, with who", SOON, |s| {
+        s.contains("was pending") && s.contains("by alice via macfleet/")
+    });
+    assert!(s.contains("left the list alone"), "{s}");
+    assert!(s.contains(&format!("! {short} written by alice")), "{s}");
+    t.send("w");
+    let s = t.wait_for("write onto revision", SOON);
+    assert!(s.contains(&short), "the diff is onto their revision:\n{s}");
+    assert!(
+        !s.contains("-retries") && !s.contains("+retries"),
+        "the diff does not undo their change:\n{s}"
+    );
+    t.send("y");
+    let s = t.wait_for("written: revision", SOON);
+    assert!(!s.contains("replayed onto"), "no 412 on the way:\n{s}");
+    assert_eq!(hub.document(), swapped(&theirs), "both changes stored");
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+/// Two actors: with `J` pending in the TUI, a colleague moves an agent with
+/// `macfleet agents` (the real binary, the same hub). The Ladder says their
+/// write changed the list, and `w` shows the conflict's choice before any
+/// diff; nothing of ours is sent before the choice.
+#[test]
+fn a_colleagues_change_of_the_list_under_a_pending_edit_asks_before_any_diff() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    let out = common::macfleet(
+        &["agents", "move", "claude", "0", "--hub", &hub.url],
+        &[("MAC_HUB_TOKEN", &hub.owner)],
+    );
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let s = t.wait_until("the notice on the Ladder, with who", SOON, |s| {
+        s.contains("was pending") && s.contains("by alice via macfleet/")
+    });
+    assert!(s.contains("it changed the list"), "{s}");
+    t.send("w");
+    let s = t.wait_for("the hub's list changed", SOON);
+    assert!(
+        !s.contains("write onto revision"),
+        "no diff before the choice:\n{s}"
+    );
+    assert!(s.contains("mine (pending)"), "{s}");
+    assert_eq!(hub.history_len(), 2, "nothing of ours sent");
+    t.send("c");
+    t.wait_for("your order now stands on the hub's document", SOON);
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    let doc = hub.document();
+    assert!(
+        doc.find("\"pi\"") < doc.find("\"opencode\""),
+        "mine carried onto theirs:\n{doc}"
+    );
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
 fn swapped(doc: &str) -> String {
     doc.replace(
         "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
@@ -226,14 +307,20 @@ fn a_concurrent_write_of_another_key_is_replayed_and_both_are_stored() {
     let theirs = DOC.replace("retries = 2", "retries = 3");
     hub.other_owner_writes(&theirs);
     t.send("y");
-    let s = t.wait_for("replayed onto", SOON);
-    assert!(
-        s.contains("write onto revision"),
-        "the new diff to confirm:\n{s}"
-    );
-    assert_eq!(hub.history_len(), 2, "nothing of ours sent yet");
-    t.send("y");
-    t.wait_for("written: revision", SOON);
+    // Either `y` met the 412 (the new diff to confirm), or the TUI had
+    // already remade the open diff onto their revision and `y` sent that.
+    let s = t.wait_until("the 412's new diff, or the write", SOON, |s| {
+        s.contains("replayed onto") || s.contains("written: revision")
+    });
+    if s.contains("replayed onto") {
+        assert!(
+            s.contains("write onto revision"),
+            "the new diff to confirm:\n{s}"
+        );
+        assert_eq!(hub.history_len(), 2, "nothing of ours sent yet");
+        t.send("y");
+        t.wait_for("written: revision", SOON);
+    }
     assert_eq!(hub.document(), swapped(&theirs), "both changes stored");
     assert_eq!(hub.history_len(), 3);
     t.send("q");

@@ -35,6 +35,23 @@ pub struct LadderEdit {
     pub draft: Option<Draft>,
     /// Times in a row the editor came back with a document not taken.
     pub reopens: usize,
+    /// A colleague wrote while this edit was pending: said on the Ladder
+    /// until the edit is written or dropped.
+    pub overtaken: Option<Overtaken>,
+}
+
+/// Another write reached the hub while an edit was pending. The edit was
+/// replayed onto it at once (so `w` shows the diff onto the revision the
+/// hub holds), or, when their write changed the list too, `w` shows the
+/// conflict to choose on before any diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overtaken {
+    /// The revision the edit was begun on.
+    pub from: String,
+    /// The hub's revision now.
+    pub revision: String,
+    /// Their write changed the list: `w` opens this choice first.
+    pub conflict: Option<Box<Conflict>>,
 }
 
 /// A document typed in `$EDITOR` that could not become the pending edit.

@@ -14,11 +14,12 @@ use ratatui::text::{Line, Span};
 
 use super::Ask;
 use crate::client::ClientError;
+use crate::plan::Rebased;
 use crate::tui::keys::{self, Action, Hints, Scope};
 use crate::tui::model::Model;
 use crate::tui::model::config::HistKey;
 use crate::tui::model::edit::{
-    Draft, LadderEdit, MAX_REOPENS, Mode, Rollout, strip_notes, with_notes,
+    Draft, LadderEdit, MAX_REOPENS, Mode, Overtaken, Rollout, strip_notes, with_notes,
 };
 use crate::tui::msg::Effect;
 use crate::tui::pane::{Cx, Detail};
@@ -254,6 +255,18 @@ pub fn revert(m: &mut Model, selected: Option<HistKey>, asks: &mut Vec<Ask>) {
 /// `w`: the diff screen of the whole document, or why it cannot be
 /// written.
 fn review(m: &mut Model, asks: &mut Vec<Ask>) {
+    if let Some(c) = m.edit.overtaken.as_ref().and_then(|o| o.conflict.clone()) {
+        // Their write changed the list: choose before any diff.
+        m.edit.mode = Mode::Conflict {
+            conflict: c,
+            confirm_drop: false,
+        };
+        say(
+            asks,
+            "the list changed on the hub: c carries yours onto theirs, D drops yours",
+        );
+        return;
+    }
     let Some(plan) = m.edit.plan.as_ref().filter(|p| p.is_pending()) else {
         say(asks, "nothing to write: no pending edit");
         return;
@@ -355,6 +368,7 @@ pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>
                 let c = (**conflict).clone();
                 m.edit.plan = Some(c.carry());
                 m.edit.mode = Mode::Editing;
+                m.edit.overtaken = None;
                 say(
                     asks,
                     "your order now stands on the hub's document: review it, then w",
@@ -366,6 +380,7 @@ pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>
                 let c = (**conflict).clone();
                 m.edit.plan = Some(c.drop_mine());
                 m.edit.mode = Mode::Editing;
+                m.edit.overtaken = None;
                 say(asks, "your pending edit was dropped");
                 asks.push(Ask::Reorder);
             }
@@ -453,6 +468,85 @@ pub fn written(
             );
             m.edit.error = Some(e);
         }
+    }
+}
+
+/// A newer document than the pending edit's came in (a colleague wrote):
+/// the edit is replayed onto it at once, and an open diff is remade onto
+/// it, so `w` never shows a diff against a revision that is gone; when
+/// their write changed the list, `w` (or the open diff) shows the conflict
+/// to choose on first. A write on its way is left to the 412 it meets.
+pub fn overtaken(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask>) {
+    if matches!(m.edit.mode, Mode::Sending { .. }) || !m.edit.is_pending() {
+        return;
+    }
+    let Some(plan) = m.edit.plan.as_ref() else {
+        return;
+    };
+    if plan.base_revision() == revision {
+        return;
+    }
+    let from = m
+        .edit
+        .overtaken
+        .as_ref()
+        .map_or_else(|| plan.base_revision().to_string(), |o| o.from.clone());
+    let open = matches!(m.edit.mode, Mode::Review { .. } | Mode::Conflict { .. });
+    match plan.rebase(theirs, revision) {
+        Ok(Rebased::Replayed(p)) => {
+            m.edit.plan = Some(p);
+            m.edit.overtaken = Some(Overtaken {
+                from,
+                revision: revision.to_string(),
+                conflict: None,
+            });
+            if open {
+                review(m, asks);
+            }
+            say(
+                asks,
+                format!(
+                    "{revision} was written while your edit was pending; it left the list alone: your order now stands on it ({})",
+                    if open {
+                        "the diff is onto it: y sends"
+                    } else {
+                        "w shows the diff onto it"
+                    }
+                ),
+            );
+        }
+        Ok(Rebased::AlreadyThere(p)) => {
+            m.edit.plan = Some(p);
+            m.edit.mode = Mode::Editing;
+            m.edit.overtaken = None;
+            say(
+                asks,
+                format!(
+                    "{revision} was written while your edit was pending and holds your order: nothing pending"
+                ),
+            );
+        }
+        Ok(Rebased::ListChanged(c)) => {
+            m.edit.overtaken = Some(Overtaken {
+                from,
+                revision: revision.to_string(),
+                conflict: Some(c),
+            });
+            if open {
+                review(m, asks);
+            } else {
+                say(
+                    asks,
+                    format!(
+                        "{revision} was written while your edit was pending and changed the list: w shows theirs and yours to choose"
+                    ),
+                );
+            }
+        }
+        Err(e) => say(
+            asks,
+            format!("cannot replay your edit onto {revision}: {e} (the edit is kept)"),
+        ),
     }
 }
 
