@@ -464,6 +464,55 @@ fn the_projection_follows_the_pending_order_and_warns() {
     );
 }
 
+/// Above the diff, as terraform's `Plan:` line: agents moved / added /
+/// removed, the healthy workers that change rung (each counted: its rung
+/// under the new order is not the agent it runs now), no route now → then.
+#[test]
+fn the_diff_has_a_plan_line_above_it() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    a.settle();
+    key(&mut a, 'w');
+    let new = a.model().edit.order().expect("pending").to_vec();
+    let wire: Vec<macfleet::wire::WorkerView> = a
+        .model()
+        .fleet
+        .iter()
+        .map(|(_, e)| e.view.to_wire(e.state, e.in_sync))
+        .collect();
+    let healthy: Vec<_> = wire
+        .iter()
+        .filter(|w| w.state == macfleet::wire::WorkerState::Healthy)
+        .collect();
+    let change = healthy
+        .iter()
+        .filter(|w| macfleet::plan::rung_of(*w, &new).0 != w.active_agent.as_deref())
+        .count();
+    assert!(change > 0, "J moves workers in this fleet");
+    let p = a.model().edit.projection.clone().expect("projection");
+    let want = format!(
+        "Plan: 1 agent moved, 0 added, 0 removed · {change} of {} healthy workers change rung · no route {}→{}",
+        healthy.len(),
+        p.no_route_today,
+        p.no_route
+    );
+    let lines = ui::lines(&ui::drawn(&a, 120, 40));
+    let at = lines
+        .iter()
+        .position(|l| l.contains("write onto revision"))
+        .expect("the diff's header");
+    assert!(
+        lines[at + 1].contains(&want),
+        "{}\n{want}",
+        lines.join("\n")
+    );
+    assert!(
+        lines[at + 2].starts_with("---") || lines[at + 2].contains("--- "),
+        "the diff below it:\n{}",
+        lines.join("\n")
+    );
+}
+
 /// The TUI projects its own compact workers; `agents --dry-run` projects
 /// the hub's wire workers. Same fleet, same answer.
 #[test]

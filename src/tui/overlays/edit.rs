@@ -657,12 +657,72 @@ fn draw_diff(cx: &Cx, area: Rect, buf: &mut Buffer, diff: &str, rev: &str, scrol
         );
     }
     let w = usize::from(area.width);
+    let plan = plan_lines(cx, w);
+    for (i, l) in plan.iter().enumerate() {
+        if let Some(r) = row(area, 1 + i as u16) {
+            line(
+                r,
+                buf,
+                fit_line(Line::styled(l.clone(), t.title()), w, t.ellipsis()),
+            );
+        }
+    }
+    let top = 1 + plan.len() as u16;
     for (i, l) in diff.lines().skip(scroll).enumerate() {
-        let Some(r) = row(area, i as u16 + 1) else {
+        let Some(r) = row(area, i as u16 + top) else {
             break;
         };
         line(r, buf, diff_line(t, &fit(&hub(l), w, t.ellipsis())));
     }
+}
+
+/// Above the diff, as terraform's `Plan:` line: what the order changes
+/// (agents moved, added, removed) and what that does to the fleet (healthy
+/// workers that change rung, no route now → then), from the projection the
+/// Ladder shows.
+/// One line where it fits `width`, else the fleet's part on a line of its
+/// own.
+pub fn plan_lines(cx: &Cx, width: usize) -> Vec<String> {
+    let (list, fleet) = plan_parts(cx);
+    let Some(fleet) = fleet else {
+        return vec![list];
+    };
+    let one = format!("{list} {} {fleet}", cx.theme.sep());
+    if one.chars().count() <= width {
+        vec![one]
+    } else {
+        vec![list, format!("      {fleet}")]
+    }
+}
+
+fn plan_parts(cx: &Cx) -> (String, Option<String>) {
+    let t = cx.theme;
+    let c = cx
+        .model
+        .edit
+        .plan
+        .as_ref()
+        .map(|p| p.changes())
+        .unwrap_or_default();
+    let agents = if c.moved == 1 { "agent" } else { "agents" };
+    let list = format!(
+        "Plan: {} {agents} moved, {} added, {} removed",
+        count_text(c.moved),
+        count_text(c.added),
+        count_text(c.removed)
+    );
+    let fleet = cx.model.edit.projection.as_ref().map(|p| {
+        format!(
+            "{} of {} healthy workers change rung {} no route {}{}{}",
+            count_text(p.change_rung),
+            count_text(p.healthy),
+            t.sep(),
+            count_text(p.no_route_today),
+            t.arrow(),
+            count_text(p.no_route),
+        )
+    });
+    (list, fleet)
 }
 
 fn draw_conflict(
