@@ -130,7 +130,7 @@ fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
     for c in "claude".chars() {
         key(&mut a, c);
     }
-    let Mode::Adding { text, error } = &a.model().edit.mode else {
+    let Mode::Adding { text, error, .. } = &a.model().edit.mode else {
         panic!("the prompt")
     };
     assert_eq!(text, "claude");
@@ -148,6 +148,73 @@ fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
     assert!(
         matches!(&a.model().edit.mode, Mode::Adding { error: Some(_), .. }),
         "a malformed name"
+    );
+}
+
+/// The typo guard asks before the harm: a name nobody reports and no
+/// known agent has is not added on the first Enter; the prompt asks (Enter
+/// again adds it anyway, Esc goes back to the name, kept).
+#[test]
+fn a_name_nobody_reports_is_asked_about_before_it_is_added() {
+    let mut a = app(true);
+    key(&mut a, 'a');
+    ui::typed(&mut a, "gemnii");
+    code(&mut a, KeyCode::Enter);
+    assert!(
+        matches!(&a.model().edit.mode, Mode::Adding { text, unknown: true, .. } if text == "gemnii"),
+        "{:?}",
+        a.model().edit.mode
+    );
+    assert!(!a.model().edit.is_pending(), "nothing added yet");
+    let s = screen_text(&a);
+    assert!(
+        s.contains("add \"gemnii\"? no worker reports it and it is not a known agent")
+            && s.contains("Enter adds it anyway")
+            && s.contains("Esc goes back to the name"),
+        "{s}"
+    );
+    code(&mut a, KeyCode::Esc);
+    assert!(
+        matches!(&a.model().edit.mode, Mode::Adding { text, unknown: false, .. } if text == "gemnii"),
+        "Esc goes back keeping the text: {:?}",
+        a.model().edit.mode
+    );
+    code(&mut a, KeyCode::Enter);
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert!(order(&a).contains(&"gemnii".to_string()), "added anyway");
+    // A name workers report (or a known agent) is added at once.
+    key(&mut a, 'a');
+    ui::typed(&mut a, "cursor");
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert!(order(&a).contains(&"cursor".to_string()));
+}
+
+/// `C-u` clears the add prompt as it clears the filter prompt; a hint with
+/// nothing to offer ends with the hints, not a dangling separator.
+#[test]
+fn ctrl_u_clears_the_add_prompt_and_a_hint_with_nothing_to_offer_ends_cleanly() {
+    let mut a = app(true);
+    key(&mut a, 'a');
+    ui::typed(&mut a, "zzz");
+    let (w, h) = a.size();
+    let last = ui::row(&ui::drawn(&a, w, h), h - 1);
+    assert!(
+        last.trim_end().ends_with("Esc cancels"),
+        "nothing to offer: the line ends with the hints: {last:?}"
+    );
+    ctrl(&mut a, 'u');
+    assert!(
+        matches!(&a.model().edit.mode, Mode::Adding { text, error: None, .. } if text.is_empty()),
+        "{:?}",
+        a.model().edit.mode
+    );
+    ui::typed(&mut a, "cu");
+    let last = ui::row(&ui::drawn(&a, w, h), h - 1);
+    assert!(
+        last.contains("· cursor"),
+        "the offer after the hints: {last:?}"
     );
 }
 
@@ -447,6 +514,7 @@ fn the_projection_follows_the_pending_order_and_warns() {
         key(&mut a, c);
     }
     code(&mut a, KeyCode::Enter);
+    code(&mut a, KeyCode::Enter);
     let p = a.model().edit.projection.clone().expect("a projection");
     assert!(
         p.warnings
@@ -522,6 +590,7 @@ fn the_tui_projects_as_the_cli_does() {
     for c in ['J', 'j', 'J', 'a', 'z', 'e', 'd'] {
         key(&mut a, c);
     }
+    code(&mut a, KeyCode::Enter);
     code(&mut a, KeyCode::Enter);
     a.settle();
     let new = a.model().edit.order().expect("pending").to_vec();

@@ -137,8 +137,15 @@ pub enum Mode {
     #[default]
     Editing,
     /// The add prompt: the name typed so far and why it cannot be added
-    /// (validated as it is typed).
-    Adding { text: String, error: Option<String> },
+    /// (validated as it is typed). `unknown`: Enter was pressed on a name
+    /// no worker reports and no known agent has (a typo routes nobody):
+    /// the prompt asks first, Enter again adds it anyway, Esc goes back to
+    /// the name.
+    Adding {
+        text: String,
+        error: Option<String>,
+        unknown: bool,
+    },
     /// The diff screen: `y` sends exactly `text` with `If-Match: if_match`.
     Review {
         text: String,

@@ -98,6 +98,7 @@ pub fn action(
             m.edit.mode = Mode::Adding {
                 text: String::new(),
                 error: None,
+                unknown: false,
             };
             return;
         }
@@ -312,9 +313,12 @@ pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>
                 m.edit.mode = Mode::Editing;
             }
         }
-        Mode::Adding { text, .. } => match action {
+        Mode::Adding { text, unknown, .. } => match action {
+            // Esc on the question goes back to the name, kept.
+            Some(Action::Cancel) if *unknown => *unknown = false,
             Some(Action::Cancel) => m.edit.mode = Mode::Editing,
             Some(Action::Accept) => add_typed(m, asks),
+            Some(Action::PromptEraseAll) => set_add_text(m, String::new()),
             Some(Action::Complete) => {
                 let typed = text.clone();
                 if let Some(c) = m
@@ -399,11 +403,76 @@ fn set_add_text(m: &mut Model, t: String) {
             .and_then(|p| p.check_name(&t).err())
             .map(|e| e.to_string())
     };
-    m.edit.mode = Mode::Adding { text: t, error };
+    m.edit.mode = Mode::Adding {
+        text: t,
+        error,
+        unknown: false,
+    };
+}
+
+/// No worker reports the name, no known agent has it, and it is not in the
+/// list the edit began on: most likely a typo.
+fn unheard_of(m: &Model, name: &str) -> bool {
+    !crate::wire::KNOWN_AGENTS.contains(&name)
+        && !m.fleet.agg.agents.contains_key(name)
+        && !m
+            .edit
+            .plan
+            .as_ref()
+            .is_some_and(|p| p.base_order().iter().any(|a| a == name))
+}
+
+/// The name the add prompt could have meant: the closest it offers, at
+/// most two edits away.
+pub fn meant(m: &Model, name: &str) -> Option<String> {
+    m.add_choices()
+        .into_iter()
+        .map(|c| (distance(name, &c), c))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Edits (insert, delete, replace, swap of neighbours) between two names.
+fn distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 fn add_typed(m: &mut Model, asks: &mut Vec<Ask>) {
     let name = text_of(&m.edit.mode);
+    let asked = matches!(m.edit.mode, Mode::Adding { unknown: true, .. });
+    let valid = m
+        .edit
+        .plan
+        .as_ref()
+        .is_some_and(|p| p.check_name(&name).is_ok());
+    if valid && !asked && unheard_of(m, &name) {
+        // Ask before the harm: Enter again adds it anyway.
+        m.edit.mode = Mode::Adding {
+            text: name,
+            error: None,
+            unknown: true,
+        };
+        return;
+    }
     let Some(plan) = m.edit.plan.as_mut() else {
         m.edit.mode = Mode::Editing;
         return;
@@ -419,6 +488,7 @@ fn add_typed(m: &mut Model, asks: &mut Vec<Ask>) {
             m.edit.mode = Mode::Adding {
                 text: name,
                 error: Some(e.to_string()),
+                unknown: false,
             };
         }
     }
@@ -814,7 +884,29 @@ fn draw_conflict(
 pub fn draw_status(cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
     let t = cx.theme;
     let l = match &cx.model.edit.mode {
-        Mode::Adding { text, error } => {
+        Mode::Adding {
+            text,
+            unknown: true,
+            ..
+        } => {
+            let meant = meant(cx.model, text)
+                .map(|c| format!(" (did you mean {}?)", hub(&c)))
+                .unwrap_or_default();
+            Line::from(vec![
+                Span::styled(
+                    format!(
+                        "add {:?}? no worker reports it and it is not a known agent{meant}: ",
+                        hub(text)
+                    ),
+                    t.warn(),
+                ),
+                Span::styled(
+                    keys::hints(Hints::AddUnknown, &format!(" {} ", t.sep())),
+                    t.title(),
+                ),
+            ])
+        }
+        Mode::Adding { text, error, .. } => {
             let mut spans = vec![
                 Span::styled("add agent: ", t.title()),
                 Span::raw(hub(text).into_owned()),
@@ -831,15 +923,12 @@ pub fn draw_status(cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
                         .filter(|c| c.starts_with(text.as_str()))
                         .collect::<Vec<_>>()
                         .join(" ");
-                    spans.push(Span::styled(
-                        format!(
-                            "{1} {0} {2}",
-                            t.sep(),
-                            keys::hints(Hints::Add, &format!(" {} ", t.sep())),
-                            hub(&offer)
-                        ),
-                        t.muted(),
-                    ))
+                    let mut s = keys::hints(Hints::Add, &format!(" {} ", t.sep()));
+                    if !offer.is_empty() {
+                        // Nothing to offer: the hints end the line.
+                        s.push_str(&format!(" {} {}", t.sep(), hub(&offer)));
+                    }
+                    spans.push(Span::styled(s, t.muted()))
                 }
             }
             Line::from(spans)
