@@ -372,6 +372,10 @@ impl App {
                 self.changes.agents = true;
                 self.dirty = true;
             }
+            Msg::DraftKept(kept) => {
+                overlays::edit::draft_kept(kept, &mut asks);
+                self.dirty = true;
+            }
             Msg::Written(r) => {
                 overlays::edit::written(m, r, &mut fx, &mut asks);
                 self.changes.agents = true;

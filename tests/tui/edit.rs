@@ -764,13 +764,9 @@ fn a_document_not_taken_reopens_with_the_error_on_top_and_nothing_typed_lost() {
         "what was typed is all there: {again}"
     );
     assert!(!a.model().edit.is_pending(), "nothing taken");
-    // Saved unchanged: cancelled, and e brings the draft back.
-    assert!(edited(&mut a, &again, &again).is_empty());
-    assert!(status(&a).contains("cancelled"), "{}", status(&a));
-    assert!(!a.model().edit.is_pending());
-    let reopened = opened(&key(&mut a, 'e'));
-    assert_eq!(reopened, again, "e reopens what was typed");
-    // Fixed (the notes left in place): the notes go, the fix is taken.
+    // Reopened and fixed (the notes left in place): the notes go, the
+    // fix is taken.
+    let reopened = again.clone();
     let fixed = again.replace("\"pi\",    # again", "\"codex\",    # last");
     let fixed = fixed
         .replacen("    \"opencode\", # cheap\n", "", 1)
@@ -814,6 +810,45 @@ fn the_editor_coming_back_unchanged_cancels_and_says_so() {
     assert!(sent.find("\"pi\"") < sent.find("\"opencode\""), "{sent}");
     assert!(edited(&mut a, &sent, &sent).is_empty());
     assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]), "kept");
+}
+
+/// Quitting the editor after a document was not taken cancels: the next
+/// `e` opens the hub's document (not the broken draft with its notes), and
+/// the draft is kept as a file whose path the status line names.
+#[test]
+fn cancelling_the_editor_after_a_document_not_taken_returns_to_the_hubs() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    let dup = DOC.replace("\"codex\",    # last", "\"pi\",    # again");
+    let again = opened(&edited(&mut a, &sent, &dup));
+    // Quit without saving: the file holds what the editor was given.
+    let fx = edited(&mut a, &again, &again);
+    assert_eq!(
+        fx,
+        vec![Effect::KeepDraft { text: dup.clone() }],
+        "the draft kept as a file"
+    );
+    assert!(status(&a).contains("cancelled"), "{}", status(&a));
+    assert_eq!(a.model().edit.draft, None);
+    assert!(!a.model().edit.is_pending());
+    a.update(Msg::DraftKept(Ok(
+        "/state/macfleet/drafts/hub-1.toml".into()
+    )));
+    assert!(
+        status(&a).contains("kept in /state/macfleet/drafts/hub-1.toml"),
+        "{}",
+        status(&a)
+    );
+    let next = opened(&key(&mut a, 'e'));
+    assert_eq!(next, DOC, "e opens the hub's document, not the draft");
+    // `:cq` (an editor that fails) on a draft not taken cancels the same way.
+    let again = opened(&edited(&mut a, &next, &dup));
+    let fx = a.update(Msg::Edited {
+        sent: again,
+        back: Err("\"vi\" exited with exit status: 1".into()),
+    });
+    assert_eq!(fx, vec![Effect::KeepDraft { text: dup }]);
+    assert_eq!(opened(&key(&mut a, 'e')), DOC);
 }
 
 #[test]

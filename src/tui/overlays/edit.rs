@@ -156,7 +156,16 @@ pub fn edited(
     let back = match back {
         Ok(b) => b,
         Err(e) => {
-            say(asks, format!("the editor failed: {e} (nothing changed)"));
+            if cancel_draft(m, fx) {
+                say(
+                    asks,
+                    format!(
+                        "the editor failed: {e}: cancelled, e opens the hub's document (keeping what you typed as a file)"
+                    ),
+                );
+            } else {
+                say(asks, format!("the editor failed: {e} (nothing changed)"));
+            }
             return;
         }
     };
@@ -164,8 +173,8 @@ pub fn edited(
     if body == strip_notes(&sent) {
         say(
             asks,
-            if m.edit.draft.is_some() {
-                "the editor closed with the document unchanged: cancelled (e reopens what you typed)"
+            if cancel_draft(m, fx) {
+                "the editor closed with the document unchanged: cancelled, e opens the hub's document (keeping what you typed as a file)"
             } else {
                 "the editor closed with the document unchanged: cancelled"
             },
@@ -215,6 +224,34 @@ pub fn edited(
             });
         }
     }
+}
+
+/// Quitting the editor on a draft not taken cancels it: the next `e`
+/// opens the hub's document (as the pending edit would write it), and
+/// the draft is kept as a file (its path comes back in
+/// [`draft_kept`]), so nothing typed is lost. False when there was none.
+fn cancel_draft(m: &mut Model, fx: &mut Vec<Effect>) -> bool {
+    let Some(d) = m.edit.draft.take() else {
+        return false;
+    };
+    m.edit.reopens = 0;
+    fx.push(Effect::KeepDraft { text: d.text });
+    true
+}
+
+/// Where the cancelled draft was kept.
+pub fn draft_kept(kept: Result<String, String>, asks: &mut Vec<Ask>) {
+    say(
+        asks,
+        match kept {
+            Ok(path) => {
+                format!("cancelled: e opens the hub's document; what you typed is kept in {path}")
+            }
+            Err(e) => format!(
+                "cancelled: e opens the hub's document; what you typed could not be kept: {e}"
+            ),
+        },
+    );
 }
 
 /// `R` on History: the selected revision's order becomes the pending
