@@ -402,6 +402,42 @@ fn a_colleagues_write_under_a_pending_edit_is_said_on_the_ladder_and_w_diffs_ont
     assert_eq!(a.model().edit.overtaken, None, "chosen: the notice goes");
 }
 
+/// The stale-edit notice and the conflict name the writing client, as
+/// History does: owners who share a token are told apart by it.
+#[test]
+fn the_notice_of_a_colleagues_write_names_their_client() {
+    use macfleet::wire::{History, HistoryEntry};
+    let mut a = app(true);
+    key(&mut a, 'J');
+    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    a.update(Msg::History(History {
+        revisions: vec![HistoryEntry {
+            revision: "r44".into(),
+            at: fixture::t0() - chrono::TimeDelta::seconds(5),
+            by: "alice".into(),
+            agents: v(&["opencode", "pi", "codex"]),
+            previous_agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+            client: Some("curl/8.5.0".into()),
+        }],
+    }));
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: v(&["opencode", "pi", "codex"]),
+        text: theirs,
+    });
+    let s = screen_text(&a);
+    assert!(
+        s.contains("r44 written by alice via curl/8.5.0, 5s ago"),
+        "{s}"
+    );
+    key(&mut a, 'w');
+    let s = screen_text(&a);
+    assert!(
+        s.contains("by alice via curl/8.5.0, 5s ago"),
+        "the conflict names it:\n{s}"
+    );
+}
+
 #[test]
 fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
     let mut a = app(true);
@@ -794,24 +830,6 @@ fn a_document_not_taken_reopens_with_the_error_on_top_and_nothing_typed_lost() {
     assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
 }
 
-#[test]
-fn the_editor_coming_back_unchanged_cancels_and_says_so() {
-    let mut a = app(true);
-    let sent = opened(&key(&mut a, 'e'));
-    assert!(edited(&mut a, &sent, &sent).is_empty());
-    assert!(!a.model().edit.is_pending());
-    assert_eq!(
-        status(&a),
-        "the editor closed with the document unchanged: cancelled"
-    );
-    // With a pending move, e opens the document as it would be written.
-    key(&mut a, 'J');
-    let sent = opened(&key(&mut a, 'e'));
-    assert!(sent.find("\"pi\"") < sent.find("\"opencode\""), "{sent}");
-    assert!(edited(&mut a, &sent, &sent).is_empty());
-    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]), "kept");
-}
-
 /// Quitting the editor after a document was not taken cancels: the next
 /// `e` opens the hub's document (not the broken draft with its notes), and
 /// the draft is kept as a file whose path the status line names.
@@ -849,6 +867,24 @@ fn cancelling_the_editor_after_a_document_not_taken_returns_to_the_hubs() {
     });
     assert_eq!(fx, vec![Effect::KeepDraft { text: dup }]);
     assert_eq!(opened(&key(&mut a, 'e')), DOC);
+}
+
+#[test]
+fn the_editor_coming_back_unchanged_cancels_and_says_so() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    assert!(edited(&mut a, &sent, &sent).is_empty());
+    assert!(!a.model().edit.is_pending());
+    assert_eq!(
+        status(&a),
+        "the editor closed with the document unchanged: cancelled"
+    );
+    // With a pending move, e opens the document as it would be written.
+    key(&mut a, 'J');
+    let sent = opened(&key(&mut a, 'e'));
+    assert!(sent.find("\"pi\"") < sent.find("\"opencode\""), "{sent}");
+    assert!(edited(&mut a, &sent, &sent).is_empty());
+    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]), "kept");
 }
 
 #[test]

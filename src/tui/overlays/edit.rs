@@ -849,7 +849,13 @@ fn draw_conflict(
             .history
             .iter()
             .find(|h| h.revision == c.theirs_revision())
-            .map(|h| format!(" by {}, {} ago", hub(&h.by), age_at(cx.now, h.at)))
+            .map(|h| {
+                format!(
+                    " by {}, {} ago",
+                    hub(&crate::tui::model::config::who(h)),
+                    age_at(cx.now, h.at)
+                )
+            })
             .unwrap_or_default();
         line(
             r,
