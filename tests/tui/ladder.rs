@@ -583,6 +583,56 @@ fi"#
     assert!(t.wait_exit(SOON).success());
 }
 
+/// A real `$EDITOR` leaves a document that is not taken, then is quit
+/// without saving: the draft is kept as a 0600 file under
+/// `$XDG_STATE_HOME/macfleet/drafts/` whose path the status line names, and
+/// the next `e` opens the hub's document, not the draft with its notes.
+#[test]
+fn cancelling_the_editor_on_a_draft_keeps_it_as_a_file_and_e_opens_the_hubs() {
+    use std::os::unix::fs::PermissionsExt;
+    let hub = Hub::start();
+    let state = tempfile::tempdir().expect("tempdir");
+    // First pass: codex becomes a second pi (refused); later passes leave
+    // the file as they found it (quit without saving).
+    let (dir, editor) = script_editor(
+        r#"n=$(ls "$D" | grep -c '^seen')
+cp "$1" "$D/seen$n"
+if [ "$n" = 0 ]; then
+  sed -i 's/"codex",    # last/"pi", # again/' "$1"
+fi"#,
+    );
+    let state_home = state.path().to_str().expect("utf-8").to_string();
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor), ("XDG_STATE_HOME", &state_home)]);
+    t.send("e");
+    t.wait_for("what you typed is kept in", SOON);
+    let drafts = state.path().join("macfleet").join("drafts");
+    let files: Vec<_> = std::fs::read_dir(&drafts)
+        .expect("the drafts directory")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(
+        std::fs::read_to_string(&files[0]).expect("the draft"),
+        DOC.replace("\"codex\",    # last", "\"pi\", # again"),
+        "what was typed, without the notes"
+    );
+    let mode = std::fs::metadata(&files[0])
+        .expect("meta")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    t.send("e");
+    t.wait_for(
+        "the editor closed with the document unchanged: cancelled",
+        SOON,
+    );
+    let third = std::fs::read_to_string(dir.path().join("seen2")).expect("opened again");
+    assert_eq!(third, DOC, "e opens the hub's document");
+    assert_eq!(hub.history_len(), 1, "nothing sent");
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
 #[test]
 fn the_editors_keys_go_to_the_editor_not_to_the_tui() {
     let hub = Hub::start();

@@ -244,8 +244,9 @@ pub fn draft_kept(kept: Result<String, String>, asks: &mut Vec<Ask>) {
     say(
         asks,
         match kept {
+            // The path first: it is what a narrow status line must keep.
             Ok(path) => {
-                format!("cancelled: e opens the hub's document; what you typed is kept in {path}")
+                format!("what you typed is kept in {path}: cancelled, e opens the hub's document")
             }
             Err(e) => format!(
                 "cancelled: e opens the hub's document; what you typed could not be kept: {e}"

@@ -104,10 +104,14 @@ fn keep_draft_in(dir: &Path, text: &str) -> Result<String, String> {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
             .map_err(|e| format!("making {} private: {e}", dir.display()))?;
     }
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let pid = std::process::id();
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
     for n in 0..100u32 {
-        let path = dir.join(format!("hub-{stamp}-{pid}-{n}.toml"));
+        // Short, so the status line shows it whole.
+        let name = match n {
+            0 => format!("draft-{stamp}.toml"),
+            n => format!("draft-{stamp}-{n}.toml"),
+        };
+        let path = dir.join(name);
         match write_private(&path, text) {
             Ok(()) => return Ok(path.display().to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
