@@ -6,7 +6,7 @@
 mod pending;
 mod projection;
 
-pub use pending::{Conflict, PendingEdit, Rebased, Rung};
+pub use pending::{Conflict, ListChanges, PendingEdit, Rebased, Rung};
 pub use projection::{
     Projection, RungForecast, Seat, Warning, project, project_grouped, rung_of, seen_agents,
     unreported,

@@ -51,6 +51,14 @@ impl Rung {
     }
 }
 
+/// How a pending order differs from the order it was begun on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListChanges {
+    pub moved: usize,
+    pub added: usize,
+    pub removed: usize,
+}
+
 /// What is left of a pending edit after the hub answered 412 and its
 /// current document was fetched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -351,6 +359,33 @@ impl PendingEdit {
         out
     }
 
+    /// How the pending order differs from the base: agents moved (the
+    /// fewest single moves that turn the kept agents' old order into the
+    /// new one, so `J` is one move and an agent added on top moves none),
+    /// added and removed.
+    pub fn changes(&self) -> ListChanges {
+        let old: Vec<usize> = self
+            .order
+            .iter()
+            .filter_map(|a| self.base.iter().position(|b| b == a))
+            .collect();
+        // The longest run of kept agents already in their old order stays.
+        let mut best = vec![1usize; old.len()];
+        for i in 0..old.len() {
+            for j in 0..i {
+                if old[j] < old[i] {
+                    best[i] = best[i].max(best[j] + 1);
+                }
+            }
+        }
+        let stays = best.into_iter().max().unwrap_or(0);
+        ListChanges {
+            moved: old.len() - stays,
+            added: self.order.len() - old.len(),
+            removed: self.base.iter().filter(|a| !self.order.contains(a)).count(),
+        }
+    }
+
     /// What blocks a write: an empty list, a duplicate, a malformed name,
     /// more agents than the hub accepts.
     pub fn check(&self) -> Result<(), DocError> {
@@ -461,6 +496,52 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn changes_count_the_fewest_moves_and_what_was_added_and_removed() {
+        let mut e = edit();
+        assert_eq!(e.changes(), ListChanges::default());
+        e.move_down(0).expect("move");
+        assert_eq!(
+            e.changes(),
+            ListChanges {
+                moved: 1,
+                added: 0,
+                removed: 0
+            },
+            "J is one move, not two ranks changed"
+        );
+        let mut e = edit();
+        e.add("cursor", Some(0)).expect("add");
+        assert_eq!(
+            e.changes(),
+            ListChanges {
+                moved: 0,
+                added: 1,
+                removed: 0
+            },
+            "an agent added on top moves none"
+        );
+        e.remove(3).expect("remove");
+        assert_eq!(
+            e.changes(),
+            ListChanges {
+                moved: 0,
+                added: 1,
+                removed: 1
+            }
+        );
+        let mut e = edit();
+        e.set_order(v(&["codex", "claude", "opencode"]));
+        assert_eq!(
+            e.changes(),
+            ListChanges {
+                moved: 2,
+                added: 0,
+                removed: 0
+            }
+        );
     }
 
     #[test]

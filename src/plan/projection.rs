@@ -143,6 +143,9 @@ pub struct Projection {
     pub no_route_today: usize,
     /// Healthy workers that would have no route under the new order.
     pub no_route: usize,
+    /// Healthy workers that would stand on another rung than the one they
+    /// run now (another agent, or no route where they had one, or back).
+    pub change_rung: usize,
     pub warnings: Vec<Warning>,
 }
 
@@ -243,10 +246,14 @@ pub fn project_grouped<W: Seat>(
             .map(|a| forecast(a, None, today, &healthy)),
     );
     let mut no_route = 0;
+    let mut change_rung = 0;
     for (w, n) in &healthy {
         let (rung, passed) = rung_of(*w, new);
         for i in passed {
             rungs[i].unreported += n;
+        }
+        if rung != w.active_agent() {
+            change_rung += n;
         }
         match rung.and_then(|a| new.iter().position(|x| x == a)) {
             Some(i) => rungs[i].projected += n,
@@ -265,6 +272,7 @@ pub fn project_grouped<W: Seat>(
         rungs,
         no_route_today,
         no_route,
+        change_rung,
         warnings,
     }
 }

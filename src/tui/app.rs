@@ -362,6 +362,7 @@ impl App {
                 } else if m.edit.plan.as_ref().map(|p| p.base_revision()) != Some(revision.as_str())
                 {
                     m.forget_unchanged_edit();
+                    overlays::edit::overtaken(m, &text, &revision, &mut asks);
                 }
                 self.changes.agents = true;
                 self.dirty = true;
@@ -369,6 +370,10 @@ impl App {
             Msg::Edited { sent, back } => {
                 overlays::edit::edited(m, sent, back, &mut fx, &mut asks);
                 self.changes.agents = true;
+                self.dirty = true;
+            }
+            Msg::DraftKept(kept) => {
+                overlays::edit::draft_kept(kept, &mut asks);
                 self.dirty = true;
             }
             Msg::Written(r) => {

@@ -169,7 +169,12 @@ pub fn history(now: DateTime<Utc>) -> History {
         by: by.into(),
         agents: agents.iter().map(|s| s.to_string()).collect(),
         previous_agents: prev.iter().map(|s| s.to_string()).collect(),
-        client: None,
+        // The writing client the hub recorded (none before it recorded it).
+        client: match rev {
+            "r42" => Some("macfleet/0.1.0".into()),
+            "r41" => Some("curl/8.5.0".into()),
+            _ => None,
+        },
     };
     History {
         revisions: vec![

@@ -457,7 +457,20 @@ pub const BINDINGS: &[Binding] = &[
         "complete the name",
         Add,
     ),
-    b(&[code(KeyCode::Esc)], "Esc", Action::Cancel, "cancel", Add),
+    b(
+        &[code(KeyCode::Esc)],
+        "Esc",
+        Action::Cancel,
+        "cancel (on the question about a name nobody reports: back to the name)",
+        Add,
+    ),
+    b(
+        &[ctrl('u')],
+        "C-u",
+        Action::PromptEraseAll,
+        "erase all",
+        Add,
+    ),
     b(
         &[code(KeyCode::Backspace)],
         "Bksp",
@@ -637,6 +650,8 @@ pub enum Hints {
     Dropping,
     Quitting,
     Add,
+    /// The add prompt's question about a name nobody reports.
+    AddUnknown,
     Command,
     Picker,
     Switching,
@@ -722,6 +737,14 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
             h(&[&[Action::Accept]], "adds"),
             h(&[&[Action::Complete]], "completes"),
             h(&[&[Action::Cancel]], "cancels"),
+        ],
+    ),
+    (
+        Hints::AddUnknown,
+        Add,
+        &[
+            h(&[&[Action::Accept]], "adds it anyway"),
+            h(&[&[Action::Cancel]], "goes back to the name"),
         ],
     ),
     (

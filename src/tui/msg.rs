@@ -57,6 +57,9 @@ pub enum Msg {
         sent: String,
         back: Result<String, String>,
     },
+    /// The answer to an [`Effect::KeepDraft`]: where the draft was kept,
+    /// or why it could not be.
+    DraftKept(Result<String, String>),
     /// The answer to an [`Effect::Write`].
     Written(Result<ConfigAccepted, ClientError>),
     History(History),
@@ -108,6 +111,12 @@ pub enum Effect {
     /// Open `text` in `$EDITOR` (the runner suspends the screen around it)
     /// and answer [`Msg::Edited`].
     OpenEditor {
+        text: String,
+    },
+    /// Keep a draft from `$EDITOR` that was cancelled as a private file
+    /// (0600, under `$XDG_STATE_HOME/macfleet/drafts/`) and answer
+    /// [`Msg::DraftKept`] with its path.
+    KeepDraft {
         text: String,
     },
     /// `PUT /v1/config` of exactly `text` with `If-Match: if_match` (what

@@ -130,7 +130,7 @@ fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
     for c in "claude".chars() {
         key(&mut a, c);
     }
-    let Mode::Adding { text, error } = &a.model().edit.mode else {
+    let Mode::Adding { text, error, .. } = &a.model().edit.mode else {
         panic!("the prompt")
     };
     assert_eq!(text, "claude");
@@ -148,6 +148,73 @@ fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
     assert!(
         matches!(&a.model().edit.mode, Mode::Adding { error: Some(_), .. }),
         "a malformed name"
+    );
+}
+
+/// The typo guard asks before the harm: a name nobody reports and no
+/// known agent has is not added on the first Enter; the prompt asks (Enter
+/// again adds it anyway, Esc goes back to the name, kept).
+#[test]
+fn a_name_nobody_reports_is_asked_about_before_it_is_added() {
+    let mut a = app(true);
+    key(&mut a, 'a');
+    ui::typed(&mut a, "gemnii");
+    code(&mut a, KeyCode::Enter);
+    assert!(
+        matches!(&a.model().edit.mode, Mode::Adding { text, unknown: true, .. } if text == "gemnii"),
+        "{:?}",
+        a.model().edit.mode
+    );
+    assert!(!a.model().edit.is_pending(), "nothing added yet");
+    let s = screen_text(&a);
+    assert!(
+        s.contains("add \"gemnii\"? no worker reports it and it is not a known agent")
+            && s.contains("Enter adds it anyway")
+            && s.contains("Esc goes back to the name"),
+        "{s}"
+    );
+    code(&mut a, KeyCode::Esc);
+    assert!(
+        matches!(&a.model().edit.mode, Mode::Adding { text, unknown: false, .. } if text == "gemnii"),
+        "Esc goes back keeping the text: {:?}",
+        a.model().edit.mode
+    );
+    code(&mut a, KeyCode::Enter);
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert!(order(&a).contains(&"gemnii".to_string()), "added anyway");
+    // A name workers report (or a known agent) is added at once.
+    key(&mut a, 'a');
+    ui::typed(&mut a, "cursor");
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert!(order(&a).contains(&"cursor".to_string()));
+}
+
+/// `C-u` clears the add prompt as it clears the filter prompt; a hint with
+/// nothing to offer ends with the hints, not a dangling separator.
+#[test]
+fn ctrl_u_clears_the_add_prompt_and_a_hint_with_nothing_to_offer_ends_cleanly() {
+    let mut a = app(true);
+    key(&mut a, 'a');
+    ui::typed(&mut a, "zzz");
+    let (w, h) = a.size();
+    let last = ui::row(&ui::drawn(&a, w, h), h - 1);
+    assert!(
+        last.trim_end().ends_with("Esc cancels"),
+        "nothing to offer: the line ends with the hints: {last:?}"
+    );
+    ctrl(&mut a, 'u');
+    assert!(
+        matches!(&a.model().edit.mode, Mode::Adding { text, error: None, .. } if text.is_empty()),
+        "{:?}",
+        a.model().edit.mode
+    );
+    ui::typed(&mut a, "cu");
+    let last = ui::row(&ui::drawn(&a, w, h), h - 1);
+    assert!(
+        last.contains("· cursor"),
+        "the offer after the hints: {last:?}"
     );
 }
 
@@ -254,6 +321,120 @@ fn a_412_over_another_key_replays_the_order_and_shows_the_new_diff() {
     assert!(
         text.find("\"pi\"") < text.find("\"opencode\""),
         "mine is kept: {text}"
+    );
+}
+
+/// A colleague's write reaches the TUI while `J` is pending: the edit is
+/// replayed onto their document at once and the Ladder says so (who, when,
+/// whether the list was touched); `w` diffs onto their revision. When they
+/// changed the list, `w` shows the conflict's choice before any diff.
+#[test]
+fn a_colleagues_write_under_a_pending_edit_is_said_on_the_ladder_and_w_diffs_onto_it() {
+    use macfleet::wire::{History, HistoryEntry};
+    let mut a = app(true);
+    key(&mut a, 'J');
+    let entry = |rev: &str, agents: &[&str]| HistoryEntry {
+        revision: rev.into(),
+        at: fixture::t0() - chrono::TimeDelta::seconds(5),
+        by: "bob".into(),
+        agents: agents.iter().map(|s| s.to_string()).collect(),
+        previous_agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        client: None,
+    };
+    a.update(Msg::History(History {
+        revisions: vec![entry("r44", &fixture::LADDER)],
+    }));
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        text: DOC.replace("retries = 2", "retries = 3"),
+    });
+    assert!(a.model().edit.is_pending(), "the edit is kept");
+    let s = screen_text(&a);
+    assert!(
+        s.contains("! r44 written by bob, 5s ago, while this edit (begun on r42) was pending")
+            && s.contains("it left the list alone"),
+        "{s}"
+    );
+    key(&mut a, 'w');
+    let Mode::Review {
+        text,
+        if_match,
+        diff,
+        ..
+    } = a.model().edit.mode.clone()
+    else {
+        panic!("the diff, not {:?}", a.model().edit.mode)
+    };
+    assert_eq!(if_match, "r44", "onto the hub's revision now");
+    assert!(text.contains("retries = 3"), "theirs kept: {text}");
+    assert!(
+        !diff.contains("retries"),
+        "their change is not undone: {diff}"
+    );
+    // An open diff is remade onto a newer write that changed the list: the
+    // choice comes first.
+    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    a.update(Msg::History(History {
+        revisions: vec![entry("r45", &["opencode", "pi", "codex"])],
+    }));
+    a.update(Msg::Agents {
+        revision: "r45".into(),
+        agents: v(&["opencode", "pi", "codex"]),
+        text: theirs,
+    });
+    assert!(
+        matches!(a.model().edit.mode, Mode::Conflict { .. }),
+        "{:?}",
+        a.model().edit.mode
+    );
+    code(&mut a, KeyCode::Esc);
+    assert!(
+        matches!(a.model().edit.mode, Mode::Conflict { .. }),
+        "a choice, not a diff"
+    );
+    key(&mut a, 'c');
+    key(&mut a, 'w');
+    let Mode::Review { if_match, .. } = a.model().edit.mode.clone() else {
+        panic!("the diff after the choice, not {:?}", a.model().edit.mode)
+    };
+    assert_eq!(if_match, "r45");
+    assert_eq!(a.model().edit.overtaken, None, "chosen: the notice goes");
+}
+
+/// The stale-edit notice and the conflict name the writing client, as
+/// History does: owners who share a token are told apart by it.
+#[test]
+fn the_notice_of_a_colleagues_write_names_their_client() {
+    use macfleet::wire::{History, HistoryEntry};
+    let mut a = app(true);
+    key(&mut a, 'J');
+    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    a.update(Msg::History(History {
+        revisions: vec![HistoryEntry {
+            revision: "r44".into(),
+            at: fixture::t0() - chrono::TimeDelta::seconds(5),
+            by: "alice".into(),
+            agents: v(&["opencode", "pi", "codex"]),
+            previous_agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+            client: Some("curl/8.5.0".into()),
+        }],
+    }));
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: v(&["opencode", "pi", "codex"]),
+        text: theirs,
+    });
+    let s = screen_text(&a);
+    assert!(
+        s.contains("r44 written by alice via curl/8.5.0, 5s ago"),
+        "{s}"
+    );
+    key(&mut a, 'w');
+    let s = screen_text(&a);
+    assert!(
+        s.contains("by alice via curl/8.5.0, 5s ago"),
+        "the conflict names it:\n{s}"
     );
 }
 
@@ -369,6 +550,7 @@ fn the_projection_follows_the_pending_order_and_warns() {
         key(&mut a, c);
     }
     code(&mut a, KeyCode::Enter);
+    code(&mut a, KeyCode::Enter);
     let p = a.model().edit.projection.clone().expect("a projection");
     assert!(
         p.warnings
@@ -386,6 +568,55 @@ fn the_projection_follows_the_pending_order_and_warns() {
     );
 }
 
+/// Above the diff, as terraform's `Plan:` line: agents moved / added /
+/// removed, the healthy workers that change rung (each counted: its rung
+/// under the new order is not the agent it runs now), no route now → then.
+#[test]
+fn the_diff_has_a_plan_line_above_it() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    a.settle();
+    key(&mut a, 'w');
+    let new = a.model().edit.order().expect("pending").to_vec();
+    let wire: Vec<macfleet::wire::WorkerView> = a
+        .model()
+        .fleet
+        .iter()
+        .map(|(_, e)| e.view.to_wire(e.state, e.in_sync))
+        .collect();
+    let healthy: Vec<_> = wire
+        .iter()
+        .filter(|w| w.state == macfleet::wire::WorkerState::Healthy)
+        .collect();
+    let change = healthy
+        .iter()
+        .filter(|w| macfleet::plan::rung_of(*w, &new).0 != w.active_agent.as_deref())
+        .count();
+    assert!(change > 0, "J moves workers in this fleet");
+    let p = a.model().edit.projection.clone().expect("projection");
+    let want = format!(
+        "Plan: 1 agent moved, 0 added, 0 removed · {change} of {} healthy workers change rung · no route {}→{}",
+        healthy.len(),
+        p.no_route_today,
+        p.no_route
+    );
+    let lines = ui::lines(&ui::drawn(&a, 120, 40));
+    let at = lines
+        .iter()
+        .position(|l| l.contains("write onto revision"))
+        .expect("the diff's header");
+    assert!(
+        lines[at + 1].contains(&want),
+        "{}\n{want}",
+        lines.join("\n")
+    );
+    assert!(
+        lines[at + 2].starts_with("---") || lines[at + 2].contains("--- "),
+        "the diff below it:\n{}",
+        lines.join("\n")
+    );
+}
+
 /// The TUI projects its own compact workers; `agents --dry-run` projects
 /// the hub's wire workers. Same fleet, same answer.
 #[test]
@@ -395,6 +626,7 @@ fn the_tui_projects_as_the_cli_does() {
     for c in ['J', 'j', 'J', 'a', 'z', 'e', 'd'] {
         key(&mut a, c);
     }
+    code(&mut a, KeyCode::Enter);
     code(&mut a, KeyCode::Enter);
     a.settle();
     let new = a.model().edit.order().expect("pending").to_vec();
@@ -568,13 +800,9 @@ fn a_document_not_taken_reopens_with_the_error_on_top_and_nothing_typed_lost() {
         "what was typed is all there: {again}"
     );
     assert!(!a.model().edit.is_pending(), "nothing taken");
-    // Saved unchanged: cancelled, and e brings the draft back.
-    assert!(edited(&mut a, &again, &again).is_empty());
-    assert!(status(&a).contains("cancelled"), "{}", status(&a));
-    assert!(!a.model().edit.is_pending());
-    let reopened = opened(&key(&mut a, 'e'));
-    assert_eq!(reopened, again, "e reopens what was typed");
-    // Fixed (the notes left in place): the notes go, the fix is taken.
+    // Reopened and fixed (the notes left in place): the notes go, the
+    // fix is taken.
+    let reopened = again.clone();
     let fixed = again.replace("\"pi\",    # again", "\"codex\",    # last");
     let fixed = fixed
         .replacen("    \"opencode\", # cheap\n", "", 1)
@@ -600,6 +828,45 @@ fn a_document_not_taken_reopens_with_the_error_on_top_and_nothing_typed_lost() {
     assert!(fx.is_empty());
     assert!(status(&a).contains("nothing changed"), "{}", status(&a));
     assert_eq!(order(&a), v(&["pi", "claude", "opencode", "codex"]));
+}
+
+/// Quitting the editor after a document was not taken cancels: the next
+/// `e` opens the hub's document (not the broken draft with its notes), and
+/// the draft is kept as a file whose path the status line names.
+#[test]
+fn cancelling_the_editor_after_a_document_not_taken_returns_to_the_hubs() {
+    let mut a = app(true);
+    let sent = opened(&key(&mut a, 'e'));
+    let dup = DOC.replace("\"codex\",    # last", "\"pi\",    # again");
+    let again = opened(&edited(&mut a, &sent, &dup));
+    // Quit without saving: the file holds what the editor was given.
+    let fx = edited(&mut a, &again, &again);
+    assert_eq!(
+        fx,
+        vec![Effect::KeepDraft { text: dup.clone() }],
+        "the draft kept as a file"
+    );
+    assert!(status(&a).contains("cancelled"), "{}", status(&a));
+    assert_eq!(a.model().edit.draft, None);
+    assert!(!a.model().edit.is_pending());
+    a.update(Msg::DraftKept(Ok(
+        "/state/macfleet/drafts/hub-1.toml".into()
+    )));
+    assert!(
+        status(&a).starts_with("what you typed is kept in /state/macfleet/drafts/hub-1.toml"),
+        "{}",
+        status(&a)
+    );
+    let next = opened(&key(&mut a, 'e'));
+    assert_eq!(next, DOC, "e opens the hub's document, not the draft");
+    // `:cq` (an editor that fails) on a draft not taken cancels the same way.
+    let again = opened(&edited(&mut a, &next, &dup));
+    let fx = a.update(Msg::Edited {
+        sent: again,
+        back: Err("\"vi\" exited with exit status: 1".into()),
+    });
+    assert_eq!(fx, vec![Effect::KeepDraft { text: dup }]);
+    assert_eq!(opened(&key(&mut a, 'e')), DOC);
 }
 
 #[test]

@@ -209,6 +209,87 @@ fn after_a_colleagues_write_the_owner_edits_at_once_without_refetching() {
     assert!(t.wait_exit(SOON).success());
 }
 
+/// Two actors: with `J` pending, a colleague writes another key of the
+/// document. The Ladder says so at once (who, and that the list was left
+/// alone), and `w` shows the diff onto the hub's revision now, never onto
+/// the one that is gone: `y` is taken without a 412.
+#[test]
+fn a_colleagues_write_under_a_pending_edit_is_said_at_once_and_w_diffs_onto_it() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    let theirs = DOC.replace("retries = 2", "retries = 3");
+    hub.other_owner_writes(&theirs);
+    let rev = Hub::rt()
+        .block_on(hub.client().config())
+        .expect("config")
+        .revision;
+    let short: String = rev.chars().take(12).collect();
+    let s = t.wait_until("the notice on the Ladder, with who", SOON, |s| {
+        s.contains("was pending") && s.contains("by alice via macfleet/")
+    });
+    assert!(s.contains("left the list alone"), "{s}");
+    assert!(s.contains(&format!("! {short} written by alice")), "{s}");
+    t.send("w");
+    let s = t.wait_for("write onto revision", SOON);
+    assert!(s.contains(&short), "the diff is onto their revision:\n{s}");
+    assert!(
+        !s.contains("-retries") && !s.contains("+retries"),
+        "the diff does not undo their change:\n{s}"
+    );
+    t.send("y");
+    let s = t.wait_for("written: revision", SOON);
+    assert!(!s.contains("replayed onto"), "no 412 on the way:\n{s}");
+    assert_eq!(hub.document(), swapped(&theirs), "both changes stored");
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+/// Two actors: with `J` pending in the TUI, a colleague moves an agent with
+/// `macfleet agents` (the real binary, the same hub). The Ladder says their
+/// write changed the list, and `w` shows the conflict's choice before any
+/// diff; nothing of ours is sent before the choice.
+#[test]
+fn a_colleagues_change_of_the_list_under_a_pending_edit_asks_before_any_diff() {
+    let hub = Hub::start();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    let out = common::macfleet(
+        &["agents", "move", "claude", "0", "--hub", &hub.url],
+        &[("MAC_HUB_TOKEN", &hub.owner)],
+    );
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let s = t.wait_until("the notice on the Ladder, with who", SOON, |s| {
+        s.contains("was pending") && s.contains("by alice via macfleet/")
+    });
+    assert!(s.contains("it changed the list"), "{s}");
+    t.send("w");
+    let s = t.wait_for("the hub's list changed", SOON);
+    assert!(
+        !s.contains("write onto revision"),
+        "no diff before the choice:\n{s}"
+    );
+    assert!(s.contains("mine (pending)"), "{s}");
+    assert_eq!(hub.history_len(), 2, "nothing of ours sent");
+    t.send("c");
+    t.wait_for("your order now stands on the hub's document", SOON);
+    t.send("w");
+    t.wait_for("write onto revision", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    let doc = hub.document();
+    assert!(
+        doc.find("\"pi\"") < doc.find("\"opencode\""),
+        "mine carried onto theirs:\n{doc}"
+    );
+    assert_eq!(hub.history_len(), 3);
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
 fn swapped(doc: &str) -> String {
     doc.replace(
         "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
@@ -226,14 +307,20 @@ fn a_concurrent_write_of_another_key_is_replayed_and_both_are_stored() {
     let theirs = DOC.replace("retries = 2", "retries = 3");
     hub.other_owner_writes(&theirs);
     t.send("y");
-    let s = t.wait_for("replayed onto", SOON);
-    assert!(
-        s.contains("write onto revision"),
-        "the new diff to confirm:\n{s}"
-    );
-    assert_eq!(hub.history_len(), 2, "nothing of ours sent yet");
-    t.send("y");
-    t.wait_for("written: revision", SOON);
+    // Either `y` met the 412 (the new diff to confirm), or the TUI had
+    // already remade the open diff onto their revision and `y` sent that.
+    let s = t.wait_until("the 412's new diff, or the write", SOON, |s| {
+        s.contains("replayed onto") || s.contains("written: revision")
+    });
+    if s.contains("replayed onto") {
+        assert!(
+            s.contains("write onto revision"),
+            "the new diff to confirm:\n{s}"
+        );
+        assert_eq!(hub.history_len(), 2, "nothing of ours sent yet");
+        t.send("y");
+        t.wait_for("written: revision", SOON);
+    }
     assert_eq!(hub.document(), swapped(&theirs), "both changes stored");
     assert_eq!(hub.history_len(), 3);
     t.send("q");
@@ -492,6 +579,56 @@ fi"#
         "taken on the second pass"
     );
     assert_eq!(write_and_read(&mut t, &hub), swapped(DOC));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+/// A real `$EDITOR` leaves a document that is not taken, then is quit
+/// without saving: the draft is kept as a 0600 file under
+/// `$XDG_STATE_HOME/macfleet/drafts/` whose path the status line names, and
+/// the next `e` opens the hub's document, not the draft with its notes.
+#[test]
+fn cancelling_the_editor_on_a_draft_keeps_it_as_a_file_and_e_opens_the_hubs() {
+    use std::os::unix::fs::PermissionsExt;
+    let hub = Hub::start();
+    let state = tempfile::tempdir().expect("tempdir");
+    // First pass: codex becomes a second pi (refused); later passes leave
+    // the file as they found it (quit without saving).
+    let (dir, editor) = script_editor(
+        r#"n=$(ls "$D" | grep -c '^seen')
+cp "$1" "$D/seen$n"
+if [ "$n" = 0 ]; then
+  sed -i 's/"codex",    # last/"pi", # again/' "$1"
+fi"#,
+    );
+    let state_home = state.path().to_str().expect("utf-8").to_string();
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor), ("XDG_STATE_HOME", &state_home)]);
+    t.send("e");
+    t.wait_for("what you typed is kept in", SOON);
+    let drafts = state.path().join("macfleet").join("drafts");
+    let files: Vec<_> = std::fs::read_dir(&drafts)
+        .expect("the drafts directory")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(
+        std::fs::read_to_string(&files[0]).expect("the draft"),
+        DOC.replace("\"codex\",    # last", "\"pi\", # again"),
+        "what was typed, without the notes"
+    );
+    let mode = std::fs::metadata(&files[0])
+        .expect("meta")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    t.send("e");
+    t.wait_for(
+        "the editor closed with the document unchanged: cancelled",
+        SOON,
+    );
+    let third = std::fs::read_to_string(dir.path().join("seen2")).expect("opened again");
+    assert_eq!(third, DOC, "e opens the hub's document");
+    assert_eq!(hub.history_len(), 1, "nothing sent");
     t.send("q");
     assert!(t.wait_exit(SOON).success());
 }

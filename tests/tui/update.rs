@@ -1139,3 +1139,55 @@ fn every_sort_of_every_pane_orders_its_rows() {
         }
     }
 }
+
+/// Owners who share a token are told apart by the writing client: History
+/// shows each entry's `client` beside `by`, in the table and the detail,
+/// and `client:` filters on it.
+#[test]
+fn history_shows_the_writing_client_beside_by() {
+    use macfleet::wire::{History, HistoryEntry};
+    let (mut a, _) = app(10, true);
+    let e = |rev: &str, mins: i64, client: Option<&str>| HistoryEntry {
+        revision: rev.into(),
+        at: t0() - TimeDelta::minutes(mins),
+        by: "alice".into(),
+        agents: vec!["opencode".into(), "pi".into()],
+        previous_agents: vec!["pi".into(), "opencode".into()],
+        client: client.map(str::to_string),
+    };
+    a.update(Msg::History(History {
+        revisions: vec![
+            e("rc", 1, Some("curl/8.5.0")),
+            e("rb", 2, Some("macfleet/0.4.0")),
+            e("ra", 3, None),
+        ],
+    }));
+    key(&mut a, '4');
+    let screen = |a: &App| ui::text(&ui::drawn(a, 120, 40));
+    let s = screen(&a);
+    let header = s.lines().find(|l| l.contains("REV")).expect("the header");
+    assert!(
+        header.find("BY") < header.find("CLIENT"),
+        "CLIENT beside BY: {header}"
+    );
+    let row = |rev: &str| {
+        s.lines()
+            .find(|l| l.contains(rev))
+            .expect("a row")
+            .to_string()
+    };
+    assert!(
+        row("rc").contains("alice") && row("rc").contains("curl/8.5.0"),
+        "{s}"
+    );
+    assert!(row("rb").contains("macfleet/0.4.0"), "{s}");
+    code(&mut a, KeyCode::Enter);
+    let s = screen(&a);
+    let client = s.lines().find(|l| l.contains("client")).unwrap_or_default();
+    assert!(client.contains("curl/8.5.0"), "the detail names it:\n{s}");
+    code(&mut a, KeyCode::Esc);
+    key(&mut a, '/');
+    typed(&mut a, "client:curl");
+    code(&mut a, KeyCode::Enter);
+    assert_eq!(a.pane_as::<HistoryPane>().list.rows.len(), 1);
+}

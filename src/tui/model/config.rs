@@ -25,7 +25,22 @@ pub struct HistKey {
     pub at: DateTime<Utc>,
 }
 
+/// Who wrote an entry: `alice`, or `alice via macfleet-agents/0.3` when
+/// the hub recorded the writing client (owners who share a token are told
+/// apart by it). Hub text: make it terminal-safe before drawing.
+pub fn who(h: &HistoryEntry) -> String {
+    match h.client.as_deref().filter(|c| !c.is_empty()) {
+        Some(c) => format!("{} via {c}", h.by),
+        None => h.by.clone(),
+    }
+}
+
 impl Config {
+    /// The newest history entry of a revision.
+    pub fn written(&self, revision: &str) -> Option<&HistoryEntry> {
+        self.history.iter().find(|h| h.revision == revision)
+    }
+
     /// The history entry a key names.
     pub fn entry(&self, k: &HistKey) -> Option<&HistoryEntry> {
         self.history

@@ -35,6 +35,23 @@ pub struct LadderEdit {
     pub draft: Option<Draft>,
     /// Times in a row the editor came back with a document not taken.
     pub reopens: usize,
+    /// A colleague wrote while this edit was pending: said on the Ladder
+    /// until the edit is written or dropped.
+    pub overtaken: Option<Overtaken>,
+}
+
+/// Another write reached the hub while an edit was pending. The edit was
+/// replayed onto it at once (so `w` shows the diff onto the revision the
+/// hub holds), or, when their write changed the list too, `w` shows the
+/// conflict to choose on before any diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overtaken {
+    /// The revision the edit was begun on.
+    pub from: String,
+    /// The hub's revision now.
+    pub revision: String,
+    /// Their write changed the list: `w` opens this choice first.
+    pub conflict: Option<Box<Conflict>>,
 }
 
 /// A document typed in `$EDITOR` that could not become the pending edit.
@@ -120,8 +137,15 @@ pub enum Mode {
     #[default]
     Editing,
     /// The add prompt: the name typed so far and why it cannot be added
-    /// (validated as it is typed).
-    Adding { text: String, error: Option<String> },
+    /// (validated as it is typed). `unknown`: Enter was pressed on a name
+    /// no worker reports and no known agent has (a typo routes nobody):
+    /// the prompt asks first, Enter again adds it anyway, Esc goes back to
+    /// the name.
+    Adding {
+        text: String,
+        error: Option<String>,
+        unknown: bool,
+    },
     /// The diff screen: `y` sends exactly `text` with `If-Match: if_match`.
     Review {
         text: String,

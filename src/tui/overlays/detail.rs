@@ -423,6 +423,14 @@ fn revision_lines(cx: &Cx, k: &HistKey) -> Vec<Line<'static>> {
         kv(cx, "by", hub(&h.by).into_owned()),
         kv(
             cx,
+            "client",
+            h.client
+                .as_deref()
+                .map_or("not recorded".into(), hub)
+                .into_owned(),
+        ),
+        kv(
+            cx,
             "before",
             hub(&fmt::list(&h.previous_agents)).into_owned(),
         ),

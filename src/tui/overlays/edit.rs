@@ -14,11 +14,12 @@ use ratatui::text::{Line, Span};
 
 use super::Ask;
 use crate::client::ClientError;
+use crate::plan::Rebased;
 use crate::tui::keys::{self, Action, Hints, Scope};
 use crate::tui::model::Model;
 use crate::tui::model::config::HistKey;
 use crate::tui::model::edit::{
-    Draft, LadderEdit, MAX_REOPENS, Mode, Rollout, strip_notes, with_notes,
+    Draft, LadderEdit, MAX_REOPENS, Mode, Overtaken, Rollout, strip_notes, with_notes,
 };
 use crate::tui::msg::Effect;
 use crate::tui::pane::{Cx, Detail};
@@ -97,6 +98,7 @@ pub fn action(
             m.edit.mode = Mode::Adding {
                 text: String::new(),
                 error: None,
+                unknown: false,
             };
             return;
         }
@@ -154,7 +156,16 @@ pub fn edited(
     let back = match back {
         Ok(b) => b,
         Err(e) => {
-            say(asks, format!("the editor failed: {e} (nothing changed)"));
+            if cancel_draft(m, fx) {
+                say(
+                    asks,
+                    format!(
+                        "the editor failed: {e}: cancelled, e opens the hub's document (keeping what you typed as a file)"
+                    ),
+                );
+            } else {
+                say(asks, format!("the editor failed: {e} (nothing changed)"));
+            }
             return;
         }
     };
@@ -162,8 +173,8 @@ pub fn edited(
     if body == strip_notes(&sent) {
         say(
             asks,
-            if m.edit.draft.is_some() {
-                "the editor closed with the document unchanged: cancelled (e reopens what you typed)"
+            if cancel_draft(m, fx) {
+                "the editor closed with the document unchanged: cancelled, e opens the hub's document (keeping what you typed as a file)"
             } else {
                 "the editor closed with the document unchanged: cancelled"
             },
@@ -215,6 +226,35 @@ pub fn edited(
     }
 }
 
+/// Quitting the editor on a draft not taken cancels it: the next `e`
+/// opens the hub's document (as the pending edit would write it), and
+/// the draft is kept as a file (its path comes back in
+/// [`draft_kept`]), so nothing typed is lost. False when there was none.
+fn cancel_draft(m: &mut Model, fx: &mut Vec<Effect>) -> bool {
+    let Some(d) = m.edit.draft.take() else {
+        return false;
+    };
+    m.edit.reopens = 0;
+    fx.push(Effect::KeepDraft { text: d.text });
+    true
+}
+
+/// Where the cancelled draft was kept.
+pub fn draft_kept(kept: Result<String, String>, asks: &mut Vec<Ask>) {
+    say(
+        asks,
+        match kept {
+            // The path first: it is what a narrow status line must keep.
+            Ok(path) => {
+                format!("what you typed is kept in {path}: cancelled, e opens the hub's document")
+            }
+            Err(e) => format!(
+                "cancelled: e opens the hub's document; what you typed could not be kept: {e}"
+            ),
+        },
+    );
+}
+
 /// `R` on History: the selected revision's order becomes the pending
 /// order (on the hub's current document), shown on the Ladder to review.
 pub fn revert(m: &mut Model, selected: Option<HistKey>, asks: &mut Vec<Ask>) {
@@ -254,6 +294,18 @@ pub fn revert(m: &mut Model, selected: Option<HistKey>, asks: &mut Vec<Ask>) {
 /// `w`: the diff screen of the whole document, or why it cannot be
 /// written.
 fn review(m: &mut Model, asks: &mut Vec<Ask>) {
+    if let Some(c) = m.edit.overtaken.as_ref().and_then(|o| o.conflict.clone()) {
+        // Their write changed the list: choose before any diff.
+        m.edit.mode = Mode::Conflict {
+            conflict: c,
+            confirm_drop: false,
+        };
+        say(
+            asks,
+            "the list changed on the hub: c carries yours onto theirs, D drops yours",
+        );
+        return;
+    }
     let Some(plan) = m.edit.plan.as_ref().filter(|p| p.is_pending()) else {
         say(asks, "nothing to write: no pending edit");
         return;
@@ -299,9 +351,12 @@ pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>
                 m.edit.mode = Mode::Editing;
             }
         }
-        Mode::Adding { text, .. } => match action {
+        Mode::Adding { text, unknown, .. } => match action {
+            // Esc on the question goes back to the name, kept.
+            Some(Action::Cancel) if *unknown => *unknown = false,
             Some(Action::Cancel) => m.edit.mode = Mode::Editing,
             Some(Action::Accept) => add_typed(m, asks),
+            Some(Action::PromptEraseAll) => set_add_text(m, String::new()),
             Some(Action::Complete) => {
                 let typed = text.clone();
                 if let Some(c) = m
@@ -355,6 +410,7 @@ pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>
                 let c = (**conflict).clone();
                 m.edit.plan = Some(c.carry());
                 m.edit.mode = Mode::Editing;
+                m.edit.overtaken = None;
                 say(
                     asks,
                     "your order now stands on the hub's document: review it, then w",
@@ -366,6 +422,7 @@ pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>
                 let c = (**conflict).clone();
                 m.edit.plan = Some(c.drop_mine());
                 m.edit.mode = Mode::Editing;
+                m.edit.overtaken = None;
                 say(asks, "your pending edit was dropped");
                 asks.push(Ask::Reorder);
             }
@@ -384,11 +441,76 @@ fn set_add_text(m: &mut Model, t: String) {
             .and_then(|p| p.check_name(&t).err())
             .map(|e| e.to_string())
     };
-    m.edit.mode = Mode::Adding { text: t, error };
+    m.edit.mode = Mode::Adding {
+        text: t,
+        error,
+        unknown: false,
+    };
+}
+
+/// No worker reports the name, no known agent has it, and it is not in the
+/// list the edit began on: most likely a typo.
+fn unheard_of(m: &Model, name: &str) -> bool {
+    !crate::wire::KNOWN_AGENTS.contains(&name)
+        && !m.fleet.agg.agents.contains_key(name)
+        && !m
+            .edit
+            .plan
+            .as_ref()
+            .is_some_and(|p| p.base_order().iter().any(|a| a == name))
+}
+
+/// The name the add prompt could have meant: the closest it offers, at
+/// most two edits away.
+pub fn meant(m: &Model, name: &str) -> Option<String> {
+    m.add_choices()
+        .into_iter()
+        .map(|c| (distance(name, &c), c))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Edits (insert, delete, replace, swap of neighbours) between two names.
+fn distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 fn add_typed(m: &mut Model, asks: &mut Vec<Ask>) {
     let name = text_of(&m.edit.mode);
+    let asked = matches!(m.edit.mode, Mode::Adding { unknown: true, .. });
+    let valid = m
+        .edit
+        .plan
+        .as_ref()
+        .is_some_and(|p| p.check_name(&name).is_ok());
+    if valid && !asked && unheard_of(m, &name) {
+        // Ask before the harm: Enter again adds it anyway.
+        m.edit.mode = Mode::Adding {
+            text: name,
+            error: None,
+            unknown: true,
+        };
+        return;
+    }
     let Some(plan) = m.edit.plan.as_mut() else {
         m.edit.mode = Mode::Editing;
         return;
@@ -404,6 +526,7 @@ fn add_typed(m: &mut Model, asks: &mut Vec<Ask>) {
             m.edit.mode = Mode::Adding {
                 text: name,
                 error: Some(e.to_string()),
+                unknown: false,
             };
         }
     }
@@ -453,6 +576,85 @@ pub fn written(
             );
             m.edit.error = Some(e);
         }
+    }
+}
+
+/// A newer document than the pending edit's came in (a colleague wrote):
+/// the edit is replayed onto it at once, and an open diff is remade onto
+/// it, so `w` never shows a diff against a revision that is gone; when
+/// their write changed the list, `w` (or the open diff) shows the conflict
+/// to choose on first. A write on its way is left to the 412 it meets.
+pub fn overtaken(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask>) {
+    if matches!(m.edit.mode, Mode::Sending { .. }) || !m.edit.is_pending() {
+        return;
+    }
+    let Some(plan) = m.edit.plan.as_ref() else {
+        return;
+    };
+    if plan.base_revision() == revision {
+        return;
+    }
+    let from = m
+        .edit
+        .overtaken
+        .as_ref()
+        .map_or_else(|| plan.base_revision().to_string(), |o| o.from.clone());
+    let open = matches!(m.edit.mode, Mode::Review { .. } | Mode::Conflict { .. });
+    match plan.rebase(theirs, revision) {
+        Ok(Rebased::Replayed(p)) => {
+            m.edit.plan = Some(p);
+            m.edit.overtaken = Some(Overtaken {
+                from,
+                revision: revision.to_string(),
+                conflict: None,
+            });
+            if open {
+                review(m, asks);
+            }
+            say(
+                asks,
+                format!(
+                    "{revision} was written while your edit was pending; it left the list alone: your order now stands on it ({})",
+                    if open {
+                        "the diff is onto it: y sends"
+                    } else {
+                        "w shows the diff onto it"
+                    }
+                ),
+            );
+        }
+        Ok(Rebased::AlreadyThere(p)) => {
+            m.edit.plan = Some(p);
+            m.edit.mode = Mode::Editing;
+            m.edit.overtaken = None;
+            say(
+                asks,
+                format!(
+                    "{revision} was written while your edit was pending and holds your order: nothing pending"
+                ),
+            );
+        }
+        Ok(Rebased::ListChanged(c)) => {
+            m.edit.overtaken = Some(Overtaken {
+                from,
+                revision: revision.to_string(),
+                conflict: Some(c),
+            });
+            if open {
+                review(m, asks);
+            } else {
+                say(
+                    asks,
+                    format!(
+                        "{revision} was written while your edit was pending and changed the list: w shows theirs and yours to choose"
+                    ),
+                );
+            }
+        }
+        Err(e) => say(
+            asks,
+            format!("cannot replay your edit onto {revision}: {e} (the edit is kept)"),
+        ),
     }
 }
 
@@ -563,12 +765,72 @@ fn draw_diff(cx: &Cx, area: Rect, buf: &mut Buffer, diff: &str, rev: &str, scrol
         );
     }
     let w = usize::from(area.width);
+    let plan = plan_lines(cx, w);
+    for (i, l) in plan.iter().enumerate() {
+        if let Some(r) = row(area, 1 + i as u16) {
+            line(
+                r,
+                buf,
+                fit_line(Line::styled(l.clone(), t.title()), w, t.ellipsis()),
+            );
+        }
+    }
+    let top = 1 + plan.len() as u16;
     for (i, l) in diff.lines().skip(scroll).enumerate() {
-        let Some(r) = row(area, i as u16 + 1) else {
+        let Some(r) = row(area, i as u16 + top) else {
             break;
         };
         line(r, buf, diff_line(t, &fit(&hub(l), w, t.ellipsis())));
     }
+}
+
+/// Above the diff, as terraform's `Plan:` line: what the order changes
+/// (agents moved, added, removed) and what that does to the fleet (healthy
+/// workers that change rung, no route now → then), from the projection the
+/// Ladder shows.
+/// One line where it fits `width`, else the fleet's part on a line of its
+/// own.
+pub fn plan_lines(cx: &Cx, width: usize) -> Vec<String> {
+    let (list, fleet) = plan_parts(cx);
+    let Some(fleet) = fleet else {
+        return vec![list];
+    };
+    let one = format!("{list} {} {fleet}", cx.theme.sep());
+    if one.chars().count() <= width {
+        vec![one]
+    } else {
+        vec![list, format!("      {fleet}")]
+    }
+}
+
+fn plan_parts(cx: &Cx) -> (String, Option<String>) {
+    let t = cx.theme;
+    let c = cx
+        .model
+        .edit
+        .plan
+        .as_ref()
+        .map(|p| p.changes())
+        .unwrap_or_default();
+    let agents = if c.moved == 1 { "agent" } else { "agents" };
+    let list = format!(
+        "Plan: {} {agents} moved, {} added, {} removed",
+        count_text(c.moved),
+        count_text(c.added),
+        count_text(c.removed)
+    );
+    let fleet = cx.model.edit.projection.as_ref().map(|p| {
+        format!(
+            "{} of {} healthy workers change rung {} no route {}{}{}",
+            count_text(p.change_rung),
+            count_text(p.healthy),
+            t.sep(),
+            count_text(p.no_route_today),
+            t.arrow(),
+            count_text(p.no_route),
+        )
+    });
+    (list, fleet)
 }
 
 fn draw_conflict(
@@ -588,7 +850,13 @@ fn draw_conflict(
             .history
             .iter()
             .find(|h| h.revision == c.theirs_revision())
-            .map(|h| format!(" by {}, {} ago", hub(&h.by), age_at(cx.now, h.at)))
+            .map(|h| {
+                format!(
+                    " by {}, {} ago",
+                    hub(&crate::tui::model::config::who(h)),
+                    age_at(cx.now, h.at)
+                )
+            })
             .unwrap_or_default();
         line(
             r,
@@ -660,7 +928,29 @@ fn draw_conflict(
 pub fn draw_status(cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
     let t = cx.theme;
     let l = match &cx.model.edit.mode {
-        Mode::Adding { text, error } => {
+        Mode::Adding {
+            text,
+            unknown: true,
+            ..
+        } => {
+            let meant = meant(cx.model, text)
+                .map(|c| format!(" (did you mean {}?)", hub(&c)))
+                .unwrap_or_default();
+            Line::from(vec![
+                Span::styled(
+                    format!(
+                        "add {:?}? no worker reports it and it is not a known agent{meant}: ",
+                        hub(text)
+                    ),
+                    t.warn(),
+                ),
+                Span::styled(
+                    keys::hints(Hints::AddUnknown, &format!(" {} ", t.sep())),
+                    t.title(),
+                ),
+            ])
+        }
+        Mode::Adding { text, error, .. } => {
             let mut spans = vec![
                 Span::styled("add agent: ", t.title()),
                 Span::raw(hub(text).into_owned()),
@@ -677,15 +967,12 @@ pub fn draw_status(cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
                         .filter(|c| c.starts_with(text.as_str()))
                         .collect::<Vec<_>>()
                         .join(" ");
-                    spans.push(Span::styled(
-                        format!(
-                            "{1} {0} {2}",
-                            t.sep(),
-                            keys::hints(Hints::Add, &format!(" {} ", t.sep())),
-                            hub(&offer)
-                        ),
-                        t.muted(),
-                    ))
+                    let mut s = keys::hints(Hints::Add, &format!(" {} ", t.sep()));
+                    if !offer.is_empty() {
+                        // Nothing to offer: the hints end the line.
+                        s.push_str(&format!(" {} {}", t.sep(), hub(&offer)));
+                    }
+                    spans.push(Span::styled(s, t.muted()))
                 }
             }
             Line::from(spans)

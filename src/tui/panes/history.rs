@@ -1,4 +1,5 @@
-//! `4` History: each revision, when, by whom, before → after.
+//! `4` History: each revision, when, by whom, with which client, before →
+//! after.
 
 use std::time::Instant;
 
@@ -34,12 +35,13 @@ impl SortBy for HistorySort {
 }
 
 /// Fields a History filter can name: `agent` is in the list before or after.
-pub const FIELDS: &[&str] = &["rev", "by", "agent"];
+pub const FIELDS: &[&str] = &["rev", "by", "client", "agent"];
 
 impl Searchable for HistoryEntry {
     fn shows(&self, needle: &str) -> bool {
         contains_ci(&self.revision, needle)
             || contains_ci(&self.by, needle)
+            || self.client.as_deref().is_some_and(|c| contains_ci(c, needle))
             || self.agents.iter().any(|a| contains_ci(a, needle))
             || self.previous_agents.iter().any(|a| contains_ci(a, needle))
     }
@@ -48,6 +50,7 @@ impl Searchable for HistoryEntry {
         match field {
             "rev" => starts_ci(&self.revision, value),
             "by" => starts_ci(&self.by, value),
+            "client" => self.client.as_deref().is_some_and(|c| starts_ci(c, value)),
             "agent" => self
                 .agents
                 .iter()
@@ -159,6 +162,7 @@ impl History {
                     Span::raw(fmt::age_at(now, h.at)),
                     Span::raw(fmt::stamp(h.at)),
                     Span::raw(hub(&h.by).into_owned()),
+                    Span::raw(h.client.as_deref().map_or("-".into(), hub).into_owned()),
                     Span::raw(change),
                 ]
             })
@@ -171,11 +175,14 @@ impl History {
     }
 }
 
-pub const COLS: [Col; 5] = [
+pub const COLS: [Col; 6] = [
     col("REV", 8, 12, 0),
     col("AGE", 3, 4, 0),
-    col("WHEN", 17, 17, 2),
+    col("WHEN", 17, 17, 3),
     col("BY", 6, 16, 1),
+    // The writing client, from the request's User-Agent: owners who share
+    // a token are told apart by it.
+    col("CLIENT", 6, 24, 2),
     fill("BEFORE → AFTER", 20, 0),
 ];
 

@@ -16,6 +16,8 @@ use crate::plan::Rung;
 use crate::tui::keys::{self, Action, Hints};
 use crate::tui::model::Model;
 use crate::tui::model::away::{self, AwayNow};
+use crate::tui::model::config;
+use crate::tui::model::edit::Overtaken;
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
 use crate::tui::pane::{Changes, Cx, Detail, Handled, List, ListNav, Pane, SortBy};
 use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, line, table};
@@ -414,6 +416,11 @@ fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
             t.bad(),
         ));
     }
+    if let Some(o) = &cx.model.edit.overtaken {
+        for l in overtaken_text(cx, o) {
+            lines.push(Line::styled(l, t.warn()));
+        }
+    }
     lines.extend([Line::styled(
         format!(
             "pending order over {} healthy workers {} no route {}{}{}",
@@ -447,3 +454,38 @@ fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
     }
 }
 
+
+/// A colleague wrote while the edit was pending: who, when (from the
+/// history, once it holds the revision), then whether they touched the
+/// list and what `w` does now.
+fn overtaken_text(cx: &Cx, o: &Overtaken) -> [String; 2] {
+    let short = |r: &str| hub(&r.chars().take(12).collect::<String>()).into_owned();
+    let who = cx
+        .model
+        .config
+        .written(&o.revision)
+        .map(|h| {
+            format!(
+                " by {}, {} ago,",
+                hub(&config::who(h)),
+                fmt::age_at(cx.now, h.at)
+            )
+        })
+        .unwrap_or_default();
+    let what = if o.conflict.is_some() {
+        "  it changed the list: w shows theirs and yours to choose".to_string()
+    } else {
+        format!(
+            "  it left the list alone: your order now stands on {} (w shows the diff onto it)",
+            short(&o.revision)
+        )
+    };
+    [
+        format!(
+            "! {} written{who} while this edit (begun on {}) was pending",
+            short(&o.revision),
+            short(&o.from)
+        ),
+        what,
+    ]
+}

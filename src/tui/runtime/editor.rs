@@ -85,6 +85,42 @@ pub fn edit_with(editor: &str, text: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "the document is not valid UTF-8".to_string())
 }
 
+/// Keep a cancelled draft where it outlives the session: a file of its
+/// own (0600) in `$XDG_STATE_HOME/macfleet/drafts/` (0700; by default under
+/// `~/.local/state`). Returns its path.
+pub fn keep_draft(text: &str) -> Result<String, String> {
+    let dir = super::log::default_file()
+        .and_then(|f| f.parent().map(|d| d.join("drafts")))
+        .ok_or("no $XDG_STATE_HOME or $HOME to keep it under")?;
+    keep_draft_in(&dir, text)
+}
+
+fn keep_draft_in(dir: &Path, text: &str) -> Result<String, String> {
+    let dir = dir.to_path_buf();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("making {} private: {e}", dir.display()))?;
+    }
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    for n in 0..100u32 {
+        // Short, so the status line shows it whole.
+        let name = match n {
+            0 => format!("draft-{stamp}.toml"),
+            n => format!("draft-{stamp}-{n}.toml"),
+        };
+        let path = dir.join(name);
+        match write_private(&path, text) {
+            Ok(()) => return Ok(path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("writing {}: {e}", path.display())),
+        }
+    }
+    Err(format!("no free file name in {}", dir.display()))
+}
+
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     let mut o = std::fs::OpenOptions::new();
     o.write(true).create_new(true);
@@ -101,6 +137,24 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cancelled_draft_is_kept_in_a_private_file_of_its_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().expect("tempdir");
+        let dir = base.path().join("macfleet").join("drafts");
+        let a = keep_draft_in(&dir, "MAC_CODING_AGENTS = [\"pi\", \"pi\"]\n").expect("kept");
+        let b = keep_draft_in(&dir, "second\n").expect("kept");
+        assert_ne!(a, b, "one file a draft");
+        assert!(a.starts_with(dir.to_str().expect("utf-8")), "{a}");
+        assert_eq!(
+            std::fs::read_to_string(&a).expect("read"),
+            "MAC_CODING_AGENTS = [\"pi\", \"pi\"]\n"
+        );
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode(Path::new(&a)), 0o600);
+        assert_eq!(mode(&dir), 0o700);
+    }
 
     /// A scripted editor: `edit` runs it through `sh`, gives it the file,
     /// and reads back what it wrote.

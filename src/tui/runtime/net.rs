@@ -402,7 +402,10 @@ async fn effect_task(
             }
             // The runner sends writes through its `Writer`, runs the editor
             // and switches contexts itself; never here.
-            Effect::Write { .. } | Effect::OpenEditor { .. } | Effect::SwitchContext(_) => {}
+            Effect::Write { .. }
+            | Effect::OpenEditor { .. }
+            | Effect::KeepDraft { .. }
+            | Effect::SwitchContext(_) => {}
         }
         if tx.is_closed() {
             return;

@@ -267,6 +267,10 @@ impl Ui {
                 // Only a session that may write edits the document.
                 Effect::OpenEditor { text } if self.writer.is_some() => self.editor = Some(text),
                 Effect::OpenEditor { .. } => {}
+                Effect::KeepDraft { text } => {
+                    let kept = editor::keep_draft(&text);
+                    self.apply(Msg::DraftKept(kept));
+                }
                 Effect::SwitchContext(name) => self.switch_to = Some(name),
                 e => {
                     let _ = self.fx.send(e);
