@@ -77,6 +77,12 @@ pub enum Msg {
         what: Fetch,
         at: Instant,
     },
+    /// The hub answered 403 to `what`: it knows this token and does not
+    /// let it read.
+    Forbidden {
+        what: Fetch,
+        at: Instant,
+    },
     /// The requests of a refetch (`r`, or a `reset`) are done; `ok` when
     /// all of them were answered.
     Refetched {

@@ -76,6 +76,8 @@ pub struct Model {
     pub config: Config,
     /// The owner's pending edit of the list.
     pub edit: LadderEdit,
+    /// When another hub (another `instance`) last started a fresh screen.
+    pub fresh_at: Option<Instant>,
 }
 
 impl Model {
@@ -92,11 +94,13 @@ impl Model {
                 failing_since: None,
                 last_error: None,
                 refused: false,
+                forbidden: false,
             },
             fleet: Fleet::default(),
             log: FailLog::default(),
             config: Config::default(),
             edit: LadderEdit::default(),
+            fresh_at: None,
         }
     }
 
@@ -114,6 +118,8 @@ impl Model {
     pub fn conn_label(&self) -> ConnLabel {
         if self.conn.refused {
             ConnLabel::Refused
+        } else if self.conn.forbidden {
+            ConnLabel::Forbidden
         } else if let Some(t) = self.conn.failing_since {
             ConnLabel::Disconnected(self.mono_now.saturating_duration_since(t))
         } else if self.conn.last_ok.is_none() {
@@ -133,7 +139,42 @@ impl Model {
     /// The data on screen is from a hub we cannot currently reach (or
     /// that refuses our token).
     pub fn is_stale(&self) -> bool {
-        self.conn.refused || matches!(self.conn_label(), ConnLabel::Disconnected(_))
+        self.conn.refused
+            || self.conn.forbidden
+            || matches!(self.conn_label(), ConnLabel::Disconnected(_))
+    }
+
+    /// How long the hub has refused our token (401 or 403), if it does.
+    pub fn refused_for(&self) -> Option<Duration> {
+        (self.conn.refused || self.conn.forbidden).then(|| {
+            self.conn.failing_since.map_or(Duration::ZERO, |t| {
+                self.mono_now.saturating_duration_since(t)
+            })
+        })
+    }
+
+    /// `GET /v1/whoami` answered. True when it is another hub than the
+    /// one the screen holds (another `instance` after a reconnect): the
+    /// fleet, the log, the list and its history, and a pending edit, all
+    /// of the other hub, are dropped, so two hubs' data never mix.
+    pub fn apply_whoami(&mut self, w: Whoami, ch: &mut Changes) -> bool {
+        let other = matches!(
+            (self.who.as_ref().and_then(|o| o.instance.as_deref()), w.instance.as_deref()),
+            (Some(old), Some(new)) if old != new
+        );
+        self.who = Some(w);
+        if other {
+            self.fleet = Fleet::default();
+            self.log = FailLog::default();
+            self.config = Config::default();
+            self.edit = LadderEdit::default();
+            self.fresh_at = Some(self.mono_now);
+            ch.all_workers = true;
+            ch.log = true;
+            ch.agents = true;
+            ch.history = true;
+        }
+        other
     }
 
     /// Age of the last good data.
@@ -149,6 +190,7 @@ impl Model {
         self.conn.failing_since = None;
         self.conn.last_error = None;
         self.conn.refused = false;
+        self.conn.forbidden = false;
     }
 
     pub fn advance_mono(&mut self, t: Instant) {
@@ -247,6 +289,12 @@ impl Model {
         }
         self.conn.refused |= refused;
         self.conn.last_error = Some(error);
+    }
+
+    /// The hub answered 403 to `what` at `at`.
+    pub fn forbidden(&mut self, what: Fetch, at: Instant, error: String) {
+        self.failed(what, at, error, false);
+        self.conn.forbidden = true;
     }
 
     /// The history entry a key names.

@@ -56,6 +56,8 @@ pub fn verdict(v: Verdict) -> String {
         Verdict::Degraded(n) => format!("DEGRADED {}", count(n)),
         Verdict::NoRoute(n) => format!("NO ROUTE {}", count(n)),
         Verdict::HubDown => "HUB DOWN".into(),
+        Verdict::Unauthorized => "UNAUTHORIZED".into(),
+        Verdict::Forbidden => "FORBIDDEN".into(),
     }
 }
 

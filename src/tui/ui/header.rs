@@ -9,11 +9,12 @@ use super::theme::Theme;
 use super::{fmt, hub, line, row};
 use crate::tui::keys::{self, Hints};
 use crate::tui::model::Model;
-use crate::tui::model::conn::{ConnLabel, REFUSED};
+use crate::tui::model::conn::{ConnLabel, FORBIDDEN, REFUSED};
 
 pub fn conn_text(m: &Model) -> String {
     match m.conn_label() {
         ConnLabel::Refused => REFUSED.into(),
+        ConnLabel::Forbidden => FORBIDDEN.into(),
         ConnLabel::Connecting => "connecting".into(),
         ConnLabel::Live => "live".into(),
         ConnLabel::Polling => "polling".into(),
@@ -73,7 +74,7 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
         let conn_style = match m.conn_label() {
             ConnLabel::Live => t.ok(),
             ConnLabel::Polling | ConnLabel::Connecting => t.warn(),
-            ConnLabel::Disconnected(_) | ConnLabel::Refused => t.bad(),
+            ConnLabel::Disconnected(_) | ConnLabel::Refused | ConnLabel::Forbidden => t.bad(),
         };
         spans.push(Span::styled(conn_text(m), conn_style));
         if m.is_stale() {
@@ -146,6 +147,29 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
                 t.bad(),
             ));
             spans.push(Span::styled(" · last known: ", t.muted()));
+        } else if let Some(d) = m.refused_for() {
+            // The hub answers and refuses the token: a replaced hub, or a
+            // revoked token. What follows is the last hub that took it.
+            let word = if m.conn.refused {
+                "token refused"
+            } else {
+                "token forbidden"
+            };
+            spans.push(Span::styled(
+                format!(
+                    "{word} {}",
+                    fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
+                ),
+                t.bad(),
+            ));
+            let age = m.data_age().unwrap_or_default();
+            spans.push(Span::styled(
+                format!(
+                    " · last known {} ago: ",
+                    fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
+                ),
+                t.muted(),
+            ));
         }
         if a.no_route > 0 {
             spans.push(Span::styled(

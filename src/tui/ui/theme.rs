@@ -117,7 +117,9 @@ impl Theme {
         self.badge(match v {
             Verdict::Ok => Color::Green,
             Verdict::Degraded(_) => Color::Yellow,
-            Verdict::NoRoute(_) | Verdict::HubDown => Color::Red,
+            Verdict::NoRoute(_) | Verdict::HubDown | Verdict::Unauthorized | Verdict::Forbidden => {
+                Color::Red
+            }
         })
     }
 
