@@ -652,8 +652,8 @@ fn why_a_worker_stands_on_its_rung() {
     let e = a.model().fleet.by_id("w-00000").unwrap();
     assert_eq!(
         macfleet::tui::overlays::detail::why(&a.cx(), e),
-        "on claude (#2): opencode rate_limited 429 (hub_router) since 15:01:05 (3m ago), \
-         2 in the last hour; pi missing binary, no failover recorded"
+        "on claude (#2): opencode rate_limited 429 (hub_router) since 14:04:06 (59m), \
+         last 3m ago, 2 in the last hour; pi missing binary, no failover recorded"
     );
 }
 
