@@ -174,8 +174,9 @@ fn no_route_is_red() {
     // Second row (first is selected): a no-route worker, its cells red.
     let y2 = 6;
     let row: String = ui::row(&buf, y2);
-    assert!(row.contains("NO ROUTE"), "{row}");
-    let x2 = row.find("NO ROUTE").unwrap() as u16;
+    assert!(row.contains("no route (none)"), "{row}");
+    assert!(!row.contains("healthy"), "{row}");
+    let x2 = row.find("no route").unwrap() as u16;
     assert_eq!(buf[(x2, y2)].fg, Color::Red);
     assert_eq!(buf[(0, y2)].fg, Color::Red, "the worker id is red too");
 }

@@ -185,6 +185,13 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
             format!("{} healthy", fmt::count(a.healthy)),
             super::cell_style(t, stale, t.ok()),
         ));
+        if a.healthy_no_route > 0 {
+            // Heartbeating is not having a route: never one without the other.
+            spans.push(Span::styled(
+                format!(" ({} with no route)", fmt::count(a.healthy_no_route)),
+                super::cell_style(t, stale, t.no_route()),
+            ));
+        }
         spans.push(Span::raw(" "));
         spans.push(Span::styled(
             format!("{} stale", fmt::count(a.stale)),
