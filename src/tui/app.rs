@@ -836,7 +836,7 @@ impl App {
                 pos: c.pos,
                 len: c.len,
             };
-            header::draw_status(t, &status, a.status, buf);
+            header::draw_status(t, &status, a.status, a.body, buf);
         }
         overlays::command::draw_picker(t, o, a.body, buf);
         if o.help {

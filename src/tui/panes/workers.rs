@@ -15,7 +15,7 @@ use crate::tui::model::Model;
 use crate::tui::model::fleet::{Entry, FIELDS, Fleet, Slot};
 use crate::tui::model::query::Query;
 use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Pane, Rows, SortBy};
-use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, table};
+use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, table_sorted};
 use crate::wire::{Failover, WorkerState};
 
 /// How the Workers view orders rows.
@@ -455,7 +455,18 @@ impl Workers {
             .filter_map(|&s| cx.model.fleet.get(s))
             .map(|e| cells(cx, e))
             .collect();
-        table(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h));
+        // WORKER HOST AGE STATE ACTIVE SYNC LAST FAILOVER: urgency marks
+        // STATE (most urgent first), age falls (oldest heartbeat first).
+        let (col, desc) = match list.sort {
+            WorkerSort::Urgency => (3, true),
+            WorkerSort::Worker => (0, false),
+            WorkerSort::Host => (1, false),
+            WorkerSort::Age => (2, true),
+            WorkerSort::Rank => (4, false),
+            WorkerSort::Failover => (6, true),
+        };
+        let sorted = Some((col, desc != list.reverse));
+        table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h), sorted);
         if list.is_empty() && area.height > 1 {
             let msg = if cx.model.fleet.is_empty() {
                 "no workers have reported yet"

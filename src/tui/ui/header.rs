@@ -321,7 +321,9 @@ pub struct Status<'a> {
     pub len: usize,
 }
 
-pub fn draw_status(t: &Theme, s: &Status, area: Rect, buf: &mut Buffer) {
+/// The status line at `area`; a message longer than it wraps onto the
+/// bottom rows of `body` above it.
+pub fn draw_status(t: &Theme, s: &Status, area: Rect, body: Rect, buf: &mut Buffer) {
     if area.height == 0 {
         return;
     }
@@ -355,7 +357,29 @@ pub fn draw_status(t: &Theme, s: &Status, area: Rect, buf: &mut Buffer) {
         "0/0".to_string()
     };
     let left: Line = if let Some(msg) = s.message {
-        Line::styled(msg.to_string(), t.warn())
+        let room = usize::from(area.width).saturating_sub(right.chars().count() + 1);
+        let rows = wrap(msg, room.max(1));
+        // A message longer than the line goes on over the rows above it
+        // (its end is never the part lost); the last row stays here.
+        let above = rows.len().saturating_sub(1).min(usize::from(body.height));
+        let first = rows.len() - 1 - above;
+        for (k, text) in rows[first..rows.len() - 1].iter().enumerate() {
+            let y = body.bottom() - above as u16 + k as u16;
+            let r = Rect {
+                y,
+                height: 1,
+                ..area
+            };
+            buf.set_string(r.x, r.y, " ".repeat(usize::from(r.width)), t.warn());
+            line(r, buf, Line::styled(text.clone(), t.warn()));
+        }
+        let last = rows.last().cloned().unwrap_or_default();
+        if first > 0 {
+            // Even taller than the body: its start goes, marked.
+            Line::styled(format!("{}{last}", t.ellipsis()), t.warn())
+        } else {
+            Line::styled(last, t.warn())
+        }
     } else if let Some(e) = s.hub_error {
         Line::styled(
             format!(
@@ -388,4 +412,36 @@ pub fn draw_status(t: &Theme, s: &Status, area: Rect, buf: &mut Buffer) {
         );
         line(r, buf, Line::styled(right, t.muted()));
     }
+}
+
+/// `text` in rows of at most `width` columns, broken at spaces where it
+/// can be (a word longer than a row is cut across rows).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut rows = vec![String::new()];
+    for word in text.split(' ') {
+        let cur = rows.last().map_or(0, |r| r.chars().count());
+        let w = word.chars().count();
+        if cur > 0 && cur + 1 + w <= width {
+            if let Some(r) = rows.last_mut() {
+                r.push(' ');
+                r.push_str(word);
+            }
+            continue;
+        }
+        if cur > 0 {
+            rows.push(String::new());
+        }
+        let mut chars = word.chars().peekable();
+        while chars.peek().is_some() {
+            let piece: String = chars.by_ref().take(width).collect();
+            if let Some(r) = rows.last_mut() {
+                if r.is_empty() {
+                    r.push_str(&piece);
+                } else {
+                    rows.push(piece);
+                }
+            }
+        }
+    }
+    rows
 }

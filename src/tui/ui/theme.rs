@@ -148,6 +148,17 @@ impl Theme {
         if self.ascii { "->" } else { "→" }
     }
 
+    /// Beside the sorted column's title: `▼` the column's values fall down
+    /// the rows, `▲` they rise (`v` / `^` under `--ascii`).
+    pub fn sort_mark(&self, descending: bool) -> &'static str {
+        match (self.ascii, descending) {
+            (false, true) => "▼",
+            (false, false) => "▲",
+            (true, true) => "v",
+            (true, false) => "^",
+        }
+    }
+
     pub fn sep(&self) -> &'static str {
         if self.ascii { "|" } else { "·" }
     }
