@@ -322,6 +322,10 @@ impl App {
                 }
                 self.dirty = true;
             }
+            Msg::Health(h) => {
+                m.health = Some(h);
+                self.dirty = true;
+            }
             Msg::Workers { page, at } => {
                 if m.apply_workers(page, at, &mut self.changes) {
                     fx.push(Effect::FetchConfig);

@@ -24,6 +24,8 @@ pub enum Msg {
         wall: DateTime<Utc>,
     },
     Whoami(Whoami),
+    /// `GET /v1/health` (JSON), asked with every worker poll.
+    Health(crate::wire::Health),
     /// `GET /v1/workers`; `at` is when the answer arrived (monotonic), which
     /// pins the hub's `now` to the local clock.
     Workers {

@@ -713,3 +713,59 @@ fn since_is_when_the_hold_off_began_and_last_the_newest_failover() {
         "{why}"
     );
 }
+
+/// The hub's own problems on screen, from a real hub's `GET /v1/health`:
+/// a hand edit that does not validate is a banner naming what workers
+/// keep; a hub with no list that ever validated is `BUILT-IN ORDER`.
+#[tokio::test]
+async fn the_hubs_own_problems_are_a_banner_and_the_built_in_order_a_status_word() {
+    use crate::common::{TestHub, eventually};
+    let h = TestHub::start().await;
+    let c = h.client(&h.viewer);
+    std::fs::write(
+        h.config_path(),
+        "[fleet]\nMAC_CODING_AGENTS = [\"opencode\" \"claude\"]\n",
+    )
+    .expect("a hand edit");
+    let health = eventually(200, || async {
+        let r = c.health_report().await.ok()?;
+        (r.status == "degraded").then_some(r)
+    })
+    .await
+    .expect("the hub says it is degraded");
+    let (mut a, _) = app(5, false);
+    a.update(Msg::Health(health));
+    a.settle();
+    let s = screen(&a);
+    assert!(
+        s[2].starts_with("hub: the hub's file does not validate: "),
+        "{}",
+        s[2]
+    );
+    assert!(s[2].contains("line 2"), "{}", s[2]);
+    // Whole in the model (the line is cut at the screen's edge).
+    let whole = a.model().hub_problems().expect("a banner");
+    assert!(
+        whole.contains("; workers keep the last accepted list (opencode, claude"),
+        "{whole}"
+    );
+    assert!(!s[0].contains("BUILT-IN ORDER"), "{}", s[0]);
+
+    let b = TestHub::start_with("[fleet]\nMAC_CODING_AGENTS = 3\n", |_| {}).await;
+    let health = b.client(&b.viewer).health_report().await.expect("health");
+    assert!(health.built_in_order, "{health:?}");
+    a.update(Msg::Health(health));
+    a.settle();
+    let s = screen(&a);
+    assert!(s[0].starts_with(" BUILT-IN ORDER "), "{}", s[0]);
+    assert!(
+        s[2].starts_with("hub: the hub's file does not validate: "),
+        "{}",
+        s[2]
+    );
+    let whole = a.model().hub_problems().expect("a banner");
+    assert!(
+        whole.contains("every worker is given the built-in order"),
+        "{whole}"
+    );
+}

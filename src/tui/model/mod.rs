@@ -78,6 +78,8 @@ pub struct Model {
     pub edit: LadderEdit,
     /// When another hub (another `instance`) last started a fresh screen.
     pub fresh_at: Option<Instant>,
+    /// The hub's own report of itself (`GET /v1/health`, JSON).
+    pub health: Option<crate::wire::Health>,
 }
 
 impl Model {
@@ -101,6 +103,7 @@ impl Model {
             config: Config::default(),
             edit: LadderEdit::default(),
             fresh_at: None,
+            health: None,
         }
     }
 
@@ -133,7 +136,8 @@ impl Model {
 
     /// The status word, from the hub's own judgement of each worker.
     pub fn verdict(&self) -> Option<Verdict> {
-        verdict::verdict(self.conn_label(), &self.fleet.agg)
+        let built_in = self.health.as_ref().is_some_and(|h| h.built_in_order);
+        verdict::verdict(self.conn_label(), &self.fleet.agg, built_in)
     }
 
     /// The data on screen is from a hub we cannot currently reach (or
@@ -142,6 +146,60 @@ impl Model {
         self.conn.refused
             || self.conn.forbidden
             || matches!(self.conn_label(), ConnLabel::Disconnected(_))
+    }
+
+    /// The hub's problems as one banner line, when it says it is degraded
+    /// (or gives the built-in order): a document on disk that does not
+    /// validate first, as `the hub's file does not validate: … ; workers
+    /// keep …`, then its other problems as it words them.
+    pub fn hub_problems(&self) -> Option<String> {
+        let h = self.health.as_ref()?;
+        if h.status == "ok" && !h.built_in_order {
+            return None;
+        }
+        let mut parts = Vec::new();
+        let invalid = h
+            .config
+            .as_ref()
+            .and_then(|c| c.invalid.as_ref().map(|i| (c, i)));
+        if let Some((c, i)) = invalid {
+            let mut at = String::new();
+            if let Some(l) = i.line {
+                at.push_str(&format!(", line {l}"));
+                if let Some(col) = i.column {
+                    at.push_str(&format!(", column {col}"));
+                }
+            }
+            let keep = match c.order {
+                crate::wire::OrderSource::BuiltIn => format!(
+                    "every worker is given the built-in order ({})",
+                    c.agents.join(", ")
+                ),
+                _ => format!(
+                    "workers keep the last accepted list ({}, revision {})",
+                    c.agents.join(", "),
+                    c.projected_revision
+                ),
+            };
+            parts.push(format!(
+                "the hub's file does not validate: {}{at}; {keep}",
+                i.message
+            ));
+        }
+        parts.extend(
+            h.problems
+                .iter()
+                .filter(|p| invalid.is_none() || !p.contains("does not validate"))
+                .cloned(),
+        );
+        if parts.is_empty() {
+            parts.push(if h.built_in_order {
+                "every worker is given the built-in order".into()
+            } else {
+                "the hub says it is degraded".into()
+            });
+        }
+        Some(parts.join(" · "))
     }
 
     /// How long the hub has refused our token (401 or 403), if it does.
@@ -168,6 +226,7 @@ impl Model {
             self.log = FailLog::default();
             self.config = Config::default();
             self.edit = LadderEdit::default();
+            self.health = None;
             self.fresh_at = Some(self.mono_now);
             ch.all_workers = true;
             ch.log = true;

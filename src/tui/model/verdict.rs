@@ -18,6 +18,9 @@ pub enum Verdict {
     NoRoute(usize),
     /// The hub does not answer: the fleet's state is unknown.
     HubDown,
+    /// The hub gives every worker the built-in order (its document has no
+    /// list that validates and none was ever accepted).
+    BuiltInOrder,
     /// The hub answers 401 to our token (a replaced hub, a revoked token):
     /// what is on screen is the last known of the hub that took it.
     Unauthorized,
@@ -27,7 +30,7 @@ pub enum Verdict {
 
 /// The word for the screen; `None` while there is nothing to judge yet (no
 /// answer from the hub, no worker reported).
-pub fn verdict(conn: ConnLabel, a: &Aggregates) -> Option<Verdict> {
+pub fn verdict(conn: ConnLabel, a: &Aggregates, built_in: bool) -> Option<Verdict> {
     match conn {
         ConnLabel::Disconnected(_) => return Some(Verdict::HubDown),
         ConnLabel::Refused => return Some(Verdict::Unauthorized),
@@ -35,7 +38,10 @@ pub fn verdict(conn: ConnLabel, a: &Aggregates) -> Option<Verdict> {
         ConnLabel::Connecting => return None,
         ConnLabel::Live | ConnLabel::Polling => {}
     }
-    if a.total == 0 {
+    if built_in {
+        // Louder than the fleet: every worker runs an order nobody chose.
+        Some(Verdict::BuiltInOrder)
+    } else if a.total == 0 {
         None
     } else if a.no_route > 0 {
         Some(Verdict::NoRoute(a.no_route))

@@ -295,6 +295,17 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                     if !send(&tx, Msg::Workers { page, at }).await {
                         return;
                     }
+                    // The hub's own problems (a hand edit that does not
+                    // validate, the built-in order, its database). An older
+                    // hub answers only text: nothing to show, no error.
+                    match client.health_report().await {
+                        Ok(h) => {
+                            if !send(&tx, Msg::Health(h)).await {
+                                return;
+                            }
+                        }
+                        Err(e) => tracing::debug!(error = %e, "health not read"),
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "workers poll failed");

@@ -227,8 +227,20 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
         );
     }
 
-    // 3: agents in rank order: can run / run now.
-    if let Some(r) = row(area, 2) {
+    // 3: the hub's own problems, when it has any (they matter more than
+    // the agents' counts, which the Ladder shows too); else the agents in
+    // rank order: can run / run now.
+    if let (Some(r), Some(p)) = (row(area, 2), m.hub_problems()) {
+        line(
+            r,
+            buf,
+            super::fit_line(
+                Line::from(Span::styled(format!("hub: {}", hub(&p)), t.bad())),
+                usize::from(r.width),
+                t.ellipsis(),
+            ),
+        );
+    } else if let Some(r) = row(area, 2) {
         let mut spans = vec![Span::styled("can/run ", t.muted())];
         let agents = if m.config.agents.is_empty() {
             m.ladder_agents()

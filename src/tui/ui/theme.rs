@@ -117,9 +117,11 @@ impl Theme {
         self.badge(match v {
             Verdict::Ok => Color::Green,
             Verdict::Degraded(_) => Color::Yellow,
-            Verdict::NoRoute(_) | Verdict::HubDown | Verdict::Unauthorized | Verdict::Forbidden => {
-                Color::Red
-            }
+            Verdict::NoRoute(_)
+            | Verdict::HubDown
+            | Verdict::BuiltInOrder
+            | Verdict::Unauthorized
+            | Verdict::Forbidden => Color::Red,
         })
     }
 
