@@ -738,7 +738,7 @@ async fn the_hubs_own_problems_are_a_banner_and_the_built_in_order_a_status_word
     a.settle();
     let s = screen(&a);
     assert!(
-        s[2].starts_with("hub: the hub's file does not validate: "),
+        s[2].starts_with("hub: the hub's file does not validate (line 2, column "),
         "{}",
         s[2]
     );
@@ -759,7 +759,7 @@ async fn the_hubs_own_problems_are_a_banner_and_the_built_in_order_a_status_word
     let s = screen(&a);
     assert!(s[0].starts_with(" BUILT-IN ORDER "), "{}", s[0]);
     assert!(
-        s[2].starts_with("hub: the hub's file does not validate: "),
+        s[2].starts_with("hub: the hub's file does not validate"),
         "{}",
         s[2]
     );

@@ -150,8 +150,8 @@ impl Model {
 
     /// The hub's problems as one banner line, when it says it is degraded
     /// (or gives the built-in order): a document on disk that does not
-    /// validate first, as `the hub's file does not validate: … ; workers
-    /// keep …`, then its other problems as it words them.
+    /// validate first, as `the hub's file does not validate (line 2,
+    /// column 33); workers keep …: <the parser's words>`, then its other problems as it words them.
     pub fn hub_problems(&self) -> Option<String> {
         let h = self.health.as_ref()?;
         if h.status == "ok" && !h.built_in_order {
@@ -165,10 +165,11 @@ impl Model {
         if let Some((c, i)) = invalid {
             let mut at = String::new();
             if let Some(l) = i.line {
-                at.push_str(&format!(", line {l}"));
+                at.push_str(&format!(" (line {l}"));
                 if let Some(col) = i.column {
                     at.push_str(&format!(", column {col}"));
                 }
+                at.push(')');
             }
             let keep = match c.order {
                 crate::wire::OrderSource::BuiltIn => format!(
@@ -181,8 +182,10 @@ impl Model {
                     c.projected_revision
                 ),
             };
+            // Where and what workers are told first: a line cut at the
+            // screen's edge loses the parser's words, not those.
             parts.push(format!(
-                "the hub's file does not validate: {}{at}; {keep}",
+                "the hub's file does not validate{at}; {keep}: {}",
                 i.message
             ));
         }
