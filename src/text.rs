@@ -81,6 +81,13 @@ pub fn lack(cap: Option<&crate::wire::Capability>) -> Option<&'static str> {
 /// left a rung passes it over without a new record until it stands on it
 /// again), else by what its capability lacks; a rung the worker can run
 /// and left with no recorded cause is a contradiction, named as such.
+///
+/// "since" is when the current hold-off of the rung began: the first
+/// failover away from it since the worker last stood on it or above it
+/// (as far as the failovers tell: one onto the rung, or one from a rung
+/// above it); "last" is the newest, when it is another:
+/// `rate_limited 429 (hub_router) since 08:03:10 (4m), last 46s ago, 13 in
+/// the last hour`.
 pub fn held_off<S: AsRef<str>>(
     now: DateTime<Utc>,
     agents: &[S],
@@ -106,6 +113,20 @@ pub fn held_off<S: AsRef<str>>(
                 .filter(|f| f.from == agent && seen.insert(f.id.as_str()))
                 .collect();
             let newest = away.iter().max_by_key(|f| f.at);
+            // The worker last stood on this rung or above it: a failover
+            // onto it, or away from a rung above it.
+            let stood = failovers
+                .iter()
+                .filter(|f| {
+                    f.to.as_deref() == Some(agent)
+                        || above[..rank].iter().any(|a| a.as_ref() == f.from)
+                })
+                .map(|f| f.at)
+                .max();
+            let began = away
+                .iter()
+                .filter(|f| stood.is_none_or(|s| f.at > s))
+                .min_by_key(|f| f.at);
             let in_hour = away.iter().filter(|f| f.at > hour_ago).count();
             let cap = capability(agent);
             let (text, contradiction) = match (newest, lack(cap.as_ref())) {
@@ -115,13 +136,21 @@ pub fn held_off<S: AsRef<str>>(
                     if let Some(st) = c.status {
                         s.push_str(&format!(" {st}"));
                     }
-                    s.push_str(&format!(
-                        " ({}) since {} ({} ago), {} in the last hour",
-                        c.source.as_str(),
-                        f.at.format("%H:%M:%S"),
-                        age_at(now, f.at),
-                        in_hour
-                    ));
+                    s.push_str(&format!(" ({}) ", c.source.as_str()));
+                    match began.filter(|b| b.at < f.at) {
+                        Some(b) => s.push_str(&format!(
+                            "since {} ({}), last {} ago",
+                            b.at.format("%H:%M:%S"),
+                            age_at(now, b.at),
+                            age_at(now, f.at),
+                        )),
+                        None => s.push_str(&format!(
+                            "since {} ({} ago)",
+                            f.at.format("%H:%M:%S"),
+                            age_at(now, f.at),
+                        )),
+                    }
+                    s.push_str(&format!(", {in_hour} in the last hour"));
                     (s, false)
                 }
                 (None, Some(l)) => (format!("{l}, no failover recorded"), false),
@@ -336,7 +365,9 @@ mod tests {
                 (
                     0,
                     "opencode",
-                    "rate_limited 429 (hub_router) since 14:55:00 (5m ago), 2 in the last hour",
+                    // Held off since the first of them (nothing says it ran
+                    // opencode since), the newest 5m ago.
+                    "rate_limited 429 (hub_router) since 13:30:00 (1h), last 5m ago, 2 in the last hour",
                     false
                 ),
                 (

@@ -442,6 +442,22 @@ impl Client {
         }
     }
 
+    /// `GET /v1/health` with `Accept: application/json` (no token needed):
+    /// whether the hub is degraded and why, as its own sentences.
+    pub async fn health_report(&self) -> Result<crate::wire::Health, ClientError> {
+        let resp = self
+            .http
+            .get(self.url("v1/health"))
+            .header(header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| self.transport(e))?;
+        if !resp.status().is_success() {
+            return Err(self.error_from(resp).await);
+        }
+        self.decode_small(resp, "GET /v1/health").await
+    }
+
     pub async fn whoami(&self) -> Result<Whoami, ClientError> {
         let resp = self.get("v1/whoami", &[]).await?;
         self.decode_small(resp, "GET /v1/whoami").await

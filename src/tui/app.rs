@@ -17,7 +17,7 @@ use ratatui::layout::Rect;
 
 use super::keys::{self, Action, Hints, Move};
 use super::model::Model;
-use super::model::conn::{HubClock, REFUSED, Stream};
+use super::model::conn::{FORBIDDEN, HubClock, REFUSED, Stream};
 use super::model::edit::Mode;
 use super::msg::{Effect, Msg};
 use super::overlays::{self, Ask, Overlays};
@@ -28,6 +28,8 @@ use super::ui::{self, geom, header};
 
 /// How long a status-line message stays.
 const STATUS_TTL: Duration = Duration::from_secs(5);
+/// After another hub started a fresh screen, its `reset` is not news.
+const FRESH_QUIET: Duration = Duration::from_secs(30);
 
 /// A message on the status line, and when it was said.
 #[derive(Debug, Clone)]
@@ -310,7 +312,18 @@ impl App {
                 self.dirty = true;
             }
             Msg::Whoami(w) => {
-                m.who = Some(w);
+                let (hub, instance) = (w.hub.clone(), w.instance.clone().unwrap_or_default());
+                if m.apply_whoami(w, &mut self.changes) {
+                    asks.push(Ask::Say(format!(
+                        "another hub answers here ({}, instance {}): a fresh screen; the last \
+                         hub's fleet, failover log and history are dropped",
+                        hub, instance
+                    )));
+                }
+                self.dirty = true;
+            }
+            Msg::Health(h) => {
+                m.health = Some(h);
                 self.dirty = true;
             }
             Msg::Workers { page, at } => {
@@ -394,9 +407,16 @@ impl App {
                 self.dirty = true;
             }
             Msg::Reset => {
-                asks.push(Ask::Say(
-                    "the hub lost our place in its event log; refetching".into(),
-                ));
+                // Another hub just started a fresh screen: it never held our
+                // place, and saying so would hide that it is another hub.
+                let fresh = m
+                    .fresh_at
+                    .is_some_and(|t| m.mono_now.saturating_duration_since(t) < FRESH_QUIET);
+                if !fresh {
+                    asks.push(Ask::Say(
+                        "the hub lost our place in its event log; refetching".into(),
+                    ));
+                }
                 fx.push(Effect::Refetch);
                 self.dirty = true;
             }
@@ -406,6 +426,10 @@ impl App {
             }
             Msg::Refused { what, at } => {
                 m.failed(what, at, REFUSED.to_string(), true);
+                self.dirty = true;
+            }
+            Msg::Forbidden { what, at } => {
+                m.forbidden(what, at, FORBIDDEN.to_string());
                 self.dirty = true;
             }
             Msg::SwitchFailed { error } => {
@@ -821,7 +845,7 @@ impl App {
                 pos: c.pos,
                 len: c.len,
             };
-            header::draw_status(t, &status, a.status, buf);
+            header::draw_status(t, &status, a.status, a.body, buf);
         }
         overlays::command::draw_picker(t, o, a.body, buf);
         if o.help {

@@ -24,6 +24,8 @@ pub enum Msg {
         wall: DateTime<Utc>,
     },
     Whoami(Whoami),
+    /// `GET /v1/health` (JSON), asked with every worker poll.
+    Health(crate::wire::Health),
     /// `GET /v1/workers`; `at` is when the answer arrived (monotonic), which
     /// pins the hub's `now` to the local clock.
     Workers {
@@ -77,6 +79,12 @@ pub enum Msg {
     },
     /// The hub answered 401 to `what`: it does not know this token.
     Refused {
+        what: Fetch,
+        at: Instant,
+    },
+    /// The hub answered 403 to `what`: it knows this token and does not
+    /// let it read.
+    Forbidden {
         what: Fetch,
         at: Instant,
     },

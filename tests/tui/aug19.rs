@@ -108,5 +108,25 @@ async fn every_no_route_workers_why_line_names_a_cause_for_every_rung() {
         assert_eq!(cli, tui, "{}", w.worker);
     }
     assert!(causes.contains("upstream_status"), "{causes:?}");
+    // Heartbeating is not having a route: no fleet line and no row calls
+    // these workers healthy without saying they have no route, and the
+    // hub's word stays on the fleet line.
+    crate::ui::key(&mut app, '2');
+    app.settle();
+    let s = crate::ui::screen(&app);
+    let healthy = app.model().fleet.agg.healthy;
+    assert!(healthy > 0, "{s:?}");
+    assert!(
+        s[1].contains(&format!("{healthy} healthy ({healthy} with no route)")),
+        "{}",
+        s[1]
+    );
+    for row in s.iter().filter(|l| l.contains("w-")) {
+        assert!(
+            !row.contains("healthy"),
+            "a no-route row called healthy: {row}"
+        );
+        assert!(row.contains("no route") || row.contains("stale"), "{row}");
+    }
     sim.await.expect("sim task").expect("sim ran");
 }

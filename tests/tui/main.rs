@@ -35,6 +35,8 @@ mod ladder;
 mod memory;
 /// The on-call screens through `update`.
 mod oncall;
+/// A hub replaced under a dashboard; `get --watch` on a refused token.
+mod replaced;
 /// The real runner in a pty against the demo and a hub killed under it.
 mod runner;
 /// Every screen as an insta snapshot of a `TestBackend`.

@@ -642,3 +642,130 @@ fn ctx_switches_context_and_asks_first_when_an_edit_is_pending() {
             .starts_with("cannot switch: no context named staging")
     );
 }
+
+/// "since" is when the current hold-off of a rung began (the first
+/// failover away from it since the worker last stood on it or above it),
+/// "last" the newest: `since 14:56:00 (8m), last 2m ago, 3 in the last
+/// hour`. One failover alone keeps `since … (… ago)`.
+#[test]
+fn since_is_when_the_hold_off_began_and_last_the_newest_failover() {
+    use macfleet::wire::{CauseKind, CauseSource, FailoverRecord, FailoversPage};
+    let (mut a, m0) = app(1, false);
+    let now = t0();
+    let mut w = fixture::worker(0, now);
+    w.active_agent = Some("claude".into());
+    w.last_failover = None;
+    a.update(Msg::Workers {
+        page: fixture::page(vec![w], now, false, 2),
+        at: m0,
+    });
+    let rec = |seq: u64, mins: i64, from: &str, to: &str| {
+        let mut f = fixture::failover(0, now - TimeDelta::minutes(mins), false);
+        f.id = format!("f-{seq}");
+        f.from = from.into();
+        f.to = Some(to.into());
+        f.cause.kind = CauseKind::RateLimited;
+        f.cause.status = Some(429);
+        f.cause.source = CauseSource::HubRouter;
+        FailoverRecord {
+            seq,
+            worker: "w-00000".into(),
+            host: "gpu-node-000".into(),
+            received_at: f.at,
+            failover: f,
+        }
+    };
+    a.update(Msg::Failovers {
+        page: FailoversPage {
+            events: vec![
+                // An earlier hold-off of pi, over: the worker came back onto
+                // pi (and stood on opencode, above it) at 10m.
+                rec(1, 30, "pi", "claude"),
+                rec(2, 10, "opencode", "pi"),
+                // The current one: began at 8m, the newest at 2m.
+                rec(3, 8, "pi", "claude"),
+                rec(4, 5, "pi", "claude"),
+                rec(5, 2, "pi", "claude"),
+            ],
+            next: 5,
+            oldest: 1,
+        },
+        fresh: true,
+    });
+    a.settle();
+    let e = a.model().fleet.by_id("w-00000").unwrap();
+    let why = macfleet::tui::overlays::detail::why(&a.cx(), e);
+    let start = (now - TimeDelta::minutes(8)).format("%H:%M:%S").to_string();
+    assert!(
+        why.contains(&format!(
+            "pi rate_limited 429 (hub_router) since {start} (8m), last 2m ago, 4 in the last hour"
+        )),
+        "{why}"
+    );
+    // opencode (rank 0): one failover, so `since` is it.
+    let one = (now - TimeDelta::minutes(10))
+        .format("%H:%M:%S")
+        .to_string();
+    assert!(
+        why.contains(&format!(
+            "opencode rate_limited 429 (hub_router) since {one} (10m ago), 1 in the last hour"
+        )),
+        "{why}"
+    );
+}
+
+/// The hub's own problems on screen, from a real hub's `GET /v1/health`:
+/// a hand edit that does not validate is a banner naming what workers
+/// keep; a hub with no list that ever validated is `BUILT-IN ORDER`.
+#[tokio::test]
+async fn the_hubs_own_problems_are_a_banner_and_the_built_in_order_a_status_word() {
+    use crate::common::{TestHub, eventually};
+    let h = TestHub::start().await;
+    let c = h.client(&h.viewer);
+    std::fs::write(
+        h.config_path(),
+        "[fleet]\nMAC_CODING_AGENTS = [\"opencode\" \"claude\"]\n",
+    )
+    .expect("a hand edit");
+    let health = eventually(200, || async {
+        let r = c.health_report().await.ok()?;
+        (r.status == "degraded").then_some(r)
+    })
+    .await
+    .expect("the hub says it is degraded");
+    let (mut a, _) = app(5, false);
+    a.update(Msg::Health(health));
+    a.settle();
+    let s = screen(&a);
+    assert!(
+        s[2].starts_with("hub: the hub's file does not validate (line 2, column "),
+        "{}",
+        s[2]
+    );
+    assert!(s[2].contains("line 2"), "{}", s[2]);
+    // Whole in the model (the line is cut at the screen's edge).
+    let whole = a.model().hub_problems().expect("a banner");
+    assert!(
+        whole.contains("; workers keep the last accepted list (opencode, claude"),
+        "{whole}"
+    );
+    assert!(!s[0].contains("BUILT-IN ORDER"), "{}", s[0]);
+
+    let b = TestHub::start_with("[fleet]\nMAC_CODING_AGENTS = 3\n", |_| {}).await;
+    let health = b.client(&b.viewer).health_report().await.expect("health");
+    assert!(health.built_in_order, "{health:?}");
+    a.update(Msg::Health(health));
+    a.settle();
+    let s = screen(&a);
+    assert!(s[0].starts_with(" BUILT-IN ORDER "), "{}", s[0]);
+    assert!(
+        s[2].starts_with("hub: the hub's file does not validate"),
+        "{}",
+        s[2]
+    );
+    let whole = a.model().hub_problems().expect("a banner");
+    assert!(
+        whole.contains("every worker is given the built-in order"),
+        "{whole}"
+    );
+}

@@ -171,11 +171,13 @@ fn no_route_is_red() {
     let (x, y) = (row1.find("NO ROUTE 5").expect("header count") as u16, 1);
     assert_eq!(buf[(x, y)].fg, Color::Red);
     assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
-    // Second row (first is selected): a no-route worker, its cells red.
+    // Second row (first is selected): a no-route worker, its cells red;
+    // its STATE says `no route`, never `healthy`.
     let y2 = 6;
     let row: String = ui::row(&buf, y2);
-    assert!(row.contains("NO ROUTE"), "{row}");
-    let x2 = row.find("NO ROUTE").unwrap() as u16;
+    assert!(row.contains("no route (none)"), "{row}");
+    assert!(!row.contains("healthy"), "{row}");
+    let x2 = row.find("no route").unwrap() as u16;
     assert_eq!(buf[(x2, y2)].fg, Color::Red);
     assert_eq!(buf[(0, y2)].fg, Color::Red, "the worker id is red too");
 }
@@ -595,4 +597,42 @@ fn the_projection_warns_before_anything_is_sent() {
     let buf = buffer(&mut app);
     let (x, y) = find(&buf, "! removing claude").expect("the warning");
     assert_eq!(buf[(x, y)].fg, Color::Yellow, "warnings stand out");
+}
+
+/// `:ctx`'s popup at 80x24 and 120x40: its title (the keys it takes) whole.
+#[test]
+fn ctx_picker() {
+    snap(
+        "ctx_picker",
+        |a| {
+            a.set_contexts(
+                vec!["prod".into(), "staging".into(), "lab".into()],
+                Some("prod".into()),
+            );
+            key(a, ':');
+            for c in "ctx".chars() {
+                key(a, c);
+            }
+            code(a, KeyCode::Enter);
+        },
+        color(),
+        false,
+    );
+    let (mut app, _) = fixture::app(60, false, color(), 80, 24);
+    app.set_contexts(vec!["prod".into(), "staging".into()], Some("prod".into()));
+    key(&mut app, ':');
+    for c in "ctx".chars() {
+        key(&mut app, c);
+    }
+    code(&mut app, KeyCode::Enter);
+    let t = render(&mut app);
+    let s = format!("{:?}", t.backend());
+    let title = format!(
+        " contexts ({}) ",
+        macfleet::tui::keys::hints(macfleet::tui::keys::Hints::Picker, ", ")
+    );
+    assert!(
+        s.contains(&title),
+        "the popup's title is cut at 80x24:\n{s}"
+    );
 }

@@ -652,8 +652,8 @@ fn why_a_worker_stands_on_its_rung() {
     let e = a.model().fleet.by_id("w-00000").unwrap();
     assert_eq!(
         macfleet::tui::overlays::detail::why(&a.cx(), e),
-        "on claude (#2): opencode rate_limited 429 (hub_router) since 15:01:05 (3m ago), \
-         2 in the last hour; pi missing binary, no failover recorded"
+        "on claude (#2): opencode rate_limited 429 (hub_router) since 14:04:06 (59m), \
+         last 3m ago, 2 in the last hour; pi missing binary, no failover recorded"
     );
 }
 
@@ -1190,4 +1190,84 @@ fn history_shows_the_writing_client_beside_by() {
     typed(&mut a, "client:curl");
     code(&mut a, KeyCode::Enter);
     assert_eq!(a.pane_as::<HistoryPane>().list.rows.len(), 1);
+}
+
+/// The Failovers sparkline counts what the filter shows, not the whole log.
+#[test]
+fn the_failovers_sparkline_follows_the_filter() {
+    let (mut a, _) = app(60, false);
+    key(&mut a, '3');
+    a.settle();
+    let all_of = |a: &App| -> u32 {
+        let s = ui::screen(a);
+        let row = s
+            .iter()
+            .find(|l| l.starts_with("all "))
+            .cloned()
+            .unwrap_or_default();
+        row.split_whitespace()
+            .last()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(u32::MAX)
+    };
+    let whole = all_of(&a);
+    key(&mut a, '/');
+    typed(&mut a, "cause:auth");
+    code(&mut a, KeyCode::Enter);
+    a.settle();
+    let shown = a.pane().list().cursor().len as u32;
+    assert!(shown > 0 && shown < whole, "{shown} of {whole}");
+    assert_eq!(all_of(&a), shown, "{:#?}", ui::screen(&a));
+    assert!(
+        ui::screen(&a)
+            .iter()
+            .any(|l| l.contains("that match the filter")),
+        "{:#?}",
+        ui::screen(&a)
+    );
+}
+
+/// The sorted column is marked in its header, ▲ rising, ▼ falling (`^`,
+/// `v` under `--ascii`), and `S` turns the mark.
+#[test]
+fn the_sorted_column_is_marked_in_its_header() {
+    let header = |a: &App| -> String {
+        ui::screen(a)
+            .into_iter()
+            .find(|l| l.contains("WORKER"))
+            .unwrap_or_default()
+    };
+    let (mut a, _) = app(60, false);
+    key(&mut a, '3');
+    a.settle();
+    assert!(header(&a).contains("TIME▼"), "{}", header(&a));
+    key(&mut a, 's');
+    a.settle();
+    assert!(header(&a).contains("WORKER▲"), "{}", header(&a));
+    key(&mut a, 'S');
+    a.settle();
+    assert!(header(&a).contains("WORKER▼"), "{}", header(&a));
+    key(&mut a, '2');
+    a.settle();
+    assert!(header(&a).contains("STATE▼"), "{}", header(&a));
+    let (mut b, _) = fixture::app(60, false, Theme::new(false, true), 120, 40);
+    key(&mut b, '2');
+    key(&mut b, 's');
+    b.settle();
+    assert!(header(&b).contains("WORKER^"), "{}", header(&b));
+}
+
+/// A status message longer than the line is never cut: it goes on over
+/// the rows above, its end on screen.
+#[test]
+fn a_long_status_message_keeps_its_end() {
+    let (mut a, _) = fixture::app(60, false, Theme::new(false, false), 80, 24);
+    let long = format!(
+        "{} and this is THE-END",
+        "a context that cannot be used, ".repeat(5)
+    );
+    a.update(Msg::SwitchFailed { error: long });
+    a.settle();
+    let s = ui::screen(&a).join("\n");
+    assert!(s.contains("THE-END"), "{s}");
 }

@@ -12,7 +12,7 @@ use futures::StreamExt;
 use super::failovers::{Filter, MAX_PAGES, failover_row, newest_failovers};
 use super::out::{line, write_jsonl};
 use crate::cli::Output;
-use crate::client::{Client, HubEvent, StreamItem};
+use crate::client::{Client, ClientError, HubEvent, StreamItem};
 use crate::wire::{FailoverRecord, WorkerView};
 
 /// One worker on one line, as `--watch` prints them.
@@ -104,6 +104,7 @@ pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write
                 }
             }
             StreamItem::Disconnected { error, retry_in } => {
+                refused(client).await?;
                 eprintln!(
                     "macfleet: {} (again in {}s)",
                     line(&error),
@@ -192,6 +193,7 @@ pub async fn watch_failovers(
                 }
             }
             StreamItem::Disconnected { error, retry_in } => {
+                refused(client).await?;
                 eprintln!(
                     "macfleet: {} (again in {}s)",
                     line(&error),
@@ -202,6 +204,18 @@ pub async fn watch_failovers(
         }
     }
     Ok(())
+}
+
+/// The stream broke: if the hub now refuses the token (401, 403: a
+/// replaced hub, a revoked token), that is the end of the watch (its
+/// sentence, exit 6), not a break to wait out.
+async fn refused(client: &Client) -> Result<()> {
+    match client.whoami().await {
+        Err(
+            e @ (ClientError::Unauthorized(_) | ClientError::Forbidden(_) | ClientError::NoToken),
+        ) => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 /// Wait (a bounded while) for the stream to say it is connected, so what

@@ -7,6 +7,9 @@ use chrono::{DateTime, Utc};
 /// What the top line says when the hub answers 401.
 pub const REFUSED: &str = "unauthorized: the hub refused this token";
 
+/// What the top line says when the hub answers 403.
+pub const FORBIDDEN: &str = "forbidden: the hub does not let this token read";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stream {
     Connecting,
@@ -19,6 +22,8 @@ pub enum Stream {
 pub enum ConnLabel {
     /// The hub answered 401: it does not know our token.
     Refused,
+    /// The hub answered 403: it knows the token and does not let it read.
+    Forbidden,
     Connecting,
     Live,
     Polling,
@@ -35,6 +40,8 @@ pub struct Conn {
     pub last_error: Option<String>,
     /// The last answer was 401: the token, not the network, is the trouble.
     pub refused: bool,
+    /// The last answer was 403.
+    pub forbidden: bool,
 }
 
 /// The hub's clock: its `now` at a local monotonic instant.

@@ -137,6 +137,44 @@ fn minute_of(t: DateTime<Utc>) -> i64 {
     t.timestamp().div_euclid(60)
 }
 
+/// Per-minute counts by cause of some of the records (those a filter
+/// shows), each in the minute of its own `at`: the Failovers sparkline
+/// under a filter. Built when the rows are, read per frame.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Spark(BTreeMap<i64, ByKind>);
+
+impl Spark {
+    pub fn of<'a>(recs: impl Iterator<Item = &'a LogRec>) -> Spark {
+        let mut m: BTreeMap<i64, ByKind> = BTreeMap::new();
+        for r in recs {
+            m.entry(minute_of(r.at)).or_default()[kind_index(r.kind)] += 1;
+        }
+        Spark(m)
+    }
+
+    /// As [`FailLog::per_minute`].
+    pub fn per_minute(&self, now: DateTime<Utc>, minutes: usize) -> Vec<ByKind> {
+        let last = minute_of(now);
+        let first = last - minutes as i64 + 1;
+        let mut out = vec![ByKind::default(); minutes];
+        for (m, b) in self.0.range(first..=last) {
+            out[(m - first) as usize] = *b;
+        }
+        out
+    }
+
+    /// As [`FailLog::causes_seen`].
+    pub fn causes_seen(&self, now: DateTime<Utc>) -> Vec<CauseKind> {
+        let per = self.per_minute(now, WINDOW_MIN as usize);
+        CauseKind::ALL
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| per.iter().any(|m| m[*i] > 0))
+            .map(|(_, k)| *k)
+            .collect()
+    }
+}
+
 impl FailLog {
     pub fn len(&self) -> usize {
         self.records.len()

@@ -183,6 +183,9 @@ pub struct Aggregates {
     pub stale: usize,
     pub lost: usize,
     pub no_route: usize,
+    /// Healthy (heartbeating) and yet with no route: counted in `healthy`
+    /// and in `no_route`, never shown as healthy without saying so.
+    pub healthy_no_route: usize,
     /// Off rank 0 (live, with a route), stale, or lost: the status word's
     /// `DEGRADED n`.
     pub degraded: usize,
@@ -215,6 +218,9 @@ impl Aggregates {
         }
         if e.view.active_agent.is_none() {
             d(&mut self.no_route);
+            if e.state == WorkerState::Healthy {
+                d(&mut self.healthy_no_route);
+            }
         }
         if !e.in_sync {
             d(&mut self.out_of_sync);

@@ -76,6 +76,10 @@ pub struct Model {
     pub config: Config,
     /// The owner's pending edit of the list.
     pub edit: LadderEdit,
+    /// When another hub (another `instance`) last started a fresh screen.
+    pub fresh_at: Option<Instant>,
+    /// The hub's own report of itself (`GET /v1/health`, JSON).
+    pub health: Option<crate::wire::Health>,
 }
 
 impl Model {
@@ -92,11 +96,14 @@ impl Model {
                 failing_since: None,
                 last_error: None,
                 refused: false,
+                forbidden: false,
             },
             fleet: Fleet::default(),
             log: FailLog::default(),
             config: Config::default(),
             edit: LadderEdit::default(),
+            fresh_at: None,
+            health: None,
         }
     }
 
@@ -114,6 +121,8 @@ impl Model {
     pub fn conn_label(&self) -> ConnLabel {
         if self.conn.refused {
             ConnLabel::Refused
+        } else if self.conn.forbidden {
+            ConnLabel::Forbidden
         } else if let Some(t) = self.conn.failing_since {
             ConnLabel::Disconnected(self.mono_now.saturating_duration_since(t))
         } else if self.conn.last_ok.is_none() {
@@ -127,13 +136,107 @@ impl Model {
 
     /// The status word, from the hub's own judgement of each worker.
     pub fn verdict(&self) -> Option<Verdict> {
-        verdict::verdict(self.conn_label(), &self.fleet.agg)
+        let built_in = self.health.as_ref().is_some_and(|h| h.built_in_order);
+        verdict::verdict(self.conn_label(), &self.fleet.agg, built_in)
     }
 
     /// The data on screen is from a hub we cannot currently reach (or
     /// that refuses our token).
     pub fn is_stale(&self) -> bool {
-        self.conn.refused || matches!(self.conn_label(), ConnLabel::Disconnected(_))
+        self.conn.refused
+            || self.conn.forbidden
+            || matches!(self.conn_label(), ConnLabel::Disconnected(_))
+    }
+
+    /// The hub's problems as one banner line, when it says it is degraded
+    /// (or gives the built-in order): a document on disk that does not
+    /// validate first, as `the hub's file does not validate (line 2,
+    /// column 33); workers keep …: <the parser's words>`, then its other problems as it words them.
+    pub fn hub_problems(&self) -> Option<String> {
+        let h = self.health.as_ref()?;
+        if h.status == "ok" && !h.built_in_order {
+            return None;
+        }
+        let mut parts = Vec::new();
+        let invalid = h
+            .config
+            .as_ref()
+            .and_then(|c| c.invalid.as_ref().map(|i| (c, i)));
+        if let Some((c, i)) = invalid {
+            let mut at = String::new();
+            if let Some(l) = i.line {
+                at.push_str(&format!(" (line {l}"));
+                if let Some(col) = i.column {
+                    at.push_str(&format!(", column {col}"));
+                }
+                at.push(')');
+            }
+            let keep = match c.order {
+                crate::wire::OrderSource::BuiltIn => format!(
+                    "every worker is given the built-in order ({})",
+                    c.agents.join(", ")
+                ),
+                _ => format!(
+                    "workers keep the last accepted list ({}, revision {})",
+                    c.agents.join(", "),
+                    c.projected_revision
+                ),
+            };
+            // Where and what workers are told first: a line cut at the
+            // screen's edge loses the parser's words, not those.
+            parts.push(format!(
+                "the hub's file does not validate{at}; {keep}: {}",
+                i.message
+            ));
+        }
+        parts.extend(
+            h.problems
+                .iter()
+                .filter(|p| invalid.is_none() || !p.contains("does not validate"))
+                .cloned(),
+        );
+        if parts.is_empty() {
+            parts.push(if h.built_in_order {
+                "every worker is given the built-in order".into()
+            } else {
+                "the hub says it is degraded".into()
+            });
+        }
+        Some(parts.join(" · "))
+    }
+
+    /// How long the hub has refused our token (401 or 403), if it does.
+    pub fn refused_for(&self) -> Option<Duration> {
+        (self.conn.refused || self.conn.forbidden).then(|| {
+            self.conn.failing_since.map_or(Duration::ZERO, |t| {
+                self.mono_now.saturating_duration_since(t)
+            })
+        })
+    }
+
+    /// `GET /v1/whoami` answered. True when it is another hub than the
+    /// one the screen holds (another `instance` after a reconnect): the
+    /// fleet, the log, the list and its history, and a pending edit, all
+    /// of the other hub, are dropped, so two hubs' data never mix.
+    pub fn apply_whoami(&mut self, w: Whoami, ch: &mut Changes) -> bool {
+        let other = matches!(
+            (self.who.as_ref().and_then(|o| o.instance.as_deref()), w.instance.as_deref()),
+            (Some(old), Some(new)) if old != new
+        );
+        self.who = Some(w);
+        if other {
+            self.fleet = Fleet::default();
+            self.log = FailLog::default();
+            self.config = Config::default();
+            self.edit = LadderEdit::default();
+            self.health = None;
+            self.fresh_at = Some(self.mono_now);
+            ch.all_workers = true;
+            ch.log = true;
+            ch.agents = true;
+            ch.history = true;
+        }
+        other
     }
 
     /// Age of the last good data.
@@ -149,6 +252,7 @@ impl Model {
         self.conn.failing_since = None;
         self.conn.last_error = None;
         self.conn.refused = false;
+        self.conn.forbidden = false;
     }
 
     pub fn advance_mono(&mut self, t: Instant) {
@@ -247,6 +351,12 @@ impl Model {
         }
         self.conn.refused |= refused;
         self.conn.last_error = Some(error);
+    }
+
+    /// The hub answered 403 to `what` at `at`.
+    pub fn forbidden(&mut self, what: Fetch, at: Instant, error: String) {
+        self.failed(what, at, error, false);
+        self.conn.forbidden = true;
     }
 
     /// The history entry a key names.

@@ -269,28 +269,35 @@ pub fn draw_picker(t: &Theme, o: &Overlays, body: Rect, buf: &mut Buffer) {
         return;
     };
     let names = &o.contexts.names;
-    let width = names
+    // Wide enough for its title (the keys it takes) and its names, never
+    // wider than the screen: at 80x24 the title is whole.
+    let title = format!(" contexts ({}) ", keys::hints(Hints::Picker, ", "));
+    let width = (names
         .iter()
         .map(|n| n.chars().count())
         .max()
         .unwrap_or(0)
-        .clamp(20, 60) as u16
-        + 8;
+        .clamp(20, 60)
+        + 8)
+    .max(title.chars().count() + 2) as u16;
+    let width = width.min(body.width.saturating_sub(2));
+    let title = if title.chars().count() + 2 <= usize::from(width) {
+        title
+    } else {
+        " contexts ".to_string()
+    };
     let height = (names.len() as u16 + 2).min(body.height);
     let area = Rect {
         x: body.x + 2.min(body.width),
         y: body.y,
-        width: width.min(body.width.saturating_sub(2)),
+        width,
         height,
     };
     Clear.render(area, buf);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_set(t.border())
-        .title(Span::styled(
-            format!(" contexts ({}) ", keys::hints(Hints::Picker, ", ")),
-            t.title(),
-        ));
+        .title(Span::styled(title, t.title()));
     let inner = block.inner(area);
     block.render(area, buf);
     let rows = inner.height as usize;

@@ -129,6 +129,11 @@ fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>
                 e.state.as_str(),
                 cell_style(cx.theme, cx.stale, t.state(e.state)),
             ),
+            // Heartbeating, and yet nothing to run: said beside the word.
+            Span::styled(
+                if e.no_route() { " but no route" } else { "" },
+                cell_style(cx.theme, cx.stale, t.no_route()),
+            ),
             Span::raw(format!(
                 ", heartbeat {} ago (hub clock) {} {}, sent {}",
                 fmt::age_at(now, v.received_at),

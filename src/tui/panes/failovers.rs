@@ -10,11 +10,11 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::tui::model::Model;
-use crate::tui::model::faillog::{self, ByKind, FailLog, LogRec, WINDOW_MIN};
+use crate::tui::model::faillog::{self, ByKind, FailLog, LogRec, Spark, WINDOW_MIN};
 use crate::tui::model::query::Query;
 use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Pane, SortBy};
 use crate::tui::ui::theme::Theme;
-use crate::tui::ui::{Col, cell_style, col, empty, fill, fit_line, fmt, geom, hub, line, table};
+use crate::tui::ui::{Col, cell_style, col, empty, fill, fit_line, fmt, geom, hub, line, table_sorted};
 use crate::wire::CauseKind;
 
 /// How the Failovers view orders rows.
@@ -84,6 +84,9 @@ pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -
 #[derive(Debug, Default)]
 pub struct Failovers {
     pub list: List<Vec<u64>, FailoverSort>,
+    /// Under a filter, the sparkline of the failovers it shows (`None`:
+    /// no filter, the whole log's).
+    pub spark: Option<Spark>,
 }
 
 impl Pane for Failovers {
@@ -116,6 +119,7 @@ impl Pane for Failovers {
                 m.log.records.iter().any(|r| q.matches(r))
             })
         });
+        self.spark = (!q.is_empty()).then(|| Spark::of(rows.iter().filter_map(|s| m.log.get(*s))));
         let l = &mut self.list;
         l.rows = rows;
         l.emptied = emptied;
@@ -124,7 +128,7 @@ impl Pane for Failovers {
     }
 
     fn above(&self, m: &Model, body_h: u16) -> u16 {
-        spark_height(m, body_h)
+        self.spark_height(m, body_h)
     }
 
     fn selected(&self, _m: &Model) -> Option<Detail> {
@@ -141,10 +145,18 @@ impl Pane for Failovers {
 }
 
 impl Failovers {
+    /// Rows above the table: the sparkline of what the filter shows.
+    fn spark_height(&self, m: &Model, body_h: u16) -> u16 {
+        match &self.spark {
+            Some(sp) => geom::spark_height(body_h, sp.causes_seen(m.now()).len()),
+            None => spark_height(m, body_h),
+        }
+    }
+
     fn draw_failovers(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
         let t = cx.theme;
-        let sh = spark_height(cx.model, area.height);
-        draw_spark(cx, Rect { height: sh, ..area }, buf);
+        let sh = self.spark_height(cx.model, area.height);
+        draw_spark(cx, self.spark.as_ref(), Rect { height: sh, ..area }, buf);
         let area = Rect {
             y: area.y + sh,
             height: area.height - sh,
@@ -175,7 +187,14 @@ impl Failovers {
                 ]
             })
             .collect();
-        table(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h));
+        let (col, desc) = match list.sort {
+            FailoverSort::Time => (1, true),
+            FailoverSort::Worker => (2, false),
+            FailoverSort::From => (3, false),
+            FailoverSort::Cause => (4, false),
+        };
+        let sorted = Some((col, desc != list.reverse));
+        table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h), sorted);
         if list.is_empty() {
             empty(
                 cx.theme,
@@ -242,7 +261,8 @@ pub fn bars(t: &Theme, counts: &[u32]) -> String {
         .collect()
 }
 
-fn draw_spark(cx: &Cx, area: Rect, buf: &mut Buffer) {
+/// The sparkline of the whole log, or of what the filter shows (`spark`).
+fn draw_spark(cx: &Cx, spark: Option<&Spark>, area: Rect, buf: &mut Buffer) {
     let t = cx.theme;
     if area.height == 0 {
         return;
@@ -251,7 +271,10 @@ fn draw_spark(cx: &Cx, area: Rect, buf: &mut Buffer) {
     let minutes = (area.width as usize)
         .saturating_sub(LABEL + 6)
         .clamp(1, WINDOW_MIN as usize);
-    let per = cx.model.log.per_minute(cx.now, minutes);
+    let per = match spark {
+        Some(sp) => sp.per_minute(cx.now, minutes),
+        None => cx.model.log.per_minute(cx.now, minutes),
+    };
     let total: Vec<u32> = per.iter().map(|m: &ByKind| m.iter().sum()).collect();
     let sum: u32 = total.iter().sum();
     let mut y = area.y;
@@ -270,7 +293,11 @@ fn draw_spark(cx: &Cx, area: Rect, buf: &mut Buffer) {
         }
     };
     put(Line::styled(
-        format!("failovers per minute, last {minutes}m (newest right)"),
+        if spark.is_some() {
+            format!("failovers per minute that match the filter, last {minutes}m (newest right)")
+        } else {
+            format!("failovers per minute, last {minutes}m (newest right)")
+        },
         t.muted(),
     ));
     put(Line::from(vec![
@@ -278,7 +305,10 @@ fn draw_spark(cx: &Cx, area: Rect, buf: &mut Buffer) {
         Span::styled(bars(t, &total), cell_style(cx.theme, cx.stale, t.warn())),
         Span::raw(format!(" {sum}")),
     ]));
-    let seen = cx.model.log.causes_seen(cx.now);
+    let seen = match spark {
+        Some(sp) => sp.causes_seen(cx.now),
+        None => cx.model.log.causes_seen(cx.now),
+    };
     if area.height >= 2 + seen.len() as u16 && area.height > 3 {
         for k in seen {
             let i = crate::tui::model::faillog::kind_index(k);

@@ -15,7 +15,7 @@ use crate::tui::model::Model;
 use crate::tui::model::fleet::{Entry, FIELDS, Fleet, Slot};
 use crate::tui::model::query::Query;
 use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Pane, Rows, SortBy};
-use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, table};
+use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, table_sorted};
 use crate::wire::{Failover, WorkerState};
 
 /// How the Workers view orders rows.
@@ -455,7 +455,18 @@ impl Workers {
             .filter_map(|&s| cx.model.fleet.get(s))
             .map(|e| cells(cx, e))
             .collect();
-        table(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h));
+        // WORKER HOST AGE STATE ACTIVE SYNC LAST FAILOVER: urgency marks
+        // STATE (most urgent first), age falls (oldest heartbeat first).
+        let (col, desc) = match list.sort {
+            WorkerSort::Urgency => (3, true),
+            WorkerSort::Worker => (0, false),
+            WorkerSort::Host => (1, false),
+            WorkerSort::Age => (2, true),
+            WorkerSort::Rank => (4, false),
+            WorkerSort::Failover => (6, true),
+        };
+        let sorted = Some((col, desc != list.reverse));
+        table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h), sorted);
         if list.is_empty() && area.height > 1 {
             let msg = if cx.model.fleet.is_empty() {
                 "no workers have reported yet"
@@ -473,7 +484,7 @@ pub const COLS: [Col; 7] = [
     col("WORKER", 7, 36, 0),
     col("HOST", 8, 24, 4),
     col("AGE", 3, 4, 2),
-    col("STATE", 5, 7, 1),
+    col("STATE", 5, 8, 1),
     col("ACTIVE", 11, 20, 0),
     col("SYNC", 4, 12, 3),
     fill("LAST FAILOVER", 16, 0),
@@ -503,7 +514,7 @@ pub fn cells(cx: &Cx, e: &Entry) -> Vec<Span<'static>> {
     let active = match (&v.active_agent, e.active_rank()) {
         (Some(a), Some(r)) => Span::raw(format!("{} #{r}", hub(a))),
         (Some(a), None) => Span::raw(format!("{} #?", hub(a))),
-        (None, _) => Span::styled("NO ROUTE", cell_style(cx.theme, cx.stale, t.no_route())),
+        (None, _) => Span::styled("(none)", cell_style(cx.theme, cx.stale, t.no_route())),
     };
     let sync = if e.in_sync {
         Span::raw(t.yes())
@@ -517,10 +528,13 @@ pub fn cells(cx: &Cx, e: &Entry) -> Vec<Span<'static>> {
         Some(f) => Span::raw(failover_text(cx, f)),
         None => Span::styled("-", t.muted()),
     };
-    let state_style = if e.state == WorkerState::Healthy {
-        t.muted()
-    } else {
-        t.state(e.state)
+    // A healthy worker with no route is never called healthy: its
+    // heartbeat is fine, its route is not (the fleet line and the detail
+    // keep the hub's word beside it).
+    let (state, state_style) = match e.state {
+        WorkerState::Healthy if e.no_route() => ("no route", t.no_route()),
+        WorkerState::Healthy => ("healthy", t.muted()),
+        s => (s.as_str(), t.state(s)),
     };
     vec![
         Span::styled(hub(&v.worker).into_owned(), cell_style(cx.theme, cx.stale, worker_style)),
@@ -534,7 +548,7 @@ pub fn cells(cx: &Cx, e: &Entry) -> Vec<Span<'static>> {
                 due => cell_style(cx.theme, cx.stale, t.state(due)),
             },
         ),
-        Span::styled(e.state.as_str(), cell_style(cx.theme, cx.stale, state_style)),
+        Span::styled(state, cell_style(cx.theme, cx.stale, state_style)),
         active,
         sync,
         last,

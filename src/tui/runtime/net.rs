@@ -187,6 +187,10 @@ fn refused_or_failed(what: Fetch, e: &ClientError) -> Msg {
             what,
             at: Instant::now(),
         },
+        ClientError::Forbidden(_) => Msg::Forbidden {
+            what,
+            at: Instant::now(),
+        },
         e => failed(what, e),
     }
 }
@@ -236,6 +240,10 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
     let mut cursor: Option<String> = None;
     let mut need_whoami = true;
     let mut need_failovers = true;
+    // The hub's identity as whoami last gave it: another one after a
+    // reconnect is another hub (replaced at the same address, or a fresh
+    // database), and nothing held of the old one is asked after.
+    let mut instance: Option<String> = None;
     let mut backoff = Duration::from_secs(1);
     loop {
         let refetching = sh.refetch_wanted.swap(false, Ordering::SeqCst);
@@ -250,6 +258,15 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
             match client.whoami().await {
                 Ok(w) => {
                     need_whoami = false;
+                    if instance.is_some() && w.instance.is_some() && w.instance != instance {
+                        cursor = None;
+                        need_failovers = true;
+                        sh.max_seq.store(0, Ordering::SeqCst);
+                        sh.catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
+                    }
+                    if w.instance.is_some() {
+                        instance.clone_from(&w.instance);
+                    }
                     if !send(&tx, Msg::Whoami(w)).await {
                         return;
                     }
@@ -278,6 +295,17 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                     if !send(&tx, Msg::Workers { page, at }).await {
                         return;
                     }
+                    // The hub's own problems (a hand edit that does not
+                    // validate, the built-in order, its database). An older
+                    // hub answers only text: nothing to show, no error.
+                    match client.health_report().await {
+                        Ok(h) => {
+                            if !send(&tx, Msg::Health(h)).await {
+                                return;
+                            }
+                        }
+                        Err(e) => tracing::debug!(error = %e, "health not read"),
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "workers poll failed");
@@ -299,6 +327,9 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
         }
         if !ok {
             sh.catch_up_from.fetch_min(catch_up, Ordering::SeqCst);
+            // Ask who answers again once it answers: the hub that comes
+            // back may be another one.
+            need_whoami = true;
         }
         if refetching {
             let done = sh.refetch_done.lock().ok().and_then(|mut d| d.take());

@@ -56,6 +56,9 @@ pub fn verdict(v: Verdict) -> String {
         Verdict::Degraded(n) => format!("DEGRADED {}", count(n)),
         Verdict::NoRoute(n) => format!("NO ROUTE {}", count(n)),
         Verdict::HubDown => "HUB DOWN".into(),
+        Verdict::BuiltInOrder => "BUILT-IN ORDER".into(),
+        Verdict::Unauthorized => "UNAUTHORIZED".into(),
+        Verdict::Forbidden => "FORBIDDEN".into(),
     }
 }
 

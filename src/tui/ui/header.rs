@@ -9,11 +9,12 @@ use super::theme::Theme;
 use super::{fmt, hub, line, row};
 use crate::tui::keys::{self, Hints};
 use crate::tui::model::Model;
-use crate::tui::model::conn::{ConnLabel, REFUSED};
+use crate::tui::model::conn::{ConnLabel, FORBIDDEN, REFUSED};
 
 pub fn conn_text(m: &Model) -> String {
     match m.conn_label() {
         ConnLabel::Refused => REFUSED.into(),
+        ConnLabel::Forbidden => FORBIDDEN.into(),
         ConnLabel::Connecting => "connecting".into(),
         ConnLabel::Live => "live".into(),
         ConnLabel::Polling => "polling".into(),
@@ -73,7 +74,7 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
         let conn_style = match m.conn_label() {
             ConnLabel::Live => t.ok(),
             ConnLabel::Polling | ConnLabel::Connecting => t.warn(),
-            ConnLabel::Disconnected(_) | ConnLabel::Refused => t.bad(),
+            ConnLabel::Disconnected(_) | ConnLabel::Refused | ConnLabel::Forbidden => t.bad(),
         };
         spans.push(Span::styled(conn_text(m), conn_style));
         if m.is_stale() {
@@ -146,6 +147,29 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
                 t.bad(),
             ));
             spans.push(Span::styled(" · last known: ", t.muted()));
+        } else if let Some(d) = m.refused_for() {
+            // The hub answers and refuses the token: a replaced hub, or a
+            // revoked token. What follows is the last hub that took it.
+            let word = if m.conn.refused {
+                "token refused"
+            } else {
+                "token forbidden"
+            };
+            spans.push(Span::styled(
+                format!(
+                    "{word} {}",
+                    fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
+                ),
+                t.bad(),
+            ));
+            let age = m.data_age().unwrap_or_default();
+            spans.push(Span::styled(
+                format!(
+                    " · last known {} ago: ",
+                    fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
+                ),
+                t.muted(),
+            ));
         }
         if a.no_route > 0 {
             spans.push(Span::styled(
@@ -161,6 +185,13 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
             format!("{} healthy", fmt::count(a.healthy)),
             super::cell_style(t, stale, t.ok()),
         ));
+        if a.healthy_no_route > 0 {
+            // Heartbeating is not having a route: never one without the other.
+            spans.push(Span::styled(
+                format!(" ({} with no route)", fmt::count(a.healthy_no_route)),
+                super::cell_style(t, stale, t.no_route()),
+            ));
+        }
         spans.push(Span::raw(" "));
         spans.push(Span::styled(
             format!("{} stale", fmt::count(a.stale)),
@@ -196,8 +227,20 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
         );
     }
 
-    // 3: agents in rank order: can run / run now.
-    if let Some(r) = row(area, 2) {
+    // 3: the hub's own problems, when it has any (they matter more than
+    // the agents' counts, which the Ladder shows too); else the agents in
+    // rank order: can run / run now.
+    if let (Some(r), Some(p)) = (row(area, 2), m.hub_problems()) {
+        line(
+            r,
+            buf,
+            super::fit_line(
+                Line::from(Span::styled(format!("hub: {}", hub(&p)), t.bad())),
+                usize::from(r.width),
+                t.ellipsis(),
+            ),
+        );
+    } else if let Some(r) = row(area, 2) {
         let mut spans = vec![Span::styled("can/run ", t.muted())];
         let agents = if m.config.agents.is_empty() {
             m.ladder_agents()
@@ -290,7 +333,9 @@ pub struct Status<'a> {
     pub len: usize,
 }
 
-pub fn draw_status(t: &Theme, s: &Status, area: Rect, buf: &mut Buffer) {
+/// The status line at `area`; a message longer than it wraps onto the
+/// bottom rows of `body` above it.
+pub fn draw_status(t: &Theme, s: &Status, area: Rect, body: Rect, buf: &mut Buffer) {
     if area.height == 0 {
         return;
     }
@@ -324,7 +369,29 @@ pub fn draw_status(t: &Theme, s: &Status, area: Rect, buf: &mut Buffer) {
         "0/0".to_string()
     };
     let left: Line = if let Some(msg) = s.message {
-        Line::styled(msg.to_string(), t.warn())
+        let room = usize::from(area.width).saturating_sub(right.chars().count() + 1);
+        let rows = wrap(msg, room.max(1));
+        // A message longer than the line goes on over the rows above it
+        // (its end is never the part lost); the last row stays here.
+        let above = rows.len().saturating_sub(1).min(usize::from(body.height));
+        let first = rows.len() - 1 - above;
+        for (k, text) in rows[first..rows.len() - 1].iter().enumerate() {
+            let y = body.bottom() - above as u16 + k as u16;
+            let r = Rect {
+                y,
+                height: 1,
+                ..area
+            };
+            buf.set_string(r.x, r.y, " ".repeat(usize::from(r.width)), t.warn());
+            line(r, buf, Line::styled(text.clone(), t.warn()));
+        }
+        let last = rows.last().cloned().unwrap_or_default();
+        if first > 0 {
+            // Even taller than the body: its start goes, marked.
+            Line::styled(format!("{}{last}", t.ellipsis()), t.warn())
+        } else {
+            Line::styled(last, t.warn())
+        }
     } else if let Some(e) = s.hub_error {
         Line::styled(
             format!(
@@ -357,4 +424,36 @@ pub fn draw_status(t: &Theme, s: &Status, area: Rect, buf: &mut Buffer) {
         );
         line(r, buf, Line::styled(right, t.muted()));
     }
+}
+
+/// `text` in rows of at most `width` columns, broken at spaces where it
+/// can be (a word longer than a row is cut across rows).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut rows = vec![String::new()];
+    for word in text.split(' ') {
+        let cur = rows.last().map_or(0, |r| r.chars().count());
+        let w = word.chars().count();
+        if cur > 0 && cur + 1 + w <= width {
+            if let Some(r) = rows.last_mut() {
+                r.push(' ');
+                r.push_str(word);
+            }
+            continue;
+        }
+        if cur > 0 {
+            rows.push(String::new());
+        }
+        let mut chars = word.chars().peekable();
+        while chars.peek().is_some() {
+            let piece: String = chars.by_ref().take(width).collect();
+            if let Some(r) = rows.last_mut() {
+                if r.is_empty() {
+                    r.push_str(&piece);
+                } else {
+                    rows.push(piece);
+                }
+            }
+        }
+    }
+    rows
 }

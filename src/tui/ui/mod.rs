@@ -63,6 +63,16 @@ pub const fn fill(title: &'static str, min: u16, drop: u8) -> Col {
 /// The width of each column for these visible `rows` in `width` cells
 /// (`None`: dropped).
 pub fn widths(cols: &[Col], rows: &[Vec<Span<'_>>], width: u16) -> Vec<Option<usize>> {
+    widths_marked(cols, rows, width, None)
+}
+
+/// [`widths`], the title of column `marked` one cell wider (its sort mark).
+fn widths_marked(
+    cols: &[Col],
+    rows: &[Vec<Span<'_>>],
+    width: u16,
+    marked: Option<usize>,
+) -> Vec<Option<usize>> {
     let fits: Vec<text::Fit> = cols
         .iter()
         .enumerate()
@@ -73,7 +83,7 @@ pub fn widths(cols: &[Col], rows: &[Vec<Span<'_>>], width: u16) -> Vec<Option<us
                 .map(|s| s.width())
                 .max()
                 .unwrap_or(0)
-                .max(text::width(c.title));
+                .max(text::width(c.title) + usize::from(marked == Some(i)));
             text::Fit {
                 min: c.min as usize,
                 want: c.max.map_or(content, |m| content.min(m as usize)),
@@ -96,8 +106,24 @@ pub fn table(
     rows: Vec<Vec<Span<'static>>>,
     selected: Option<usize>,
 ) {
+    table_sorted(t, stale, area, buf, cols, rows, selected, None)
+}
+
+/// [`table`], with the sorted column (its index, and whether its values
+/// fall down the rows) marked in its title: `AGE▼`, `WORKER^`.
+#[allow(clippy::too_many_arguments)]
+pub fn table_sorted(
+    t: &Theme,
+    stale: bool,
+    area: Rect,
+    buf: &mut Buffer,
+    cols: &[Col],
+    rows: Vec<Vec<Span<'static>>>,
+    selected: Option<usize>,
+    sorted: Option<(usize, bool)>,
+) {
     let ell = t.ellipsis();
-    let w = widths(cols, &rows, area.width);
+    let w = widths_marked(cols, &rows, area.width, sorted.map(|(i, _)| i));
     let cut = |s: Span<'static>, w: usize| -> Line<'static> {
         if s.width() <= w {
             Line::from(s)
@@ -110,14 +136,26 @@ pub fn table(
         .flatten()
         .map(|w| Constraint::Length(*w as u16))
         .collect();
-    let header = Row::new(cols.iter().zip(&w).filter_map(|(c, w)| {
+    let header = Row::new(cols.iter().zip(&w).enumerate().filter_map(|(i, (c, w))| {
         // Titles are written with Unicode arrows; `--ascii` gets "->".
-        let title = if t.ascii && c.title.contains('→') {
+        let mut title = if t.ascii && c.title.contains('→') {
             c.title.replace('→', "->")
         } else {
             c.title.to_string()
         };
-        w.map(|w| cut(Span::raw(title), w))
+        let mark = sorted
+            .filter(|(col, _)| *col == i)
+            .map(|(_, d)| t.sort_mark(d));
+        w.map(|w| match mark {
+            // The mark is never the part cut off: the title gives way.
+            Some(m) => {
+                let keep = w.saturating_sub(1);
+                title = fit(&title, keep, ell);
+                title.push_str(m);
+                Line::from(Span::raw(title))
+            }
+            None => cut(Span::raw(title), w),
+        })
     }))
     .style(t.column_header());
     let row_style = if stale { t.greyed() } else { Style::new() };

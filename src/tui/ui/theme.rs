@@ -117,7 +117,11 @@ impl Theme {
         self.badge(match v {
             Verdict::Ok => Color::Green,
             Verdict::Degraded(_) => Color::Yellow,
-            Verdict::NoRoute(_) | Verdict::HubDown => Color::Red,
+            Verdict::NoRoute(_)
+            | Verdict::HubDown
+            | Verdict::BuiltInOrder
+            | Verdict::Unauthorized
+            | Verdict::Forbidden => Color::Red,
         })
     }
 
@@ -144,6 +148,17 @@ impl Theme {
 
     pub fn arrow(&self) -> &'static str {
         if self.ascii { "->" } else { "→" }
+    }
+
+    /// Beside the sorted column's title: `▼` the column's values fall down
+    /// the rows, `▲` they rise (`v` / `^` under `--ascii`).
+    pub fn sort_mark(&self, descending: bool) -> &'static str {
+        match (self.ascii, descending) {
+            (false, true) => "▼",
+            (false, false) => "▲",
+            (true, true) => "v",
+            (true, false) => "^",
+        }
     }
 
     pub fn sep(&self) -> &'static str {
