@@ -168,7 +168,11 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         stopped().await;
         Ok(())
     } else {
-        let client = Client::new(&url, Some(session_token), ClientOptions::default())?;
+        let opts = ClientOptions {
+            user_agent: super::user_agent("tui"),
+            ..ClientOptions::default()
+        };
+        let client = Client::new(&url, Some(session_token), opts)?;
         let grant = (!global.read_only).then(|| crate::client::WriteGrant::new(client.clone()));
         let opts = super::tui_options(global, format!("demo {url}"), global.read_only);
         crate::tui::run(client, grant, opts).await

@@ -122,6 +122,11 @@ pub struct Global {
     /// Set from [`TuiFlags`] of `macfleet` or `macfleet demo`.
     #[arg(skip)]
     pub mouse: bool,
+    /// Which part of macfleet talks to the hub (`tui`, `agents`, `get`,
+    /// `sim`): named in the `User-Agent`, so History tells the TUI's writes
+    /// from the command line's.
+    #[arg(skip)]
+    pub part: &'static str,
     /// Log file (default under $XDG_STATE_HOME/macfleet/).
     #[arg(long, value_name = "PATH")]
     pub log_file: Option<PathBuf>,
@@ -344,15 +349,33 @@ fn client_for(global: &Global, target: &context::Target) -> Result<Client> {
     let opts = ClientOptions {
         allow_plaintext: global.allow_plaintext,
         ca_pem,
+        user_agent: user_agent(global.part),
         ..ClientOptions::default()
     };
     Ok(Client::new(&target.hub, target.token.clone(), opts)?)
+}
+
+/// `macfleet/<version> (<part>)`: what History's `client` shows.
+pub fn user_agent(part: &str) -> String {
+    let v = env!("CARGO_PKG_VERSION");
+    if part.is_empty() {
+        format!("macfleet/{v}")
+    } else {
+        format!("macfleet/{v} ({part})")
+    }
 }
 
 pub async fn run(mut cli: Cli) -> Result<i32> {
     let tui = match &cli.command {
         Some(Command::Demo(d)) => d.tui,
         _ => TuiFlags::default(),
+    };
+    cli.global.part = match &cli.command {
+        None | Some(Command::Demo(_)) => "tui",
+        Some(Command::Agents(_)) => "agents",
+        Some(Command::Get(_)) => "get",
+        Some(Command::Sim(_)) => "sim",
+        _ => "",
     };
     cli.global.ascii = cli.tui.ascii || tui.ascii;
     cli.global.mouse = cli.tui.mouse || tui.mouse;

@@ -205,6 +205,11 @@ fn after_a_colleagues_write_the_owner_edits_at_once_without_refetching() {
         "their move kept, mine on top of it:\n{doc}"
     );
     assert_eq!(hub.history_len(), 3, "theirs and mine");
+    // History tells the TUI's write from the command line's.
+    let h = Hub::rt().block_on(hub.client().history()).expect("history");
+    let client = |i: usize| h.revisions[i].client.clone().unwrap_or_default();
+    assert!(client(0).ends_with("(tui)"), "mine: {}", client(0));
+    assert!(client(1).ends_with("(agents)"), "theirs: {}", client(1));
     t.send("q");
     assert!(t.wait_exit(SOON).success());
 }
