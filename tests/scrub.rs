@@ -1382,68 +1382,34 @@ fn clean_non_ascii_text_does_not_allocate() {
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-
-/// `macfleet hub` (the real binary) on an ephemeral loopback port, its log
-/// (stderr, at debug level) collected as it comes.
-struct BinHub {
-    child: Child,
-    url: String,
-    log: Arc<Mutex<String>>,
-}
+/// `macfleet hub` (the real binary, `common::HubProcess`), its log at
+/// debug level.
+struct BinHub(common::HubProcess);
 
 impl BinHub {
     fn spawn(dir: &std::path::Path) -> Result<BinHub, String> {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
-            .args(["hub", "--config"])
-            .arg(dir.join("hub.toml"))
-            .arg("--tokens")
-            .arg(dir.join("tokens.toml"))
-            .args(["--listen", "127.0.0.1:0"])
-            .env("MACFLEET_LOG", "debug")
-            .env("NO_COLOR", "1")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("hub starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = Arc::clone(&log);
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if !sent {
-                    if let Some(rest) = line.split("listening on ").nth(1) {
-                        let url = rest.split_whitespace().next().unwrap_or("").to_string();
-                        let _ = tx.send(url);
-                        sent = true;
-                    }
-                }
-                if let Ok(mut l) = sink.lock() {
-                    l.push_str(&line);
-                    l.push('\n');
-                }
-            }
-        });
-        match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(url) => Ok(BinHub { child, url, log }),
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                Err(log.lock().map(|l| l.clone()).unwrap_or_default())
-            }
-        }
+        common::HubProcess::try_spawn(
+            dir,
+            common::Spawn {
+                env: &[("MACFLEET_LOG", "debug")],
+                ..common::Spawn::default()
+            },
+        )
+        .map(BinHub)
     }
 
     fn stop(mut self) -> String {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.0.child.kill();
+        let _ = self.0.child.wait();
         std::thread::sleep(Duration::from_millis(100));
-        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+        self.0.log()
+    }
+}
+
+impl std::ops::Deref for BinHub {
+    type Target = common::HubProcess;
+    fn deref(&self) -> &common::HubProcess {
+        &self.0
     }
 }
 

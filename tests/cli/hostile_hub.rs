@@ -361,7 +361,7 @@ struct Ran {
 
 /// Run to the end (at most `limit`; killed then).
 fn run_for(url: &str, args: &[&str], limit: Duration) -> Ran {
-    let mut child = bin(url, args).spawn().expect("macfleet runs");
+    let mut child = crate::common::Kill(bin(url, args).spawn().expect("macfleet runs"));
     let mut out = child.stdout.take().expect("stdout");
     let mut err = child.stderr.take().expect("stderr");
     let o = std::thread::spawn(move || {
@@ -572,7 +572,7 @@ fn reader(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>>
 /// spawn (vfork shares it until exec), and a test process that resolved a
 /// panic's backtrace holds some 300 MiB.
 fn run_measured(url: &str, args: &[&str], limit: Duration) -> Measured {
-    let mut child = bin(url, args).spawn().expect("macfleet runs");
+    let mut child = crate::common::Kill(bin(url, args).spawn().expect("macfleet runs"));
     let pid = child.id();
     let o = reader(child.stdout.take().expect("stdout"));
     let e = reader(child.stderr.take().expect("stderr"));

@@ -204,14 +204,16 @@ async fn watch_receives_a_failover_posted_after_it_started() {
         json!([common::failover("before-1", "rate_limited", "x")]),
     )
     .await;
-    let mut child = bin()
-        .args(["get", "failovers", "--watch", "-o", "jsonl"])
-        .env("MAC_HUB_URL", h.url())
-        .env("MAC_HUB_TOKEN", &h.viewer)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut child = common::Kill(
+        bin()
+            .args(["get", "failovers", "--watch", "-o", "jsonl"])
+            .env("MAC_HUB_URL", h.url())
+            .env("MAC_HUB_TOKEN", &h.viewer)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn"),
+    );
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let stdout = child.stdout.take().expect("stdout");
     std::thread::spawn(move || {
@@ -244,14 +246,16 @@ async fn watch_receives_a_failover_posted_after_it_started() {
 async fn watch_workers_prints_a_line_when_a_worker_changes() {
     let h = TestHub::start().await;
     beat(&h, "w-001", json!([])).await;
-    let mut child = bin()
-        .args(["get", "workers", "--watch"])
-        .env("MAC_HUB_URL", h.url())
-        .env("MAC_HUB_TOKEN", &h.viewer)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = common::Kill(
+        bin()
+            .args(["get", "workers", "--watch"])
+            .env("MAC_HUB_URL", h.url())
+            .env("MAC_HUB_TOKEN", &h.viewer)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn"),
+    );
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let stdout = child.stdout.take().expect("stdout");
     std::thread::spawn(move || {
@@ -294,14 +298,16 @@ async fn a_closed_pipe_ends_the_command_quietly() {
         beat(&h, "w-001", json!(chunk)).await;
     }
     for fmt in ["json", "jsonl", "table"] {
-        let mut child = bin()
-            .args(["get", "failovers", "--limit", "400", "-o", fmt])
-            .env("MAC_HUB_URL", h.url())
-            .env("MAC_HUB_TOKEN", &h.viewer)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
+        let mut child = common::Kill(
+            bin()
+                .args(["get", "failovers", "--limit", "400", "-o", fmt])
+                .env("MAC_HUB_URL", h.url())
+                .env("MAC_HUB_TOKEN", &h.viewer)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn"),
+        );
         // Read one line, then close our end, as `head -1` does.
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut line = String::new();
@@ -534,14 +540,16 @@ async fn watch_ends_when_its_reader_goes_away_on_a_quiet_fleet() {
     )
     .await;
     for what in ["failovers", "workers"] {
-        let mut child = bin()
-            .args(["get", what, "--watch", "-o", "jsonl"])
-            .env("MAC_HUB_URL", h.url())
-            .env("MAC_HUB_TOKEN", &h.viewer)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
+        let mut child = common::Kill(
+            bin()
+                .args(["get", what, "--watch", "-o", "jsonl"])
+                .env("MAC_HUB_URL", h.url())
+                .env("MAC_HUB_TOKEN", &h.viewer)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn"),
+        );
         let (closed_at, st, err) = tokio::task::spawn_blocking(move || {
             // Read one line, then close our end, as `head -1` does.
             let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));

@@ -245,6 +245,13 @@ pub struct HubProcess {
 impl HubProcess {
     /// Start it and wait (at most 30 s) until it says where it listens.
     pub fn spawn(dir: &std::path::Path, how: Spawn<'_>) -> HubProcess {
+        Self::try_spawn(dir, how)
+            .unwrap_or_else(|log| panic!("the hub did not say where it listens:\n{log}"))
+    }
+
+    /// [`HubProcess::spawn`] for a test that expects a refusal: the hub's
+    /// log when it stops without listening (it is killed by then).
+    pub fn try_spawn(dir: &std::path::Path, how: Spawn<'_>) -> Result<HubProcess, String> {
         use std::io::{BufRead, BufReader};
         use std::process::{Command, Stdio};
         let listen = format!("127.0.0.1:{}", how.port.unwrap_or(0));
@@ -299,10 +306,11 @@ impl HubProcess {
             }
         });
         let Ok(url) = rx.recv_timeout(Duration::from_secs(30)) else {
-            let log = log.lock().map(|l| l.clone()).unwrap_or_default();
-            panic!("the hub did not say where it listens:\n{log}");
+            drop(child);
+            std::thread::sleep(Duration::from_millis(50));
+            return Err(log.lock().map(|l| l.clone()).unwrap_or_default());
         };
-        HubProcess { child, url, log }
+        Ok(HubProcess { child, url, log })
     }
 
     /// What it has written to stderr so far.

@@ -296,18 +296,20 @@ async fn the_hub_log_has_no_ansi_when_not_a_terminal() {
     let (dir, owner, _viewer, _worker) = common::hub_dir();
     let log_path = dir.path().join("hub.log");
     let log = std::fs::File::create(&log_path).expect("log file");
-    let mut hub = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
-        .args(["hub", "--config"])
-        .arg(dir.path().join("hub.toml"))
-        .arg("--tokens")
-        .arg(dir.path().join("tokens.toml"))
-        .args(["--listen", "127.0.0.1:0"])
-        .env_remove("NO_COLOR")
-        .env("MACFLEET_LOG", "debug")
-        .stdout(std::process::Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("hub starts");
+    let mut hub = crate::common::Kill(
+        std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .args(["hub", "--config"])
+            .arg(dir.path().join("hub.toml"))
+            .arg("--tokens")
+            .arg(dir.path().join("tokens.toml"))
+            .args(["--listen", "127.0.0.1:0"])
+            .env_remove("NO_COLOR")
+            .env("MACFLEET_LOG", "debug")
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("hub starts"),
+    );
     let url = eventually(200, || async {
         let text = std::fs::read_to_string(&log_path).ok()?;
         let rest = text.split("listening on ").nth(1)?;
@@ -348,7 +350,7 @@ async fn the_hub_log_has_no_ansi_when_not_a_terminal() {
 /// The real `macfleet hub` on a loopback port over `dir`, its log (stderr)
 /// in `dir/hub.log`; `as_nobody` runs it as uid/gid 65534 (a test run as
 /// root may write any file, so a read-only file stops only another user).
-fn spawn_hub(dir: &std::path::Path, as_nobody: bool) -> std::process::Child {
+fn spawn_hub(dir: &std::path::Path, as_nobody: bool) -> common::Kill {
     let log = std::fs::File::create(dir.join("hub.log")).expect("log file");
     let mut program = std::path::PathBuf::from(env!("CARGO_BIN_EXE_macfleet"));
     if as_nobody {
@@ -385,7 +387,7 @@ fn spawn_hub(dir: &std::path::Path, as_nobody: bool) -> std::process::Child {
             });
         }
     }
-    cmd.spawn().expect("hub spawns")
+    common::Kill(cmd.spawn().expect("hub spawns"))
 }
 
 /// Wait (at most `ms`) for the hub to exit; its status, or None if it still
