@@ -166,6 +166,8 @@ pub enum HubEvent {
     State(Box<WorkerView>),
     /// A new revision flipped a worker's `in_sync`: its new view.
     Sync(Box<WorkerView>),
+    /// A worker back on a higher rung of the same list revision.
+    Recovery(Box<crate::wire::RecoveryRecord>),
     /// The hub no longer holds the resume point: refetch everything.
     Reset,
 }
@@ -389,6 +391,36 @@ impl Client {
         self.get_json("v1/failovers", &query).await
     }
 
+    /// `GET /v1/recoveries`: workers back on a higher rung (the query's
+    /// `kind` does not apply and is not sent).
+    pub async fn recoveries(
+        &self,
+        q: &FailoverQuery,
+    ) -> Result<crate::wire::RecoveriesPage, ClientError> {
+        let mut query: Vec<(&str, String)> = Vec::new();
+        if let Some(s) = q.since {
+            query.push(("since", s.to_string()));
+        }
+        if let Some(l) = q.limit {
+            query.push(("limit", l.to_string()));
+        }
+        if let Some(w) = &q.worker {
+            query.push(("worker", w.clone()));
+        }
+        if let Some(a) = &q.agent {
+            query.push(("agent", a.clone()));
+        }
+        self.get_json("v1/recoveries", &query).await
+    }
+
+    /// `GET /metrics`: the Prometheus text, as the hub wrote it.
+    pub async fn metrics(&self) -> Result<String, ClientError> {
+        let resp = self
+            .send(self.request(reqwest::Method::GET, "metrics"))
+            .await?;
+        resp.text().await.map_err(transport_error)
+    }
+
     /// `POST /v1/heartbeats`: report, and receive the projection.
     pub async fn heartbeat(&self, hb: &Heartbeat) -> Result<Projection, ClientError> {
         let resp = self
@@ -487,6 +519,9 @@ impl Client {
                 "config" => serde_json::from_str(&ev.data).map(HubEvent::Config),
                 "state" => serde_json::from_str(&ev.data).map(|v| HubEvent::State(Box::new(v))),
                 "sync" => serde_json::from_str(&ev.data).map(|v| HubEvent::Sync(Box::new(v))),
+                "recovery" => {
+                    serde_json::from_str(&ev.data).map(|v| HubEvent::Recovery(Box::new(v)))
+                }
                 "reset" => Ok(HubEvent::Reset),
                 // Unknown kinds are for newer clients.
                 _ => continue,

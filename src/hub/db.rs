@@ -77,6 +77,8 @@ pub struct Db {
     unreadable: Unreadable,
     /// The file was there and empty at start (truncated?).
     started_empty: bool,
+    /// Batches not committed and reads that failed (`GET /metrics`).
+    errors: Arc<AtomicU64>,
 }
 
 const PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;";
@@ -192,9 +194,11 @@ impl Db {
         let head = Arc::new(AtomicU64::new(head));
         let (tx, rx) = std::sync::mpsc::sync_channel(4096);
         let head2 = head.clone();
+        let errors = Arc::new(AtomicU64::new(0));
+        let errors2 = errors.clone();
         let writer = std::thread::Builder::new()
             .name("macfleet-db".into())
-            .spawn(move || writer_loop(writer_conn, rx, bounds, head2, on_commit))
+            .spawn(move || writer_loop(writer_conn, rx, bounds, head2, on_commit, &errors2))
             .map_err(|e| DbError::Other(format!("cannot start the writer thread: {e}")))?;
         Ok(Db {
             read: Mutex::new(read),
@@ -203,6 +207,7 @@ impl Db {
             writer: Mutex::new(Some(writer)),
             unreadable: Unreadable::default(),
             started_empty,
+            errors,
         })
     }
 
@@ -257,7 +262,17 @@ impl Db {
             .read
             .lock()
             .map_err(|_| DbError::Other("read connection poisoned".into()))?;
-        f(&conn)
+        let r = f(&conn);
+        if r.is_err() {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// Batches that failed to commit and reads that failed since the hub
+    /// started (`macfleet_hub_db_errors_total`).
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
     }
 
     /// The newest readable entry (an unreadable one is skipped, see
@@ -481,6 +496,7 @@ fn writer_loop(
     bounds: Bounds,
     head: Arc<AtomicU64>,
     on_commit: OnCommit,
+    errors: &AtomicU64,
 ) {
     while let Ok(first) = rx.recv() {
         let mut failovers: Vec<NewFailover> = Vec::new();
@@ -523,6 +539,7 @@ fn writer_loop(
             }
             Err(e) => {
                 tracing::error!(error = %e, "database batch failed");
+                errors.fetch_add(1, Ordering::Relaxed);
                 for (_, tx) in history {
                     let _ = tx.send(Err(e.to_string()));
                 }

@@ -126,6 +126,132 @@ pub struct Stored {
     pub state: WorkerState,
     pub in_sync: bool,
     pub last_failover: Option<Arc<Failover>>,
+    /// Rungs below the active one it can still run and that are not held
+    /// off, judged at `received_at` (see [`headroom_of`]).
+    pub headroom: u32,
+    /// The rungs it left with a failover and has not run since, with the
+    /// time of the last such failover (at most one per agent of its list).
+    pub held: Option<Arc<[Held]>>,
+    /// When the hub first saw it on its current active agent (or with no
+    /// route).
+    pub active_since: DateTime<Utc>,
+}
+
+/// A rung a worker left with a failover and has not run since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub agent: String,
+    /// The failover's time (the worker's clock, never after the hub's
+    /// receipt).
+    pub at: DateTime<Utc>,
+}
+
+/// A worker back on a higher rung of the same list revision, as one
+/// heartbeat showed it (the log gives it its `seq`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    pub worker: String,
+    pub host: String,
+    pub at: DateTime<Utc>,
+    pub from: Option<String>,
+    pub to: String,
+    pub held_off_s: u64,
+}
+
+/// The default `--held-off-window`: a failover older than this no longer
+/// holds its rung off in [`headroom_of`].
+pub const DEFAULT_HELD_OFF_WINDOW: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
+/// How many rungs below `profile`'s active agent it reports it can run
+/// (binary, token and a passing preflight) and that no failover in `held`
+/// after `cutoff` holds off. 0 with no route.
+pub fn headroom_of(profile: &Profile, held: Option<&[Held]>, cutoff: DateTime<Utc>) -> u32 {
+    let Some(active) = profile.active_agent.as_deref() else {
+        return 0;
+    };
+    let Some(i) = profile.agents.iter().position(|a| a == active) else {
+        return 0;
+    };
+    let held_off = |a: &str| held.is_some_and(|h| h.iter().any(|x| x.agent == a && x.at > cutoff));
+    profile.agents[i + 1..]
+        .iter()
+        .filter(|a| {
+            profile
+                .capabilities
+                .get(*a)
+                .is_some_and(Capability::capable)
+                && !held_off(a)
+        })
+        .count() as u32
+}
+
+/// Where `agent` stands in `agents`; no route ranks below every rung.
+fn rank(agents: &[String], agent: Option<&str>) -> usize {
+    agent
+        .and_then(|a| agents.iter().position(|x| x == a))
+        .unwrap_or(usize::MAX)
+}
+
+/// The rungs held off after a heartbeat: those before it, each failover's
+/// `from` added (its latest time kept), minus the agent it runs now and any
+/// agent no longer in its list. Shared with `before` when nothing changed.
+fn held_after(
+    before: Option<&Stored>,
+    profile: &Profile,
+    failovers: &[Failover],
+    received_at: DateTime<Utc>,
+) -> Option<Arc<[Held]>> {
+    let prior = before.and_then(|b| b.held.clone());
+    let active = profile.active_agent.as_deref();
+    let touches = prior.as_deref().is_some_and(|h| {
+        h.iter()
+            .any(|x| Some(x.agent.as_str()) == active || !profile.agents.contains(&x.agent))
+    });
+    if failovers.is_empty() && !touches {
+        return prior;
+    }
+    let mut held: Vec<Held> = prior.as_deref().map(<[Held]>::to_vec).unwrap_or_default();
+    for f in failovers {
+        let at = f.at.min(received_at);
+        match held.iter_mut().find(|x| x.agent == f.from) {
+            Some(x) => x.at = x.at.max(at),
+            None => held.push(Held {
+                agent: f.from.clone(),
+                at,
+            }),
+        }
+    }
+    held.retain(|x| Some(x.agent.as_str()) != active && profile.agents.contains(&x.agent));
+    (!held.is_empty()).then(|| held.into())
+}
+
+/// A recovery between two views: the same list revision (and list), and
+/// the new active agent ranks above the old one (no route ranks lowest).
+fn recovery_between(before: &Stored, after: &Stored) -> Option<Recovery> {
+    let (b, a) = (&*before.profile, &*after.profile);
+    if Arc::ptr_eq(&before.profile, &after.profile)
+        || b.config_revision != a.config_revision
+        || b.agents != a.agents
+    {
+        return None;
+    }
+    let to = a.active_agent.as_deref()?;
+    if rank(&a.agents, Some(to)) >= rank(&b.agents, b.active_agent.as_deref()) {
+        return None;
+    }
+    let left = before
+        .held
+        .as_deref()
+        .and_then(|h| h.iter().find(|x| x.agent == to))
+        .map_or(before.active_since, |x| x.at);
+    Some(Recovery {
+        worker: a.worker.to_string(),
+        host: a.host.clone(),
+        at: after.received_at,
+        from: b.active_agent.clone(),
+        to: to.to_string(),
+        held_off_s: (after.received_at - left).num_seconds().max(0) as u64,
+    })
 }
 
 /// [`WorkerView`]'s fields, in its order, borrowed.
@@ -142,6 +268,7 @@ struct ViewRef<'a> {
     active_agent: Option<&'a str>,
     capabilities: &'a BTreeMap<String, Capability>,
     last_failover: Option<&'a Failover>,
+    headroom: Option<u32>,
 }
 
 impl Serialize for Stored {
@@ -159,6 +286,7 @@ impl Serialize for Stored {
             active_agent: p.active_agent.as_deref(),
             capabilities: &p.capabilities,
             last_failover: self.last_failover.as_deref(),
+            headroom: Some(self.headroom),
         }
         .serialize(s)
     }
@@ -184,7 +312,15 @@ impl Stored {
             active_agent: p.active_agent.clone(),
             capabilities: p.capabilities.clone(),
             last_failover: self.last_failover.as_deref().cloned(),
+            headroom: Some(self.headroom),
         }
+    }
+
+    /// Healthy, on a rung, and nothing left below it.
+    pub fn one_failure_from_no_route(&self) -> bool {
+        self.state == WorkerState::Healthy
+            && self.profile.active_agent.is_some()
+            && self.headroom == 0
     }
 }
 
@@ -207,6 +343,8 @@ pub struct Fleet {
     scratch: Vec<u8>,
     /// Where sweeper moves and `in_sync` flips are published.
     events: Option<Arc<Events>>,
+    /// A failover older than this no longer holds its rung off.
+    held_off_window: chrono::Duration,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -226,7 +364,14 @@ impl Fleet {
             log: std::collections::VecDeque::new(),
             scratch: Vec::new(),
             events: None,
+            held_off_window: chrono::Duration::hours(1),
         }
+    }
+
+    /// Judge headroom with `window` (`--held-off-window`).
+    pub fn holding_off(mut self, window: std::time::Duration) -> Fleet {
+        self.held_off_window = chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX);
+        self
     }
 
     /// Publish every sweeper move (`state`) and `in_sync` flip (`sync`) to
@@ -317,6 +462,21 @@ impl Fleet {
         received_at: DateTime<Utc>,
         current_revision: &str,
     ) -> Arc<Stored> {
+        self.record_moves(hb, received_at, current_revision).0
+    }
+
+    /// [`Fleet::record`], and the recovery the heartbeat shows, if any (the
+    /// worker back on a higher rung of the same list revision).
+    pub fn record_moves(
+        &mut self,
+        hb: &HeartbeatIn<'_>,
+        received_at: DateTime<Utc>,
+        current_revision: &str,
+    ) -> (Arc<Stored>, Option<Recovery>) {
+        let cutoff = received_at
+            .checked_sub_signed(self.held_off_window)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let mut recovery = None;
         self.seq += 1;
         let seq = self.seq;
         encode(hb, &mut self.scratch);
@@ -331,8 +491,16 @@ impl Fleet {
                 Some(f) => Some(Arc::new(f.clone())),
                 None => before.and_then(|b| b.last_failover.clone()),
             };
+            let held = held_after(before, &profile, &hb.failovers, received_at);
+            let active_since = match before {
+                Some(b) if b.profile.active_agent == profile.active_agent => b.active_since,
+                _ => received_at,
+            };
             Arc::new(Stored {
                 in_sync: profile.config_revision.as_deref() == Some(current_revision),
+                headroom: headroom_of(&profile, held.as_deref(), cutoff),
+                held,
+                active_since,
                 profile,
                 received_at,
                 sent_at: hb.sent_at,
@@ -342,7 +510,9 @@ impl Fleet {
         };
         let view = match self.workers.get_mut(hb.worker.as_str()) {
             Some(e) => {
-                e.view = next(Some(&e.view));
+                let view = next(Some(&e.view));
+                recovery = recovery_between(&e.view, &view);
+                e.view = view;
                 e.seq = seq;
                 e.view.clone()
             }
@@ -357,7 +527,7 @@ impl Fleet {
             }
         };
         self.logged(seq, view.worker().clone());
-        view
+        (view, recovery)
     }
 
     /// Recompute every worker's state from the hub's clock; workers whose
