@@ -509,6 +509,43 @@ mod tests {
     }
 
     #[test]
+    fn a_drill_lands_each_worker_below_the_rungs_marked_down() {
+        let all = [
+            ("opencode", OK),
+            ("pi", OK),
+            ("claude", OK),
+            ("codex", NO_BINARY),
+        ];
+        let only_top = [
+            ("opencode", OK),
+            ("pi", NO_BINARY),
+            ("claude", NO_BINARY),
+            ("codex", NO_BINARY),
+        ];
+        let workers = vec![
+            worker("a", &LIST, Some("opencode"), &all),
+            worker("b", &LIST, Some("opencode"), &only_top),
+            // On claude, held off opencode and pi: stays on claude.
+            worker("c", &LIST, Some("claude"), &all),
+        ];
+        let today = v(&LIST);
+        let p = drill(&workers, &today, &v(&["opencode"]));
+        assert_eq!(rung(&p, "opencode").can, 0, "down for everyone");
+        assert_eq!(
+            (rung(&p, "pi").projected, rung(&p, "claude").projected),
+            (1, 1)
+        );
+        assert_eq!((p.no_route, p.no_route_today), (1, 0));
+        assert!(
+            p.warnings.is_empty(),
+            "a drill writes no order to warn about"
+        );
+        // Nothing down: everyone where they stand.
+        let same = drill(&workers, &today, &[]);
+        assert!(!same.moves_workers());
+    }
+
+    #[test]
     fn warns_before_the_order_is_sent() {
         let few = [
             ("opencode", OK),
