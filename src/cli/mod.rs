@@ -330,19 +330,19 @@ pub struct GetArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
     pub output: Output,
-    /// Failovers: how many, newest last.
+    /// Failovers and recoveries: how many, newest last.
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
-    /// Failovers: only this worker's.
+    /// Failovers and recoveries: only this worker's.
     #[arg(long, value_name = "ID")]
     pub worker: Option<String>,
-    /// Failovers: only those from or to this agent.
+    /// Failovers and recoveries: only those from or to this agent.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// Failovers: only this cause kind (rate_limited, auth, …).
     #[arg(long, value_name = "KIND")]
     pub kind: Option<crate::wire::CauseKind>,
-    /// Failovers: only those of the last DURATION (30s, 10m, 2h, 7d).
+    /// Failovers and recoveries: only those of the last DURATION (30s, 10m, 2h, 7d).
     #[arg(long, value_name = "DURATION", value_parser = get::parse_duration)]
     pub since: Option<chrono::Duration>,
     /// Workers or failovers: keep following the hub's event stream.
