@@ -317,7 +317,8 @@ pub struct RecoveryRecord {
     /// The higher rung it stands on now.
     pub to: String,
     /// How long it was held off `to`: since its failover away from it
-    /// (or, when the hub holds none, since it moved to `from`).
+    /// within the held-off window (or, when the hub holds none, since the
+    /// hub first saw it on `from`).
     pub held_off_s: u64,
 }
 

@@ -129,8 +129,9 @@ pub struct Stored {
     /// Rungs below the active one it can still run and that are not held
     /// off, judged at `received_at` (see [`headroom_of`]).
     pub headroom: u32,
-    /// The rungs it left with a failover and has not run since, with the
-    /// time of the last such failover (at most one per agent of its list).
+    /// The rungs it left with a failover within the held-off window (as of
+    /// `received_at`) and has not run since, with the time of the last such
+    /// failover (at most one per agent of its list).
     pub held: Option<Arc<[Held]>>,
     /// When the hub first saw it on its current active agent (or with no
     /// route).
@@ -193,20 +194,22 @@ fn rank(agents: &[String], agent: Option<&str>) -> usize {
 }
 
 /// The rungs held off after a heartbeat: those before it, each failover's
-/// `from` added (its latest time kept), minus the agent it runs now and any
-/// agent no longer in its list. Shared with `before` when nothing changed.
+/// `from` added (its latest time kept), minus the agent it runs now, any
+/// agent no longer in its list and any failover at or before `cutoff` (the
+/// held-off window). Shared with `before` when nothing changed.
 fn held_after(
     before: Option<&Stored>,
     profile: &Profile,
     failovers: &[Failover],
     received_at: DateTime<Utc>,
+    cutoff: DateTime<Utc>,
 ) -> Option<Arc<[Held]>> {
     let prior = before.and_then(|b| b.held.clone());
     let active = profile.active_agent.as_deref();
-    let touches = prior.as_deref().is_some_and(|h| {
-        h.iter()
-            .any(|x| Some(x.agent.as_str()) == active || !profile.agents.contains(&x.agent))
-    });
+    let gone = |x: &Held| {
+        Some(x.agent.as_str()) == active || !profile.agents.contains(&x.agent) || x.at <= cutoff
+    };
+    let touches = prior.as_deref().is_some_and(|h| h.iter().any(gone));
     if failovers.is_empty() && !touches {
         return prior;
     }
@@ -221,7 +224,7 @@ fn held_after(
             }),
         }
     }
-    held.retain(|x| Some(x.agent.as_str()) != active && profile.agents.contains(&x.agent));
+    held.retain(|x| !gone(x));
     (!held.is_empty()).then(|| held.into())
 }
 
@@ -345,6 +348,8 @@ pub struct Fleet {
     events: Option<Arc<Events>>,
     /// A failover older than this no longer holds its rung off.
     held_off_window: chrono::Duration,
+    /// The gauges of `GET /metrics`, kept as workers change.
+    tally: super::metrics::FleetTally,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -365,7 +370,13 @@ impl Fleet {
             scratch: Vec::new(),
             events: None,
             held_off_window: chrono::Duration::hours(1),
+            tally: Default::default(),
         }
+    }
+
+    /// The fleet's gauges for `GET /metrics`.
+    pub fn tally(&self) -> &super::metrics::FleetTally {
+        &self.tally
     }
 
     /// Judge headroom with `window` (`--held-off-window`).
@@ -403,6 +414,7 @@ impl Fleet {
             if let Some(v) = change(&e.view) {
                 self.seq += 1;
                 e.seq = self.seq;
+                self.tally.change(Some(&e.view), Some(&v));
                 e.view = Arc::new(v);
                 self.log.push_back((self.seq, e.view.worker().clone()));
                 changed.push(e.view.clone());
@@ -444,8 +456,14 @@ impl Fleet {
     /// change log skips them.
     pub fn evict(&mut self, now: DateTime<Utc>, after: chrono::Duration) -> usize {
         let before = self.workers.len();
-        self.workers
-            .retain(|_, e| now - e.view.received_at <= after);
+        let tally = &mut self.tally;
+        self.workers.retain(|_, e| {
+            let keep = now - e.view.received_at <= after;
+            if !keep {
+                tally.change(Some(&e.view), None);
+            }
+            keep
+        });
         let n = before - self.workers.len();
         if n > 0 {
             self.compact();
@@ -491,7 +509,7 @@ impl Fleet {
                 Some(f) => Some(Arc::new(f.clone())),
                 None => before.and_then(|b| b.last_failover.clone()),
             };
-            let held = held_after(before, &profile, &hb.failovers, received_at);
+            let held = held_after(before, &profile, &hb.failovers, received_at, cutoff);
             let active_since = match before {
                 Some(b) if b.profile.active_agent == profile.active_agent => b.active_since,
                 _ => received_at,
@@ -512,12 +530,14 @@ impl Fleet {
             Some(e) => {
                 let view = next(Some(&e.view));
                 recovery = recovery_between(&e.view, &view);
+                self.tally.change(Some(&e.view), Some(&view));
                 e.view = view;
                 e.seq = seq;
                 e.view.clone()
             }
             None => {
                 let view = next(None);
+                self.tally.change(None, Some(&view));
                 let entry = Entry {
                     view: view.clone(),
                     seq,

@@ -5,14 +5,13 @@
 //! is told now, or `other` (and `none` for no route); a kind is a cause
 //! kind; a route is one of the API's paths or `other`; never a worker id
 //! or a host. Counters live for the hub's run; the fleet's gauges are
-//! computed at each scrape in one pass over the fleet (the `Arc`s are taken
-//! under the fleet lock, the pass runs outside it); `benches/metrics.rs`
-//! measures it at 100,000 workers.
+//! kept by the fleet as workers change ([`FleetTally`]), so a scrape costs
+//! O(agents), not O(fleet); `benches/metrics.rs` measures it at 100,000
+//! workers.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use chrono::{DateTime, Utc};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
@@ -201,8 +200,20 @@ impl HubMetrics {
     }
 }
 
-/// The fleet's gauges from one pass over its views.
-#[derive(Debug, Default, PartialEq, Eq)]
+type Fast = foldhash::fast::RandomState;
+
+/// Rungs a worker can stand on (its list holds at most 64) and one more
+/// for an active agent outside its own list.
+const RUNGS: usize = crate::wire::MAX_AGENTS + 1;
+
+/// The fleet's gauges, kept by the fleet as it changes
+/// ([`FleetTally::change`], called with the old and new view of every
+/// worker that changes), so a scrape reads them in O(agents), not
+/// O(fleet). Counts are by the names workers report; [`Labelled`] maps
+/// them onto the list in force at the scrape. A name no live worker
+/// reports any more is dropped, so the maps stay as small as the fleet's
+/// set of names.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct FleetTally {
     pub healthy: i64,
     pub stale: i64,
@@ -210,76 +221,143 @@ pub struct FleetTally {
     pub no_route: i64,
     pub one_failure_from_no_route: i64,
     pub behind_revision: i64,
-    /// Healthy workers by (agent label, rung in the list they follow).
-    pub by_agent: HashMap<(String, usize), i64>,
-    /// Healthy workers that report they can run each agent (labelled).
-    pub capable: HashMap<String, i64>,
-    /// Healthy workers that hold each agent off now (labelled).
-    pub held_off: HashMap<String, i64>,
+    /// Healthy workers by active agent and rung in the list they follow.
+    by_agent: HashMap<String, Box<[i64; RUNGS]>, Fast>,
+    /// Healthy workers that report they can run each agent.
+    capable: HashMap<String, i64, Fast>,
+    /// Healthy workers holding each agent off (as of their last heartbeat).
+    held_off: HashMap<String, i64, Fast>,
+}
+
+fn bump(map: &mut HashMap<String, i64, Fast>, key: &str, d: i64) {
+    match map.get_mut(key) {
+        Some(n) => {
+            *n += d;
+            if *n == 0 {
+                map.remove(key);
+            }
+        }
+        None => {
+            map.insert(key.to_owned(), d);
+        }
+    }
 }
 
 impl FleetTally {
-    /// Tally `workers` against `list` (the projected list), with failovers
-    /// after `cutoff` holding their rung off.
-    pub fn of(workers: &[std::sync::Arc<Stored>], list: &[String], cutoff: DateTime<Utc>) -> Self {
-        let mut t = FleetTally::default();
+    /// A worker's view moved from `old` to `new` (`None`: it was not
+    /// there, or is forgotten). A repeated heartbeat that changes nothing
+    /// counted here costs a few pointer compares.
+    pub fn change(&mut self, old: Option<&Stored>, new: Option<&Stored>) {
+        if let (Some(o), Some(n)) = (old, new) {
+            let same_held = match (&o.held, &n.held) {
+                (None, None) => true,
+                (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+                _ => false,
+            };
+            if std::sync::Arc::ptr_eq(&o.profile, &n.profile)
+                && o.state == n.state
+                && o.in_sync == n.in_sync
+                && o.headroom == n.headroom
+                && same_held
+            {
+                return;
+            }
+        }
+        if let Some(o) = old {
+            self.apply(o, -1);
+        }
+        if let Some(n) = new {
+            self.apply(n, 1);
+        }
+    }
+
+    fn apply(&mut self, w: &Stored, d: i64) {
+        match w.state {
+            WorkerState::Healthy => self.healthy += d,
+            WorkerState::Stale => self.stale += d,
+            WorkerState::Lost => self.lost += d,
+        }
+        if w.state != WorkerState::Healthy {
+            return;
+        }
+        let p = &*w.profile;
+        match p.active_agent.as_deref() {
+            None => self.no_route += d,
+            Some(a) => {
+                let rung = p
+                    .agents
+                    .iter()
+                    .position(|x| x == a)
+                    .unwrap_or(RUNGS - 1)
+                    .min(RUNGS - 1);
+                match self.by_agent.get_mut(a) {
+                    Some(rungs) => {
+                        rungs[rung] += d;
+                        if rungs.iter().all(|n| *n == 0) {
+                            self.by_agent.remove(a);
+                        }
+                    }
+                    None => {
+                        let mut rungs = Box::new([0; RUNGS]);
+                        rungs[rung] = d;
+                        self.by_agent.insert(a.to_owned(), rungs);
+                    }
+                }
+            }
+        }
+        if w.one_failure_from_no_route() {
+            self.one_failure_from_no_route += d;
+        }
+        if !w.in_sync {
+            self.behind_revision += d;
+        }
+        for (a, c) in &p.capabilities {
+            if c.capable() {
+                bump(&mut self.capable, a, d);
+            }
+        }
+        for h in w.held.as_deref().unwrap_or_default() {
+            bump(&mut self.held_off, &h.agent, d);
+        }
+    }
+
+    /// The counts labelled against `list`: names outside it as `other`
+    /// (rung `other`); every agent of the list present, at 0 if need be.
+    pub fn labelled(&self, list: &[String]) -> Labelled {
+        let mut l = Labelled::default();
         for a in list {
-            t.capable.insert(a.clone(), 0);
-            t.held_off.insert(a.clone(), 0);
+            l.capable.insert(a.clone(), 0);
+            l.held_off.insert(a.clone(), 0);
         }
-        let mut by_agent: HashMap<(&str, usize), i64> = HashMap::new();
-        let mut capable: HashMap<&str, i64> = HashMap::new();
-        let mut held_off: HashMap<&str, i64> = HashMap::new();
-        for w in workers {
-            match w.state {
-                WorkerState::Healthy => t.healthy += 1,
-                WorkerState::Stale => t.stale += 1,
-                WorkerState::Lost => t.lost += 1,
-            }
-            if w.state != WorkerState::Healthy {
-                continue;
-            }
-            let p = &*w.profile;
-            match p.active_agent.as_deref() {
-                None => t.no_route += 1,
-                Some(a) => {
-                    let rung = p
-                        .agents
-                        .iter()
-                        .position(|x| x == a)
-                        .unwrap_or(p.agents.len());
-                    *by_agent.entry((a, rung)).or_default() += 1;
-                }
-            }
-            if w.one_failure_from_no_route() {
-                t.one_failure_from_no_route += 1;
-            }
-            if !w.in_sync {
-                t.behind_revision += 1;
-            }
-            for (a, c) in &p.capabilities {
-                if c.capable() {
-                    *capable.entry(a).or_default() += 1;
-                }
-            }
-            for h in w.held.as_deref().unwrap_or_default() {
-                if h.at > cutoff {
-                    *held_off.entry(&h.agent).or_default() += 1;
-                }
-            }
-        }
-        for ((a, rung), n) in by_agent {
+        for (a, rungs) in &self.by_agent {
             let label = agent_label(Some(a), list);
-            let rung = if label == "other" { usize::MAX } else { rung };
-            *t.by_agent.entry((label, rung)).or_default() += n;
+            for (rung, n) in rungs.iter().enumerate().filter(|(_, n)| **n != 0) {
+                let rung = if label == "other" || rung == RUNGS - 1 {
+                    "other".to_string()
+                } else {
+                    rung.to_string()
+                };
+                *l.by_agent.entry((label.clone(), rung)).or_default() += n;
+            }
         }
-        for (src, dst) in [(capable, &mut t.capable), (held_off, &mut t.held_off)] {
+        for (src, dst) in [
+            (&self.capable, &mut l.capable),
+            (&self.held_off, &mut l.held_off),
+        ] {
             for (a, n) in src {
                 *dst.entry(agent_label(Some(a), list)).or_default() += n;
             }
         }
-        t
+        l
     }
+}
+
+/// [`FleetTally`]'s maps with bounded labels.
+#[derive(Debug, Default)]
+pub struct Labelled {
+    pub by_agent: HashMap<(String, String), i64>,
+    pub capable: HashMap<String, i64>,
+    pub held_off: HashMap<String, i64>,
 }
 
 fn gauge_family<S>(
@@ -311,6 +389,7 @@ impl Scrape<'_> {
     pub fn render(self) -> String {
         let mut r = Registry::default();
         let t = self.tally;
+        let l = t.labelled(&self.current.agents);
         gauge_family(
             &mut r,
             "macfleet_workers",
@@ -340,20 +419,15 @@ impl Scrape<'_> {
             &mut r,
             "macfleet_workers_by_agent",
             "Healthy workers by active agent (a name in the list, or other) and rung (0 is the top of the list they follow)",
-            t.by_agent.into_iter().map(|((agent, rung), n)| {
-                let rung = if rung == usize::MAX {
-                    "other".into()
-                } else {
-                    rung.to_string()
-                };
-                (AgentRungLabels { agent, rung }, n)
-            }),
+            l.by_agent
+                .into_iter()
+                .map(|((agent, rung), n)| (AgentRungLabels { agent, rung }, n)),
         );
         gauge_family(
             &mut r,
             "macfleet_rung_workers_capable",
             "Healthy workers that report they can run the agent (binary, token, preflight ok)",
-            t.capable
+            l.capable
                 .into_iter()
                 .map(|(agent, n)| (AgentLabels { agent }, n)),
         );
@@ -361,7 +435,7 @@ impl Scrape<'_> {
             &mut r,
             "macfleet_rung_workers_held_off",
             "Healthy workers holding the agent off now (a failover from it within --held-off-window, not run since)",
-            t.held_off
+            l.held_off
                 .into_iter()
                 .map(|(agent, n)| (AgentLabels { agent }, n)),
         );
@@ -426,20 +500,14 @@ impl Scrape<'_> {
 }
 
 impl Hub {
-    /// `GET /metrics`' body: one pass over the fleet, then the text.
+    /// `GET /metrics`' body: the fleet's tally (copied under the fleet
+    /// lock: a few maps the size of the list), then the text.
     pub fn metrics_text(&self) -> String {
-        let workers = match self.fleet.lock() {
-            Ok(f) => f.snapshot(None).workers,
-            Err(_) => Vec::new(),
+        let tally = match self.fleet.lock() {
+            Ok(f) => f.tally().clone(),
+            Err(_) => FleetTally::default(),
         };
         let current = self.current();
-        let window =
-            chrono::Duration::from_std(self.opts.held_off_window).unwrap_or(chrono::Duration::MAX);
-        let cutoff = Utc::now()
-            .checked_sub_signed(window)
-            .unwrap_or(DateTime::<Utc>::MIN_UTC);
-        let tally = FleetTally::of(&workers, &current.agents, cutoff);
-        drop(workers);
         Scrape {
             counters: &self.metrics,
             current: &current,
@@ -448,5 +516,120 @@ impl Hub {
             db_errors: self.db.errors(),
         }
         .render()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::fleet::Fleet;
+    use crate::wire::{Capability, Cause, CauseKind, CauseSource, Failover, Heartbeat, Preflight};
+
+    fn hb(
+        i: usize,
+        active: Option<&str>,
+        failover: bool,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Heartbeat {
+        let agents = ["opencode", "pi", "claude", "zed"];
+        let mut capabilities = std::collections::BTreeMap::new();
+        for (k, a) in agents.iter().enumerate() {
+            let ok = (i + k) % 3 != 0;
+            capabilities.insert(
+                a.to_string(),
+                Capability {
+                    binary: ok,
+                    token: true,
+                    preflight: if ok {
+                        Preflight::Ok
+                    } else {
+                        Preflight::Unknown
+                    },
+                },
+            );
+        }
+        Heartbeat {
+            worker: format!("w-{i}"),
+            host: "h".into(),
+            sent_at: at,
+            config_revision: Some(if i % 4 == 0 { "r0" } else { "r1" }.into()),
+            agents: agents.iter().map(|a| a.to_string()).collect(),
+            active_agent: active.map(String::from),
+            capabilities,
+            failovers: if failover {
+                vec![Failover {
+                    id: format!("f-{i}"),
+                    at: at - chrono::Duration::seconds(30),
+                    from: "opencode".into(),
+                    to: Some("pi".into()),
+                    cause: Cause {
+                        kind: CauseKind::RateLimited,
+                        status: Some(429),
+                        source: CauseSource::HubRouter,
+                        detail: None,
+                    },
+                }]
+            } else {
+                vec![]
+            },
+        }
+    }
+
+    /// The tally as one pass over the fleet would count it.
+    fn from_scratch(f: &Fleet) -> FleetTally {
+        let mut t = FleetTally::default();
+        for v in f.snapshot(None).workers {
+            t.change(None, Some(&v));
+        }
+        t
+    }
+
+    #[test]
+    fn the_kept_tally_equals_a_fresh_count_after_every_kind_of_change() {
+        let t0 = chrono::Utc::now() - chrono::Duration::hours(3);
+        let mut f = Fleet::new(1);
+        let actives = [
+            Some("opencode"),
+            Some("pi"),
+            None,
+            Some("zed"),
+            Some("claude"),
+        ];
+        for round in 0..4 {
+            for i in 0..50 {
+                let at = t0 + chrono::Duration::seconds(round * 20 + (i % 7) as i64);
+                let active = actives[(i + round as usize) % actives.len()];
+                let h = hb(i, active, (i + round as usize) % 5 == 0, at);
+                f.record(&(&h).into(), at, "r1");
+            }
+            assert_eq!(*f.tally(), from_scratch(&f), "after round {round}");
+        }
+        f.sweep(t0 + chrono::Duration::seconds(95), 10);
+        assert_eq!(*f.tally(), from_scratch(&f), "after a sweep");
+        assert!(f.tally().stale > 0 && f.tally().healthy > 0);
+        f.resync("r0");
+        assert_eq!(*f.tally(), from_scratch(&f), "after a resync");
+        f.evict(
+            t0 + chrono::Duration::seconds(200),
+            chrono::Duration::seconds(137),
+        );
+        assert_eq!(*f.tally(), from_scratch(&f), "after an eviction");
+        assert!(
+            f.len() > 0 && f.len() < 50,
+            "some forgotten, some kept: {}",
+            f.len()
+        );
+        // Labelled: zed is not in the list, so it is `other`.
+        let list: Vec<String> = ["opencode", "pi", "claude"].map(String::from).to_vec();
+        let l = f.tally().labelled(&list);
+        assert!(
+            l.by_agent
+                .keys()
+                .all(|(a, _)| list.contains(a) || a == "other")
+        );
+        assert!(l.capable.contains_key("other") && !l.capable.contains_key("zed"));
+        // Everyone forgotten: nothing left counted, no name kept.
+        f.evict(t0 + chrono::Duration::days(2), chrono::Duration::seconds(1));
+        assert_eq!(*f.tally(), FleetTally::default());
     }
 }
