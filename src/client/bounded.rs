@@ -3,7 +3,7 @@
 //! elements than the contract allows) cannot exhaust a client.
 //!
 //! A body is read chunk by chunk and never held past its bound. A page
-//! (`/v1/workers`, `/v1/failovers`, `/v1/config/history`) is parsed as a
+//! (`/v1/workers`, `/v1/failovers`, `/v1/recoveries`, `/v1/config/history`) is parsed as a
 //! stream: [`Splitter`] cuts its array into elements as their bytes arrive,
 //! each element is decoded and checked against the contract's bounds at
 //! once, and the body stops at the first element out of bounds or past the
@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 use crate::wire::{
     Failover, FailoverRecord, HistoryEntry, MAX_AGENTS, MAX_DETAIL_CHARS, MAX_FAILOVER_ID,
-    MAX_HOST, MAX_WORKER_ID, WorkerView,
+    MAX_HOST, MAX_WORKER_ID, RecoveryRecord, WorkerView,
 };
 
 /// An error body (`{"error": {...}}`, a short message).
@@ -30,6 +30,8 @@ pub const MAX_ELEMENT: usize = 64 * 1024;
 pub const MAX_PAGE_REST: usize = 64 * 1024;
 /// `GET /v1/failovers`' `limit` is 1 to 1000 (100 when not given).
 pub const MAX_FAILOVERS_PAGE: usize = 1000;
+/// `GET /metrics`: gauges per agent, rung and pool, far under this.
+pub const MAX_METRICS: usize = 4 * 1024 * 1024;
 /// The reference hub keeps the last 1,000 revisions.
 pub const MAX_HISTORY: usize = 1000;
 /// One SSE line (a field or a comment).
@@ -365,6 +367,16 @@ pub fn check_record(r: &FailoverRecord) -> Result<(), String> {
     one_to("a failover's worker id", &r.worker, MAX_WORKER_ID)?;
     one_to("a failover's host", &r.host, MAX_HOST)?;
     check_failover(&r.failover)
+}
+
+/// A recovery record within the contract's bounds.
+pub fn check_recovery(r: &RecoveryRecord) -> Result<(), String> {
+    one_to("a recovery's worker id", &r.worker, MAX_WORKER_ID)?;
+    one_to("a recovery's host", &r.host, MAX_HOST)?;
+    if let Some(from) = &r.from {
+        one_to("a recovery's from", from, MAX_AGENT)?;
+    }
+    one_to("a recovery's to", &r.to, MAX_AGENT)
 }
 
 /// A history entry within the contract's bounds.
