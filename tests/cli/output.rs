@@ -612,7 +612,7 @@ async fn outputs_read_well_for_people_and_scripts() {
     );
     let err = text(&workers.stderr);
     assert!(
-        err.contains("2 workers: 2 healthy, 0 stale, 0 lost, 0 with no route; revision "),
+        err.contains("2 workers: 2 healthy, 0 stale, 0 lost, 0 with no route, 2 one failure from no route; revision "),
         "{err}"
     );
 
