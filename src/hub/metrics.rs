@@ -615,7 +615,7 @@ mod tests {
         );
         assert_eq!(*f.tally(), from_scratch(&f), "after an eviction");
         assert!(
-            f.len() > 0 && f.len() < 50,
+            !f.is_empty() && f.len() < 50,
             "some forgotten, some kept: {}",
             f.len()
         );
