@@ -1,7 +1,7 @@
 //! The cost of one `GET /metrics` scrape (`Hub::metrics_text`: the fleet's
-//! views taken under the lock, one pass to tally them, the text encoded)
-//! over a fleet of 100,000 workers, in-process (no sockets). How long the
-//! fleet lock is held (the `Arc` clones) is measured on its own.
+//! tally copied under the lock, labelled, the text encoded)
+//! over a fleet of 100,000 workers, in-process (no sockets), and what
+//! keeping the fleet's tally costs a heartbeat (`FleetTally::change`).
 //!
 //! `cargo bench --bench metrics`
 
@@ -79,16 +79,26 @@ fn scrape(c: &mut Criterion) {
     let mut g = c.benchmark_group("metrics_scrape_100k");
     g.sample_size(20);
     g.bench_function("metrics_text", |b| b.iter(|| black_box(hub.metrics_text())));
-    g.bench_function("fleet_lock_held", |b| {
+    // What keeping the tally costs a heartbeat: one that repeats its
+    // worker's last (nothing to adjust) and one that moves it between two
+    // rungs (its old and new counts adjusted), both through the fleet.
+    let same = body(5);
+    let moved = [
+        body(5).replace("\"active_agent\":\"opencode\"", "\"active_agent\":\"pi\""),
+        same.clone(),
+    ];
+    let mut flip = 0;
+    g.bench_function("heartbeat_repeated", |b| {
         b.iter(|| {
-            black_box(
-                hub.fleet
-                    .lock()
-                    .expect("fleet")
-                    .snapshot(None)
-                    .workers
-                    .len(),
-            )
+            let hb = HeartbeatIn::parse(same.as_bytes()).expect("parses");
+            black_box(hub.fleet.lock().expect("fleet").record(&hb, now, "r1"));
+        })
+    });
+    g.bench_function("heartbeat_moving_rungs", |b| {
+        b.iter(|| {
+            flip ^= 1;
+            let hb = HeartbeatIn::parse(moved[flip].as_bytes()).expect("parses");
+            black_box(hub.fleet.lock().expect("fleet").record(&hb, now, "r1"));
         })
     });
     g.finish();
