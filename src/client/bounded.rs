@@ -560,4 +560,36 @@ mod tests {
                 .is_err_and(|e| e.contains("more than 2 workers"))
         );
     }
+
+    #[test]
+    fn recoveries_are_held_to_the_contract() {
+        let ok = RecoveryRecord {
+            seq: 1,
+            worker: "w-1".into(),
+            host: "h".into(),
+            at: chrono::Utc::now(),
+            from: None,
+            to: "claude".into(),
+            held_off_s: 0,
+        };
+        assert_eq!(check_recovery(&ok), Ok(()));
+        let mut r = ok.clone();
+        r.worker = "w".repeat(129);
+        assert_eq!(
+            check_recovery(&r),
+            Err("a recovery's worker id is over 128 bytes".into())
+        );
+        let mut r = ok.clone();
+        r.host = String::new();
+        assert_eq!(check_recovery(&r), Err("a recovery's host is empty".into()));
+        let mut r = ok.clone();
+        r.from = Some("a".repeat(33));
+        assert_eq!(
+            check_recovery(&r),
+            Err("a recovery's from is over 32 bytes".into())
+        );
+        let mut r = ok;
+        r.to = String::new();
+        assert_eq!(check_recovery(&r), Err("a recovery's to is empty".into()));
+    }
 }
