@@ -292,6 +292,49 @@ pub struct WorkerView {
     pub active_agent: Option<String>,
     pub capabilities: BTreeMap<String, Capability>,
     pub last_failover: Option<Failover>,
+    /// Rungs below the active one the worker can still run and that are
+    /// not held off now (see docs/hub-api.md, *Headroom*); `None` from a
+    /// hub that does not say. 0 with an active agent: one failure from no
+    /// route.
+    #[serde(default)]
+    pub headroom: Option<u32>,
+}
+
+impl WorkerView {
+    /// Healthy, on a rung, and nothing left below it: the next failure
+    /// leaves it with no route.
+    pub fn one_failure_from_no_route(&self) -> bool {
+        self.state == WorkerState::Healthy
+            && self.active_agent.is_some()
+            && self.headroom == Some(0)
+    }
+}
+
+/// One recovery as the hub recorded it: a worker back on a higher rung of
+/// the same list revision (its active agent moved up).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecoveryRecord {
+    pub seq: u64,
+    pub worker: String,
+    pub host: String,
+    /// The hub's clock when the heartbeat that showed the move arrived.
+    pub at: DateTime<Utc>,
+    /// The rung it left; `None`: it had no route.
+    pub from: Option<String>,
+    /// The higher rung it stands on now.
+    pub to: String,
+    /// How long it was held off `to`: since its failover away from it
+    /// within the held-off window (or, when the hub holds none, since the
+    /// hub first saw it on `from`).
+    pub held_off_s: u64,
+}
+
+/// `GET /v1/recoveries` answer (paged as `GET /v1/failovers`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecoveriesPage {
+    pub events: Vec<RecoveryRecord>,
+    pub next: u64,
+    pub oldest: u64,
 }
 
 /// `GET /v1/workers` answer.
@@ -366,15 +409,17 @@ pub enum EventKind {
     Config,
     State,
     Sync,
+    Recovery,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 5] = [
+    pub const ALL: [EventKind; 6] = [
         EventKind::Heartbeat,
         EventKind::Failover,
         EventKind::Config,
         EventKind::State,
         EventKind::Sync,
+        EventKind::Recovery,
     ];
 
     /// The `event:` name on the stream.
@@ -385,6 +430,7 @@ impl EventKind {
             EventKind::Config => "config",
             EventKind::State => "state",
             EventKind::Sync => "sync",
+            EventKind::Recovery => "recovery",
         }
     }
 

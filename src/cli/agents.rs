@@ -75,12 +75,20 @@ pub enum AgentsCommand {
         #[arg(value_name = "NAME")]
         name: String,
     },
+    /// A failover drill: where every healthy worker would land, and how
+    /// many would have no route, with these rungs down across the fleet.
+    /// Writes nothing.
+    Drill {
+        /// The rungs to mark down, as they stand in the list.
+        #[arg(value_name = "NAME", required = true, num_args = 1..)]
+        names: Vec<String>,
+    },
 }
 
 impl AgentsCommand {
     fn op(&self) -> Option<Op> {
         match self {
-            AgentsCommand::Show => None,
+            AgentsCommand::Show | AgentsCommand::Drill { .. } => None,
             AgentsCommand::Set { agents } => Some(Op::Set(
                 agents
                     .split(',')
@@ -204,6 +212,11 @@ fn with_path(path: &Path, e: color_eyre::Report) -> color_eyre::Report {
 
 /// The projection as text: one row per rung, then its warnings.
 fn projection_text(p: &plan::Projection) -> String {
+    projection_text_as(p, "where they would stand under the new order", &[])
+}
+
+/// [`projection_text`] under `title`, the rungs in `down` marked so.
+fn projection_text_as(p: &plan::Projection, title: &str, down: &[String]) -> String {
     let width = p
         .rungs
         .iter()
@@ -213,7 +226,7 @@ fn projection_text(p: &plan::Projection) -> String {
         .unwrap_or(8);
     let rank = |r: Option<usize>| r.map_or_else(|| "-".to_string(), |r| r.to_string());
     let mut out = format!(
-        "projection over {} healthy workers: where they would stand under the new order\n{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}\n",
+        "projection over {} healthy workers: {title}\n{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}\n",
         p.healthy, "rank", "was", "agent", "can", "today", "new"
     );
     for r in &p.rungs {
@@ -226,7 +239,9 @@ fn projection_text(p: &plan::Projection) -> String {
             r.today,
             r.projected
         );
-        if r.rank.is_none() {
+        if down.contains(&r.agent) {
+            line.push_str("  down");
+        } else if r.rank.is_none() {
             line.push_str("  removed");
         } else if r.unreported > 0 {
             line.push_str(&format!("  ({} not reported)", r.unreported));
@@ -328,9 +343,57 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
+/// `agents drill NAME…`: the list the hub projects, with those rungs down
+/// for every worker, projected over the fleet as it stands. Nothing is
+/// written, on the hub or anywhere.
+async fn run_drill(global: &Global, names: &[String]) -> Result<i32> {
+    let usage = |m: String| Err(eyre!(Exit::new(exit::USAGE, m)));
+    if let Some(bad) = names.iter().find(|n| !crate::wire::is_agent_name(n)) {
+        return usage(format!(
+            "{:?} is not an agent name (a-z first, then a-z 0-9 _ -, at most 32)",
+            for_terminal(bad)
+        ));
+    }
+    let (client, _) = connect(global)?;
+    let doc = client.config().await?;
+    let today = agents_doc::locate(&doc.text)?.agents;
+    if let Some(missing) = names.iter().find(|n| !today.contains(n)) {
+        return usage(format!(
+            "{missing} is not in the list ({}): no worker stands on it to be drilled",
+            today.join(", ")
+        ));
+    }
+    let workers = client.workers(None).await?.workers;
+    let p = plan::drill(&workers, &today, names);
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "drill: {} down across the fleet (nothing is written), revision {}",
+        names.join(", "),
+        for_terminal(&doc.revision)
+    )?;
+    out.write_all(
+        for_terminal_lines(&projection_text_as(
+            &p,
+            "where they would land with those rungs down",
+            names,
+        ))
+        .as_bytes(),
+    )?;
+    writeln!(
+        out,
+        "{} of {} healthy workers would have no route ({} today)",
+        p.no_route, p.healthy, p.no_route_today
+    )?;
+    Ok(exit::OK)
+}
+
 /// Run an `agents` command; the exit code (1 for a `--dry-run` that would
 /// change the list).
 pub async fn run(global: &Global, args: AgentsArgs) -> Result<i32> {
+    if let AgentsCommand::Drill { names } = &args.command {
+        return run_drill(global, names).await;
+    }
     match &args.file {
         Some(path) => run_file(path, &args),
         None => run_hub(global, &args).await,

@@ -230,6 +230,35 @@ pub struct HubArgs {
     /// descriptor limit).
     #[arg(long, value_name = "N", default_value_t = crate::hub::serve::Limits::default().max_connections)]
     pub max_connections: usize,
+    /// How long a worker's failover holds that rung off when its headroom
+    /// is judged (unless it has run the rung since): 90s, 30m, 1h, 2d.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_window)]
+    pub held_off_window: Duration,
+}
+
+/// A duration as `--held-off-window` takes it: a whole number with `s`,
+/// `m`, `h` or `d` (seconds without a unit), at least 1 s, at most 30 days.
+pub fn parse_window(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (digits, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (like 90s, 30m, 1h, 2d)"))?;
+    let per = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("{s:?}: the unit is s, m, h or d")),
+    };
+    let secs = n.saturating_mul(per);
+    if secs == 0 || secs > 30 * 86_400 {
+        return Err(format!("{s:?}: between 1 s and 30 days"));
+    }
+    Ok(Duration::from_secs(secs))
 }
 
 #[derive(Debug, Subcommand)]
@@ -293,6 +322,8 @@ pub enum GetWhat {
     Worker,
     /// The failover log, newest last.
     Failovers,
+    /// Workers back on a higher rung of the same list, newest last.
+    Recoveries,
     /// The agents list in rank order.
     Agents,
     /// The config's history, newest first.
@@ -309,19 +340,19 @@ pub struct GetArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
     pub output: Output,
-    /// Failovers: how many, newest last.
+    /// Failovers and recoveries: how many, newest last.
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
-    /// Failovers: only this worker's.
+    /// Failovers and recoveries: only this worker's.
     #[arg(long, value_name = "ID")]
     pub worker: Option<String>,
-    /// Failovers: only those from or to this agent.
+    /// Failovers and recoveries: only those from or to this agent.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// Failovers: only this cause kind (rate_limited, auth, …).
     #[arg(long, value_name = "KIND", value_parser = get::parse_kind)]
     pub kind: Option<crate::wire::CauseKind>,
-    /// Failovers: only those of the last DURATION (30s, 10m, 2h, 7d).
+    /// Failovers and recoveries: only those of the last DURATION (30s, 10m, 2h, 7d).
     #[arg(long, value_name = "DURATION", value_parser = get::parse_duration)]
     pub since: Option<chrono::Duration>,
     /// Workers or failovers: keep following the hub's event stream.
@@ -500,6 +531,7 @@ async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
     opts.tls = args.tls_cert.zip(args.tls_key);
     opts.max_workers = args.max_workers.max(1);
     opts.limits.max_connections = args.max_connections.max(1);
+    opts.held_off_window = args.held_off_window;
     crate::hub::serve(opts).await
 }
 

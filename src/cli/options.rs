@@ -63,6 +63,7 @@ fn uses(path: &[&str]) -> (&'static [&'static str], &'static str) {
             &["hub", "context", "allow_plaintext", "ca_cert", "read_only"],
             "",
         ),
+        ["agents", "drill"] => (CONNECT, "a drill writes nothing and reads the hub's fleet"),
         ["agents", "show"] => (
             &["hub", "context", "allow_plaintext", "ca_cert", "file"],
             "show changes nothing",

@@ -3,7 +3,7 @@
 //! elements than the contract allows) cannot exhaust a client.
 //!
 //! A body is read chunk by chunk and never held past its bound. A page
-//! (`/v1/workers`, `/v1/failovers`, `/v1/config/history`) is parsed as a
+//! (`/v1/workers`, `/v1/failovers`, `/v1/recoveries`, `/v1/config/history`) is parsed as a
 //! stream: [`Splitter`] cuts its array into elements as their bytes arrive,
 //! each element is decoded and checked against the contract's bounds at
 //! once, and the body stops at the first element out of bounds or past the
@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 use crate::wire::{
     Failover, FailoverRecord, HistoryEntry, MAX_AGENTS, MAX_DETAIL_CHARS, MAX_FAILOVER_ID,
-    MAX_HOST, MAX_WORKER_ID, WorkerView,
+    MAX_HOST, MAX_WORKER_ID, RecoveryRecord, WorkerView,
 };
 
 /// An error body (`{"error": {...}}`, a short message).
@@ -30,6 +30,8 @@ pub const MAX_ELEMENT: usize = 64 * 1024;
 pub const MAX_PAGE_REST: usize = 64 * 1024;
 /// `GET /v1/failovers`' `limit` is 1 to 1000 (100 when not given).
 pub const MAX_FAILOVERS_PAGE: usize = 1000;
+/// `GET /metrics`: gauges per agent, rung and pool, far under this.
+pub const MAX_METRICS: usize = 4 * 1024 * 1024;
 /// The reference hub keeps the last 1,000 revisions.
 pub const MAX_HISTORY: usize = 1000;
 /// One SSE line (a field or a comment).
@@ -367,6 +369,16 @@ pub fn check_record(r: &FailoverRecord) -> Result<(), String> {
     check_failover(&r.failover)
 }
 
+/// A recovery record within the contract's bounds.
+pub fn check_recovery(r: &RecoveryRecord) -> Result<(), String> {
+    one_to("a recovery's worker id", &r.worker, MAX_WORKER_ID)?;
+    one_to("a recovery's host", &r.host, MAX_HOST)?;
+    if let Some(from) = &r.from {
+        one_to("a recovery's from", from, MAX_AGENT)?;
+    }
+    one_to("a recovery's to", &r.to, MAX_AGENT)
+}
+
 /// A history entry within the contract's bounds.
 pub fn check_entry(e: &HistoryEntry) -> Result<(), String> {
     one_to("a revision", &e.revision, MAX_REVISION)?;
@@ -547,5 +559,37 @@ mod tests {
             seen.admit("c")
                 .is_err_and(|e| e.contains("more than 2 workers"))
         );
+    }
+
+    #[test]
+    fn recoveries_are_held_to_the_contract() {
+        let ok = RecoveryRecord {
+            seq: 1,
+            worker: "w-1".into(),
+            host: "h".into(),
+            at: chrono::Utc::now(),
+            from: None,
+            to: "claude".into(),
+            held_off_s: 0,
+        };
+        assert_eq!(check_recovery(&ok), Ok(()));
+        let mut r = ok.clone();
+        r.worker = "w".repeat(129);
+        assert_eq!(
+            check_recovery(&r),
+            Err("a recovery's worker id is over 128 bytes".into())
+        );
+        let mut r = ok.clone();
+        r.host = String::new();
+        assert_eq!(check_recovery(&r), Err("a recovery's host is empty".into()));
+        let mut r = ok.clone();
+        r.from = Some("a".repeat(33));
+        assert_eq!(
+            check_recovery(&r),
+            Err("a recovery's from is over 32 bytes".into())
+        );
+        let mut r = ok;
+        r.to = String::new();
+        assert_eq!(check_recovery(&r), Err("a recovery's to is empty".into()));
     }
 }

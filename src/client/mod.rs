@@ -181,6 +181,8 @@ pub enum HubEvent {
     State(Box<WorkerView>),
     /// A new revision flipped a worker's `in_sync`: its new view.
     Sync(Box<WorkerView>),
+    /// A worker back on a higher rung of the same list revision.
+    Recovery(Box<crate::wire::RecoveryRecord>),
     /// The hub no longer holds the resume point: refetch everything.
     Reset,
 }
@@ -576,6 +578,74 @@ impl Client {
         Ok(page)
     }
 
+    /// `GET /v1/recoveries`: workers back on a higher rung (the query's
+    /// `kind` does not apply and is not sent).
+    pub async fn recoveries(
+        &self,
+        q: &FailoverQuery,
+    ) -> Result<crate::wire::RecoveriesPage, ClientError> {
+        let mut query: Vec<(&str, String)> = Vec::new();
+        if let Some(s) = q.since {
+            query.push(("since", s.to_string()));
+        }
+        if let Some(l) = q.limit {
+            query.push(("limit", l.to_string()));
+        }
+        if let Some(w) = &q.worker {
+            query.push(("worker", w.clone()));
+        }
+        if let Some(a) = &q.agent {
+            query.push(("agent", a.clone()));
+        }
+        let resp = self.get("v1/recoveries", &query).await?;
+        // Paged as `GET /v1/failovers`: at most `limit` events (100 when
+        // not given, 1000 at most), oldest first after `since`.
+        let max = q
+            .limit
+            .map_or(100, |l| l as usize)
+            .clamp(1, bounded::MAX_FAILOVERS_PAGE);
+        let mut after = q.since.unwrap_or(0);
+        let mut n = 0;
+        let (mut page, items): (crate::wire::RecoveriesPage, _) = self
+            .read_page(
+                resp,
+                "GET /v1/recoveries",
+                "events",
+                "recovery record",
+                |r: &crate::wire::RecoveryRecord| {
+                    n += 1;
+                    if n > max {
+                        return Err(format!("it holds more events than the {max} asked for"));
+                    }
+                    if r.seq <= after {
+                        return Err(format!(
+                            "seq {} does not follow {after} (events come oldest first after since)",
+                            r.seq
+                        ));
+                    }
+                    after = r.seq;
+                    bounded::check_recovery(r)
+                },
+            )
+            .await?;
+        page.events = items;
+        Ok(page)
+    }
+
+    /// `GET /metrics`: the Prometheus text, as the hub wrote it (read
+    /// within [`bounded::MAX_METRICS`]).
+    pub async fn metrics(&self) -> Result<String, ClientError> {
+        let resp = self
+            .send(self.request(reqwest::Method::GET, "metrics"))
+            .await?;
+        let what = "GET /metrics";
+        let bytes = self
+            .read_capped(resp, bounded::MAX_METRICS, what, "a metrics text")
+            .await?;
+        String::from_utf8(bytes)
+            .map_err(|_| ClientError::Decode(format!("{what}: the text is not UTF-8")))
+    }
+
     /// `POST /v1/heartbeats`: report, and receive the projection.
     pub async fn heartbeat(&self, hb: &Heartbeat) -> Result<Projection, ClientError> {
         let resp = self
@@ -708,6 +778,7 @@ impl Client {
             "config" => serde_json::from_str(data).map(HubEvent::Config),
             "state" => serde_json::from_str(data).map(|v| HubEvent::State(Box::new(v))),
             "sync" => serde_json::from_str(data).map(|v| HubEvent::Sync(Box::new(v))),
+            "recovery" => serde_json::from_str(data).map(|v| HubEvent::Recovery(Box::new(v))),
             "reset" => return Some(HubEvent::Reset),
             _ => return None,
         };
@@ -716,6 +787,7 @@ impl Client {
                 bounded::check_worker(w)
             }
             Ok(HubEvent::Failover(r)) => bounded::check_record(r),
+            Ok(HubEvent::Recovery(r)) => bounded::check_recovery(r),
             _ => Ok(()),
         };
         let error = match (parsed, bounds) {

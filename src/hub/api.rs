@@ -185,6 +185,7 @@ fn excerpt(message: &str) -> String {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let code = ErrorCode(self.detail.code.clone());
         let mut resp = (
             self.status,
             axum::Json(ErrorBody {
@@ -198,6 +199,7 @@ impl IntoResponse for ApiError {
         {
             resp.headers_mut().insert(header::ETAG, etag);
         }
+        resp.extensions_mut().insert(code);
         if self.status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -220,10 +222,91 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/v1/workers", get(workers))
         .route("/v1/failovers", get(failovers))
         .route("/v1/events", get(events))
+        .route("/v1/recoveries", get(recoveries))
+        .route("/metrics", get(metrics))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(limit_target))
+        .layer(axum::middleware::from_fn_with_state(
+            hub.clone(),
+            count_requests,
+        ))
         .with_state(hub)
+}
+
+/// The error code of an error answer, for the request counters.
+#[derive(Debug, Clone)]
+struct ErrorCode(String);
+
+/// Count every answer by route and status (`macfleet_hub_requests_total`),
+/// and refused heartbeats by their error code.
+async fn count_requests(
+    State(hub): State<Arc<Hub>>,
+    req: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let path = req.uri().path().to_owned();
+    let resp = next.run(req).await;
+    let code = resp.extensions().get::<ErrorCode>().map(|c| c.0.as_str());
+    hub.metrics.request(&path, resp.status().as_u16(), code);
+    resp
+}
+
+/// `GET /metrics`: any role's token.
+async fn metrics(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResult<Response> {
+    let p = authenticate(&hub, &headers)?;
+    require(
+        &p,
+        &[Role::Owner, Role::Viewer, Role::Worker],
+        "read the metrics",
+    )?;
+    let text = tokio::task::spawn_blocking(move || hub.metrics_text())
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(([(header::CONTENT_TYPE, super::metrics::CONTENT_TYPE)], text).into_response())
+}
+
+#[derive(Deserialize)]
+struct RecoveriesQuery {
+    since: Option<u64>,
+    limit: Option<u32>,
+    worker: Option<String>,
+    agent: Option<String>,
+}
+
+/// `GET /v1/recoveries`: paged and filtered as `GET /v1/failovers`.
+async fn recoveries(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    query: Result<Query<RecoveriesQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<axum::Json<crate::wire::RecoveriesPage>> {
+    let p = authenticate(&hub, &headers)?;
+    require(&p, READERS, "read recoveries")?;
+    let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
+    let limit = q.limit.unwrap_or(100);
+    if limit == 0 || limit > 1000 {
+        return Err(bad_query("limit is 1 to 1000"));
+    }
+    if q.worker
+        .as_deref()
+        .is_some_and(|w| !crate::wire::is_worker_id(w))
+    {
+        return Err(bad_query("worker is not a worker id"));
+    }
+    if q.agent
+        .as_deref()
+        .is_some_and(|a| !crate::wire::is_agent_name(a))
+    {
+        return Err(bad_query("agent is not an agent name"));
+    }
+    Ok(axum::Json(hub.recoveries.page(
+        &super::recovery::RecoveryFilter {
+            since: q.since.unwrap_or(0),
+            limit,
+            worker: q.worker,
+            agent: q.agent,
+        },
+    )))
 }
 
 /// The longest request target (path and query) taken, in bytes. Every

@@ -92,6 +92,8 @@ pub struct Db {
     state: Arc<FileState>,
     /// Problems SQLite's `quick_check` found at start (0: none).
     quick_check_problems: u64,
+    /// Batches not committed and reads that failed (`GET /metrics`).
+    errors: Arc<AtomicU64>,
 }
 
 /// What became of the database file while the hub ran.
@@ -340,6 +342,7 @@ impl Db {
         let read = Arc::new(Mutex::new(read));
         let state = Arc::new(FileState::default());
         let (tx, rx) = std::sync::mpsc::sync_channel(4096);
+        let errors = Arc::new(AtomicU64::new(0));
         let writer = Writer {
             conn: writer_conn,
             path: path.to_path_buf(),
@@ -351,6 +354,7 @@ impl Db {
             bounds,
             on_commit,
             counts,
+            errors: errors.clone(),
         };
         let writer = std::thread::Builder::new()
             .name("macfleet-db".into())
@@ -366,6 +370,7 @@ impl Db {
             path: path.to_path_buf(),
             state,
             quick_check_problems: problems.len() as u64,
+            errors,
         })
     }
 
@@ -481,7 +486,17 @@ impl Db {
             .read
             .lock()
             .map_err(|_| DbError::Other("read connection poisoned".into()))?;
-        f(&conn)
+        let r = f(&conn);
+        if r.is_err() {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// Batches that failed to commit and reads that failed since the hub
+    /// started (`macfleet_hub_db_errors_total`).
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
     }
 
     /// The newest readable entry (an unreadable one is skipped, see
@@ -789,6 +804,8 @@ struct Writer {
     on_commit: OnCommit,
     /// Failover records held per pool.
     counts: PoolCounts,
+    /// Batches not committed (`GET /metrics`), shared with the `Db`.
+    errors: Arc<AtomicU64>,
 }
 
 /// Failover records held per pool.
@@ -998,6 +1015,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             }
             Err(e) => {
                 tracing::error!(error = %e, "database batch failed");
+                w.errors.fetch_add(1, Ordering::Relaxed);
                 for (_, tx) in history {
                     let _ = tx.send(Err(e.clone()));
                 }

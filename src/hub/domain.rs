@@ -258,11 +258,15 @@ impl Hub {
         // heartbeat is judged against is never older than the last resync.
         // A guard, not a clone: no await follows.
         let current = self.current.load();
-        let view = fleet.record_at(&hb, received_at, arrived, &pool, &current.projected);
+        let (view, recovery) =
+            fleet.record_moves_at(&hb, received_at, arrived, &pool, &current.projected);
         // Published under the fleet lock, like the sweeper's `state` and a
         // resync's `sync` events: the feed's order is the order of change, so
         // a client that applies views in feed order ends with the latest.
         self.events.publish(Payload::Heartbeat(view));
+        if let Some(r) = recovery {
+            self.record_recovery(r);
+        }
         drop(fleet);
         Ok(current.projection.clone())
     }

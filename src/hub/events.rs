@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 
 use super::worker::Stored;
-use crate::wire::{ConfigEvent, EventKind, FailoverRecord};
+use crate::wire::{ConfigEvent, EventKind, FailoverRecord, RecoveryRecord};
 
 #[derive(Debug, Clone)]
 pub enum Payload {
@@ -20,6 +20,8 @@ pub enum Payload {
     State(Arc<Stored>),
     /// A new revision flipped the worker's `in_sync`: its new view.
     Sync(Arc<Stored>),
+    /// A worker back on a higher rung of the same list revision.
+    Recovery(Arc<RecoveryRecord>),
 }
 
 impl Payload {
@@ -30,6 +32,7 @@ impl Payload {
             Payload::Config(_) => EventKind::Config,
             Payload::State(_) => EventKind::State,
             Payload::Sync(_) => EventKind::Sync,
+            Payload::Recovery(_) => EventKind::Recovery,
         }
     }
 
@@ -44,6 +47,7 @@ impl Payload {
             }
             Payload::Failover(v) => serde_json::to_string(v.as_ref()),
             Payload::Config(v) => serde_json::to_string(v.as_ref()),
+            Payload::Recovery(v) => serde_json::to_string(v.as_ref()),
         };
         r.unwrap_or_else(|_| "{}".into())
     }

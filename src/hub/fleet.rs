@@ -14,9 +14,9 @@ use chrono::{DateTime, Utc};
 
 use super::events::{Events, Payload};
 use super::ingest::HeartbeatIn;
+pub use super::worker::{Held, Profile, Stored};
 use super::worker::{Lists, encode};
-pub use super::worker::{Profile, Stored};
-use crate::wire::WorkerState;
+use crate::wire::{Capability, Failover, WorkerState};
 
 /// The opaque cursor clients pass back: `c<epoch>-<seq>`. The epoch (the
 /// hub's start time) makes a cursor from an earlier run a full refetch.
@@ -43,6 +43,116 @@ impl std::fmt::Display for Cursor {
     }
 }
 
+/// A worker back on a higher rung of the same list revision, as one
+/// heartbeat showed it (the log gives it its `seq`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    pub worker: String,
+    pub host: String,
+    pub at: DateTime<Utc>,
+    pub from: Option<String>,
+    pub to: String,
+    pub held_off_s: u64,
+}
+
+/// The default `--held-off-window`: a failover older than this no longer
+/// holds its rung off in [`headroom_of`].
+pub const DEFAULT_HELD_OFF_WINDOW: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
+/// How many rungs below `profile`'s active agent it reports it can run
+/// (binary, token and a passing preflight) and that no failover in `held`
+/// after `cutoff` holds off. 0 with no route.
+pub fn headroom_of(profile: &Profile, held: Option<&[Held]>, cutoff: DateTime<Utc>) -> u32 {
+    let Some(active) = profile.active_agent.as_deref() else {
+        return 0;
+    };
+    let Some(i) = profile.agents.iter().position(|a| a == active) else {
+        return 0;
+    };
+    let held_off = |a: &str| held.is_some_and(|h| h.iter().any(|x| x.agent == a && x.at > cutoff));
+    profile.agents[i + 1..]
+        .iter()
+        .filter(|a| {
+            profile
+                .capabilities
+                .get(*a)
+                .is_some_and(Capability::capable)
+                && !held_off(a)
+        })
+        .count() as u32
+}
+
+/// Where `agent` stands in `agents`; no route ranks below every rung.
+fn rank(agents: &[String], agent: Option<&str>) -> usize {
+    agent
+        .and_then(|a| agents.iter().position(|x| x == a))
+        .unwrap_or(usize::MAX)
+}
+
+/// The rungs held off after a heartbeat: those before it, each failover's
+/// `from` added (its latest time kept), minus the agent it runs now, any
+/// agent no longer in its list and any failover at or before `cutoff` (the
+/// held-off window). Shared with `before` when nothing changed.
+fn held_after(
+    before: Option<&Stored>,
+    profile: &Profile,
+    failovers: &[Failover],
+    received_at: DateTime<Utc>,
+    cutoff: DateTime<Utc>,
+) -> Option<Arc<[Held]>> {
+    let prior = before.and_then(|b| b.held.clone());
+    let active = profile.active_agent.as_deref();
+    let gone = |x: &Held| {
+        Some(x.agent.as_str()) == active || !profile.agents.contains(&x.agent) || x.at <= cutoff
+    };
+    let touches = prior.as_deref().is_some_and(|h| h.iter().any(gone));
+    if failovers.is_empty() && !touches {
+        return prior;
+    }
+    let mut held: Vec<Held> = prior.as_deref().map(<[Held]>::to_vec).unwrap_or_default();
+    for f in failovers {
+        let at = f.at.min(received_at);
+        match held.iter_mut().find(|x| x.agent == f.from) {
+            Some(x) => x.at = x.at.max(at),
+            None => held.push(Held {
+                agent: f.from.clone(),
+                at,
+            }),
+        }
+    }
+    held.retain(|x| !gone(x));
+    (!held.is_empty()).then(|| held.into())
+}
+
+/// A recovery between two views: the same list revision (and list), and
+/// the new active agent ranks above the old one (no route ranks lowest).
+fn recovery_between(before: &Stored, after: &Stored) -> Option<Recovery> {
+    let (b, a) = (&*before.profile, &*after.profile);
+    if Arc::ptr_eq(&before.profile, &after.profile)
+        || b.config_revision != a.config_revision
+        || b.agents != a.agents
+    {
+        return None;
+    }
+    let to = a.active_agent.as_deref()?;
+    if rank(&a.agents, Some(to)) >= rank(&b.agents, b.active_agent.as_deref()) {
+        return None;
+    }
+    let left = before
+        .held
+        .as_deref()
+        .and_then(|h| h.iter().find(|x| x.agent == to))
+        .map_or(before.active_since, |x| x.at);
+    Some(Recovery {
+        worker: a.worker.to_string(),
+        host: a.host.clone(),
+        at: after.received_at,
+        from: b.active_agent.clone(),
+        to: to.to_string(),
+        held_off_s: (after.received_at - left).num_seconds().max(0) as u64,
+    })
+}
+
 struct Entry {
     view: Arc<Stored>,
     seq: u64,
@@ -65,6 +175,10 @@ pub struct Fleet {
     lists: Lists,
     /// Where sweeper moves and `in_sync` flips are published.
     events: Option<Arc<Events>>,
+    /// A failover older than this no longer holds its rung off.
+    held_off_window: chrono::Duration,
+    /// The gauges of `GET /metrics`, kept as workers change.
+    tally: super::metrics::FleetTally,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -85,7 +199,20 @@ impl Fleet {
             scratch: Vec::new(),
             lists: Lists::default(),
             events: None,
+            held_off_window: chrono::Duration::hours(1),
+            tally: Default::default(),
         }
+    }
+
+    /// The fleet's gauges for `GET /metrics`.
+    pub fn tally(&self) -> &super::metrics::FleetTally {
+        &self.tally
+    }
+
+    /// Judge headroom with `window` (`--held-off-window`).
+    pub fn holding_off(mut self, window: std::time::Duration) -> Fleet {
+        self.held_off_window = chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX);
+        self
     }
 
     /// Publish every sweeper move (`state`) and `in_sync` flip (`sync`) to
@@ -117,6 +244,7 @@ impl Fleet {
             if let Some(v) = change(&e.view) {
                 self.seq += 1;
                 e.seq = self.seq;
+                self.tally.change(Some(&e.view), Some(&v));
                 e.view = Arc::new(v);
                 self.log.push_back((self.seq, e.view.worker().clone()));
                 changed.push(e.view.clone());
@@ -158,9 +286,11 @@ impl Fleet {
     /// full answers; the change log skips them.
     pub fn evict(&mut self, now: Instant, after: Duration) -> Vec<Arc<str>> {
         let mut gone = Vec::new();
+        let tally = &mut self.tally;
         self.workers.retain(|id, e| {
             let keep = now.saturating_duration_since(e.view.arrived) <= after;
             if !keep {
+                tally.change(Some(&e.view), None);
                 gone.push(id.clone());
             }
             keep
@@ -196,6 +326,24 @@ impl Fleet {
         pool: &Arc<str>,
         current_revision: &str,
     ) -> Arc<Stored> {
+        self.record_moves_at(hb, received_at, arrived, pool, current_revision)
+            .0
+    }
+
+    /// [`Fleet::record_at`], and the recovery the heartbeat shows, if any
+    /// (the worker back on a higher rung of the same list revision).
+    pub fn record_moves_at(
+        &mut self,
+        hb: &HeartbeatIn<'_>,
+        received_at: DateTime<Utc>,
+        arrived: Instant,
+        pool: &Arc<str>,
+        current_revision: &str,
+    ) -> (Arc<Stored>, Option<Recovery>) {
+        let cutoff = received_at
+            .checked_sub_signed(self.held_off_window)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let mut recovery = None;
         self.seq += 1;
         let seq = self.seq;
         let (agents, capabilities) = self.lists.of(hb);
@@ -223,8 +371,16 @@ impl Fleet {
                 Some(f) => Some(Arc::new(f.clone())),
                 None => before.and_then(|b| b.last_failover.clone()),
             };
+            let held = held_after(before, &profile, &hb.failovers, received_at, cutoff);
+            let active_since = match before {
+                Some(b) if b.profile.active_agent == profile.active_agent => b.active_since,
+                _ => received_at,
+            };
             Arc::new(Stored {
                 in_sync: profile.config_revision.as_deref() == Some(current_revision),
+                headroom: headroom_of(&profile, held.as_deref(), cutoff),
+                held,
+                active_since,
                 profile,
                 pool: pool.clone(),
                 received_at,
@@ -237,12 +393,16 @@ impl Fleet {
         };
         let view = match self.workers.get_mut(hb.worker.as_str()) {
             Some(e) => {
-                e.view = next(Some(&e.view));
+                let view = next(Some(&e.view));
+                recovery = recovery_between(&e.view, &view);
+                self.tally.change(Some(&e.view), Some(&view));
+                e.view = view;
                 e.seq = seq;
                 e.view.clone()
             }
             None => {
                 let view = next(None);
+                self.tally.change(None, Some(&view));
                 let entry = Entry {
                     view: view.clone(),
                     seq,
@@ -252,7 +412,7 @@ impl Fleet {
             }
         };
         self.logged(seq, view.worker().clone());
-        view
+        (view, recovery)
     }
 
     /// Recompute every worker's state from the time since its heartbeat

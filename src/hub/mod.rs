@@ -20,6 +20,8 @@ pub mod domain;
 pub mod events;
 pub mod fleet;
 pub mod ingest;
+pub mod metrics;
+pub mod recovery;
 pub mod serve;
 pub mod store;
 pub mod streams;
@@ -80,6 +82,9 @@ pub struct HubOptions {
     /// Watch the config file for hand edits (on by default; tests turn it
     /// off to see the byte compare before a write alone).
     pub watch_config: bool,
+    /// A failover older than this no longer holds its rung off when
+    /// headroom is judged (`--held-off-window`, default 1 h).
+    pub held_off_window: Duration,
 }
 
 impl HubOptions {
@@ -102,6 +107,7 @@ impl HubOptions {
             max_workers: DEFAULT_MAX_WORKERS,
             evict_after: Duration::from_secs(24 * 60 * 60),
             watch_config: true,
+            held_off_window: fleet::DEFAULT_HELD_OFF_WINDOW,
         }
     }
 
@@ -230,6 +236,10 @@ pub struct Hub {
     /// Flips to true when the hub stops, so open event streams end and a
     /// graceful shutdown does not wait on them.
     pub closing: tokio::sync::watch::Sender<bool>,
+    /// The hub's counters for `GET /metrics`.
+    pub metrics: Arc<metrics::HubMetrics>,
+    /// Workers back on a higher rung (`GET /v1/recoveries`).
+    pub recoveries: recovery::Recoveries,
 }
 
 impl Hub {
@@ -356,11 +366,14 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     }
     let events = Arc::new(events::Events::new(opts.event_ring));
     let ev2 = events.clone();
+    let hub_metrics = Arc::new(metrics::HubMetrics::default());
+    let metrics2 = hub_metrics.clone();
     let db_path = opts.db_path();
     let db = db::Db::open(
         &db_path,
         opts.bounds,
         Box::new(move |records| {
+            metrics2.failovers(&records);
             for r in records {
                 ev2.publish(events::Payload::Failover(Arc::new(r)));
             }
@@ -463,7 +476,11 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     let hub = Arc::new(Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
-        fleet: Mutex::new(fleet::Fleet::new(epoch).publishing(events.clone())),
+        fleet: Mutex::new(
+            fleet::Fleet::new(epoch)
+                .publishing(events.clone())
+                .holding_off(opts.held_off_window),
+        ),
         pools: Mutex::new(pools),
         last_eviction: Mutex::new(std::time::Instant::now()),
         issued: Mutex::new(issued),
@@ -472,6 +489,8 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         events,
         streams: streams::StreamSlots::new(opts.streams.per_token, opts.streams.total),
         closing: tokio::sync::watch::Sender::new(false),
+        metrics: hub_metrics,
+        recoveries: recovery::Recoveries::new(opts.bounds.failovers),
         opts,
     });
     // The `config` event the interrupted write never sent.

@@ -42,6 +42,14 @@ impl StreamSlots {
         })
     }
 
+    /// Streams open now, in all.
+    pub fn open_total(&self) -> usize {
+        match self.open.lock() {
+            Ok(o) => o.total,
+            Err(p) => p.into_inner().total,
+        }
+    }
+
     /// Take a slot for a stream of the token named `name`.
     pub fn open(self: &Arc<Self>, name: &str) -> Result<StreamSlot, StreamsFull> {
         let mut open = match self.open.lock() {

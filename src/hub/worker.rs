@@ -205,6 +205,25 @@ pub struct Stored {
     pub state: WorkerState,
     pub in_sync: bool,
     pub last_failover: Option<Arc<Failover>>,
+    /// Rungs below the active one it can still run and that are not held
+    /// off, judged at `received_at` (see [`super::fleet::headroom_of`]).
+    pub headroom: u32,
+    /// The rungs it left with a failover within the held-off window (as of
+    /// `received_at`) and has not run since, with the time of the last such
+    /// failover (at most one per agent of its list).
+    pub held: Option<Arc<[Held]>>,
+    /// When the hub first saw it on its current active agent (or with no
+    /// route).
+    pub active_since: DateTime<Utc>,
+}
+
+/// A rung a worker left with a failover and has not run since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub agent: String,
+    /// The failover's time (the worker's clock, never after the hub's
+    /// receipt).
+    pub at: DateTime<Utc>,
 }
 
 /// [`WorkerView`]'s fields, in its order, borrowed.
@@ -221,6 +240,7 @@ struct ViewRef<'a> {
     active_agent: Option<&'a str>,
     capabilities: &'a BTreeMap<String, Capability>,
     last_failover: Option<&'a Failover>,
+    headroom: Option<u32>,
     clock_skew_s: i64,
     pool: &'a str,
 }
@@ -240,6 +260,7 @@ impl Serialize for Stored {
             active_agent: p.active_agent.as_deref(),
             capabilities: &p.capabilities,
             last_failover: self.last_failover.as_deref(),
+            headroom: Some(self.headroom),
             clock_skew_s: self.clock_skew_s,
             pool: &self.pool,
         }
@@ -267,6 +288,14 @@ impl Stored {
             active_agent: p.active_agent.clone(),
             capabilities: (*p.capabilities).clone(),
             last_failover: self.last_failover.as_deref().cloned(),
+            headroom: Some(self.headroom),
         }
+    }
+
+    /// Healthy, on a rung, and nothing left below it.
+    pub fn one_failure_from_no_route(&self) -> bool {
+        self.state == WorkerState::Healthy
+            && self.profile.active_agent.is_some()
+            && self.headroom == 0
     }
 }

@@ -8,6 +8,6 @@ mod projection;
 
 pub use pending::{Conflict, ListChanges, PendingEdit, Rebased, Rung};
 pub use projection::{
-    Projection, RungForecast, Seat, Warning, project, project_grouped, rung_of, seen_agents,
-    unreported,
+    Projection, RungForecast, Seat, Warning, drill, drill_grouped, project, project_grouped,
+    rung_of, seen_agents, unreported,
 };

@@ -277,6 +277,67 @@ pub fn project_grouped<W: Seat>(
     }
 }
 
+/// A worker as a drill sees it: the rungs marked down are ones it cannot
+/// run, whatever it reports.
+struct Down<'a, W> {
+    worker: &'a W,
+    down: &'a [String],
+}
+
+impl<W: Seat> Seat for Down<'_, W> {
+    fn state(&self) -> WorkerState {
+        self.worker.state()
+    }
+    fn agents(&self) -> impl Iterator<Item = &str> {
+        self.worker.agents()
+    }
+    fn active_agent(&self) -> Option<&str> {
+        self.worker.active_agent()
+    }
+    fn capability(&self, agent: &str) -> Option<Capability> {
+        let c = self.worker.capability(agent)?;
+        if self.down.iter().any(|d| d == agent) {
+            return Some(Capability {
+                binary: c.binary,
+                token: c.token,
+                preflight: crate::wire::Preflight::Failed,
+            });
+        }
+        Some(c)
+    }
+    fn reported(&self) -> impl Iterator<Item = &str> {
+        self.worker.reported()
+    }
+}
+
+/// The drill: today's order with the rungs in `down` down across the
+/// fleet (no worker can run them), as a [`Projection`] of `today` onto
+/// itself: where each healthy worker would land, and how many would have
+/// no route (without the warnings, which judge an order about to be
+/// written). Nothing is written; the TUI's `x` on the Ladder and `macfleet
+/// agents drill` show the same.
+pub fn drill<W: Seat>(workers: &[W], today: &[String], down: &[String]) -> Projection {
+    let groups: Vec<(&W, usize)> = workers.iter().map(|w| (w, 1)).collect();
+    drill_grouped(&groups, today, down)
+}
+
+/// [`drill`] over grouped workers (see [`project_grouped`]).
+pub fn drill_grouped<W: Seat>(
+    groups: &[(W, usize)],
+    today: &[String],
+    down: &[String],
+) -> Projection {
+    let seen: Vec<(Down<'_, W>, usize)> = groups
+        .iter()
+        .map(|(w, n)| (Down { worker: w, down }, *n))
+        .collect();
+    // The warnings judge an order about to be written; a drill writes none.
+    Projection {
+        warnings: Vec::new(),
+        ..project_grouped(&seen, today, today)
+    }
+}
+
 fn forecast<W: Seat>(
     agent: &str,
     rank: Option<usize>,
@@ -383,6 +444,7 @@ mod tests {
             active_agent: active.map(str::to_string),
             capabilities: caps.iter().map(|(a, c)| (a.to_string(), *c)).collect(),
             last_failover: None,
+            headroom: None,
         }
     }
 
@@ -452,6 +514,43 @@ mod tests {
         assert_eq!(rung(&p, "cursor").unreported, 1);
         assert_eq!(rung(&p, "cursor").projected, 0);
         assert_eq!(rung(&p, "pi").rank, None, "removed rungs are listed");
+    }
+
+    #[test]
+    fn a_drill_lands_each_worker_below_the_rungs_marked_down() {
+        let all = [
+            ("opencode", OK),
+            ("pi", OK),
+            ("claude", OK),
+            ("codex", NO_BINARY),
+        ];
+        let only_top = [
+            ("opencode", OK),
+            ("pi", NO_BINARY),
+            ("claude", NO_BINARY),
+            ("codex", NO_BINARY),
+        ];
+        let workers = vec![
+            worker("a", &LIST, Some("opencode"), &all),
+            worker("b", &LIST, Some("opencode"), &only_top),
+            // On claude, held off opencode and pi: stays on claude.
+            worker("c", &LIST, Some("claude"), &all),
+        ];
+        let today = v(&LIST);
+        let p = drill(&workers, &today, &v(&["opencode"]));
+        assert_eq!(rung(&p, "opencode").can, 0, "down for everyone");
+        assert_eq!(
+            (rung(&p, "pi").projected, rung(&p, "claude").projected),
+            (1, 1)
+        );
+        assert_eq!((p.no_route, p.no_route_today), (1, 0));
+        assert!(
+            p.warnings.is_empty(),
+            "a drill writes no order to warn about"
+        );
+        // Nothing down: everyone where they stand.
+        let same = drill(&workers, &today, &[]);
+        assert!(!same.moves_workers());
     }
 
     #[test]

@@ -118,6 +118,7 @@ pub fn worker(i: usize, now: DateTime<Utc>) -> WorkerView {
         active_agent: active,
         capabilities: caps,
         last_failover,
+        headroom: None,
     }
 }
 

@@ -539,7 +539,20 @@ async fn watch_ends_when_its_reader_goes_away_on_a_quiet_fleet() {
         json!([common::failover("w-001-1", "rate_limited", "429")]),
     )
     .await;
-    for what in ["failovers", "workers"] {
+    // A recovery, for `get recoveries --watch`: back from claude (#1) to
+    // opencode (#0) on the same revision.
+    let rev = h.client(&h.viewer).config().await.expect("config").revision;
+    let mut hb = common::heartbeat("w-002", Some(&rev), json!([]));
+    let post = |hb: serde_json::Value| {
+        let hb: macfleet::wire::Heartbeat = serde_json::from_value(hb).expect("hb");
+        let c = h.client(&h.worker);
+        async move { c.heartbeat(&hb).await.expect("heartbeat") }
+    };
+    hb["active_agent"] = "claude".into();
+    post(hb.clone()).await;
+    hb["active_agent"] = "opencode".into();
+    post(hb).await;
+    for what in ["failovers", "workers", "recoveries"] {
         let mut child = common::Kill(
             bin()
                 .args(["get", what, "--watch", "-o", "jsonl"])
@@ -620,7 +633,7 @@ async fn outputs_read_well_for_people_and_scripts() {
     );
     let err = text(&workers.stderr);
     assert!(
-        err.contains("2 workers: 2 healthy, 0 stale, 0 lost, 0 with no route; revision "),
+        err.contains("2 workers: 2 healthy, 0 stale, 0 lost, 0 with no route, 2 one failure from no route; revision "),
         "{err}"
     );
 

@@ -19,6 +19,9 @@ mod events;
 mod hostile;
 /// The auth matrix and same-shape runs over every route.
 mod matrix;
+/// On-call (issue 21): headroom, `GET /metrics`, the alert rules,
+/// recoveries, `agents drill`.
+mod oncall;
 /// Descriptors, connections, memory at the contract's caps.
 mod resources;
 /// A simulated fleet following an owner's reorder, and aug19's outage.

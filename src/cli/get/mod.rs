@@ -9,6 +9,7 @@
 
 pub mod failovers;
 pub mod out;
+pub mod recoveries;
 pub mod table;
 pub mod watch;
 pub mod worker;
@@ -54,14 +55,24 @@ pub fn check(args: &GetArgs) -> Result<()> {
         || args.kind.is_some()
         || args.since.is_some();
     let usage = |m: &str| Err(eyre!(Exit::new(exit::USAGE, m.to_string())));
-    if args.what != GetWhat::Failovers && filtered {
-        return usage("--worker, --agent, --kind and --since filter `get failovers` only");
+    if args.what == GetWhat::Recoveries && args.kind.is_some() {
+        return usage("--kind filters `get failovers` only: a recovery has no cause");
+    }
+    if !matches!(args.what, GetWhat::Failovers | GetWhat::Recoveries) && filtered {
+        return usage(
+            "--worker, --agent, --kind and --since filter `get failovers` (and, but --kind, `get recoveries`) only",
+        );
     }
     if args.what != GetWhat::Worker && args.id.is_some() {
         return usage("an ID goes with `get worker ID` only");
     }
-    if args.watch && !matches!(args.what, GetWhat::Workers | GetWhat::Failovers) {
-        return usage("--watch follows `get workers` or `get failovers`");
+    if args.watch
+        && !matches!(
+            args.what,
+            GetWhat::Workers | GetWhat::Failovers | GetWhat::Recoveries
+        )
+    {
+        return usage("--watch follows `get workers`, `get failovers` or `get recoveries`");
     }
     Ok(())
 }
@@ -143,6 +154,10 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
             return watch::watch_failovers(&client, &filter, args.limit, args.output, &mut out)
                 .await;
         }
+        (GetWhat::Recoveries, true) => {
+            let filter = recoveries::Filter::from_args(&args);
+            return recoveries::watch(&client, &filter, args.limit, args.output, &mut out).await;
+        }
         _ => {}
     }
     match args.what {
@@ -180,6 +195,13 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                     ),
                     ("ACTIVE", 0, ws.iter().map(rank).collect()),
                     (
+                        "HEADROOM",
+                        1,
+                        ws.iter()
+                            .map(|w| w.headroom.map_or("-".into(), |h| h.to_string()))
+                            .collect(),
+                    ),
+                    (
                         "AGE",
                         1,
                         ws.iter().map(|w| age(now, w.received_at)).collect(),
@@ -213,17 +235,19 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
             // header and the rows (`| sort`, `| wc -l`).
             let count = |s| ws.iter().filter(|w| w.state == s).count();
             eprintln!(
-                "{} workers: {} healthy, {} stale, {} lost, {} with no route; revision {}",
+                "{} workers: {} healthy, {} stale, {} lost, {} with no route, {} one failure from no route; revision {}",
                 ws.len(),
                 count(WorkerState::Healthy),
                 count(WorkerState::Stale),
                 count(WorkerState::Lost),
                 ws.iter().filter(|w| w.active_agent.is_none()).count(),
+                ws.iter().filter(|w| w.one_failure_from_no_route()).count(),
                 for_terminal(&page.config_revision)
             );
         }
         GetWhat::Worker => {}
         GetWhat::Failovers => failovers::snapshot(&client, &args, max, &mut out).await?,
+        GetWhat::Recoveries => recoveries::snapshot(&client, &args, max, &mut out).await?,
         GetWhat::Agents => {
             let doc = client.config().await?;
             let located = crate::agents_doc::locate(&doc.text)?;

@@ -209,7 +209,7 @@ pub async fn watch_failovers(
 /// The stream broke: if the hub now refuses the token (401, 403: a
 /// replaced hub, a revoked token), that is the end of the watch (its
 /// sentence, exit 6), not a break to wait out.
-async fn refused(client: &Client) -> Result<()> {
+pub(super) async fn refused(client: &Client) -> Result<()> {
     match client.whoami().await {
         Err(
             e @ (ClientError::Unauthorized(_) | ClientError::Forbidden(_) | ClientError::NoToken),
@@ -235,13 +235,13 @@ async fn wait_connected(events: &mut (impl futures::Stream<Item = StreamItem> + 
 /// reports `POLLERR`, a terminal that hung up `POLLHUP`), so `--watch`
 /// ends within a moment of `| head` exiting instead of at its next write.
 /// A file never reports it. Dropping it stops the watch within 200 ms.
-struct Hangup {
+pub(super) struct Hangup {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Hangup {
-    fn watch() -> Hangup {
+    pub(super) fn watch() -> Hangup {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = stop.clone();
         let task = tokio::task::spawn_blocking(move || {
@@ -268,7 +268,7 @@ impl Hangup {
     }
 
     /// Resolves once stdout's reader is gone.
-    async fn closed(&mut self) {
+    pub(super) async fn closed(&mut self) {
         if (&mut self.task).await.is_ok() && !self.stop.load(std::sync::atomic::Ordering::SeqCst) {
             return;
         }

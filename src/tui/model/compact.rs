@@ -91,6 +91,7 @@ impl Worker {
                 .map(|(a, c)| (a.to_string(), *c))
                 .collect(),
             last_failover: self.last_failover.as_deref().cloned(),
+            headroom: None,
         }
     }
 }
