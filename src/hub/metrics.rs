@@ -18,7 +18,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::registry::Registry;
 
-use super::fleet::Stored;
+use super::worker::Stored;
 use super::{Current, Hub};
 use crate::wire::{CauseKind, FailoverRecord, OrderSource, RecoveryRecord, WorkerState};
 
