@@ -171,6 +171,67 @@ pub struct FailoverQuery {
     pub kind: Option<crate::wire::CauseKind>,
 }
 
+impl FailoverQuery {
+    /// The query of a log page (`/v1/failovers`, `/v1/recoveries`) but
+    /// `kind`, which only the failover log takes.
+    fn log_query(&self) -> Vec<(&'static str, String)> {
+        let mut query = Vec::new();
+        if let Some(s) = self.since {
+            query.push(("since", s.to_string()));
+        }
+        if let Some(l) = self.limit {
+            query.push(("limit", l.to_string()));
+        }
+        if let Some(w) = &self.worker {
+            query.push(("worker", w.clone()));
+        }
+        if let Some(a) = &self.agent {
+            query.push(("agent", a.clone()));
+        }
+        query
+    }
+}
+
+/// A log page's order, checked as its events arrive: at most the `limit`
+/// asked (100 when not given, [`bounded::MAX_FAILOVERS_PAGE`] at most),
+/// oldest first after `since`.
+struct LogOrder {
+    max: usize,
+    after: u64,
+    n: usize,
+}
+
+impl LogOrder {
+    fn new(q: &FailoverQuery) -> LogOrder {
+        LogOrder {
+            max: q
+                .limit
+                .map_or(100, |l| l as usize)
+                .clamp(1, bounded::MAX_FAILOVERS_PAGE),
+            after: q.since.unwrap_or(0),
+            n: 0,
+        }
+    }
+
+    fn next(&mut self, seq: u64) -> Result<(), String> {
+        self.n += 1;
+        if self.n > self.max {
+            return Err(format!(
+                "it holds more events than the {} asked for",
+                self.max
+            ));
+        }
+        if seq <= self.after {
+            return Err(format!(
+                "seq {seq} does not follow {} (events come oldest first after since)",
+                self.after
+            ));
+        }
+        self.after = seq;
+        Ok(())
+    }
+}
+
 /// One event of `GET /v1/events`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HubEvent {
@@ -527,31 +588,12 @@ impl Client {
     }
 
     pub async fn failovers(&self, q: &FailoverQuery) -> Result<FailoversPage, ClientError> {
-        let mut query: Vec<(&str, String)> = Vec::new();
-        if let Some(s) = q.since {
-            query.push(("since", s.to_string()));
-        }
-        if let Some(l) = q.limit {
-            query.push(("limit", l.to_string()));
-        }
-        if let Some(w) = &q.worker {
-            query.push(("worker", w.clone()));
-        }
-        if let Some(a) = &q.agent {
-            query.push(("agent", a.clone()));
-        }
+        let mut query = q.log_query();
         if let Some(k) = q.kind {
             query.push(("kind", k.as_str().to_string()));
         }
         let resp = self.get("v1/failovers", &query).await?;
-        // The hub answers at most `limit` events (100 when not given, 1000
-        // at most), oldest first after `since`.
-        let max = q
-            .limit
-            .map_or(100, |l| l as usize)
-            .clamp(1, bounded::MAX_FAILOVERS_PAGE);
-        let mut after = q.since.unwrap_or(0);
-        let mut n = 0;
+        let mut order = LogOrder::new(q);
         let (mut page, items): (FailoversPage, _) = self
             .read_page(
                 resp,
@@ -559,17 +601,7 @@ impl Client {
                 "events",
                 "failover record",
                 |r: &FailoverRecord| {
-                    n += 1;
-                    if n > max {
-                        return Err(format!("it holds more events than the {max} asked for"));
-                    }
-                    if r.seq <= after {
-                        return Err(format!(
-                            "seq {} does not follow {after} (events come oldest first after since)",
-                            r.seq
-                        ));
-                    }
-                    after = r.seq;
+                    order.next(r.seq)?;
                     bounded::check_record(r)
                 },
             )
@@ -578,34 +610,14 @@ impl Client {
         Ok(page)
     }
 
-    /// `GET /v1/recoveries`: workers back on a higher rung (the query's
-    /// `kind` does not apply and is not sent).
+    /// `GET /v1/recoveries`: workers back on a higher rung, paged as the
+    /// failover log (the query's `kind` does not apply and is not sent).
     pub async fn recoveries(
         &self,
         q: &FailoverQuery,
     ) -> Result<crate::wire::RecoveriesPage, ClientError> {
-        let mut query: Vec<(&str, String)> = Vec::new();
-        if let Some(s) = q.since {
-            query.push(("since", s.to_string()));
-        }
-        if let Some(l) = q.limit {
-            query.push(("limit", l.to_string()));
-        }
-        if let Some(w) = &q.worker {
-            query.push(("worker", w.clone()));
-        }
-        if let Some(a) = &q.agent {
-            query.push(("agent", a.clone()));
-        }
-        let resp = self.get("v1/recoveries", &query).await?;
-        // Paged as `GET /v1/failovers`: at most `limit` events (100 when
-        // not given, 1000 at most), oldest first after `since`.
-        let max = q
-            .limit
-            .map_or(100, |l| l as usize)
-            .clamp(1, bounded::MAX_FAILOVERS_PAGE);
-        let mut after = q.since.unwrap_or(0);
-        let mut n = 0;
+        let resp = self.get("v1/recoveries", &q.log_query()).await?;
+        let mut order = LogOrder::new(q);
         let (mut page, items): (crate::wire::RecoveriesPage, _) = self
             .read_page(
                 resp,
@@ -613,17 +625,7 @@ impl Client {
                 "events",
                 "recovery record",
                 |r: &crate::wire::RecoveryRecord| {
-                    n += 1;
-                    if n > max {
-                        return Err(format!("it holds more events than the {max} asked for"));
-                    }
-                    if r.seq <= after {
-                        return Err(format!(
-                            "seq {} does not follow {after} (events come oldest first after since)",
-                            r.seq
-                        ));
-                    }
-                    after = r.seq;
+                    order.next(r.seq)?;
                     bounded::check_recovery(r)
                 },
             )
