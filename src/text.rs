@@ -75,7 +75,10 @@ pub fn lack(cap: Option<&crate::wire::Capability>) -> Option<&'static str> {
 /// - `agents` is the worker's own list, `active` its active agent;
 /// - `capability` answers what the worker reports for an agent;
 /// - `failovers` are the worker's failovers known to the caller (the log's
-///   and its `last_failover`), in any order, repeats allowed.
+///   and its `last_failover`), in any order, repeats allowed;
+/// - `recoveries` are the worker's recoveries known to the caller, in any
+///   order: a recovery onto a rung (or above it) is a time the worker stood
+///   on it again, so a hold-off that came back after it began afresh.
 ///
 /// A rung is explained by the newest failover away from it (a worker that
 /// left a rung passes it over without a new record until it stands on it
@@ -84,8 +87,8 @@ pub fn lack(cap: Option<&crate::wire::Capability>) -> Option<&'static str> {
 ///
 /// "since" is when the current hold-off of the rung began: the first
 /// failover away from it since the worker last stood on it or above it
-/// (as far as the failovers tell: one onto the rung, or one from a rung
-/// above it); "last" is the newest, when it is another:
+/// (as far as the failovers and recoveries tell: a failover onto the rung or
+/// from a rung above it, a recovery onto it or above it); "last" is the newest, when it is another:
 /// `rate_limited 429 (hub_router) since 08:03:10 (4m), last 46s ago, 13 in
 /// the last hour`.
 pub fn held_off<S: AsRef<str>>(
@@ -94,6 +97,7 @@ pub fn held_off<S: AsRef<str>>(
     active: Option<&str>,
     capability: impl Fn(&str) -> Option<crate::wire::Capability>,
     failovers: &[&crate::wire::Failover],
+    recoveries: &[&crate::wire::RecoveryRecord],
 ) -> Vec<RungWhy> {
     // No route, or an active agent outside its list: every rung is left.
     let above = match active.and_then(|a| agents.iter().position(|x| x.as_ref() == a)) {
@@ -114,7 +118,9 @@ pub fn held_off<S: AsRef<str>>(
                 .collect();
             let newest = away.iter().max_by_key(|f| f.at);
             // The worker last stood on this rung or above it: a failover
-            // onto it, or away from a rung above it.
+            // onto it, or away from a rung above it, or a recovery onto it
+            // or a rung above it.
+            let on_or_above = |a: &str| a == agent || above[..rank].iter().any(|x| x.as_ref() == a);
             let stood = failovers
                 .iter()
                 .filter(|f| {
@@ -122,6 +128,12 @@ pub fn held_off<S: AsRef<str>>(
                         || above[..rank].iter().any(|a| a.as_ref() == f.from)
                 })
                 .map(|f| f.at)
+                .chain(
+                    recoveries
+                        .iter()
+                        .filter(|r| on_or_above(&r.to))
+                        .map(|r| r.at),
+                )
                 .max();
             let began = away
                 .iter()
@@ -354,7 +366,7 @@ mod tests {
         };
         let list = ["opencode", "pi", "claude", "cursor", "codex"];
         // `b` twice (the log and the last failover): counted once.
-        let why = held_off(now, &list, Some("codex"), caps, &[&a, &b, &c, &b]);
+        let why = held_off(now, &list, Some("codex"), caps, &[&a, &b, &c, &b], &[]);
         let text: Vec<(usize, &str, &str, bool)> = why
             .iter()
             .map(|r| (r.rank, r.agent.as_str(), r.text.as_str(), r.contradiction))
@@ -381,8 +393,35 @@ mod tests {
             ]
         );
         // On rank 0: nothing above. No route: every rung.
-        assert!(held_off(now, &list, Some("opencode"), caps, &[]).is_empty());
-        assert_eq!(held_off(now, &list, None, caps, &[]).len(), 5);
+        assert!(held_off(now, &list, Some("opencode"), caps, &[], &[]).is_empty());
+        assert_eq!(held_off(now, &list, None, caps, &[], &[]).len(), 5);
+
+        // The quota-cap cycle: held off opencode at 13:30, back on it at
+        // 14:40 (a recovery, not a failover), held off again at 14:50 and
+        // 14:55. The hold-off began at 14:50, not 13:30.
+        let back = crate::wire::RecoveryRecord {
+            seq: 1,
+            worker: "w".into(),
+            host: "h".into(),
+            at: now - TimeDelta::minutes(20),
+            from: Some("codex".into()),
+            to: "opencode".into(),
+            held_off_s: 70 * 60,
+        };
+        let (d, e) = (away("4", 10, "opencode"), away("5", 5, "opencode"));
+        let why = held_off(now, &list, Some("codex"), caps, &[&a, &d, &e], &[&back]);
+        assert_eq!(
+            why[0].text,
+            "rate_limited 429 (hub_router) since 14:50:00 (10m), last 5m ago, 2 in the last hour"
+        );
+        // A recovery onto a rung above pi is standing above pi too: pi's
+        // hold-off from 14:10 ended there, the one from 14:52 is new.
+        let (p1, p2, p3) = (away("6", 50, "pi"), away("7", 8, "pi"), away("8", 3, "pi"));
+        let why = held_off(now, &list, Some("codex"), caps, &[&p1, &p2, &p3], &[&back]);
+        assert_eq!(
+            why[1].text,
+            "rate_limited 429 (hub_router) since 14:52:00 (8m), last 3m ago, 3 in the last hour"
+        );
     }
 
     fn f(min: usize, want: usize, drop: u8) -> Fit {

@@ -701,3 +701,53 @@ async fn outputs_read_well_for_people_and_scripts() {
         "one sentence"
     );
 }
+
+/// `get worker`'s "since" is when the current hold-off of a rung began: a
+/// worker held off opencode 40 minutes ago that came back on it (a
+/// recovery the hub recorded) and was held off again says the second time,
+/// not the first (quota-cap's cycle: a cap, its end, the next cap).
+#[tokio::test(flavor = "multi_thread")]
+async fn get_worker_since_starts_after_the_latest_recovery_onto_the_rung() {
+    let h = TestHub::start().await;
+    let post = |active: &str, failovers: serde_json::Value| {
+        let mut hb = common::heartbeat("w-cap", None, failovers);
+        hb["active_agent"] = json!(active);
+        let hb: macfleet::wire::Heartbeat = serde_json::from_value(hb).expect("hb");
+        let c = h.client(&h.worker);
+        async move { c.heartbeat(&hb).await.expect("heartbeat") }
+    };
+    let away = |id: &str, at: String| {
+        json!({"id": id, "at": at, "from": "opencode", "to": "claude",
+               "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router",
+                         "detail": "opencode route: 429 from upstream"}})
+    };
+    post("claude", json!([away("cap-1", common::ago(2400))])).await;
+    post("opencode", json!([])).await; // the cap ended: a recovery
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let again = chrono::Utc::now();
+    post(
+        "claude",
+        json!([away("cap-2", macfleet::wire::fmt_time(again))]),
+    )
+    .await;
+    let env = env_for(&h, &h.viewer);
+    let back = run(args(&["get", "recoveries"]), env.clone()).await;
+    assert!(
+        text(&back.stdout).contains("w-cap"),
+        "{}",
+        text(&back.stdout)
+    );
+    let one = run(args(&["get", "worker", "w-cap"]), env).await;
+    let t = text(&one.stdout);
+    assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
+    let line = t
+        .lines()
+        .find(|l| l.contains("opencode: rate_limited"))
+        .unwrap_or_else(|| panic!("a why line for opencode:\n{t}"));
+    let since = format!("since {}", again.format("%H:%M:%S"));
+    assert!(
+        line.contains(&since) && !line.contains(", last "),
+        "the hold-off began with cap-2 ({since}), not cap-1:\n{line}"
+    );
+    assert!(line.contains("2 in the last hour"), "{line}");
+}

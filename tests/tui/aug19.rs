@@ -100,7 +100,7 @@ async fn every_no_route_workers_why_line_names_a_cause_for_every_rung() {
             .filter(|r| r.worker == w.worker)
             .cloned()
             .collect();
-        let cli = macfleet::cli::get::worker::why(page.now, w, &mine);
+        let cli = macfleet::cli::get::worker::why(page.now, w, &mine, &[]);
         let tui: Vec<String> = rungs
             .iter()
             .map(|r| format!("{}: {}", r.agent, r.text))

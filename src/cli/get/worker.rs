@@ -11,21 +11,29 @@ use super::out::{line, safe_json};
 use super::table::{age, render_table};
 use crate::cli::{Exit, Output, exit};
 use crate::client::Client;
-use crate::wire::{Capability, Failover, FailoverRecord, Preflight, WorkerView};
+use crate::wire::{Capability, Failover, FailoverRecord, Preflight, RecoveryRecord, WorkerView};
 
 /// Why a worker stands on its rung: each agent above its active one (every
 /// one with no route), with the cause holding it off, since when and how
 /// many times in the last hour (the same text as the TUI's detail; see
-/// [`crate::text::held_off`]).
-pub fn why(now: DateTime<Utc>, w: &WorkerView, recent: &[FailoverRecord]) -> Vec<String> {
+/// [`crate::text::held_off`]). `back` are the worker's recent recoveries:
+/// a hold-off that came back after one began afresh.
+pub fn why(
+    now: DateTime<Utc>,
+    w: &WorkerView,
+    recent: &[FailoverRecord],
+    back: &[RecoveryRecord],
+) -> Vec<String> {
     let mut failovers: Vec<&Failover> = recent.iter().map(|r| &r.failover).collect();
     failovers.extend(w.last_failover.as_ref());
+    let back: Vec<&RecoveryRecord> = back.iter().collect();
     let mut lines: Vec<String> = crate::text::held_off(
         now,
         &w.agents,
         w.active_agent.as_deref(),
         |a| w.capabilities.get(a).copied(),
         &failovers,
+        &back,
     )
     .into_iter()
     .map(|r| format!("{}: {}", r.agent, r.text))
@@ -64,6 +72,14 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
     let mut held = newest_failovers(client, &hour, 200).await?.events;
     let recent = newest_failovers(client, &filter, 10).await?.events;
     held.extend(recent.iter().cloned());
+    let back = super::recoveries::Filter {
+        worker: Some(w.worker.clone()),
+        since: hour.since,
+        ..Default::default()
+    };
+    let back = super::recoveries::newest_recoveries(client, &back, 200)
+        .await?
+        .events;
     match output {
         Output::Json | Output::Jsonl => {
             let v = serde_json::json!({"worker": w, "recent_failovers": recent});
@@ -110,7 +126,7 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
             (None, _) => "NO ROUTE".into(),
         },
     );
-    for (i, line) in why(now, &w, &held).into_iter().enumerate() {
+    for (i, line) in why(now, &w, &held, &back).into_iter().enumerate() {
         kv(if i == 0 { "WHY" } else { "" }, line);
     }
     text.push_str("\nCAPABILITIES\n");

@@ -46,6 +46,7 @@ pub fn why_rungs(cx: &Cx, e: &Entry) -> Vec<crate::text::RungWhy> {
         v.active_agent.as_deref(),
         |a| v.capabilities.get(a).copied(),
         &failovers,
+        &[],
     )
 }
 
