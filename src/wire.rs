@@ -465,6 +465,9 @@ pub struct ConfigEvent {
     pub agents: Vec<String>,
 }
 
+/// The header of `GET /v1/config` that carries [`ConfigInvalid`].
+pub const CONFIG_INVALID_HEADER: &str = "macfleet-config-invalid";
+
 /// Why the config document on disk is not in force: `GET /v1/health`'s
 /// `config.invalid`, and the `Macfleet-Config-Invalid` header of
 /// `GET /v1/config`. The message names the error, never a snippet of the
@@ -477,6 +480,60 @@ pub struct ConfigInvalid {
     pub line: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub column: Option<usize>,
+}
+
+impl ConfigInvalid {
+    /// The longest message a client keeps from the header (the rest is cut).
+    pub const MAX_MESSAGE: usize = 1024;
+
+    /// Read a `Macfleet-Config-Invalid` header value (`line=L; column=C;
+    /// message="..."`, `line` and `column` optional). `None` when it is not
+    /// of that shape; a message longer than [`Self::MAX_MESSAGE`] is cut.
+    pub fn from_header(v: &str) -> Option<ConfigInvalid> {
+        let mut rest = v.trim_start();
+        let (mut line, mut column) = (None, None);
+        loop {
+            if let Some(r) = rest.strip_prefix("line=") {
+                let (n, r) = r.split_once(';')?;
+                line = Some(n.trim().parse().ok()?);
+                rest = r.trim_start();
+            } else if let Some(r) = rest.strip_prefix("column=") {
+                let (n, r) = r.split_once(';')?;
+                column = Some(n.trim().parse().ok()?);
+                rest = r.trim_start();
+            } else {
+                break;
+            }
+        }
+        let quoted = rest.strip_prefix("message=\"")?;
+        let mut message = String::new();
+        let mut chars = quoted.chars();
+        for kept in 0.. {
+            if kept == Self::MAX_MESSAGE {
+                message.push('…');
+                break;
+            }
+            match chars.next()? {
+                '"' => break,
+                '\\' => message.push(chars.next()?),
+                c => message.push(c),
+            }
+        }
+        Some(ConfigInvalid {
+            message,
+            line,
+            column,
+        })
+    }
+
+    /// `line 2, column 31` (or what of it is known), for a sentence.
+    pub fn place(&self) -> Option<String> {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => Some(format!("line {l}, column {c}")),
+            (Some(l), None) => Some(format!("line {l}")),
+            _ => None,
+        }
+    }
 }
 
 /// Where the list the hub projects to every worker comes from.

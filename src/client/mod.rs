@@ -159,6 +159,10 @@ impl Default for ClientOptions {
 pub struct ConfigDoc {
     pub text: String,
     pub revision: String,
+    /// The document does not validate (`Macfleet-Config-Invalid`): it is
+    /// the file as it stands on disk, not what workers are told, and a
+    /// write replaces it only with `If-Match` naming `revision`.
+    pub invalid: Option<crate::wire::ConfigInvalid>,
 }
 
 /// Filters of `GET /v1/failovers`.
@@ -534,12 +538,29 @@ impl Client {
         let revision = etag_of(&resp)
             .ok_or_else(|| ClientError::Decode("GET /v1/config answered without an ETag".into()))?;
         bounded::check_revision(&revision).map_err(|b| self.out_of_bounds(what, b))?;
+        let invalid = match resp.headers().get(crate::wire::CONFIG_INVALID_HEADER) {
+            None => None,
+            Some(v) => Some(
+                v.to_str()
+                    .ok()
+                    .and_then(crate::wire::ConfigInvalid::from_header)
+                    .ok_or_else(|| {
+                        ClientError::Decode(format!(
+                            "{what}: a Macfleet-Config-Invalid header that does not read as line=L; column=C; message=\"...\""
+                        ))
+                    })?,
+            ),
+        };
         let bytes = self
             .read_capped(resp, bounded::MAX_CONFIG, what, "a config document")
             .await?;
         let text = String::from_utf8(bytes)
             .map_err(|_| ClientError::Decode(format!("{what}: the document is not UTF-8")))?;
-        Ok(ConfigDoc { text, revision })
+        Ok(ConfigDoc {
+            text,
+            revision,
+            invalid,
+        })
     }
 
     pub async fn history(&self) -> Result<History, ClientError> {

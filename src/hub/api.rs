@@ -32,7 +32,7 @@ use crate::wire::{
 
 /// The header of `GET /v1/config` when the document on disk does not
 /// validate: why (message, line, column).
-pub const CONFIG_INVALID: &str = "macfleet-config-invalid";
+pub const CONFIG_INVALID: &str = crate::wire::CONFIG_INVALID_HEADER;
 
 /// Largest config document.
 pub const MAX_CONFIG_BYTES: usize = 1024 * 1024;

@@ -363,6 +363,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_header_reads_back_as_the_hub_wrote_it() {
+        for invalid in [
+            ConfigInvalid {
+                message: r#"not TOML: missing comma, expected `,` or "]" \ here"#.into(),
+                line: Some(2),
+                column: Some(31),
+            },
+            ConfigInvalid {
+                message: "MAC_CODING_AGENTS is empty".into(),
+                line: Some(4),
+                column: None,
+            },
+            ConfigInvalid {
+                message: "no MAC_CODING_AGENTS".into(),
+                line: None,
+                column: None,
+            },
+        ] {
+            let v = header_value(&invalid);
+            assert_eq!(ConfigInvalid::from_header(&v), Some(invalid), "{v}");
+        }
+        // Not the shape: nothing, never a guess.
+        for v in [
+            "",
+            "line=x; message=\"a\"",
+            "message=\"unterminated",
+            "line=2",
+        ] {
+            assert_eq!(ConfigInvalid::from_header(v), None, "{v}");
+        }
+        // A long message is cut, and says so.
+        let long = format!("message=\"{}\"", "a".repeat(5000));
+        let m = ConfigInvalid::from_header(&long).expect("read").message;
+        assert_eq!(m.chars().count(), ConfigInvalid::MAX_MESSAGE + 1);
+        assert!(m.ends_with('…'));
+    }
+
+    #[test]
     fn judged_errors_have_a_place_and_quote_nothing() {
         // Not an agent name (upper case, too long): a pasted token.
         let secret = format!("{}{}", "mft_", "Qx7Zp".repeat(9));

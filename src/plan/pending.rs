@@ -123,6 +123,33 @@ impl PendingEdit {
         })
     }
 
+    /// Mend a document on the hub that does not validate: `broken` (the
+    /// file as it stands on disk, at `revision`) is to be replaced by
+    /// `typed`, whose list must be one the hub accepts. `in_force` is the
+    /// list workers are told meanwhile, which the Ladder compares the new
+    /// order against; the diff is against `broken`, what the owner mends.
+    /// Undo goes back to nothing pending.
+    pub fn mend(
+        broken: impl Into<String>,
+        revision: impl Into<String>,
+        in_force: Vec<String>,
+        typed: &str,
+    ) -> Result<Self, DocError> {
+        let order = agents_doc::locate(typed)?.agents;
+        validate_list(&order)?;
+        let mut edit = PendingEdit {
+            base_text: broken.into(),
+            base_revision: revision.into(),
+            order: in_force.clone(),
+            base: in_force,
+            typed: None,
+            undo: Vec::new(),
+            redo: Vec::new(),
+        };
+        edit.change(order, Some(typed.to_string()));
+        Ok(edit)
+    }
+
     pub fn base_text(&self) -> &str {
         &self.base_text
     }
@@ -451,7 +478,22 @@ impl PendingEdit {
 
     /// The hub answered 412: replay this order onto its current document
     /// (`theirs` at `revision`), or say how the two lists differ.
+    ///
+    /// A mend ([`PendingEdit::mend`]) of a document that did not validate
+    /// has no list to replay: its whole typed document stands on the hub's
+    /// (its diff shows what of the hub's document it changes).
     pub fn rebase(&self, theirs: &str, revision: &str) -> Result<Rebased, RebaseError> {
+        if agents_doc::locate(&self.base_text).is_err() {
+            let mut fresh = PendingEdit::new(theirs, revision).map_err(RebaseError::Newer)?;
+            if let Some(t) = &self.typed {
+                fresh.set_document(t).map_err(RebaseError::Edited)?;
+            }
+            return Ok(if fresh.is_pending() {
+                Rebased::Replayed(fresh)
+            } else {
+                Rebased::AlreadyThere(fresh)
+            });
+        }
         let outcome = agents_doc::classify(&self.base_text, &self.order, theirs)?;
         let fresh = PendingEdit::new(theirs, revision).map_err(RebaseError::Newer)?;
         let onto_theirs = |mut edit: PendingEdit| {
@@ -877,5 +919,57 @@ mod tests {
         let carried = c.carry();
         assert_eq!(carried.base_revision(), "r3");
         assert_eq!(carried.render().expect("render"), typed);
+    }
+
+    #[test]
+    fn a_mend_replaces_a_broken_document_and_compares_with_the_list_in_force() {
+        let broken = "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\"opencode\" \"claude\"]\n";
+        assert!(
+            PendingEdit::new(broken, "rb").is_err(),
+            "the base does not parse"
+        );
+        let fixed = "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\"claude\", \"opencode\"]\n";
+        let in_force = v(&["opencode", "claude"]);
+        let mut e = PendingEdit::mend(broken, "rb", in_force.clone(), fixed).expect("mend");
+        assert!(e.is_pending());
+        assert_eq!(
+            e.base_revision(),
+            "rb",
+            "If-Match names the broken document"
+        );
+        assert_eq!(e.base_order(), in_force.as_slice());
+        assert_eq!(e.order(), v(&["claude", "opencode"]).as_slice());
+        assert_eq!(e.render().expect("render"), fixed);
+        let diff = e.diff().expect("diff");
+        assert!(
+            diff.contains("-MAC_CODING_AGENTS = [\"opencode\" \"claude\"]")
+                && diff.contains("+MAC_CODING_AGENTS = [\"claude\", \"opencode\"]"),
+            "{diff}"
+        );
+        // Moves are made on the mended document.
+        e.move_up(1).expect("move");
+        assert!(
+            e.render()
+                .expect("render")
+                .contains("[\"opencode\", \"claude\"]")
+        );
+        // A mend whose list the hub would refuse is no mend.
+        let dup = "[fleet]\nMAC_CODING_AGENTS = [\"pi\", \"pi\"]\n";
+        assert!(PendingEdit::mend(broken, "rb", in_force.clone(), dup).is_err());
+        assert!(PendingEdit::mend(broken, "rb", in_force.clone(), broken).is_err());
+        // The file was mended on the hub meanwhile: the mend stands on it.
+        let e = PendingEdit::mend(broken, "rb", in_force, fixed).expect("mend");
+        let theirs = "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"claude\"]\n";
+        match e.rebase(theirs, "r2").expect("rebase") {
+            Rebased::Replayed(p) => {
+                assert_eq!(p.base_revision(), "r2");
+                assert_eq!(p.render().expect("render"), fixed);
+            }
+            other => panic!("{other:?}"),
+        }
+        match e.rebase(fixed, "r3").expect("rebase") {
+            Rebased::AlreadyThere(p) => assert!(!p.is_pending()),
+            other => panic!("{other:?}"),
+        }
     }
 }

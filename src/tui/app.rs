@@ -323,6 +323,13 @@ impl App {
                 self.dirty = true;
             }
             Msg::Health(h) => {
+                // What the hub says of its file changed (broken, mended,
+                // broken another way): fetch the document as it stands.
+                let said = h.config.as_ref().and_then(|c| c.invalid.clone());
+                if said != m.config.health_said {
+                    m.config.health_said = said;
+                    fx.push(Effect::FetchConfig);
+                }
                 m.health = Some(h);
                 self.dirty = true;
             }
@@ -367,6 +374,7 @@ impl App {
                 agents,
                 text,
             } => {
+                m.config.on_disk = None;
                 m.config.agents = agents;
                 m.config.revision = Some(revision.clone());
                 m.config.text = Some(text.clone());
@@ -377,6 +385,11 @@ impl App {
                     m.forget_unchanged_edit();
                     overlays::edit::overtaken(m, &text, &revision, &mut asks);
                 }
+                self.changes.agents = true;
+                self.dirty = true;
+            }
+            Msg::DiskInvalid(d) => {
+                overlays::edit::disk_invalid(m, d, &mut asks);
                 self.changes.agents = true;
                 self.dirty = true;
             }

@@ -53,6 +53,10 @@ pub enum Msg {
         agents: Vec<String>,
         text: String,
     },
+    /// `GET /v1/config` answered the document on disk that does not
+    /// validate: its text, its own revision and why. The list in force is
+    /// not in it.
+    DiskInvalid(crate::tui::model::config::OnDisk),
     /// `$EDITOR` closed ([`Effect::OpenEditor`]): the text it was given and
     /// what it left in the file, or why it did not run or failed.
     Edited {

@@ -1041,3 +1041,171 @@ fn a_412_after_the_editor_keeps_what_was_typed_and_says_what_it_undoes() {
     );
     assert!(status(&a).contains("kept whole"), "{}", status(&a));
 }
+
+fn broken() -> (String, macfleet::tui::model::config::OnDisk) {
+    let text = format!("{DOC}[human]\nimportant =\n");
+    let d = macfleet::tui::model::config::OnDisk {
+        revision: "rb".into(),
+        text: text.clone(),
+        reason: macfleet::wire::ConfigInvalid {
+            message: "not TOML: expected a value".into(),
+            line: Some(12),
+            column: Some(12),
+        },
+    };
+    (text, d)
+}
+
+/// The hub's file was broken by hand under a pending edit and `y` met the
+/// 412: the refetch brings the file as it stands on disk, which does not
+/// validate. The edit is kept, the diff closes saying why, `w` is held with
+/// a sentence (never a diff onto a revision that is gone, and nothing
+/// asked of the hub again and again), and `e` opens the file on disk with
+/// the reason on top; what the editor leaves is a mend, reviewed against
+/// the file on disk and written with `If-Match` naming it.
+#[test]
+fn a_412_onto_a_file_that_does_not_validate_holds_w_and_e_mends_it() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    let fx = a.update(Msg::Written(Err(conflict())));
+    assert!(fx.contains(&Effect::FetchConfig));
+    let (text, on_disk) = broken();
+    let fx = a.update(Msg::DiskInvalid(on_disk));
+    assert!(fx.is_empty(), "nothing asked again: {fx:?}");
+    assert!(matches!(a.model().edit.mode, Mode::Editing));
+    assert!(a.model().edit.is_pending(), "the edit is kept");
+    let s = screen_text(&a);
+    assert!(
+        s.contains("not written: the hub's file does not validate (line 12, column 12)"),
+        "{s}"
+    );
+
+    let fx = key(&mut a, 'w');
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(matches!(a.model().edit.mode, Mode::Editing), "no diff");
+    let s = screen_text(&a);
+    assert!(
+        s.contains(&format!(
+            "cannot write onto revision {REVISION}: the hub's file does not validate"
+        )),
+        "{s}"
+    );
+
+    let fx = key(&mut a, 'e');
+    let [Effect::OpenEditor { text: opened }] = fx.as_slice() else {
+        panic!("the editor, not {fx:?}")
+    };
+    assert!(
+        opened.starts_with(
+            "# macfleet: the hub's file does not validate (line 12, column 12): not TOML: expected a value\n"
+        ),
+        "{opened}"
+    );
+    assert!(
+        opened.contains("# macfleet: your pending order (pi, opencode, "),
+        "what is set aside is named: {opened}"
+    );
+    assert!(opened.ends_with(&text), "the file as it stands: {opened}");
+
+    let mended = text.replace("important =\n", "important = true\n");
+    a.update(Msg::Edited {
+        sent: opened.clone(),
+        back: Ok(mended.clone()),
+    });
+    assert!(screen_text(&a).contains("the mended document is pending"));
+    key(&mut a, 'w');
+    let Mode::Review {
+        text: to_send,
+        if_match,
+        diff,
+        ..
+    } = a.model().edit.mode.clone()
+    else {
+        panic!("the diff, not {:?}", a.model().edit.mode)
+    };
+    assert_eq!(if_match, "rb", "the broken file is what it replaces");
+    assert_eq!(to_send, mended);
+    assert!(
+        diff.contains("-important =") && diff.contains("+important = true"),
+        "{diff}"
+    );
+    assert!(
+        screen_text(&a).contains("replace the hub's file that does not validate (revision rb)"),
+        "{}",
+        screen_text(&a)
+    );
+    let fx = key(&mut a, 'y');
+    assert!(
+        fx.contains(&Effect::Write {
+            text: mended,
+            if_match: "rb".into()
+        }),
+        "{fx:?}"
+    );
+}
+
+/// With nothing pending, an edit key on a file that does not validate says
+/// so and what opens it; the health's word about the file asks for the
+/// document once per change of it, not with every poll.
+#[test]
+fn a_file_that_does_not_validate_is_asked_for_once_and_edit_keys_say_why() {
+    use macfleet::wire::{Health, HealthConfig, HealthDatabase, OrderSource};
+    let mut a = app(true);
+    let (_, on_disk) = broken();
+    let health = |invalid: Option<macfleet::wire::ConfigInvalid>| Health {
+        status: if invalid.is_some() { "degraded" } else { "ok" }.into(),
+        problems: vec![],
+        built_in_order: false,
+        config: Some(HealthConfig {
+            order: OrderSource::LastAccepted,
+            projected_revision: REVISION.into(),
+            agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+            invalid,
+        }),
+        database: HealthDatabase {
+            unreadable_rows_skipped: 0,
+            started_empty: false,
+            quick_check_problems: 0,
+            recreated: 0,
+            recreated_at: None,
+            unavailable: false,
+            failovers_dropped: Default::default(),
+        },
+    };
+    let bad = Some(on_disk.reason.clone());
+    assert!(
+        a.update(Msg::Health(health(bad.clone())))
+            .contains(&Effect::FetchConfig)
+    );
+    assert!(
+        !a.update(Msg::Health(health(bad.clone())))
+            .contains(&Effect::FetchConfig)
+    );
+    a.update(Msg::DiskInvalid(on_disk));
+    assert!(
+        !a.update(Msg::Health(health(bad)))
+            .contains(&Effect::FetchConfig)
+    );
+    key(&mut a, 'J');
+    assert!(!a.model().edit.is_pending());
+    let s = screen_text(&a);
+    assert!(
+        s.contains("the hub's file does not validate (line 12, column 12): not TOML: expected a value: e opens it"),
+        "{s}"
+    );
+    // Mended on disk: health says so, the document is asked for again,
+    // and it is an edit like any other.
+    assert!(
+        a.update(Msg::Health(health(None)))
+            .contains(&Effect::FetchConfig)
+    );
+    a.update(Msg::Agents {
+        revision: REVISION.into(),
+        agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+        text: DOC.into(),
+    });
+    key(&mut a, 'J');
+    assert!(a.model().edit.is_pending());
+}

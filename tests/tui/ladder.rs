@@ -844,3 +844,50 @@ fn an_owner_session_started_while_the_hub_was_down_writes_once_it_answers() {
     t.send("q");
     assert!(t.wait_exit(SOON).success());
 }
+
+/// Two actors: while the owner has `J` pending in the TUI, a person edits
+/// the hub's file by hand and breaks it. The TUI shows it (a banner naming
+/// the line), `w` is held with a sentence instead of a diff onto a revision
+/// the hub no longer holds, and `e` opens the file as it stands on disk
+/// with the reason on top; the mend is reviewed against that file and
+/// written over it (its `If-Match` names the broken file), keeping the
+/// hand edit's lines, and the banner goes.
+#[test]
+fn a_broken_hand_edit_under_a_pending_edit_is_shown_held_and_mended_from_e() {
+    let hub = Hub::start();
+    let (dir, editor) = script_editor(&format!(
+        "cp \"$1\" \"$D/seen\"\nsed -i 's/^important =$/important = true/' \"$1\"\n{SWAP}"
+    ));
+    let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    let broken = format!("{DOC}[human]\nimportant =\n");
+    std::fs::write(hub._dir.path().join("hub.toml"), &broken).expect("a hand edit");
+    t.wait_for("hub's file does not validate (line 12", SOON);
+    t.wait_for("w is held until it is mended", SOON);
+    t.send("w");
+    let s = t.wait_for("cannot write onto revision", SOON);
+    assert!(s.contains("e opens it as it stands on disk"), "{s}");
+    assert!(s.contains("EDIT PENDING"), "the edit is kept:\n{s}");
+    t.send("e");
+    t.wait_for("the mended document is pending", SOON);
+    let seen = std::fs::read_to_string(dir.path().join("seen")).expect("the editor ran");
+    assert!(
+        seen.starts_with("# macfleet: the hub's file does not validate (line 12"),
+        "{seen}"
+    );
+    assert!(seen.ends_with(&broken), "the file as it stands:\n{seen}");
+    t.send("w");
+    t.wait_for("replace the hub's file that does not validate", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    assert_eq!(
+        hub.document(),
+        swapped(&broken.replace("important =\n", "important = true\n"))
+    );
+    t.wait_until("the banner goes", SOON, |s| {
+        !s.contains("does not validate")
+    });
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}

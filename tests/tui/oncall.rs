@@ -750,10 +750,24 @@ async fn the_hubs_own_problems_are_a_banner_and_the_built_in_order_a_status_word
         "{whole}"
     );
     assert!(!s[0].contains("BUILT-IN ORDER"), "{}", s[0]);
+    // The hub cannot be reached now: what it said is last known.
+    a.update(Msg::FetchFailed {
+        what: macfleet::tui::msg::Fetch::Workers,
+        error: "connection refused".into(),
+        at: std::time::Instant::now(),
+    });
+    a.settle();
+    let s = screen(&a);
+    assert!(
+        s[2].starts_with("hub (last known, ") && s[2].contains("the hub's file does not validate"),
+        "{}",
+        s[2]
+    );
 
     let b = TestHub::start_with("[fleet]\nMAC_CODING_AGENTS = 3\n", |_| {}).await;
     let health = b.client(&b.viewer).health_report().await.expect("health");
     assert!(health.built_in_order, "{health:?}");
+    let (mut a, _) = app(5, false);
     a.update(Msg::Health(health));
     a.settle();
     let s = screen(&a);

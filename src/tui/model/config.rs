@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::wire::HistoryEntry;
+use crate::wire::{ConfigInvalid, HistoryEntry};
 
 #[derive(Debug, Default)]
 pub struct Config {
@@ -15,6 +15,36 @@ pub struct Config {
     pub requested: Option<String>,
     /// Newest first, as the hub sends it.
     pub history: Vec<HistoryEntry>,
+    /// The hub's file as it stands on disk, when it does not validate
+    /// (`GET /v1/config` answered it with `Macfleet-Config-Invalid`):
+    /// workers keep the list in force, a write on `revision` above gets
+    /// 412, and `e` opens this text to mend it.
+    pub on_disk: Option<OnDisk>,
+    /// The hub's health last said this of its file (`config.invalid`): a
+    /// change of it fetches the document again.
+    pub health_said: Option<ConfigInvalid>,
+}
+
+/// The document on the hub's disk that does not validate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnDisk {
+    /// Its own revision (the `ETag`): a write that replaces it names it.
+    pub revision: String,
+    pub text: String,
+    pub reason: ConfigInvalid,
+}
+
+impl OnDisk {
+    /// `the hub's file does not validate (line 2, column 31): not TOML: …`.
+    pub fn sentence(&self) -> String {
+        match self.reason.place() {
+            Some(p) => format!(
+                "the hub's file does not validate ({p}): {}",
+                self.reason.message
+            ),
+            None => format!("the hub's file does not validate: {}", self.reason.message),
+        }
+    }
 }
 
 /// One history entry. A revision can come back (a move, an add and a

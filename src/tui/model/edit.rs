@@ -85,6 +85,21 @@ pub fn with_notes(error: &str, text: &str) -> String {
     out
 }
 
+/// `lines` (why the document is opened, as they are) as TOML comment lines
+/// above `text`, for the editor: the hub's file as it stands on disk.
+pub fn with_reason(lines: &[String], text: &str) -> String {
+    let mut out = String::new();
+    for l in lines.iter().flat_map(|l| l.lines()) {
+        out.push_str(&format!("{NOTE} {l}\n"));
+    }
+    out.push_str(&format!(
+        "{NOTE} mend it and save: w shows the diff before anything is written; quit without saving to cancel.\n\
+         {NOTE} these lines are removed; a line number above counts from the line after them.\n"
+    ));
+    out.push_str(text);
+    out
+}
+
 /// `text` without the note lines [`with_notes`] put on top.
 pub fn strip_notes(text: &str) -> &str {
     let mut rest = text;

@@ -397,6 +397,12 @@ impl Model {
     /// The edit, started from the hub's document if none is open; why not
     /// when it cannot be.
     pub fn plan_mut(&mut self) -> Result<&mut PendingEdit, String> {
+        if let (None, Some(d)) = (&self.edit.plan, &self.config.on_disk) {
+            return Err(format!(
+                "{}: e opens it as it stands on disk to mend it",
+                d.sentence()
+            ));
+        }
         if self.edit.plan.is_none() {
             let (Some(text), Some(rev)) = (&self.config.text, &self.config.revision) else {
                 return Err("the hub's document has not arrived yet: try again in a moment".into());
@@ -407,6 +413,16 @@ impl Model {
             }
         }
         self.edit.plan.as_mut().ok_or_else(String::new)
+    }
+
+    /// The list workers are told now: the hub's health says which (the
+    /// last accepted one, or the built-in order, while its file does not
+    /// validate), else the list of the document held.
+    pub fn in_force(&self) -> Vec<String> {
+        self.health
+            .as_ref()
+            .and_then(|h| h.config.as_ref())
+            .map_or_else(|| self.config.agents.clone(), |c| c.agents.clone())
     }
 
     /// The projection of the pending order over the workers held now, and

@@ -14,12 +14,14 @@ use ratatui::text::{Line, Span};
 
 use super::Ask;
 use crate::client::ClientError;
+use crate::plan::PendingEdit;
 use crate::plan::Rebased;
 use crate::tui::keys::{self, Action, Hints, Scope};
 use crate::tui::model::Model;
 use crate::tui::model::config::HistKey;
+use crate::tui::model::config::OnDisk;
 use crate::tui::model::edit::{
-    Draft, LadderEdit, MAX_REOPENS, Mode, Overtaken, Rollout, strip_notes, with_notes,
+    Draft, LadderEdit, MAX_REOPENS, Mode, Overtaken, Rollout, strip_notes, with_notes, with_reason,
 };
 use crate::tui::msg::Effect;
 use crate::tui::pane::{Cx, Detail};
@@ -44,6 +46,9 @@ pub fn action(
         return;
     }
     if action == Action::EditDocument {
+        if let Some(d) = mending(m).cloned() {
+            return open_disk(m, &d, fx, asks);
+        }
         match m.plan_mut() {
             Ok(_) => open_editor(m, fx, asks),
             Err(e) => say(asks, e),
@@ -122,6 +127,86 @@ pub fn action(
     }
 }
 
+/// The hub's file does not validate and no edit stands on it: what `e`
+/// opens and what `$EDITOR` leaves is a mend of it.
+fn mending(m: &Model) -> Option<&OnDisk> {
+    let d = m.config.on_disk.as_ref()?;
+    m.edit
+        .plan
+        .as_ref()
+        .is_none_or(|p| p.base_revision() != d.revision)
+        .then_some(d)
+}
+
+/// `e` while the hub's file does not validate: the file as it stands on
+/// disk, why on top (or the mend the editor last left, not taken).
+fn open_disk(m: &mut Model, d: &OnDisk, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
+    let text = match &m.edit.draft {
+        Some(dr) => with_notes(&dr.error, &dr.text),
+        None => {
+            let mut why = vec![
+                d.sentence(),
+                format!(
+                    "this is the file as it stands on the hub's disk (revision {}); workers keep {} meanwhile",
+                    d.revision,
+                    m.in_force().join(", ")
+                ),
+            ];
+            if let Some(order) = m.edit.order() {
+                why.push(format!(
+                    "your pending order ({}) is set aside when you save here",
+                    order.join(", ")
+                ));
+            }
+            with_reason(&why, &d.text)
+        }
+    };
+    m.edit.reopens = 0;
+    say(
+        asks,
+        "the hub's file as it stands on disk is open in $EDITOR, the reason on top",
+    );
+    fx.push(Effect::OpenEditor { text });
+}
+
+/// `GET /v1/config` answered the file on disk, which does not validate:
+/// held as such (workers keep the list in force). A write that met it (a
+/// 412 asked for it) or a diff on screen goes back to the Ladder, saying
+/// why; `w` is held and `e` opens the file until it is mended.
+pub fn disk_invalid(m: &mut Model, d: OnDisk, asks: &mut Vec<Ask>) {
+    let rebase = std::mem::take(&mut m.edit.rebase_wanted);
+    let reviewing = matches!(m.edit.mode, Mode::Review { .. });
+    let new = m.config.on_disk.as_ref() != Some(&d);
+    let sentence = d.sentence();
+    m.config.on_disk = Some(d);
+    if m.config.agents.is_empty() {
+        m.config.agents = m.in_force();
+    }
+    if rebase || (reviewing && new) {
+        m.edit.mode = Mode::Editing;
+    }
+    let kept = if m.edit.is_pending() {
+        " (your edit is kept)"
+    } else {
+        ""
+    };
+    if rebase {
+        say(
+            asks,
+            format!(
+                "not written: {sentence}; e opens it as it stands on disk, the reason on top{kept}"
+            ),
+        );
+    } else if new && (reviewing || m.edit.is_pending()) {
+        say(
+            asks,
+            format!(
+                "{sentence}: w is held until it is mended; e opens it as it stands on disk{kept}"
+            ),
+        );
+    }
+}
+
 /// `e`: the whole document in `$EDITOR`: the draft the editor last left
 /// (with why it was not taken on top), else the document as the
 /// pending edit would write it.
@@ -181,6 +266,26 @@ pub fn edited(
         );
         return;
     }
+    if let Some(d) = mending(m).cloned() {
+        match PendingEdit::mend(d.text, d.revision, m.in_force(), body) {
+            Ok(p) => {
+                m.edit.plan = Some(p);
+                m.edit.draft = None;
+                m.edit.reopens = 0;
+                m.edit.error = None;
+                m.edit.rollout = None;
+                m.edit.overtaken = None;
+                say(
+                    asks,
+                    "the mended document is pending: w shows its diff against the file on disk (u undoes)",
+                );
+                asks.push(Ask::Land("ladder"));
+                asks.push(Ask::Reorder);
+            }
+            Err(e) => not_taken(m, body, e.to_string(), fx, asks),
+        }
+        return;
+    }
     let plan = match m.plan_mut() {
         Ok(p) => p,
         Err(e) => return say(asks, e),
@@ -204,26 +309,30 @@ pub fn edited(
             asks.push(Ask::Land("ladder"));
             asks.push(Ask::Reorder);
         }
-        Err(e) => {
-            let error = e.to_string();
-            m.edit.draft = Some(Draft {
-                text: body.to_string(),
-                error: error.clone(),
-            });
-            m.edit.reopens += 1;
-            if m.edit.reopens > MAX_REOPENS {
-                say(
-                    asks,
-                    format!("not taken: {error} (what you typed is kept: e reopens it)"),
-                );
-                return;
-            }
-            say(asks, format!("not taken: {error}: the editor opens again"));
-            fx.push(Effect::OpenEditor {
-                text: with_notes(&error, body),
-            });
-        }
+        Err(e) => not_taken(m, body, e.to_string(), fx, asks),
     }
+}
+
+/// What `$EDITOR` left was not taken: kept as the draft `e` reopens, and
+/// the editor opens again with why on top (at most [`MAX_REOPENS`] times
+/// in a row).
+fn not_taken(m: &mut Model, body: &str, error: String, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
+    m.edit.draft = Some(Draft {
+        text: body.to_string(),
+        error: error.clone(),
+    });
+    m.edit.reopens += 1;
+    if m.edit.reopens > MAX_REOPENS {
+        say(
+            asks,
+            format!("not taken: {error} (what you typed is kept: e reopens it)"),
+        );
+        return;
+    }
+    say(asks, format!("not taken: {error}: the editor opens again"));
+    fx.push(Effect::OpenEditor {
+        text: with_notes(&error, body),
+    });
 }
 
 /// Quitting the editor on a draft not taken cancels it: the next `e`
@@ -303,6 +412,28 @@ fn review(m: &mut Model, asks: &mut Vec<Ask>) {
         say(
             asks,
             "the list changed on the hub: c carries yours onto theirs, D drops yours",
+        );
+        return;
+    }
+    if let Some(d) = mending(m) {
+        let on = m
+            .edit
+            .plan
+            .as_ref()
+            .filter(|p| p.is_pending())
+            .map(|p| format!("cannot write onto revision {}: ", p.base_revision()))
+            .unwrap_or_default();
+        let kept = if on.is_empty() {
+            ""
+        } else {
+            " (your edit is kept)"
+        };
+        say(
+            asks,
+            format!(
+                "{on}{}; e opens it as it stands on disk to mend it{kept}",
+                d.sentence()
+            ),
         );
         return;
     }
@@ -753,7 +884,16 @@ fn draw_diff(cx: &Cx, area: Rect, buf: &mut Buffer, diff: &str, rev: &str, scrol
             r,
             buf,
             Line::from(vec![
-                Span::styled(format!("write onto revision {}", hub(rev)), t.title()),
+                Span::styled(
+                    match &cx.model.config.on_disk {
+                        Some(d) if d.revision == rev => format!(
+                            "replace the hub's file that does not validate (revision {})",
+                            hub(rev)
+                        ),
+                        _ => format!("write onto revision {}", hub(rev)),
+                    },
+                    t.title(),
+                ),
                 Span::styled(
                     format!(
                         "   {}",

@@ -21,6 +21,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::client::{Client, ClientError, FailoverQuery, HubEvent, StreamItem};
+use crate::tui::model::config::OnDisk;
 use crate::tui::msg::{Effect, Fetch, Msg};
 
 /// Worker poll period while the hub answers.
@@ -355,27 +356,38 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
     }
 }
 
-/// `GET /v1/config`; true when it was answered and its list read.
+/// `GET /v1/config`; true when it was answered. A document that does not
+/// validate (the hub says so with `Macfleet-Config-Invalid`, or its list
+/// cannot be read here) is the file as it stands on disk: it is sent as
+/// such, never asked again and again.
 async fn fetch_config(client: &Client, tx: &mpsc::Sender<Msg>) -> bool {
     match client.config().await {
-        Ok(doc) => match crate::agents_doc::locate(&doc.text) {
-            Ok(found) => {
-                let _ = send(
-                    tx,
-                    Msg::Agents {
-                        revision: doc.revision,
-                        agents: found.agents,
-                        text: doc.text,
+        Ok(doc) => {
+            let found = crate::agents_doc::locate(&doc.text);
+            let msg = match (doc.invalid, found) {
+                (None, Ok(found)) => Msg::Agents {
+                    revision: doc.revision,
+                    agents: found.agents,
+                    text: doc.text,
+                },
+                (Some(reason), _) => Msg::DiskInvalid(OnDisk {
+                    revision: doc.revision,
+                    text: doc.text,
+                    reason,
+                }),
+                (None, Err(e)) => Msg::DiskInvalid(OnDisk {
+                    revision: doc.revision,
+                    text: doc.text,
+                    reason: crate::wire::ConfigInvalid {
+                        message: e.to_string(),
+                        line: None,
+                        column: None,
                     },
-                )
-                .await;
-                true
-            }
-            Err(e) => {
-                let _ = send(tx, failed(Fetch::Config, e)).await;
-                false
-            }
-        },
+                }),
+            };
+            let _ = send(tx, msg).await;
+            true
+        }
         Err(e) => {
             let _ = send(tx, refused_or_failed(Fetch::Config, &e)).await;
             false

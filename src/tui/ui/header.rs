@@ -235,7 +235,19 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
             r,
             buf,
             super::fit_line(
-                Line::from(Span::styled(format!("hub: {}", hub(&p)), t.bad())),
+                Line::from(Span::styled(
+                    // What a hub we cannot reach said last is last known.
+                    match (m.is_stale(), m.data_age()) {
+                        (true, Some(age)) => format!(
+                            "hub (last known, {} ago): {}",
+                            fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64)),
+                            hub(&p)
+                        ),
+                        (true, None) => format!("hub (last known): {}", hub(&p)),
+                        (false, _) => format!("hub: {}", hub(&p)),
+                    },
+                    t.bad(),
+                )),
                 usize::from(r.width),
                 t.ellipsis(),
             ),
