@@ -23,8 +23,13 @@ struct Hub {
 
 impl Hub {
     fn start() -> Hub {
+        Hub::start_on(DOC)
+    }
+
+    /// A hub over `doc`, which may not validate.
+    fn start_on(doc: &str) -> Hub {
         let (dir, owner, _viewer, _worker) = common::hub_dir();
-        std::fs::write(dir.path().join("hub.toml"), DOC).expect("config");
+        std::fs::write(dir.path().join("hub.toml"), doc).expect("config");
         let (child, url) = common::spawn_hub(dir.path(), &[], None);
         Hub {
             _dir: dir,
@@ -887,6 +892,48 @@ fn a_broken_hand_edit_under_a_pending_edit_is_shown_held_and_mended_from_e() {
     );
     t.wait_until("the banner goes", SOON, |s| {
         !s.contains("does not validate")
+    });
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}
+
+/// A hub that never accepted a list runs the fleet on the built-in order,
+/// and the owner mends it from the TUI: the status word says
+/// `BUILT-IN ORDER`, `e` opens the document as it stands with the reason
+/// on top, and the write that brings a valid list ends it.
+#[test]
+fn the_owner_ends_the_built_in_order_from_e() {
+    let doc = "# ours\n[fleet]\nMAC_CODING_AGENTS = [\"claude\" \"pi\"]\nretries = 2\n";
+    let hub = Hub::start_on(doc);
+    let (dir, editor) = script_editor(
+        "cp \"$1\" \"$D/seen\"\nsed -i 's/\"claude\" \"pi\"/\"claude\", \"pi\"/' \"$1\"",
+    );
+    let mut t = Pty::spawn(
+        &["--hub", &hub.url],
+        &[("MAC_HUB_TOKEN", hub.owner.as_str()), ("EDITOR", &editor)],
+    );
+    t.wait_for("BUILT-IN ORDER", START);
+    t.send("1");
+    t.wait_for("does not validate", SOON);
+    std::thread::sleep(Duration::from_millis(500));
+    t.send("e");
+    t.wait_for("the mended document is pending", SOON);
+    let seen = std::fs::read_to_string(dir.path().join("seen")).expect("the editor ran");
+    assert!(
+        seen.starts_with("# macfleet: the hub's file does not validate (line 3"),
+        "{seen}"
+    );
+    assert!(seen.ends_with(doc), "{seen}");
+    t.send("w");
+    t.wait_for("replace the hub's file that does not validate", SOON);
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    assert_eq!(
+        hub.document(),
+        doc.replace("\"claude\" \"pi\"", "\"claude\", \"pi\"")
+    );
+    t.wait_until("the built-in order ends", SOON, |s| {
+        !s.contains("BUILT-IN ORDER") && !s.contains("does not validate")
     });
     t.send("q");
     assert!(t.wait_exit(SOON).success());
