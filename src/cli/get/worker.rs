@@ -77,9 +77,19 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
         since: hour.since,
         ..Default::default()
     };
-    let back = super::recoveries::newest_recoveries(client, &back, 200)
-        .await?
-        .events;
+    // A hub older than the recovery log answers 404: no recovery known.
+    let back = match super::recoveries::newest_recoveries(client, &back, 200).await {
+        Ok(page) => page.events,
+        Err(e)
+            if e.downcast_ref::<crate::client::ClientError>()
+                .is_some_and(|c| {
+                    matches!(c, crate::client::ClientError::Hub { status: 404, .. })
+                }) =>
+        {
+            Vec::new()
+        }
+        Err(e) => return Err(e),
+    };
     match output {
         Output::Json | Output::Jsonl => {
             let v = serde_json::json!({"worker": w, "recent_failovers": recent});
