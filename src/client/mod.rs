@@ -139,6 +139,9 @@ pub struct ClientOptions {
     /// Most workers a `/v1/workers` page may list (the fleet's cap, the
     /// hub's `--max-workers`).
     pub max_workers: usize,
+    /// Ask for compressed answers (`Accept-Encoding: zstd, gzip`);
+    /// `None`: only from a hub that is not on loopback.
+    pub compress: Option<bool>,
 }
 
 impl Default for ClientOptions {
@@ -150,6 +153,7 @@ impl Default for ClientOptions {
             user_agent: format!("macfleet/{}", env!("CARGO_PKG_VERSION")),
             ca_pem: None,
             max_workers: crate::hub::DEFAULT_MAX_WORKERS,
+            compress: None,
         }
     }
 }
@@ -337,11 +341,17 @@ impl Client {
             }
             None => None,
         };
+        // Pages are asked compressed (zstd, gzip) from a hub across a
+        // network, where bytes cost time; not over loopback, where the
+        // compressing and decompressing would be all the cost.
+        let compress = opts.compress.unwrap_or_else(|| !is_loopback_host(&base));
         let build = |timeout: Option<Duration>| {
             let mut b = reqwest::Client::builder()
                 .connect_timeout(opts.connect_timeout)
                 .user_agent(opts.user_agent.clone())
-                .redirect(reqwest::redirect::Policy::none());
+                .redirect(reqwest::redirect::Policy::none())
+                .zstd(compress)
+                .gzip(compress);
             if let Some(ca) = &ca {
                 b = b.add_root_certificate(ca.clone());
             }

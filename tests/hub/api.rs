@@ -1126,3 +1126,76 @@ async fn only_revisions_the_hub_issued_are_published() {
     assert_eq!(rev_of("w-other"), Value::Null);
     assert_eq!(rev_of("w-text"), Value::Null);
 }
+
+/// Pages come compressed when the client asks (`zstd`, `gzip`), the same
+/// JSON once decompressed, and plain when it does not; the event stream
+/// stays plain whatever is asked (a compressor would hold events back).
+#[tokio::test]
+async fn pages_are_compressed_when_asked_and_the_stream_never() {
+    use std::io::Read;
+    let h = TestHub::start().await;
+    for i in 0..200 {
+        let hb: macfleet::wire::Heartbeat =
+            serde_json::from_value(heartbeat(&format!("w-{i:04}"), None, serde_json::json!([])))
+                .expect("hb");
+        h.client(&h.worker).heartbeat(&hb).await.expect("heartbeat");
+    }
+    // A client that neither asks nor decompresses on its own.
+    let raw = reqwest::Client::builder()
+        .no_gzip()
+        .no_zstd()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("http");
+    let get = |enc: Option<&str>, path: &str| {
+        let mut r = raw.get(h.path(path)).bearer_auth(&h.viewer);
+        if let Some(e) = enc {
+            r = r.header("accept-encoding", e);
+        }
+        r.send()
+    };
+    let plain = get(None, "/v1/workers").await.expect("plain");
+    assert_eq!(plain.headers().get("content-encoding"), None);
+    let plain: Value = plain.json().await.expect("json");
+    assert_eq!(plain["workers"].as_array().map(Vec::len), Some(200));
+    let body = |v: &Value| {
+        let mut v = v.clone();
+        v.as_object_mut().map(|o| o.remove("now"));
+        v
+    };
+
+    let z = get(Some("zstd"), "/v1/workers").await.expect("zstd");
+    assert_eq!(z.headers()["content-encoding"], "zstd");
+    let bytes = z.bytes().await.expect("bytes");
+    let json = zstd::decode_all(&bytes[..]).expect("zstd decodes");
+    let z: Value = serde_json::from_slice(&json).expect("json");
+    assert_eq!(body(&z), body(&plain));
+    assert!(
+        bytes.len() * 4 < json.len(),
+        "{} of {}",
+        bytes.len(),
+        json.len()
+    );
+
+    let g = get(Some("gzip"), "/v1/workers").await.expect("gzip");
+    assert_eq!(g.headers()["content-encoding"], "gzip");
+    let bytes = g.bytes().await.expect("bytes");
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_end(&mut json)
+        .expect("gzip decodes");
+    let g: Value = serde_json::from_slice(&json).expect("json");
+    assert_eq!(body(&g), body(&plain));
+
+    // The client the TUI and the commands use asks, and reads it back.
+    let page = h.client(&h.viewer).workers(None).await.expect("page");
+    assert_eq!(page.workers.len(), 200);
+
+    let s = get(Some("zstd, gzip"), "/v1/events").await.expect("events");
+    assert_eq!(s.status(), StatusCode::OK);
+    assert_eq!(
+        s.headers().get("content-encoding"),
+        None,
+        "the stream is plain"
+    );
+}
