@@ -20,6 +20,24 @@ pub fn age(d: TimeDelta) -> String {
     }
 }
 
+/// Skews of this many seconds or fewer either way are not shown: the skew
+/// includes the heartbeat's time in flight (docs/hub-api.md, `clock_skew_s`).
+pub const CLOCK_SKEW_SHOWN_PAST_S: i64 = 60;
+
+/// A worker's clock against the hub's, from `clock_skew_s` (its clock less
+/// the hub's): `10m ahead of the hub` (600), `2h behind the hub` (-7200);
+/// `None` within [`CLOCK_SKEW_SHOWN_PAST_S`] either way.
+pub fn clock_skew(skew_s: i64) -> Option<String> {
+    if skew_s.abs() <= CLOCK_SKEW_SHOWN_PAST_S {
+        return None;
+    }
+    let word = if skew_s > 0 { "ahead of" } else { "behind" };
+    Some(format!(
+        "{} {word} the hub",
+        age(TimeDelta::try_seconds(skew_s.saturating_abs()).unwrap_or(TimeDelta::MAX))
+    ))
+}
+
 /// Age of `then` at `now`.
 pub fn age_at(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
     age(now - then)

@@ -298,6 +298,15 @@ pub struct WorkerView {
     /// route.
     #[serde(default)]
     pub headroom: Option<u32>,
+    /// How far the worker's clock is ahead of the hub's, in whole seconds
+    /// (`sent_at` less `received_at`; negative: behind); `None` from a hub
+    /// that does not say. See [`crate::text::clock_skew`].
+    #[serde(default)]
+    pub clock_skew_s: Option<i64>,
+    /// The pool the worker belongs to (that of the token that first
+    /// reported it); `None` from a hub that does not say.
+    #[serde(default)]
+    pub pool: Option<String>,
 }
 
 impl WorkerView {

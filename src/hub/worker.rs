@@ -289,6 +289,8 @@ impl Stored {
             capabilities: (*p.capabilities).clone(),
             last_failover: self.last_failover.as_deref().cloned(),
             headroom: Some(self.headroom),
+            clock_skew_s: Some(self.clock_skew_s),
+            pool: Some(self.pool.to_string()),
         }
     }
 

@@ -445,6 +445,8 @@ mod tests {
             capabilities: caps.iter().map(|(a, c)| (a.to_string(), *c)).collect(),
             last_failover: None,
             headroom: None,
+            clock_skew_s: None,
+            pool: None,
         }
     }
 

@@ -357,6 +357,23 @@ impl App {
                     self.dirty = true;
                 }
             }
+            Msg::Recoveries { page, fresh } => {
+                if fresh {
+                    m.recs.clear();
+                }
+                for r in page.events {
+                    m.recs.insert(r);
+                }
+                m.recs.next = m.recs.next.max(page.next);
+                self.changes.log = true;
+                self.dirty = true;
+            }
+            Msg::Recovery(r) => {
+                if m.recs.insert(r) {
+                    self.changes.log = true;
+                    self.dirty = true;
+                }
+            }
             Msg::WorkerEvents(views) => {
                 let slots = &mut self.changes.slots;
                 slots.extend(views.into_iter().filter_map(|w| m.fleet.apply_hub(w)));
@@ -517,6 +534,10 @@ impl App {
             self.edit_key(action, fx);
             return;
         }
+        if action == Action::Drill {
+            self.drill_key();
+            return;
+        }
         if action == Action::Quit && asks_first {
             self.model.edit.mode = Mode::ConfirmQuit;
             return;
@@ -582,6 +603,33 @@ impl App {
             overlays::edit::action(&mut self.model, action, sel, fx, &mut asks);
         }
         self.run(asks);
+    }
+
+    /// `x`: the selected rung of the Ladder marked down in the drill, or
+    /// cleared. Nothing is written, in any session.
+    fn drill_key(&mut self) {
+        if self.view() != "ladder" {
+            self.say("x drills on the Ladder (1): it marks the selected rung down");
+            return;
+        }
+        if self.overlay.detail.is_some() {
+            return;
+        }
+        let Some(Detail::Agent(agent)) = self.pane().selected(&self.model) else {
+            return;
+        };
+        let text = match self.model.toggle_drill(&agent) {
+            Ok(true) => format!(
+                "drill: {} down {} nothing is written {} x on it again clears it",
+                ui::hub(&agent),
+                self.theme.sep(),
+                self.theme.sep()
+            ),
+            Ok(false) if self.model.drill.is_empty() => "drill cleared".to_string(),
+            Ok(false) => format!("drill: {} back up", ui::hub(&agent)),
+            Err(e) => ui::hub(&e).into_owned(),
+        };
+        self.say(text);
     }
 
     /// The keys every pane shares (the key table's `Global` scope).
@@ -867,6 +915,7 @@ impl App {
                 title: pane.title(),
                 titles: &titles,
                 can_write: m.can_write,
+                fields: pane.fields(),
             };
             overlays::help::draw(t, &of, area, buf);
         }

@@ -119,6 +119,8 @@ pub fn worker(i: usize, now: DateTime<Utc>) -> WorkerView {
         capabilities: caps,
         last_failover,
         headroom: None,
+        clock_skew_s: None,
+        pool: None,
     }
 }
 

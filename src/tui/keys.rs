@@ -53,6 +53,9 @@ pub enum Action {
     EditDocument,
     /// On History: the selected revision's order as a pending edit.
     Revert,
+    /// On the Ladder: mark the selected rung down in the drill (again
+    /// clears it). Writes nothing, so a read-only session has it too.
+    Drill,
     // The prompts and questions over a pane (add, review, conflict, quit,
     // `:`, the context switcher, the switch question).
     /// Enter: add the name, run the command, switch to the context.
@@ -400,6 +403,13 @@ pub const BINDINGS: &[Binding] = &[
         Only("ladder"),
     ),
     b(
+        &[k('x')],
+        "x",
+        Action::Drill,
+        "drill: mark this rung down/up",
+        Only("ladder"),
+    ),
+    b(
         &[k('R')],
         "R",
         Action::Revert,
@@ -639,6 +649,8 @@ const fn either(keys: &'static [&'static [Action]], word: &'static str) -> Hint 
 pub enum Hints {
     /// The status line under a pane.
     List,
+    /// The status line under the Ladder.
+    Ladder,
     /// The status line under a detail.
     Detail,
     /// The status line under the rollout's list of workers behind.
@@ -675,6 +687,19 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
             h(&[&[Action::Filter]], "filter"),
             h(&[&[Action::Sort]], "sort"),
             h(&[&[Action::Detail]], "detail"),
+            h(&[&[Action::Refetch]], "refetch"),
+            h(&[&[Action::Quit]], "quit"),
+        ],
+    ),
+    (
+        Hints::Ladder,
+        Only("ladder"),
+        &[
+            h(&[&[Action::Help]], "help"),
+            h(&[&[Action::Filter]], "filter"),
+            h(&[&[Action::Sort]], "sort"),
+            h(&[&[Action::Detail]], "detail"),
+            h(&[&[Action::Drill]], "drill"),
             h(&[&[Action::Refetch]], "refetch"),
             h(&[&[Action::Quit]], "quit"),
         ],
@@ -896,10 +921,13 @@ pub fn key_name(k: &Key) -> String {
 }
 
 /// The binding of `action` in `scope`.
+/// A pane's own scope (`Only`) has every pane's keys too.
 pub fn binding(scope: Scope, action: Action) -> Option<&'static Binding> {
-    BINDINGS
-        .iter()
-        .find(|b| b.scope == scope && b.action == action)
+    let find = |s: Scope| BINDINGS.iter().find(|b| b.scope == s && b.action == action);
+    match scope {
+        Only(_) => find(scope).or_else(|| find(Global)),
+        s => find(s),
+    }
 }
 
 /// The hints of `at`, each `keys word`, joined by `join`: `? help · /
@@ -1032,6 +1060,10 @@ mod tests {
             "Esc close · j/k PgUp/PgDn scroll · ? help"
         );
         assert_eq!(hints(Hints::Picker, ", "), "Enter switches, Esc closes");
+        assert_eq!(
+            hints(Hints::Ladder, " · "),
+            "? help · / filter · s sort · Enter detail · x drill · r refetch · q quit"
+        );
         assert_eq!(hints(Hints::HelpBox, ""), "? or Esc closes");
     }
 

@@ -9,8 +9,8 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::client::ClientError;
 use crate::wire::{
-    ConfigAccepted, ConfigEvent, FailoverRecord, FailoversPage, History, Whoami, WorkerView,
-    WorkersPage,
+    ConfigAccepted, ConfigEvent, FailoverRecord, FailoversPage, History, RecoveriesPage,
+    RecoveryRecord, Whoami, WorkerView, WorkersPage,
 };
 
 #[derive(Debug, Clone)]
@@ -40,6 +40,13 @@ pub enum Msg {
     },
     /// A failover from the event stream.
     Failover(FailoverRecord),
+    /// `GET /v1/recoveries`; `fresh` as for [`Msg::Failovers`].
+    Recoveries {
+        page: RecoveriesPage,
+        fresh: bool,
+    },
+    /// A recovery from the event stream.
+    Recovery(RecoveryRecord),
     /// A new revision from the event stream.
     Config(ConfigEvent),
     /// Workers the hub changed on its own, from the event stream in its
@@ -109,6 +116,7 @@ pub enum Fetch {
     Whoami,
     Workers,
     Failovers,
+    Recoveries,
     Config,
     History,
 }

@@ -88,6 +88,11 @@ pub trait Pane: Any {
     fn hints(&self) -> Hints {
         Hints::List
     }
+    /// The fields its filter names (`field:value`), and what a field's
+    /// values mean where the name does not say: the `?` help lists them.
+    fn fields(&self) -> (&'static [&'static str], Option<&'static str>) {
+        (&[], None)
+    }
     fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer);
     /// Its rows, each as text, in order (for tests that every sort sorts).
     fn row_ids(&self, m: &Model) -> Vec<String>;

@@ -50,6 +50,44 @@ fn args(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
 }
 
+/// A heartbeat of `worker` whose clock reads `skew_s` seconds off the hub's.
+async fn beat_skewed(h: &TestHub, worker: &str, skew_s: i64) {
+    let mut v = common::heartbeat(worker, None, json!([]));
+    v["sent_at"] = json!(macfleet::wire::fmt_time(
+        chrono::Utc::now() + chrono::Duration::seconds(skew_s)
+    ));
+    let hb: macfleet::wire::Heartbeat = serde_json::from_value(v).expect("hb");
+    h.client(&h.worker).heartbeat(&hb).await.expect("heartbeat");
+}
+
+/// `get worker` names the worker's pool (that of the token that first
+/// reported it: the test hub's worker token is `fleet`) and its clock
+/// against the hub's past a minute either way, never within it.
+#[tokio::test(flavor = "multi_thread")]
+async fn get_worker_says_its_pool_and_a_clock_off_the_hubs() {
+    let h = TestHub::start().await;
+    beat_skewed(&h, "w-ahead", 630).await;
+    beat_skewed(&h, "w-behind", -200).await;
+    beat_skewed(&h, "w-close", 0).await;
+    let env = env_for(&h, &h.viewer);
+    let get = |id: &'static str| {
+        let env = env.clone();
+        async move {
+            let o = run(args(&["get", "worker", id]), env).await;
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+            text(&o.stdout)
+        }
+    };
+    let t = get("w-ahead").await;
+    assert!(t.contains("POOL      fleet\n"), "{t}");
+    assert!(t.contains("CLOCK     10m ahead of the hub\n"), "{t}");
+    let t = get("w-behind").await;
+    assert!(t.contains("CLOCK     3m behind the hub\n"), "{t}");
+    let t = get("w-close").await;
+    assert!(t.contains("POOL      fleet\n"), "{t}");
+    assert!(!t.contains("CLOCK"), "within a minute, nothing: {t}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn get_worker_filters_and_formats() {
     let h = TestHub::start().await;

@@ -35,6 +35,8 @@ mod ladder;
 mod memory;
 /// The on-call screens through `update`.
 mod oncall;
+/// Issue #21's TUI: recoveries, headroom, the drill; #17's pool and clock.
+mod recovery;
 /// A hub replaced under a dashboard; `get --watch` on a refused token.
 mod replaced;
 /// The real runner in a pty against the demo and a hub killed under it.

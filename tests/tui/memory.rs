@@ -138,3 +138,73 @@ fn a_held_failover_costs_under_512_bytes_and_the_full_log_holds_flat() {
         "the churning log grew from {churned} to {later} bytes"
     );
 }
+
+/// A recovery as a busy fleet of 1,000 would send them: back from pi to
+/// opencode, or from no route.
+fn recovery(seq: u64, w: u64) -> macfleet::wire::RecoveryRecord {
+    macfleet::wire::RecoveryRecord {
+        seq,
+        worker: format!("w-{w:05}"),
+        host: format!("gpu-node-{:03}", w % 400),
+        at: fixture::t0() + chrono::TimeDelta::seconds(seq as i64),
+        from: (seq % 5 != 0).then(|| "pi".to_string()),
+        to: "opencode".into(),
+        held_off_s: seq % 3600,
+    }
+}
+
+/// The recovery log is held as the failover log is (a deque by seq,
+/// strings shared): a held recovery costs under 256 B while the log grows
+/// and the full log (`MAX_RECOVERIES`) holds flat, ever-new worker ids
+/// included.
+#[test]
+fn a_held_recovery_costs_under_256_bytes_and_the_full_log_holds_flat() {
+    use macfleet::tui::model::reclog::{MAX_RECOVERIES, RecLog};
+    let live = || LIVE.with(|c| c.get());
+    let empty = live();
+    let mut log = RecLog::default();
+    for seq in 1..=1_000 {
+        log.insert(recovery(seq, seq % 1000));
+    }
+    let (base, held) = (live(), log.len());
+    for seq in 1_001..=11_000 {
+        log.insert(recovery(seq, seq % 1000));
+    }
+    let per = (live() - base) / (log.len() - held) as isize;
+    eprintln!("one held recovery: {per} bytes");
+    assert!(per > 50, "the count sees the records ({per} B)");
+    assert!(per <= 256, "{per} bytes per recovery");
+    let mut seq = 11_000;
+    while log.len() < MAX_RECOVERIES {
+        seq += 1;
+        log.insert(recovery(seq, seq % 1000));
+    }
+    let full = live();
+    eprintln!(
+        "full recovery log: {} KiB ({} B each)",
+        (full - empty) / 1024,
+        (full - empty) / MAX_RECOVERIES as isize
+    );
+    assert!(full - empty <= MAX_RECOVERIES as isize * 160);
+    for _ in 0..2 * MAX_RECOVERIES {
+        seq += 1;
+        log.insert(recovery(seq, seq));
+    }
+    let churned = live();
+    for _ in 0..MAX_RECOVERIES {
+        seq += 1;
+        log.insert(recovery(seq, seq));
+    }
+    assert_eq!(log.len(), MAX_RECOVERIES);
+    let later = live();
+    eprintln!(
+        "full log of churning workers: {} KiB; after {} more: {} KiB",
+        churned / 1024,
+        MAX_RECOVERIES,
+        later / 1024
+    );
+    assert!(
+        later - churned <= churned / 100,
+        "the churning log grew from {churned} to {later} bytes"
+    );
+}

@@ -384,7 +384,10 @@ fn from_a_failover_to_its_worker_and_back_to_its_failovers() {
     );
     assert!(!a.pane_as::<Failovers>().list.rows.is_empty());
     for s in &a.pane_as::<Failovers>().list.rows {
-        assert_eq!(*a.model().log.get(*s).unwrap().worker, *rec.worker);
+        assert_eq!(
+            *a.model().log.get(s.failover().unwrap()).unwrap().worker,
+            *rec.worker
+        );
     }
     // From the Workers view's detail too.
     key(&mut a, '2');
@@ -410,7 +413,13 @@ fn the_failover_detail_shows_its_time_to_the_second() {
     let (mut a, _) = app(10, false);
     key(&mut a, '3');
     code(&mut a, KeyCode::Enter);
-    let seq = a.pane_as::<Failovers>().list.sel.key.expect("a failover");
+    let seq = a
+        .pane_as::<Failovers>()
+        .list
+        .sel
+        .key
+        .and_then(|r| r.failover())
+        .expect("a failover");
     let r = a.model().log.get(seq).expect("held").record();
     let rows = screen(&a);
     let at = r.failover.at.format("%Y-%m-%d %H:%M:%SZ").to_string();
@@ -439,7 +448,10 @@ fn v_shows_the_hubs_json_scrubbed_and_scrollable() {
     let _ = m0;
     key(&mut a, '3');
     a.settle();
-    assert_eq!(a.pane_as::<Failovers>().list.sel.key, Some(500));
+    assert_eq!(
+        a.pane_as::<Failovers>().list.sel.key,
+        Some(macfleet::tui::panes::failovers::Row::Failover(500))
+    );
     key(&mut a, 'v');
     assert!(a.overlay().raw);
     assert_eq!(a.overlay().detail, Some(Detail::Failover(500)));

@@ -217,7 +217,15 @@ fn filter_matches_agent_and_cause_and_is_case_insensitive() {
     code(&mut a, KeyCode::Enter);
     assert!(!a.pane_as::<Failovers>().list.rows.is_empty());
     for s in &a.pane_as::<Failovers>().list.rows {
-        assert_eq!(a.model().log.get(*s).unwrap().kind.as_str(), "auth");
+        assert_eq!(
+            a.model()
+                .log
+                .get(s.failover().unwrap())
+                .unwrap()
+                .kind
+                .as_str(),
+            "auth"
+        );
     }
 }
 
@@ -240,7 +248,13 @@ fn sort_cycles_and_reverses() {
     assert_eq!(a.pane_as::<Workers>().list.sort.name(), "urgency");
     // Failovers: newest first by default.
     key(&mut a, '3');
-    let seqs = a.pane_as::<Failovers>().list.rows.clone();
+    let seqs = a
+        .pane_as::<Failovers>()
+        .list
+        .rows
+        .iter()
+        .map(|r| r.failover().unwrap())
+        .collect::<Vec<u64>>();
     assert!(seqs.windows(2).all(|w| w[0] > w[1]));
 }
 
@@ -583,7 +597,10 @@ fn stream_events_effects_and_dedupe() {
     a.update(Msg::Failover(rec));
     a.settle();
     assert_eq!(a.model().log.len(), n + 1);
-    assert_eq!(a.pane_as::<Failovers>().list.rows[0], 41);
+    assert_eq!(
+        a.pane_as::<Failovers>().list.rows[0],
+        macfleet::tui::panes::failovers::Row::Failover(41)
+    );
     assert_eq!(a.update(Msg::Reset), vec![Effect::Refetch]);
     assert_eq!(key(&mut a, 'r'), vec![Effect::Refetch]);
     let fx = a.update(Msg::Config(ConfigEvent {
@@ -804,14 +821,17 @@ fn failovers_arriving_keep_a_cursor_at_the_top_on_the_newest() {
     key(&mut a, '3');
     // The view opens on its first row: the newest.
     assert_eq!(a.pane_as::<Failovers>().list.sel.pos, 0);
-    assert_eq!(a.pane_as::<Failovers>().list.sel.key, Some(40));
+    assert_eq!(
+        a.pane_as::<Failovers>().list.sel.key,
+        Some(macfleet::tui::panes::failovers::Row::Failover(40))
+    );
     for seq in 41..80 {
         a.update(Msg::Failover(streamed(seq, seq as usize % 7)));
         a.settle();
         assert_eq!(a.pane_as::<Failovers>().list.sel.pos, 0, "seq {seq}");
         assert_eq!(
             a.pane_as::<Failovers>().list.sel.key,
-            Some(seq),
+            Some(macfleet::tui::panes::failovers::Row::Failover(seq)),
             "the newest"
         );
         assert_eq!(a.pane_as::<Failovers>().list.sel.offset, 0);
@@ -830,7 +850,13 @@ fn failovers_arriving_keep_a_cursor_moved_down_on_its_item() {
     for _ in 0..3 {
         key(&mut a, 'j');
     }
-    let chosen = a.pane_as::<Failovers>().list.sel.key.expect("a selection");
+    let chosen = a
+        .pane_as::<Failovers>()
+        .list
+        .sel
+        .key
+        .and_then(|r| r.failover())
+        .expect("a selection");
     assert_eq!(a.pane_as::<Failovers>().list.sel.pos, 3);
     let offset = a.pane_as::<Failovers>().list.sel.offset;
     for (n, seq) in (41..46).enumerate() {
@@ -838,7 +864,7 @@ fn failovers_arriving_keep_a_cursor_moved_down_on_its_item() {
         a.settle();
         assert_eq!(
             a.pane_as::<Failovers>().list.sel.key,
-            Some(chosen),
+            Some(macfleet::tui::panes::failovers::Row::Failover(chosen)),
             "seq {seq}"
         );
         assert_eq!(a.pane_as::<Failovers>().list.sel.pos, 3 + n + 1);
@@ -984,7 +1010,15 @@ fn filters_match_state_rank_cause_fields_and_negation() {
     code(&mut a, KeyCode::Enter);
     assert!(!a.pane_as::<Failovers>().list.rows.is_empty());
     for s in &a.pane_as::<Failovers>().list.rows {
-        assert_eq!(a.model().log.get(*s).unwrap().kind.as_str(), "auth");
+        assert_eq!(
+            a.model()
+                .log
+                .get(s.failover().unwrap())
+                .unwrap()
+                .kind
+                .as_str(),
+            "auth"
+        );
     }
 }
 

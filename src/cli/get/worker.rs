@@ -107,6 +107,9 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
     let mut kv = |k: &str, v: String| text.push_str(&format!("{k:<10}{}\n", line(&v)));
     kv("WORKER", w.worker.clone());
     kv("HOST", w.host.clone());
+    if let Some(p) = &w.pool {
+        kv("POOL", p.clone());
+    }
     kv(
         "STATE",
         format!(
@@ -116,6 +119,11 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
             age(w.sent_at)
         ),
     );
+    // Its clock against the hub's, past a minute either way (within it,
+    // the heartbeat's time in flight is most of it).
+    if let Some(c) = w.clock_skew_s.and_then(crate::text::clock_skew) {
+        kv("CLOCK", c);
+    }
     kv(
         "REVISION",
         format!(

@@ -70,6 +70,22 @@ pub struct Worker {
     pub active_agent: Option<Sym>,
     pub capabilities: Caps,
     pub last_failover: Option<Box<Failover>>,
+    /// Rungs below the active one it can still run (`None`: the hub does
+    /// not say).
+    pub headroom: Option<u32>,
+    /// Its clock less the hub's, in seconds (`None`: the hub does not say).
+    pub clock_skew_s: Option<i64>,
+    pub pool: Option<Sym>,
+}
+
+impl Worker {
+    /// Healthy-or-not aside, on a rung with nothing left below it: the
+    /// next failure leaves it with no route (as
+    /// [`WorkerView::one_failure_from_no_route`], less the state, which
+    /// the fleet's entry holds).
+    pub fn on_last_rung(&self) -> bool {
+        self.active_agent.is_some() && self.headroom == Some(0)
+    }
 }
 
 impl Worker {
@@ -91,7 +107,9 @@ impl Worker {
                 .map(|(a, c)| (a.to_string(), *c))
                 .collect(),
             last_failover: self.last_failover.as_deref().cloned(),
-            headroom: None,
+            headroom: self.headroom,
+            clock_skew_s: self.clock_skew_s,
+            pool: self.pool.as_deref().map(str::to_string),
         }
     }
 }
@@ -178,6 +196,9 @@ impl Interner {
             active_agent: v.active_agent.as_deref().map(|a| self.sym(a)),
             capabilities: caps,
             last_failover: v.last_failover.map(Box::new),
+            headroom: v.headroom,
+            clock_skew_s: v.clock_skew_s,
+            pool: v.pool.as_deref().map(|p| self.sym(p)),
         }
     }
 }

@@ -87,9 +87,10 @@ impl LogRec {
 }
 
 /// Fields a Failovers filter can name (`cause:auth`, `agent:pi`, ...);
-/// `agent` is either end of the move.
+/// `agent` is either end of the move, `dir` its direction: `down` a
+/// failover, `up` a recovery (the view shows both).
 pub const FIELDS: &[&str] = &[
-    "worker", "host", "from", "to", "agent", "cause", "source", "status",
+    "worker", "host", "from", "to", "agent", "cause", "source", "status", "dir",
 ];
 
 impl Searchable for LogRec {
@@ -109,6 +110,7 @@ impl Searchable for LogRec {
             "cause" => starts_ci(r.kind.as_str(), value),
             "source" => starts_ci(r.source.as_str(), value),
             "status" => r.status.is_some_and(|s| starts_ci(&s.to_string(), value)),
+            "dir" => starts_ci("down", value),
             _ => false,
         }
     }
@@ -131,6 +133,48 @@ pub struct FailLog {
     /// The strings the held records share (swept whenever the table has
     /// doubled, so what evicted records leave behind goes too).
     strings: Table<str>,
+}
+
+/// Where a record of `seq` goes in `records` (held oldest first by seq, at
+/// most `max` of them): `Some(None)` at the back (the usual case, records
+/// come newest last), `Some(Some(i))` at `i` (a backfill), `None` when it
+/// is held already or older than everything a full log holds. Shared by
+/// the failover and the recovery log.
+pub(super) fn seat<T>(
+    records: &VecDeque<T>,
+    seq: u64,
+    seq_of: impl Fn(&T) -> u64,
+    max: usize,
+) -> Option<Option<usize>> {
+    match records.back() {
+        Some(last) if seq_of(last) >= seq => match records.binary_search_by_key(&seq, &seq_of) {
+            Ok(_) => None,
+            Err(_) if records.len() >= max && records.front().is_some_and(|f| seq < seq_of(f)) => {
+                None
+            }
+            Err(i) => Some(Some(i)),
+        },
+        _ => Some(None),
+    }
+}
+
+/// Put `rec` where [`seat`] said, the oldest going past `max`.
+pub(super) fn put<T>(records: &mut VecDeque<T>, at: Option<usize>, rec: T, max: usize) {
+    if records.len() == records.capacity() {
+        // Double, but never past the bound (plus the one over it before
+        // the oldest goes): 31% of a doubled deque would otherwise sit
+        // empty once the log is full.
+        let len = records.len();
+        let want = (len * 2).clamp(1_024.min(max + 1), max + 1);
+        records.reserve_exact(want.saturating_sub(len).max(1));
+    }
+    match at {
+        Some(i) => records.insert(i, rec),
+        None => records.push_back(rec),
+    }
+    while records.len() > max {
+        records.pop_front();
+    }
 }
 
 fn minute_of(t: DateTime<Utc>) -> i64 {
@@ -191,15 +235,8 @@ impl FailLog {
     /// Add one record; false when its seq was already here.
     pub fn insert(&mut self, rec: FailoverRecord) -> bool {
         let seq = rec.seq;
-        let at = match self.records.back() {
-            Some(last) if last.seq >= seq => {
-                match self.records.binary_search_by_key(&seq, |r| r.seq) {
-                    Ok(_) => return false,
-                    Err(_) if seq < self.floor() && self.full() => return false,
-                    Err(i) => Some(i),
-                }
-            }
-            _ => None,
+        let Some(at) = seat(&self.records, seq, |r| r.seq, MAX_RECORDS) else {
+            return false;
         };
         self.next = self.next.max(seq);
         let m = self.minutes.entry(minute_of(rec.failover.at)).or_default();
@@ -230,30 +267,8 @@ impl FailLog {
             detail: f.cause.detail.as_deref().map(|d| st.sym(d)),
             hay,
         };
-        if self.records.len() == self.records.capacity() {
-            // Double, but never past the bound (plus the one over it
-            // before the oldest goes): 31% of a doubled deque would
-            // otherwise sit empty once the log is full.
-            let len = self.records.len();
-            let want = (len * 2).clamp(1_024, MAX_RECORDS + 1);
-            self.records.reserve_exact(want.saturating_sub(len).max(1));
-        }
-        match at {
-            Some(i) => self.records.insert(i, held),
-            None => self.records.push_back(held),
-        }
-        while self.records.len() > MAX_RECORDS {
-            self.records.pop_front();
-        }
+        put(&mut self.records, at, held, MAX_RECORDS);
         true
-    }
-
-    fn full(&self) -> bool {
-        self.records.len() >= MAX_RECORDS
-    }
-
-    fn floor(&self) -> u64 {
-        self.records.front().map_or(0, |r| r.seq)
     }
 
     /// Forget minutes that left the window.

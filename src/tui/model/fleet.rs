@@ -72,6 +72,13 @@ impl Entry {
         q.matches(self)
     }
 
+    /// Healthy, on a rung, and nothing left below it (the hub's
+    /// `headroom` 0): the next failure leaves it with no route. A worker
+    /// with no route is not one of these: it has none already.
+    pub fn one_failure_from_no_route(&self) -> bool {
+        self.state == WorkerState::Healthy && self.view.on_last_rung()
+    }
+
     /// No route and still alive: the worker fails closed right now.
     pub fn no_route(&self) -> bool {
         self.view.active_agent.is_none() && self.state != WorkerState::Lost
@@ -172,6 +179,9 @@ pub struct AgentCounts {
     pub no_binary: usize,
     pub no_token: usize,
     pub preflight_failed: usize,
+    /// Healthy workers running it with nothing left below it: one failure
+    /// from no route.
+    pub last_rung: usize,
 }
 
 /// The fleet at a glance. Route, capability and revision counts cover live
@@ -190,6 +200,12 @@ pub struct Aggregates {
     /// `DEGRADED n`.
     pub degraded: usize,
     pub out_of_sync: usize,
+    /// Healthy workers on a rung with nothing left below it (headroom 0):
+    /// one failure from no route. Never counts one with no route.
+    pub one_failure: usize,
+    /// Live workers whose headroom the hub reported (0 from an older hub:
+    /// then nothing is said about headroom).
+    pub headroom_known: usize,
     pub agents: HashMap<String, AgentCounts>,
 }
 
@@ -225,6 +241,13 @@ impl Aggregates {
         if !e.in_sync {
             d(&mut self.out_of_sync);
         }
+        if e.view.headroom.is_some() {
+            d(&mut self.headroom_known);
+        }
+        let last = e.one_failure_from_no_route();
+        if last {
+            d(&mut self.one_failure);
+        }
         for (agent, cap) in e.view.capabilities.iter() {
             let c = self.counts_mut(agent);
             if cap.capable() {
@@ -241,7 +264,11 @@ impl Aggregates {
             }
         }
         if let Some(active) = &e.view.active_agent {
-            d(&mut self.counts_mut(active).active);
+            let c = self.counts_mut(active);
+            d(&mut c.active);
+            if last {
+                d(&mut c.last_rung);
+            }
         }
     }
 

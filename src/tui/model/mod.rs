@@ -12,6 +12,7 @@ pub mod edit;
 pub mod faillog;
 pub mod fleet;
 pub mod query;
+pub mod reclog;
 pub mod verdict;
 
 use std::time::{Duration, Instant};
@@ -24,6 +25,7 @@ use self::conn::{Conn, ConnLabel, HubClock, Stream};
 use self::edit::{BEHIND_MAX, Behind, LadderEdit};
 use self::faillog::FailLog;
 use self::fleet::{Entry, Fleet, Slot};
+use self::reclog::RecLog;
 use self::verdict::Verdict;
 use crate::plan::{self, PendingEdit};
 use crate::tui::msg::Fetch;
@@ -42,7 +44,7 @@ pub struct Changes {
     pub slots: Vec<Slot>,
     /// A full page replaced the fleet.
     pub all_workers: bool,
-    /// The failover log.
+    /// The failover log or the recovery log.
     pub log: bool,
     /// The list, its document or the pending edit.
     pub agents: bool,
@@ -73,6 +75,8 @@ pub struct Model {
     pub conn: Conn,
     pub fleet: Fleet,
     pub log: FailLog,
+    /// Recoveries: workers back on a higher rung.
+    pub recs: RecLog,
     pub config: Config,
     /// The owner's pending edit of the list.
     pub edit: LadderEdit,
@@ -80,6 +84,12 @@ pub struct Model {
     pub fresh_at: Option<Instant>,
     /// The hub's own report of itself (`GET /v1/health`, JSON).
     pub health: Option<crate::wire::Health>,
+    /// The drill (`x` on the Ladder): the rungs marked down, in the order
+    /// they were marked. Nothing is written.
+    pub drill: Vec<String>,
+    /// Where every healthy worker would land with those rungs down
+    /// (`plan::drill_grouped`, as `macfleet agents drill` prints it).
+    pub drill_projection: Option<plan::Projection>,
 }
 
 impl Model {
@@ -100,10 +110,13 @@ impl Model {
             },
             fleet: Fleet::default(),
             log: FailLog::default(),
+            recs: RecLog::default(),
             config: Config::default(),
             edit: LadderEdit::default(),
             fresh_at: None,
             health: None,
+            drill: Vec::new(),
+            drill_projection: None,
         }
     }
 
@@ -227,9 +240,12 @@ impl Model {
         if other {
             self.fleet = Fleet::default();
             self.log = FailLog::default();
+            self.recs = RecLog::default();
             self.config = Config::default();
             self.edit = LadderEdit::default();
             self.health = None;
+            self.drill.clear();
+            self.drill_projection = None;
             self.fresh_at = Some(self.mono_now);
             ch.all_workers = true;
             ch.log = true;
@@ -359,6 +375,23 @@ impl Model {
         self.conn.forbidden = true;
     }
 
+    /// The worker's newest recovery while it still stands on the rung it
+    /// came back to: it runs that agent, and no failover of it came in
+    /// after the recovery (one away and back again is a recovery of its own).
+    pub fn back_on(&self, worker: &str) -> Option<&reclog::RecRec> {
+        let r = self.recs.latest_of(worker)?;
+        let e = self.fleet.by_id(worker)?;
+        if e.view.active_agent.as_deref() != Some(&*r.to) {
+            return None;
+        }
+        let failed_since = self
+            .log
+            .of_worker(worker)
+            .next()
+            .is_some_and(|f| f.received_at > r.at);
+        (!failed_since).then_some(r)
+    }
+
     /// The history entry a key names.
     pub fn history_entry(&self, k: &HistKey) -> Option<&HistoryEntry> {
         self.config.entry(k)
@@ -440,13 +473,24 @@ impl Model {
             }
             (r.on, r.healthy) = (on, healthy);
         }
+        self.refresh_drill();
         let Some(new) = self.edit.order().map(|o| o.to_vec()) else {
             self.edit.projection = None;
             return;
         };
-        // Workers that report the same list, active agent and capabilities
-        // share those values (interned): project each shape once, with how
-        // many workers have it (a 100,000-worker fleet has a few hundred).
+        let groups = self.shapes();
+        let today = match &self.edit.plan {
+            Some(p) => p.base_order().to_vec(),
+            None => self.config.agents.clone(),
+        };
+        self.edit.projection = Some(plan::project_grouped(&groups, &today, &new));
+    }
+
+    /// Workers that report the same list, active agent and capabilities
+    /// share those values (interned): each shape once, with how many
+    /// workers have it (a 100,000-worker fleet has a few hundred), for the
+    /// projections.
+    fn shapes(&self) -> Vec<(&Entry, usize)> {
         let mut shapes: std::collections::HashMap<_, (&Entry, usize), foldhash::fast::RandomState> =
             Default::default();
         for (_, e) in self.fleet.iter() {
@@ -455,12 +499,39 @@ impl Model {
             let shape = (addr(&v.agents), active, v.capabilities.ptr(), e.state);
             shapes.entry(shape).or_insert((e, 0)).1 += 1;
         }
-        let groups: Vec<(&Entry, usize)> = shapes.into_values().collect();
-        let today = match &self.edit.plan {
-            Some(p) => p.base_order().to_vec(),
-            None => self.config.agents.clone(),
-        };
-        self.edit.projection = Some(plan::project_grouped(&groups, &today, &new));
+        shapes.into_values().collect()
+    }
+
+    /// `x` on the Ladder: mark `agent` down in the drill, or clear it if
+    /// it is marked. Only a rung of the hub's list can be drilled (an
+    /// agent it lacks routes no worker). Nothing is written.
+    pub fn toggle_drill(&mut self, agent: &str) -> Result<bool, String> {
+        if let Some(i) = self.drill.iter().position(|a| a == agent) {
+            self.drill.remove(i);
+            self.refresh_drill();
+            return Ok(false);
+        }
+        if !self.config.agents.iter().any(|a| a == agent) {
+            return Err(format!(
+                "{agent} is not a rung of the hub's list: no worker is routed to it, nothing to drill"
+            ));
+        }
+        self.drill.push(agent.to_string());
+        self.refresh_drill();
+        Ok(true)
+    }
+
+    /// The drill's projection over the workers held now, onto the hub's
+    /// list (a rung the list no longer holds leaves the drill).
+    pub fn refresh_drill(&mut self) {
+        let list = &self.config.agents;
+        self.drill.retain(|a| list.contains(a));
+        if self.drill.is_empty() {
+            self.drill_projection = None;
+            return;
+        }
+        let p = plan::drill_grouped(&self.shapes(), &self.config.agents, &self.drill);
+        self.drill_projection = Some(p);
     }
 
     /// The workers not on the written revision, healthy ones reporting an

@@ -102,6 +102,21 @@ pub fn threshold_text(cx: &Cx, e: &Entry) -> String {
     }
 }
 
+/// `back on opencode since 07:10:12, after 14m on pi` (`… with no route`
+/// when it had none).
+pub fn back_on_text(r: &crate::tui::model::reclog::RecRec) -> String {
+    let held = fmt::held(r.held_off_s);
+    let was = match &r.from {
+        Some(f) => format!("on {}", hub(f)),
+        None => "with no route".to_string(),
+    };
+    format!(
+        "back on {} since {}, after {held} {was}",
+        hub(&r.to),
+        fmt::clock(r.at)
+    )
+}
+
 fn kv(cx: &Cx, k: &str, v: impl Into<String>) -> Line<'static> {
     Line::from(vec![
         Span::styled(format!("{k:<12}"), cx.theme.muted()),
@@ -158,6 +173,41 @@ fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>
         ),
         kv(cx, "its list", hub(&fmt::list(&v.agents)).into_owned()),
     ];
+    if let Some(p) = &v.pool {
+        out.push(kv(cx, "pool", hub(p).into_owned()));
+    }
+    if let Some(c) = v.clock_skew_s.and_then(crate::text::clock_skew) {
+        out.push(Line::from(vec![
+            Span::styled(format!("{:<12}", "clock"), t.muted()),
+            Span::styled(c, cell_style(cx.theme, cx.stale, t.warn())),
+        ]));
+    }
+    if let (Some(h), Some(_)) = (v.headroom, &v.active_agent) {
+        let (text, style) = if h == 0 {
+            (
+                "0: one failure from no route (nothing below its rung it can run)".to_string(),
+                t.warn(),
+            )
+        } else {
+            (
+                format!(
+                    "{h}: {h} rung{} below its own it can still run",
+                    if h == 1 { "" } else { "s" }
+                ),
+                Style::new(),
+            )
+        };
+        out.push(Line::from(vec![
+            Span::styled(format!("{:<12}", "headroom"), t.muted()),
+            Span::styled(text, cell_style(cx.theme, cx.stale, style)),
+        ]));
+    }
+    if let Some(r) = cx.model.back_on(&v.worker) {
+        out.push(Line::from(vec![
+            Span::styled(format!("{:<12}", "recovered"), t.muted()),
+            Span::styled(back_on_text(r), cell_style(cx.theme, cx.stale, t.ok())),
+        ]));
+    }
     // Why: where it stands, then every rung above it and what holds it off.
     let rungs = why_rungs(cx, e);
     let head_style = if e.no_route() {

@@ -16,6 +16,9 @@ pub struct Of<'a> {
     pub title: &'a str,
     pub titles: &'a [&'a str],
     pub can_write: bool,
+    /// The fields the pane's filter names, and what a field's values mean
+    /// where the name does not say ([`crate::tui::pane::Pane::fields`]).
+    pub fields: (&'a [&'a str], Option<&'a str>),
 }
 
 fn key_line(t: &Theme, of: &Of, b: &HelpLine) -> Line<'static> {
@@ -51,6 +54,25 @@ pub fn sections(t: &Theme, of: &Of) -> (Vec<Line<'static>>, Vec<Line<'static>>) 
             },
         )
     }));
+    let (fields, note) = of.fields;
+    if !fields.is_empty() {
+        prompt.push(Line::from(vec![
+            Span::styled(format!("{:<7}", "fields"), t.title()),
+            Span::raw(fields.join(" ")),
+        ]));
+        prompt.push(Line::raw(format!(
+            "{:<7}f:v prefix, f:v$ whole, !f:v not",
+            ""
+        )));
+        if let Some(n) = note {
+            let n = if t.ascii {
+                n.replace('↓', "v").replace('↑', "^")
+            } else {
+                n.to_string()
+            };
+            prompt.push(Line::raw(format!("{:<7}{n}", "")));
+        }
+    }
     (keys, prompt)
 }
 

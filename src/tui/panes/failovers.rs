@@ -1,5 +1,6 @@
 //! `3` Failovers: per-minute counts by cause over the last hour, then the
-//! live log, newest first.
+//! live log, newest first: failovers (↓) and recoveries (↑, a worker back
+//! on a higher rung) interleaved by the hub's time.
 
 use std::cmp::Ordering;
 use std::time::Instant;
@@ -12,6 +13,7 @@ use ratatui::text::{Line, Span};
 use crate::tui::model::Model;
 use crate::tui::model::faillog::{self, ByKind, FailLog, LogRec, Spark, WINDOW_MIN};
 use crate::tui::model::query::Query;
+use crate::tui::model::reclog::{RecLog, RecRec};
 use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Pane, SortBy};
 use crate::tui::ui::theme::Theme;
 use crate::tui::ui::{Col, cell_style, col, empty, fill, fit_line, fmt, geom, hub, line, table_sorted};
@@ -54,7 +56,93 @@ impl FailoverSort {
     }
 }
 
-/// The Failovers view's rows, as seqs.
+/// One row of the Failovers view: a failover or a recovery, by its seq
+/// (each log numbers its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Row {
+    /// ↓: a failover.
+    Failover(u64),
+    /// ↑: a recovery.
+    Recovery(u64),
+}
+
+impl Row {
+    /// The failover's seq, if it is one.
+    pub fn failover(self) -> Option<u64> {
+        match self {
+            Row::Failover(s) => Some(s),
+            Row::Recovery(_) => None,
+        }
+    }
+}
+
+/// The Failovers view's rows: the failovers [`index`] gives and the
+/// recoveries the filter shows, interleaved. By time, newest first: each
+/// by when the hub received it (a failover's `received_at`, a recovery's
+/// `at`); by worker or by the rung left, merged on that; by cause, the
+/// recoveries (which have none) after every failover.
+pub fn rows(
+    log: &FailLog,
+    recs: &RecLog,
+    filter: &Query,
+    sort: FailoverSort,
+    reverse: bool,
+) -> Vec<Row> {
+    // Both sides newest first, in the view's order, unreversed.
+    let fails = index(log, filter, sort, false);
+    let mut ups: Vec<&RecRec> = recs
+        .records
+        .iter()
+        .rev()
+        .filter(|r| filter.matches(*r))
+        .collect();
+    if ups.is_empty() {
+        let mut v: Vec<Row> = fails.into_iter().map(Row::Failover).collect();
+        if reverse {
+            v.reverse();
+        }
+        return v;
+    }
+    match sort {
+        FailoverSort::Time | FailoverSort::Cause => {}
+        FailoverSort::Worker => ups.sort_by(|a, b| a.worker.cmp(&b.worker)),
+        FailoverSort::From => ups.sort_by(|a, b| a.from_text().cmp(b.from_text())),
+    }
+    // Whether the failover goes before the recovery.
+    let before = |f: &LogRec, r: &RecRec| match sort {
+        FailoverSort::Time => f.received_at >= r.at,
+        FailoverSort::Cause => true,
+        FailoverSort::Worker => f.worker <= r.worker,
+        FailoverSort::From => *f.from <= *r.from_text(),
+    };
+    let mut out = Vec::with_capacity(fails.len() + ups.len());
+    let (mut i, mut j) = (0, 0);
+    while i < fails.len() || j < ups.len() {
+        let take_fail = match (fails.get(i).and_then(|s| log.get(*s)), ups.get(j)) {
+            (Some(f), Some(r)) => before(f, r),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            // A seq the log no longer holds: skip it.
+            (None, None) => {
+                i += 1;
+                continue;
+            }
+        };
+        if take_fail {
+            out.push(Row::Failover(fails[i]));
+            i += 1;
+        } else {
+            out.push(Row::Recovery(ups[j].seq));
+            j += 1;
+        }
+    }
+    if reverse {
+        out.reverse();
+    }
+    out
+}
+
+/// The Failovers view's failover rows, as seqs.
 pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -> Vec<u64> {
     let shown = log.records.iter().rev().filter(|r| filter.matches(*r));
     if sort == FailoverSort::Time {
@@ -80,10 +168,10 @@ pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -
 }
 
 
-/// The Failovers pane: failover seqs.
+/// The Failovers pane: failovers and recoveries.
 #[derive(Debug, Default)]
 pub struct Failovers {
-    pub list: List<Vec<u64>, FailoverSort>,
+    pub list: List<Vec<Row>, FailoverSort>,
     /// Under a filter, the sparkline of the failovers it shows (`None`:
     /// no filter, the whole log's).
     pub spark: Option<Spark>,
@@ -113,13 +201,24 @@ impl Pane for Failovers {
         }
         let l = &self.list;
         let q = Query::parse(&l.filter.text, faillog::FIELDS);
-        let rows = index(&m.log, &q, l.sort, l.reverse);
+        let rows = rows(&m.log, &m.recs, &q, l.sort, l.reverse);
         let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
-            q.empty_text("failover", &l.filter.text, |q| {
+            let what = if m.recs.is_empty() {
+                "failover"
+            } else {
+                "failover or recovery"
+            };
+            q.empty_text(what, &l.filter.text, |q| {
                 m.log.records.iter().any(|r| q.matches(r))
+                    || m.recs.records.iter().any(|r| q.matches(r))
             })
         });
-        self.spark = (!q.is_empty()).then(|| Spark::of(rows.iter().filter_map(|s| m.log.get(*s))));
+        self.spark = (!q.is_empty()).then(|| {
+            Spark::of(rows.iter().filter_map(|r| match r {
+                Row::Failover(s) => m.log.get(*s),
+                Row::Recovery(_) => None,
+            }))
+        });
         let l = &mut self.list;
         l.rows = rows;
         l.emptied = emptied;
@@ -131,8 +230,20 @@ impl Pane for Failovers {
         self.spark_height(m, body_h)
     }
 
-    fn selected(&self, _m: &Model) -> Option<Detail> {
-        self.list.selected().copied().map(Detail::Failover)
+    fn fields(&self) -> (&'static [&'static str], Option<&'static str>) {
+        (
+            faillog::FIELDS,
+            Some("dir:up ↑ recoveries, dir:down ↓"),
+        )
+    }
+
+    /// A failover's detail; a recovery opens its worker's (which says
+    /// where it is back on, and after how long).
+    fn selected(&self, m: &Model) -> Option<Detail> {
+        match self.list.selected().copied()? {
+            Row::Failover(s) => Some(Detail::Failover(s)),
+            Row::Recovery(s) => m.recs.get(s).map(|r| Detail::Worker(r.worker.to_string())),
+        }
     }
 
     fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
@@ -140,7 +251,14 @@ impl Pane for Failovers {
     }
 
     fn row_ids(&self, _m: &Model) -> Vec<String> {
-        self.list.rows.iter().map(|s| s.to_string()).collect()
+        self.list
+            .rows
+            .iter()
+            .map(|r| match r {
+                Row::Failover(s) => s.to_string(),
+                Row::Recovery(s) => format!("up{s}"),
+            })
+            .collect()
     }
 }
 
@@ -154,7 +272,6 @@ impl Failovers {
     }
 
     fn draw_failovers(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
-        let t = cx.theme;
         let sh = self.spark_height(cx.model, area.height);
         draw_spark(cx, self.spark.as_ref(), Rect { height: sh, ..area }, buf);
         let area = Rect {
@@ -164,34 +281,19 @@ impl Failovers {
         };
         let rows_h = area.height.saturating_sub(1) as usize;
         let list = &self.list;
-        let now = cx.now;
         let rows = list
             .window(rows_h)
             .iter()
-            .filter_map(|s| cx.model.log.get(*s))
-            .map(|r| {
-                let to_style = if r.to.is_none() {
-                    t.no_route()
-                } else {
-                    Style::new()
-                };
-                vec![
-                    Span::raw(fmt::age_at(now, r.at)),
-                    Span::raw(fmt::clock(r.at)),
-                    Span::raw(hub(&r.worker).into_owned()),
-                    Span::styled(route_text(cx, r), cell_style(cx.theme, cx.stale, to_style)),
-                    Span::styled(r.kind.as_str(), cell_style(cx.theme, cx.stale, kind_style(t, r.kind))),
-                    Span::raw(r.status.map(|s| s.to_string()).unwrap_or_default()),
-                    Span::raw(r.source.as_str()),
-                    Span::raw(hub(r.detail.as_deref().unwrap_or("")).into_owned()),
-                ]
+            .filter_map(|row| match row {
+                Row::Failover(s) => cx.model.log.get(*s).map(|r| failover_row(cx, r)),
+                Row::Recovery(s) => cx.model.recs.get(*s).map(|r| recovery_row(cx, r)),
             })
             .collect();
         let (col, desc) = match list.sort {
-            FailoverSort::Time => (1, true),
-            FailoverSort::Worker => (2, false),
-            FailoverSort::From => (3, false),
-            FailoverSort::Cause => (4, false),
+            FailoverSort::Time => (2, true),
+            FailoverSort::Worker => (3, false),
+            FailoverSort::From => (4, false),
+            FailoverSort::Cause => (5, false),
         };
         let sorted = Some((col, desc != list.reverse));
         table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h), sorted);
@@ -200,7 +302,7 @@ impl Failovers {
                 cx.theme,
                 area,
                 buf,
-                if cx.model.log.is_empty() {
+                if cx.model.log.is_empty() && cx.model.recs.is_empty() {
                     "no failovers logged"
                 } else {
                     list.emptied
@@ -212,7 +314,65 @@ impl Failovers {
     }
 }
 
-pub const COLS: [Col; 8] = [
+/// A failover's row, marked ↓.
+fn failover_row(cx: &Cx, r: &LogRec) -> Vec<Span<'static>> {
+    let t = cx.theme;
+    let to_style = if r.to.is_none() {
+        t.no_route()
+    } else {
+        Style::new()
+    };
+    vec![
+        Span::styled(t.down(), cell_style(t, cx.stale, t.warn())),
+        Span::raw(fmt::age_at(cx.now, r.at)),
+        Span::raw(fmt::clock(r.at)),
+        Span::raw(hub(&r.worker).into_owned()),
+        Span::styled(route_text(cx, r), cell_style(t, cx.stale, to_style)),
+        Span::styled(r.kind.as_str(), cell_style(t, cx.stale, kind_style(t, r.kind))),
+        Span::raw(r.status.map(|s| s.to_string()).unwrap_or_default()),
+        Span::raw(r.source.as_str()),
+        Span::raw(hub(r.detail.as_deref().unwrap_or("")).into_owned()),
+    ]
+}
+
+/// A recovery's row, marked ↑: `↑ … w-17 pi→opencode recovered … host
+/// gpu-node-17 after 14m`.
+fn recovery_row(cx: &Cx, r: &RecRec) -> Vec<Span<'static>> {
+    let t = cx.theme;
+    vec![
+        Span::styled(t.up(), cell_style(t, cx.stale, t.ok())),
+        Span::raw(fmt::age_at(cx.now, r.at)),
+        Span::raw(fmt::clock(r.at)),
+        Span::raw(hub(&r.worker).into_owned()),
+        Span::styled(recovery_route(cx, r), cell_style(t, cx.stale, t.ok())),
+        Span::styled("recovered", cell_style(t, cx.stale, t.ok())),
+        Span::raw(""),
+        Span::raw(""),
+        Span::raw(recovery_detail(r)),
+    ]
+}
+
+/// `pi→opencode`; `(none)→opencode` when it had no route.
+pub fn recovery_route(cx: &Cx, r: &RecRec) -> String {
+    format!(
+        "{}{}{}",
+        r.from.as_deref().map(hub).unwrap_or("(none)".into()),
+        cx.theme.arrow(),
+        hub(&r.to)
+    )
+}
+
+/// `host gpu-node-17 after 14m`: where, and how long it was held off.
+pub fn recovery_detail(r: &RecRec) -> String {
+    format!(
+        "host {} after {}",
+        hub(&r.host),
+        fmt::held(r.held_off_s)
+    )
+}
+
+pub const COLS: [Col; 9] = [
+    col("", 1, 1, 0),
     col("AGE", 3, 4, 0),
     col("TIME", 8, 8, 4),
     col("WORKER", 7, 36, 0),

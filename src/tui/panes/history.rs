@@ -84,6 +84,10 @@ impl Pane for History {
         &mut self.list
     }
 
+    fn fields(&self) -> (&'static [&'static str], Option<&'static str>) {
+        (FIELDS, None)
+    }
+
     /// Newest first as the hub sends it; one row per entry.
     fn settle(&mut self, m: &Model, ch: &Changes, _visible: bool, _mono: Instant) -> bool {
         let own = self.list.take_mark();

@@ -228,6 +228,14 @@ impl Pane for Ladder {
         Handled::No
     }
 
+    fn hints(&self) -> Hints {
+        Hints::Ladder
+    }
+
+    fn fields(&self) -> (&'static [&'static str], Option<&'static str>) {
+        (FIELDS, None)
+    }
+
     fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
         self.draw_ladder(cx, area, buf)
     }
@@ -260,6 +268,11 @@ impl Ladder {
                 if unknown.contains(a) {
                     name.push('?');
                 }
+                let drilled = cx.model.drill.contains(a);
+                if drilled {
+                    name.push_str(" (down)");
+                }
+                let name_style = if drilled { t.bad() } else { Style::new() };
                 let can_style = if c.capable == 0 && cx.model.fleet.agg.total > 0 {
                     t.bad()
                 } else {
@@ -273,7 +286,7 @@ impl Ladder {
                 };
                 vec![
                     Span::raw(rank),
-                    Span::raw(name),
+                    Span::styled(name, cell_style(cx.theme, cx.stale, name_style)),
                     Span::styled(fmt::count(c.capable), cell_style(cx.theme, cx.stale, can_style)),
                     Span::raw(run_text(cx, a, c.active)),
                     Span::raw(format!(
@@ -345,13 +358,15 @@ fn rank_text(cx: &Cx, agent: &str, pending: Option<&[Rung]>) -> String {
     }
 }
 
-/// The RUN column: workers on the agent now; with an edit pending, the
-/// healthy ones on it now and under the new order (`3→5`) when they differ.
+/// The RUN column: workers on the agent now; with a drill shown, the
+/// healthy ones on it now and with the drilled rungs down (`3→5`) when
+/// they differ; else, with an edit pending, now and under the new order.
 fn run_text(cx: &Cx, agent: &str, active: usize) -> String {
-    let rung = cx.model
-        .edit
-        .projection
+    let rung = cx
+        .model
+        .drill_projection
         .as_ref()
+        .or(cx.model.edit.projection.as_ref())
         .and_then(|p| p.rungs.iter().find(|r| r.agent == agent));
     match rung {
         Some(r) if r.projected != r.today => format!(
@@ -369,6 +384,46 @@ fn run_text(cx: &Cx, agent: &str, active: usize) -> String {
 /// there is room.
 fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
     let t = cx.theme;
+    let mut used = used;
+    if let Some((text, bad)) = headroom_text(cx) {
+        let y = area.y + 2 + used as u16;
+        if y < area.y + area.height {
+            let style = if bad { t.warn() } else { t.muted() };
+            line(
+                Rect {
+                    y,
+                    height: 1,
+                    ..area
+                },
+                buf,
+                crate::tui::ui::fit_line(
+                    Line::styled(text, cell_style(t, cx.stale, style)),
+                    usize::from(area.width),
+                    t.ellipsis(),
+                ),
+            );
+        }
+        used += 1;
+    }
+    for (text, style) in drill_lines(cx) {
+        let y = area.y + 2 + used as u16;
+        if y < area.y + area.height {
+            line(
+                Rect {
+                    y,
+                    height: 1,
+                    ..area
+                },
+                buf,
+                crate::tui::ui::fit_line(
+                    Line::styled(text, style),
+                    usize::from(area.width),
+                    t.ellipsis(),
+                ),
+            );
+        }
+        used += 1;
+    }
     if let Some(r) = &cx.model.edit.rollout {
         let text = format!(
             "{}/{} healthy workers on {} {} {} behind",
@@ -454,6 +509,73 @@ fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
     }
 }
 
+
+/// Under the rows while a drill is shown: what it assumes and where the
+/// healthy workers would land (the RUN column has it rung by rung):
+/// `drill: opencode down · 31 of 40 healthy workers change rung · no route
+/// 0→9`, then `nothing is written · x on a marked rung clears it`.
+pub fn drill_lines(cx: &Cx) -> Vec<(String, Style)> {
+    let t = cx.theme;
+    let Some(p) = &cx.model.drill_projection else {
+        return Vec::new();
+    };
+    let bad = p.no_route > p.no_route_today;
+    vec![
+        (
+            format!(
+                "drill: {} down {} {} of {} healthy workers change rung {} no route {}{}{}",
+                hub(&cx.model.drill.join(", ")),
+                t.sep(),
+                fmt::count(p.change_rung),
+                fmt::count(p.healthy),
+                t.sep(),
+                fmt::count(p.no_route_today),
+                t.arrow(),
+                fmt::count(p.no_route)
+            ),
+            cell_style(t, cx.stale, if bad { t.bad() } else { t.warn() }),
+        ),
+        (
+            format!(
+                "  a projection over the workers held now: nothing is written {} x on a marked rung clears it",
+                t.sep()
+            ),
+            t.muted(),
+        ),
+    ]
+}
+
+/// Under the rows: how many healthy workers are one failure from no route
+/// and on which rungs (`3 healthy workers one failure from no route: pi 2 ·
+/// codex 1`), and whether that is news; `None` from a hub that does not
+/// report headroom.
+pub fn headroom_text(cx: &Cx) -> Option<(String, bool)> {
+    let agg = &cx.model.fleet.agg;
+    if agg.headroom_known == 0 {
+        return None;
+    }
+    if agg.one_failure == 0 {
+        return Some(("no healthy worker is one failure from no route".into(), false));
+    }
+    let by: Vec<String> = cx
+        .model
+        .ladder_agents()
+        .iter()
+        .map(|a| (a, agg.agent(a).last_rung))
+        .filter(|(_, n)| *n > 0)
+        .map(|(a, n)| format!("{} {}", hub(a), fmt::count(n)))
+        .collect();
+    let n = agg.one_failure;
+    Some((
+        format!(
+            "{} healthy worker{} one failure from no route: {}",
+            fmt::count(n),
+            if n == 1 { "" } else { "s" },
+            by.join(&format!(" {} ", cx.theme.sep()))
+        ),
+        true,
+    ))
+}
 
 /// A colleague wrote while the edit was pending: who, when (from the
 /// history, once it holds the revision), then whether they touched the

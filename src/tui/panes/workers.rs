@@ -386,6 +386,10 @@ impl Pane for Workers {
         &mut self.list
     }
 
+    fn fields(&self) -> (&'static [&'static str], Option<&'static str>) {
+        (FIELDS, None)
+    }
+
     fn settle(&mut self, m: &Model, ch: &Changes, _visible: bool, _mono: Instant) -> bool {
         let fleet = &m.fleet;
         let w = &mut self.list;

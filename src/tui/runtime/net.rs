@@ -1,15 +1,15 @@
 //! Hub I/O: tokio tasks that call the client and answer with [`Msg`]s.
 //! They never touch the state; `app` never touches the network.
 //!
-//! - the event stream (`failover`, `config`, and the hub's own worker moves,
+//! - the event stream (`failover`, `recovery`, `config`, and the hub's own worker moves,
 //!   `state` and `sync`; not `heartbeat`: those of a large fleet are too many
 //!   for SSE) reconnects by itself with capped backoff; a burst of worker
 //!   moves is coalesced into one message;
 //! - the poller fetches `GET /v1/workers?since=<cursor>` every 2 s (for the
 //!   heartbeats: ages, active agents; state moves come from the stream
 //!   within about a second, and from this poll only while it is down), and
-//!   failovers with `?since=<seq>` while the stream is down, and once more
-//!   after it (re)joins;
+//!   failovers and recoveries with `?since=<seq>` while the stream is down,
+//!   and once more after it (re)joins;
 //! - effects (refetch, config, history) are served as they come.
 
 use std::sync::Arc;
@@ -62,6 +62,9 @@ struct Shared {
     catch_up_from: AtomicU64,
     /// Highest failover seq delivered (stream or poll).
     max_seq: AtomicU64,
+    /// The same two for the recovery log (its seqs are its own).
+    rec_catch_up_from: AtomicU64,
+    rec_max_seq: AtomicU64,
     refetch: Notify,
     refetch_wanted: AtomicBool,
     /// Told whether the poll round that served a refetch was answered.
@@ -86,6 +89,8 @@ pub fn spawn(client: Client, tx: mpsc::Sender<Msg>, fx: mpsc::UnboundedReceiver<
         stream_live: AtomicBool::new(false),
         catch_up_from: AtomicU64::new(NO_CATCH_UP),
         max_seq: AtomicU64::new(0),
+        rec_catch_up_from: AtomicU64::new(NO_CATCH_UP),
+        rec_max_seq: AtomicU64::new(0),
         refetch: Notify::new(),
         refetch_wanted: AtomicBool::new(false),
         refetch_done: std::sync::Mutex::new(None),
@@ -108,7 +113,8 @@ const WORKER_BATCH: usize = 4096;
 const BURST_GAP: Duration = Duration::from_millis(5);
 
 async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
-    let mut events = Box::pin(client.events(None, &["failover", "config", "state", "sync"]));
+    let mut events =
+        Box::pin(client.events(None, &["failover", "recovery", "config", "state", "sync"]));
     // An event read past the end of a burst of worker events.
     let mut carry: Option<StreamItem> = None;
     let mut ended = false;
@@ -125,6 +131,8 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                 sh.stream_live.store(true, Ordering::SeqCst);
                 let held = sh.max_seq.load(Ordering::SeqCst);
                 sh.catch_up_from.fetch_min(held, Ordering::SeqCst);
+                let held = sh.rec_max_seq.load(Ordering::SeqCst);
+                sh.rec_catch_up_from.fetch_min(held, Ordering::SeqCst);
                 Msg::StreamUp
             }
             StreamItem::Disconnected { error, retry_in } => {
@@ -136,6 +144,10 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                 HubEvent::Failover(r) => {
                     sh.max_seq.fetch_max(r.seq, Ordering::SeqCst);
                     Msg::Failover(*r)
+                }
+                HubEvent::Recovery(r) => {
+                    sh.rec_max_seq.fetch_max(r.seq, Ordering::SeqCst);
+                    Msg::Recovery(*r)
                 }
                 HubEvent::Config(c) => Msg::Config(c),
                 HubEvent::Reset => Msg::Reset,
@@ -164,7 +176,7 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                     }
                     Msg::WorkerEvents(batch)
                 }
-                HubEvent::Heartbeat(_) | HubEvent::Recovery(_) => continue,
+                HubEvent::Heartbeat(_) => continue,
             },
         };
         if !send(&tx, msg).await {
@@ -237,10 +249,72 @@ async fn pull_failovers(
     }
 }
 
+/// How [`pull_recoveries`] went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pulled {
+    Done,
+    Failed,
+    /// The hub has no `GET /v1/recoveries` (404: older than recoveries):
+    /// not asked again on this hub.
+    Unsupported,
+}
+
+/// Page through the recovery log from `since`, as [`pull_failovers`] does
+/// the failover log (the client holds each page to the same bounds and
+/// order: `FailoverQuery::log_query`, `LogOrder`).
+async fn pull_recoveries(
+    client: &Client,
+    tx: &mpsc::Sender<Msg>,
+    sh: &Shared,
+    since: Option<u64>,
+    mut fresh: bool,
+) -> Pulled {
+    let mut since = since;
+    // Bounded: a hub that keeps answering full pages of new seqs is read
+    // at most this many pages a round (the rest comes next round).
+    for _ in 0..1_000 {
+        let q = FailoverQuery {
+            since,
+            limit: Some(PAGE),
+            ..FailoverQuery::default()
+        };
+        match client.recoveries(&q).await {
+            Ok(page) => {
+                let n = page.events.len();
+                let next = page.next;
+                if let Some(last) = page.events.last() {
+                    sh.rec_max_seq.fetch_max(last.seq, Ordering::SeqCst);
+                }
+                if (n > 0 || fresh) && !send(tx, Msg::Recoveries { page, fresh }).await {
+                    return Pulled::Done;
+                }
+                fresh = false;
+                if n < PAGE as usize || since == Some(next) {
+                    return Pulled::Done;
+                }
+                since = Some(next);
+            }
+            Err(ClientError::Hub { status: 404, .. }) => {
+                tracing::info!("the hub keeps no recoveries (404): not asked again");
+                return Pulled::Unsupported;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "recoveries fetch failed");
+                let _ = send(tx, refused_or_failed(Fetch::Recoveries, &e)).await;
+                return Pulled::Failed;
+            }
+        }
+    }
+    Pulled::Done
+}
+
 async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
     let mut cursor: Option<String> = None;
     let mut need_whoami = true;
     let mut need_failovers = true;
+    let mut need_recoveries = true;
+    // False once this hub answered 404 to `GET /v1/recoveries`.
+    let mut recoveries_kept = true;
     // The hub's identity as whoami last gave it: another one after a
     // reconnect is another hub (replaced at the same address, or a fresh
     // database), and nothing held of the old one is asked after.
@@ -251,9 +325,11 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
         if refetching {
             cursor = None;
             need_failovers = true;
+            need_recoveries = true;
         }
         // Taken before this round's pull, so a join after it waits for the next.
         let catch_up = sh.catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
+        let rec_catch_up = sh.rec_catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
         let mut ok = true;
         if need_whoami {
             match client.whoami().await {
@@ -262,8 +338,12 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                     if instance.is_some() && w.instance.is_some() && w.instance != instance {
                         cursor = None;
                         need_failovers = true;
+                        need_recoveries = true;
+                        recoveries_kept = true;
                         sh.max_seq.store(0, Ordering::SeqCst);
                         sh.catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
+                        sh.rec_max_seq.store(0, Ordering::SeqCst);
+                        sh.rec_catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
                     }
                     if w.instance.is_some() {
                         instance.clone_from(&w.instance);
@@ -325,6 +405,32 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
             // were (what the stream also delivers is deduplicated by seq).
             let since = sh.max_seq.load(Ordering::SeqCst).min(catch_up);
             ok = pull_failovers(&client, &tx, &sh, Some(since), false).await;
+        }
+        // The recovery log, on the same terms as the failover log.
+        let mut rec_ok = true;
+        if ok && recoveries_kept {
+            let pulled = if need_recoveries {
+                let p = pull_recoveries(&client, &tx, &sh, None, true).await;
+                need_recoveries = p == Pulled::Failed;
+                Some(p)
+            } else if rec_catch_up != NO_CATCH_UP || !sh.stream_live.load(Ordering::SeqCst) {
+                let since = sh.rec_max_seq.load(Ordering::SeqCst).min(rec_catch_up);
+                Some(pull_recoveries(&client, &tx, &sh, Some(since), false).await)
+            } else {
+                None
+            };
+            match pulled {
+                Some(Pulled::Failed) => {
+                    ok = false;
+                    rec_ok = false;
+                }
+                Some(Pulled::Unsupported) => recoveries_kept = false,
+                _ => {}
+            }
+        }
+        if !rec_ok || !ok {
+            sh.rec_catch_up_from
+                .fetch_min(rec_catch_up, Ordering::SeqCst);
         }
         if !ok {
             sh.catch_up_from.fetch_min(catch_up, Ordering::SeqCst);

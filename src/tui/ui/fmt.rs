@@ -33,6 +33,16 @@ pub fn list<S: AsRef<str>>(agents: &[S]) -> String {
     s
 }
 
+/// A recovery's `held_off_s` as an age, `14m` (an absurd figure saturates).
+pub fn held(s: u64) -> String {
+    crate::text::age(
+        i64::try_from(s)
+            .ok()
+            .and_then(chrono::TimeDelta::try_seconds)
+            .unwrap_or(chrono::TimeDelta::MAX),
+    )
+}
+
 /// Clock time `15:04:05` for a UTC instant.
 pub fn clock(t: DateTime<Utc>) -> String {
     t.format("%H:%M:%S").to_string()

@@ -99,6 +99,14 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
             spans.push(sep.clone());
             spans.push(Span::styled("EDIT PENDING (w writes)", t.warn()));
         }
+        if !m.drill.is_empty() {
+            // A drill shows where workers would land, not where they are.
+            spans.push(sep.clone());
+            spans.push(Span::styled(
+                format!("DRILL {} down (nothing written)", hub(&m.drill.join(", "))),
+                t.warn(),
+            ));
+        }
         // Who we are and where: shown whole or not at all (a URL cut at the
         // screen's edge reads as a different URL).
         let mut tail = Vec::new();
@@ -178,6 +186,23 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
             ));
         } else {
             spans.push(Span::styled("no route 0", t.muted()));
+        }
+        if a.headroom_known > 0 {
+            // Healthy workers with nothing left below their rung: the next
+            // failure is a no route (a worker with none already is above).
+            spans.push(sep.clone());
+            spans.push(Span::styled(
+                format!("{} one failure from no route", fmt::count(a.one_failure)),
+                super::cell_style(
+                    t,
+                    stale,
+                    if a.one_failure > 0 {
+                        t.warn()
+                    } else {
+                        t.muted()
+                    },
+                ),
+            ));
         }
         spans.push(sep.clone());
         spans.push(Span::raw(format!("{} workers: ", fmt::count(a.total))));

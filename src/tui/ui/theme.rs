@@ -150,6 +150,17 @@ impl Theme {
         if self.ascii { "->" } else { "→" }
     }
 
+    /// A failover's mark in the Failovers view: the worker moved down its
+    /// list (`v` under `--ascii`).
+    pub fn down(&self) -> &'static str {
+        if self.ascii { "v" } else { "↓" }
+    }
+
+    /// A recovery's mark: the worker is back up its list (`^`).
+    pub fn up(&self) -> &'static str {
+        if self.ascii { "^" } else { "↑" }
+    }
+
     /// Beside the sorted column's title: `▼` the column's values fall down
     /// the rows, `▲` they rise (`v` / `^` under `--ascii`).
     pub fn sort_mark(&self, descending: bool) -> &'static str {
