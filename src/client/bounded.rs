@@ -67,6 +67,16 @@ pub enum Cut {
     Malformed(String),
 }
 
+/// What [`Splitter::feed_parts`] hands on.
+pub enum Part<'a> {
+    /// The array has just opened: the object's fields that came before it,
+    /// as an object of its own (the array empty, the object closed), so a
+    /// reader can start writing before the elements arrive.
+    Opened(&'a [u8]),
+    /// One complete element of the array.
+    Element(&'a [u8]),
+}
+
 /// Cuts a JSON object's array under `key` into its elements as the bytes
 /// arrive; everything else of the object is kept (bounded) so it can be
 /// decoded with an empty array in the array's place.
@@ -82,6 +92,8 @@ pub struct Splitter {
     key_is_target: bool,
     value_of_target: bool,
     in_array: bool,
+    /// The array has been met (a second one is refused).
+    opened: bool,
     elem: Vec<u8>,
     elements: usize,
     rest: Vec<u8>,
@@ -104,6 +116,7 @@ impl Splitter {
             key_is_target: false,
             value_of_target: false,
             in_array: false,
+            opened: false,
             elem: Vec::new(),
             elements: 0,
             rest: Vec::new(),
@@ -123,10 +136,24 @@ impl Splitter {
     }
 
     /// Feed the next bytes; `each` gets every complete element.
+    #[cfg(test)]
     pub fn feed(
         &mut self,
         chunk: &[u8],
         each: &mut dyn FnMut(&[u8]) -> Result<(), Cut>,
+    ) -> Result<(), Cut> {
+        self.feed_parts(chunk, &mut |p| match p {
+            Part::Opened(_) => Ok(()),
+            Part::Element(e) => each(e),
+        })
+    }
+
+    /// Feed the next bytes; `each` gets [`Part::Opened`] when the array
+    /// opens, then every complete element.
+    pub fn feed_parts(
+        &mut self,
+        chunk: &[u8],
+        each: &mut dyn FnMut(Part<'_>) -> Result<(), Cut>,
     ) -> Result<(), Cut> {
         for &b in chunk {
             if self.done {
@@ -144,6 +171,13 @@ impl Splitter {
                 continue;
             }
             self.rest_byte(b)?;
+            if self.in_array {
+                // The fields before the array, the object closed after it.
+                let mut head = Vec::with_capacity(self.rest.len() + 3);
+                head.extend_from_slice(&self.rest);
+                head.extend_from_slice(b"[]}");
+                each(Part::Opened(&head))?;
+            }
         }
         Ok(())
     }
@@ -151,7 +185,7 @@ impl Splitter {
     fn element_byte(
         &mut self,
         b: u8,
-        each: &mut dyn FnMut(&[u8]) -> Result<(), Cut>,
+        each: &mut dyn FnMut(Part<'_>) -> Result<(), Cut>,
     ) -> Result<(), Cut> {
         if self.in_str {
             self.elem.push(b);
@@ -204,7 +238,7 @@ impl Splitter {
     fn emit(
         &mut self,
         comma: bool,
-        each: &mut dyn FnMut(&[u8]) -> Result<(), Cut>,
+        each: &mut dyn FnMut(Part<'_>) -> Result<(), Cut>,
     ) -> Result<(), Cut> {
         let blank = self.elem.iter().all(u8::is_ascii_whitespace);
         if blank && !comma && self.elements == 0 {
@@ -218,7 +252,7 @@ impl Splitter {
             )));
         }
         self.elements += 1;
-        let r = each(&self.elem);
+        let r = each(Part::Element(&self.elem));
         self.elem.clear();
         r
     }
@@ -246,6 +280,13 @@ impl Splitter {
         let top = self.depth == 1;
         match b {
             b'[' if top && self.value_of_target => {
+                if self.opened {
+                    return Err(Cut::Malformed(format!(
+                        "its {} list comes twice",
+                        String::from_utf8_lossy(self.key)
+                    )));
+                }
+                self.opened = true;
                 self.rest.pop();
                 self.in_array = true;
                 self.depth = 2;
@@ -401,9 +442,18 @@ pub fn check_revision(r: &str) -> Result<(), String> {
     one_to("the ETag's revision", r, MAX_REVISION)
 }
 
-/// Workers seen on one page: each once, at most `max`.
+/// Workers seen on one page: each once, at most `max`. It keeps a 128-bit
+/// fingerprint of each id (two SipHash keys drawn at random for this page),
+/// not the id: 16 bytes a worker whatever its id's length, so a page read
+/// as a stream stays small at any fleet size. Two ids share a fingerprint
+/// with a chance of about n²/2¹²⁹ (nil at any fleet this client takes), and
+/// a hub cannot aim for it: it never learns the keys.
 pub struct Seen {
-    ids: HashSet<String>,
+    ids: HashSet<u128>,
+    keys: (
+        std::collections::hash_map::RandomState,
+        std::collections::hash_map::RandomState,
+    ),
     max: usize,
 }
 
@@ -411,8 +461,16 @@ impl Seen {
     pub fn new(max: usize) -> Seen {
         Seen {
             ids: HashSet::new(),
+            keys: Default::default(),
             max,
         }
+    }
+
+    fn fingerprint(&self, id: &str) -> u128 {
+        use std::hash::BuildHasher;
+        let a = self.keys.0.hash_one(id);
+        let b = self.keys.1.hash_one(id);
+        (u128::from(a) << 64) | u128::from(b)
     }
 
     pub fn admit(&mut self, id: &str) -> Result<(), String> {
@@ -422,7 +480,7 @@ impl Seen {
                 self.max
             ));
         }
-        if !self.ids.insert(id.to_string()) {
+        if !self.ids.insert(self.fingerprint(id)) {
             return Err("it lists a worker twice".into());
         }
         Ok(())
@@ -457,6 +515,42 @@ mod tests {
         assert_eq!(split("workers", &bytes).expect("byte by byte"), whole);
         let v: serde_json::Value = serde_json::from_str(&whole.1).expect("rest is JSON");
         assert_eq!(v["workers"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn the_fields_before_the_list_come_first_and_a_second_list_is_refused() {
+        let body = br#"{"now": "x", "cursor": "c[", "workers": [1, {"a": "["}], "delta": true}"#;
+        for size in [1, 5, body.len()] {
+            let mut s = Splitter::new("workers", "element");
+            let mut parts = Vec::new();
+            for c in body.chunks(size) {
+                s.feed_parts(c, &mut |p| {
+                    parts.push(match p {
+                        Part::Opened(h) => format!("head {}", String::from_utf8_lossy(h)),
+                        Part::Element(e) => String::from_utf8_lossy(e).trim().to_string(),
+                    });
+                    Ok(())
+                })
+                .expect("feeds");
+            }
+            assert_eq!(
+                parts,
+                [
+                    r#"head {"now": "x", "cursor": "c[", "workers": []}"#,
+                    "1",
+                    r#"{"a": "["}"#
+                ],
+                "in pieces of {size}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&s.finish().expect("whole")),
+                r#"{"now": "x", "cursor": "c[", "workers": [], "delta": true}"#
+            );
+        }
+        assert!(matches!(
+            split("workers", &[br#"{"workers": [1], "workers": [2]}"#]),
+            Err(Cut::Malformed(m)) if m.contains("comes twice")
+        ));
     }
 
     #[test]

@@ -428,38 +428,23 @@ impl Client {
     /// A page read as a stream: each element of its `key` array is decoded
     /// and passed to `admit` as it arrives, and the body stops at the first
     /// one out of bounds. Returns the page's other fields and the elements.
-    async fn read_page<P: DeserializeOwned, T: DeserializeOwned>(
-        &self,
-        mut resp: reqwest::Response,
-        what: &str,
+    async fn read_page<'a, P: DeserializeOwned, T: DeserializeOwned>(
+        &'a self,
+        resp: reqwest::Response,
+        what: &'static str,
         key: &'static str,
         noun: &'static str,
-        mut admit: impl FnMut(&T) -> Result<(), String>,
+        admit: impl FnMut(&T) -> Result<(), String> + Send + 'a,
     ) -> Result<(P, Vec<T>), ClientError> {
-        let mut split = bounded::Splitter::new(key, noun);
+        let mut reader = PageReader::new(self, resp, what, key, noun, admit);
         let mut items: Vec<T> = Vec::new();
-        let mut failed: Option<ClientError> = None;
-        let cut = |c: bounded::Cut| match c {
-            bounded::Cut::Bound(b) => self.out_of_bounds(what, b),
-            bounded::Cut::Malformed(m) => ClientError::Decode(format!("{what}: {m}")),
-        };
-        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport(e))? {
-            let r = split.feed(&chunk, &mut |bytes| {
-                let item: T = serde_json::from_slice(bytes).map_err(|e| {
-                    failed = Some(decode_error(what, &e));
-                    bounded::Cut::Malformed(String::new())
-                })?;
-                admit(&item).map_err(bounded::Cut::Bound)?;
-                items.push(item);
-                Ok(())
-            });
-            if let Err(c) = r {
-                return Err(failed.take().unwrap_or_else(|| cut(c)));
+        loop {
+            match reader.next().await? {
+                PagePart::Head(_) => {}
+                PagePart::Item(item) => items.push(item),
+                PagePart::End(page) => return Ok((page, items)),
             }
         }
-        let rest = split.finish().map_err(cut)?;
-        let page: P = serde_json::from_slice(&rest).map_err(|e| decode_error(what, &e))?;
-        Ok((page, items))
     }
 
     fn url(&self, path: &str) -> reqwest::Url {
@@ -598,24 +583,64 @@ impl Client {
         Ok(page)
     }
 
+    /// `GET /v1/workers`, every worker held (for readers that sort or
+    /// look them up; `get workers -o json` streams with
+    /// [`Client::workers_stream`] instead).
     pub async fn workers(&self, since: Option<&str>) -> Result<WorkersPage, ClientError> {
+        let mut reader = self.workers_stream(since).await?;
+        let mut items = Vec::new();
+        loop {
+            match reader.next().await? {
+                PagePart::Head(_) => {}
+                PagePart::Item(w) => items.push(w),
+                PagePart::End(mut page) => {
+                    page.workers = items;
+                    return Ok(page);
+                }
+            }
+        }
+    }
+
+    /// `GET /v1/workers` as a stream of its parts: each worker decoded and
+    /// checked against the contract's bounds (and seen once, at most
+    /// `max_workers`) as its bytes arrive, so a reader can write it out
+    /// before the next is read. The page's own fields come first as
+    /// [`PagePart::Head`] when the hub sends them before the list (the
+    /// reference hub does), and always as [`PagePart::End`], checked, once
+    /// the body has ended whole. Any break of the body or of a bound is an
+    /// error of [`PageReader::next`], and nothing follows it.
+    pub async fn workers_stream(
+        &self,
+        since: Option<&str>,
+    ) -> Result<PageReader<'_, WorkersPage, WorkerView>, ClientError> {
         let query: Vec<(&str, String)> = since
             .map(|s| ("since", s.to_string()))
             .into_iter()
             .collect();
         let resp = self.get("v1/workers", &query).await?;
-        let what = "GET /v1/workers";
+        Ok(self.workers_reader(resp))
+    }
+
+    /// [`Client::workers_stream`] over an answer already received.
+    pub(crate) fn workers_reader(
+        &self,
+        resp: reqwest::Response,
+    ) -> PageReader<'_, WorkersPage, WorkerView> {
         let mut seen = bounded::Seen::new(self.max_workers);
-        let (mut page, items): (WorkersPage, _) = self
-            .read_page(resp, what, "workers", "worker entry", |w: &WorkerView| {
+        let mut reader = PageReader::new(
+            self,
+            resp,
+            "GET /v1/workers",
+            "workers",
+            "worker entry",
+            move |w: &WorkerView| {
                 bounded::check_worker(w)?;
                 seen.admit(&w.worker)
-            })
-            .await?;
-        bounded::check_page_fields(&page.config_revision, &page.cursor)
-            .map_err(|b| self.out_of_bounds(what, b))?;
-        page.workers = items;
-        Ok(page)
+            },
+        );
+        reader.check_page =
+            Some(|p: &WorkersPage| bounded::check_page_fields(&p.config_revision, &p.cursor));
+        reader
     }
 
     pub async fn failovers(&self, q: &FailoverQuery) -> Result<FailoversPage, ClientError> {
@@ -843,6 +868,155 @@ impl Client {
 enum StreamEnd {
     ReceiverGone,
     Failed(String),
+}
+
+/// One part of a page read as a stream ([`PageReader::next`]).
+#[derive(Debug)]
+pub enum PagePart<P, T> {
+    /// The page's own fields (its list empty), when all of them came before
+    /// the list; checked as [`PagePart::End`]'s are.
+    Head(P),
+    /// One element of the list, decoded and within the contract's bounds.
+    Item(T),
+    /// The body ended whole: the page's own fields (its list empty),
+    /// checked. Nothing follows.
+    End(P),
+}
+
+/// Whether an element is within the contract (its bound's text if not).
+type Admit<'c, T> = Box<dyn FnMut(&T) -> Result<(), String> + Send + 'c>;
+/// Whether a page's own fields are.
+type Check<P> = fn(&P) -> Result<(), String>;
+
+/// A page's body read as it arrives ([`Client::workers_stream`]). It holds
+/// at most one chunk of the body and the elements decoded from it, never
+/// the page: a reader that writes each element out as it comes stays small
+/// whatever the page's size.
+pub struct PageReader<'c, P, T> {
+    client: &'c Client,
+    resp: reqwest::Response,
+    what: &'static str,
+    split: bounded::Splitter,
+    admit: Admit<'c, T>,
+    /// A check of the page's own fields beside serde's.
+    check_page: Option<Check<P>>,
+    ready: std::collections::VecDeque<PagePart<P, T>>,
+    /// An error met after the parts in `ready`: given once they are.
+    failed: Option<ClientError>,
+    ended: bool,
+}
+
+impl<'c, P: DeserializeOwned, T: DeserializeOwned> PageReader<'c, P, T> {
+    fn new(
+        client: &'c Client,
+        resp: reqwest::Response,
+        what: &'static str,
+        key: &'static str,
+        noun: &'static str,
+        admit: impl FnMut(&T) -> Result<(), String> + Send + 'c,
+    ) -> Self {
+        PageReader {
+            client,
+            resp,
+            what,
+            split: bounded::Splitter::new(key, noun),
+            admit: Box::new(admit),
+            check_page: None,
+            ready: std::collections::VecDeque::new(),
+            failed: None,
+            ended: false,
+        }
+    }
+
+    fn cut(&self, c: bounded::Cut) -> ClientError {
+        match c {
+            bounded::Cut::Bound(b) => self.client.out_of_bounds(self.what, b),
+            bounded::Cut::Malformed(m) => ClientError::Decode(format!("{}: {m}", self.what)),
+        }
+    }
+
+    /// The page's own fields, decoded and checked.
+    fn page(&self, bytes: &[u8]) -> Result<P, ClientError> {
+        let page: P = serde_json::from_slice(bytes).map_err(|e| decode_error(self.what, &e))?;
+        if let Some(check) = self.check_page {
+            check(&page).map_err(|b| self.client.out_of_bounds(self.what, b))?;
+        }
+        Ok(page)
+    }
+
+    /// The next part; `Ok(End)` once, then errors. An error ends the page:
+    /// what came before it was whole and checked, what follows is dropped.
+    pub async fn next(&mut self) -> Result<PagePart<P, T>, ClientError> {
+        loop {
+            if let Some(part) = self.ready.pop_front() {
+                return Ok(part);
+            }
+            if let Some(e) = self.failed.take() {
+                self.ended = true;
+                return Err(e);
+            }
+            if self.ended {
+                return Err(ClientError::Decode(format!(
+                    "{}: read past the page's end",
+                    self.what
+                )));
+            }
+            let chunk = match self.resp.chunk().await {
+                Ok(c) => c,
+                Err(e) => {
+                    self.ended = true;
+                    return Err(self.client.transport(e));
+                }
+            };
+            let Some(chunk) = chunk else {
+                self.ended = true;
+                let split = std::mem::replace(&mut self.split, bounded::Splitter::new("", ""));
+                let rest = split.finish().map_err(|c| self.cut(c))?;
+                return Ok(PagePart::End(self.page(&rest)?));
+            };
+            let mut decode_failed: Option<ClientError> = None;
+            let mut heads: Option<Vec<u8>> = None;
+            let what = self.what;
+            let admit = &mut self.admit;
+            let ready = &mut self.ready;
+            let r = self.split.feed_parts(&chunk, &mut |part| match part {
+                bounded::Part::Opened(head) => {
+                    heads = Some(head.to_vec());
+                    Ok(())
+                }
+                bounded::Part::Element(bytes) => {
+                    let item: T = serde_json::from_slice(bytes).map_err(|e| {
+                        decode_failed = Some(decode_error(what, &e));
+                        bounded::Cut::Malformed(String::new())
+                    })?;
+                    admit(&item).map_err(bounded::Cut::Bound)?;
+                    ready.push_back(PagePart::Item(item));
+                    Ok(())
+                }
+            });
+            if let Some(head) = heads {
+                // All the page's fields before its list: a head to write
+                // first. Some missing (they come after the list): none.
+                if let Ok(page) = serde_json::from_slice::<P>(&head) {
+                    let checked = match self.check_page {
+                        Some(check) => check(&page).map(|()| page),
+                        None => Ok(page),
+                    };
+                    match checked {
+                        Ok(page) => self.ready.push_front(PagePart::Head(page)),
+                        Err(b) => {
+                            self.ready.clear();
+                            self.failed = Some(self.client.out_of_bounds(self.what, b));
+                            continue;
+                        }
+                    }
+                }
+            }
+            if let Err(c) = r {
+                self.failed = Some(decode_failed.take().unwrap_or_else(|| self.cut(c)));
+            }
+        }
+    }
 }
 
 /// The right to be handed the one write path, given only to sessions that

@@ -1105,3 +1105,149 @@ fn the_tui_draws_hub_text_scrubbed_and_escaped() {
     p.send("q");
     let _ = p.wait_exit(Duration::from_secs(10));
 }
+
+// ---------------------------------------------------------------------------
+// `get workers -o json|jsonl` streams: a page that breaks mid-way.
+
+/// How a streamed `/v1/workers` page goes wrong after its third worker.
+#[derive(Clone, Copy, Debug)]
+enum MidPage {
+    /// The body stops half-way through the fourth worker: its
+    /// `Content-Length` promises more, and the connection closes.
+    Cut,
+    /// The fourth worker's id is over the contract's 128 bytes.
+    OutOfBounds,
+}
+
+fn mid_page_hub(how: MidPage) -> StandIn {
+    stand_in(Arc::new(move |req: &Req, s: &mut TcpStream| {
+        if req.path != "/v1/workers" {
+            return answer(s, "404 Not Found", "application/json", "", b"{}");
+        }
+        let now = now();
+        let mut workers: Vec<Value> = (1..=4)
+            .map(|i| worker_json(&format!("w-{i}"), &now))
+            .collect();
+        if let MidPage::OutOfBounds = how {
+            workers[3]["worker"] = json!("w".repeat(129));
+        }
+        let body = json!({"now": now, "config_revision": "r1", "heartbeat_interval_s": 10,
+                          "cursor": "c1-4", "delta": false, "workers": workers})
+        .to_string();
+        match how {
+            MidPage::OutOfBounds => json_answer(s, &serde_json::from_str(&body)?),
+            MidPage::Cut => {
+                let third = body.find("\"w-4\"").expect("the fourth worker");
+                write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )?;
+                s.write_all(&body.as_bytes()[..third])?;
+                s.flush()
+            }
+        }
+    }))
+}
+
+/// The workers the output holds whole, by id, in order.
+fn ids_in(stdout: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(stdout);
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = l
+                .strip_prefix("\"worker\": \"")
+                .or_else(|| l.split_once("\"worker\":\"").map(|(_, r)| r))?;
+            Some(rest.split('"').next()?.to_string())
+        })
+        .collect()
+}
+
+fn mid_page_case(how: MidPage, output: &str, code: i32, said: &str) {
+    let hub = mid_page_hub(how);
+    let r = run_for(
+        &hub.url,
+        &["get", "workers", "-o", output],
+        Duration::from_secs(30),
+    );
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.code, Some(code), "{how:?} -o {output}: {err}");
+    assert!(
+        err.contains(said),
+        "{how:?} -o {output} said:\n{err}\nnot: {said}"
+    );
+    // The three workers before the break were streamed out, whole.
+    assert_eq!(
+        ids_in(&r.stdout),
+        ["w-1", "w-2", "w-3"],
+        "{how:?} -o {output} wrote:\n{}",
+        String::from_utf8_lossy(&r.stdout)
+    );
+    if output == "json" {
+        // A document without its end: no reader takes it for the fleet.
+        assert!(
+            serde_json::from_slice::<Value>(&r.stdout).is_err(),
+            "{how:?}: a page cut short printed a whole JSON document"
+        );
+    } else {
+        for l in String::from_utf8_lossy(&r.stdout).lines() {
+            serde_json::from_str::<Value>(l).expect("each line a whole worker");
+        }
+    }
+}
+
+#[test]
+fn a_workers_body_cut_mid_page_ends_streamed_json_unfinished_and_fails() {
+    // The sentence and exit code a cut body always had.
+    let said = "could not read the hub's answer: the answer of";
+    mid_page_case(MidPage::Cut, "json", 1, said);
+    mid_page_case(MidPage::Cut, "jsonl", 1, said);
+}
+
+#[test]
+fn a_worker_out_of_bounds_mid_page_ends_streamed_json_unfinished_and_fails() {
+    let said = "broke a bound of the API on GET /v1/workers: a worker id is over 128 bytes";
+    mid_page_case(MidPage::OutOfBounds, "json", 1, said);
+    mid_page_case(MidPage::OutOfBounds, "jsonl", 1, said);
+}
+
+/// A hub may send the page's own fields after its list (the reference hub
+/// never does): `-o json` is still the page as `write_json` writes it.
+#[test]
+fn page_fields_after_the_list_still_print_the_same_document() {
+    let hub = stand_in(Arc::new(move |req: &Req, s: &mut TcpStream| {
+        if req.path != "/v1/workers" {
+            return answer(s, "404 Not Found", "application/json", "", b"{}");
+        }
+        let now = "2026-11-29T15:04:05Z";
+        let workers: Vec<String> = (1..=3)
+            .map(|i| worker_json(&format!("w-{i}"), now).to_string())
+            .collect();
+        let body = format!(
+            "{{\"workers\": [{}], \"now\": \"{now}\", \"config_revision\": \"r1\", \
+             \"heartbeat_interval_s\": 10, \"cursor\": \"c1-3\", \"delta\": false}}",
+            workers.join(",")
+        );
+        answer(s, "200 OK", "application/json", "", body.as_bytes())
+    }));
+    let r = run_for(
+        &hub.url,
+        &["get", "workers", "-o", "json"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    let now = "2026-11-29T15:04:05Z";
+    let page: macfleet::wire::WorkersPage = serde_json::from_value(json!({
+        "now": now, "config_revision": "r1", "heartbeat_interval_s": 10, "cursor": "c1-3",
+        "delta": false,
+        "workers": (1..=3).map(|i| worker_json(&format!("w-{i}"), now)).collect::<Vec<_>>()
+    }))
+    .expect("a page");
+    let mut want = Vec::new();
+    macfleet::cli::get::out::write_json(&mut want, &page).expect("json");
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        String::from_utf8_lossy(&want)
+    );
+}

@@ -22,3 +22,5 @@ mod hostile_hub;
 mod hub_ops;
 /// What the scripted commands print, `--watch`, completions, help.
 mod output;
+/// `get workers -o json|jsonl`: streamed, the same bytes, small.
+mod workers_json;

@@ -162,13 +162,23 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
     }
     match args.what {
         GetWhat::Workers => {
+            if matches!(args.output, Output::Json | Output::Jsonl) {
+                // Streamed: each worker out before the next is read.
+                let mut reader = client.workers_stream(None).await?;
+                let mut buf = std::io::BufWriter::with_capacity(64 * 1024, &mut out);
+                let r = if args.output == Output::Json {
+                    out::stream_workers_json(&mut buf, &mut reader).await
+                } else {
+                    out::stream_workers_jsonl(&mut buf, &mut reader).await
+                };
+                // What was written goes out, error or not (on an error, a
+                // JSON document without its end).
+                let flushed = buf.flush();
+                r?;
+                return Ok(flushed?);
+            }
+            // The table sorts and fits its columns: it holds every worker.
             let page = client.workers(None).await?;
-            if args.output == Output::Json {
-                return write_json(&mut out, &page);
-            }
-            if args.output == Output::Jsonl {
-                return write_jsonl(&mut out, &page.workers);
-            }
             let mut ws = page.workers;
             ws.sort_by_key(|w| {
                 (
