@@ -726,6 +726,66 @@ fn since_is_when_the_hold_off_began_and_last_the_newest_failover() {
     );
 }
 
+/// A quota cap that ended and came back: the hub recorded the worker's
+/// recovery onto opencode between the two caps, so opencode's "since" is
+/// the second cap's start, not the first's.
+#[test]
+fn since_starts_again_after_a_recovery_onto_the_rung() {
+    use macfleet::wire::{CauseKind, CauseSource, FailoverRecord, FailoversPage, RecoveryRecord};
+    let (mut a, m0) = app(1, false);
+    let now = t0();
+    let mut w = fixture::worker(0, now);
+    w.active_agent = Some("pi".into());
+    w.last_failover = None;
+    a.update(Msg::Workers {
+        page: fixture::page(vec![w], now, false, 2),
+        at: m0,
+    });
+    let away = |seq: u64, mins: i64| {
+        let mut f = fixture::failover(0, now - TimeDelta::minutes(mins), false);
+        f.id = format!("f-{seq}");
+        f.from = "opencode".into();
+        f.to = Some("pi".into());
+        f.cause.kind = CauseKind::RateLimited;
+        f.cause.status = Some(429);
+        f.cause.source = CauseSource::HubRouter;
+        FailoverRecord {
+            seq,
+            worker: "w-00000".into(),
+            host: "gpu-node-000".into(),
+            received_at: f.at,
+            failover: f,
+        }
+    };
+    a.update(Msg::Failovers {
+        page: FailoversPage {
+            events: vec![away(1, 50), away(2, 40), away(3, 9), away(4, 3)],
+            next: 4,
+            oldest: 1,
+        },
+        fresh: true,
+    });
+    a.update(Msg::Recovery(RecoveryRecord {
+        seq: 1,
+        worker: "w-00000".into(),
+        host: "gpu-node-000".into(),
+        at: now - TimeDelta::minutes(20),
+        from: Some("pi".into()),
+        to: "opencode".into(),
+        held_off_s: 30 * 60,
+    }));
+    a.settle();
+    let e = a.model().fleet.by_id("w-00000").unwrap();
+    let why = macfleet::tui::overlays::detail::why(&a.cx(), e);
+    let start = (now - TimeDelta::minutes(9)).format("%H:%M:%S").to_string();
+    assert!(
+        why.contains(&format!(
+            "opencode rate_limited 429 (hub_router) since {start} (9m), last 3m ago, 4 in the last hour"
+        )),
+        "{why}"
+    );
+}
+
 /// The hub's own problems on screen, from a real hub's `GET /v1/health`:
 /// a hand edit that does not validate is a banner naming what workers
 /// keep; a hub with no list that ever validated is `BUILT-IN ORDER`.

@@ -27,7 +27,8 @@ pub fn why_head(e: &Entry) -> String {
 
 /// Every rung above the one the worker stands on (all of them with no
 /// route) and what holds it off, from the failovers the TUI holds for it
-/// (the log and its last failover): see [`crate::text::held_off`].
+/// (the log and its last failover) and its recoveries: see
+/// [`crate::text::held_off`].
 pub fn why_rungs(cx: &Cx, e: &Entry) -> Vec<crate::text::RungWhy> {
     let v = &e.view;
     let held: Vec<Failover> = cx
@@ -40,13 +41,23 @@ pub fn why_rungs(cx: &Cx, e: &Entry) -> Vec<crate::text::RungWhy> {
     if let Some(last) = v.last_failover.as_deref() {
         failovers.push(last);
     }
+    // Its recoveries: a hold-off that came back after one began afresh.
+    let back: Vec<crate::wire::RecoveryRecord> = cx
+        .model
+        .recs
+        .records
+        .iter()
+        .filter(|r| *r.worker == *v.worker)
+        .map(|r| r.record())
+        .collect();
+    let back: Vec<&crate::wire::RecoveryRecord> = back.iter().collect();
     crate::text::held_off(
         cx.now,
         &v.agents,
         v.active_agent.as_deref(),
         |a| v.capabilities.get(a).copied(),
         &failovers,
-        &[],
+        &back,
     )
 }
 
