@@ -307,6 +307,11 @@ pub struct WorkerView {
     /// reported it); `None` from a hub that does not say.
     #[serde(default)]
     pub pool: Option<String>,
+    /// The interval the hub told this worker in its last heartbeat's
+    /// answer, which its state's thresholds follow (docs/hub-api.md,
+    /// *Pacing*); `None` from a hub that does not say: the page's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_interval_s: Option<u64>,
 }
 
 impl WorkerView {
@@ -357,7 +362,130 @@ pub struct WorkersPage {
     #[serde(default)]
     pub delta: bool,
     pub workers: Vec<WorkerView>,
+    /// A window (`sort`, `q`, `limit`, `offset` or `page` asked): the rows
+    /// that match `q` in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// A window: the index of its first row in the sorted, filtered list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// A window: the token of the window after it; `None` at the end (and
+    /// for a full or delta answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_page: Option<String>,
 }
+
+/// The orders of a `/v1/workers` window (docs/hub-api.md, *Windows*).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSort {
+    /// No route (not lost) first, then lost, stale, healthy; the newest
+    /// last failover first within each.
+    #[default]
+    Urgency,
+    /// Oldest heartbeat first.
+    Age,
+    Worker,
+    Host,
+    /// No route first, then by the active agent's rank.
+    Rank,
+}
+
+impl WindowSort {
+    pub const ALL: [WindowSort; 5] = [
+        WindowSort::Urgency,
+        WindowSort::Age,
+        WindowSort::Worker,
+        WindowSort::Host,
+        WindowSort::Rank,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WindowSort::Urgency => "urgency",
+            WindowSort::Age => "age",
+            WindowSort::Worker => "worker",
+            WindowSort::Host => "host",
+            WindowSort::Rank => "rank",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<WindowSort> {
+        WindowSort::ALL.into_iter().find(|w| w.as_str() == s)
+    }
+}
+
+/// A `/v1/workers` window to ask for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WindowQuery {
+    pub sort: WindowSort,
+    /// The filter, in the TUI's language (at most 512 bytes).
+    pub q: String,
+    /// Rows, 1–10,000.
+    pub limit: u32,
+    /// Start at this row; `None` with `page`, or from the start.
+    pub offset: Option<u64>,
+    /// An earlier answer's `next_page`.
+    pub page: Option<String>,
+}
+
+/// Most rows a window holds.
+pub const MAX_WINDOW: u32 = 10_000;
+/// Longest filter a window takes, in bytes.
+pub const MAX_WINDOW_QUERY: usize = 512;
+
+/// One agent's counts in [`Summary`], over live workers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentSummary {
+    pub agent: String,
+    /// Binary, token and preflight all fine.
+    pub capable: u64,
+    /// Running it now.
+    pub active: u64,
+    pub no_binary: u64,
+    pub no_token: u64,
+    pub preflight_failed: u64,
+    /// Healthy workers running it with nothing left below it.
+    pub last_rung: u64,
+}
+
+/// Live workers that report one revision (`None`: none reported; the
+/// summed rest is named `other`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevisionCount {
+    pub revision: Option<String>,
+    pub workers: u64,
+}
+
+/// `GET /v1/summary` answer (and the `summary` event's data): the fleet's
+/// counts as the TUI aggregates them, and its most urgent workers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub now: DateTime<Utc>,
+    pub config_revision: String,
+    pub heartbeat_interval_s: u64,
+    pub cursor: String,
+    pub workers: u64,
+    pub healthy: u64,
+    pub stale: u64,
+    pub lost: u64,
+    pub no_route: u64,
+    pub healthy_no_route: u64,
+    pub degraded: u64,
+    pub out_of_sync: u64,
+    pub one_failure_from_no_route: u64,
+    pub headroom_known: u64,
+    pub agents: Vec<AgentSummary>,
+    pub revisions: Vec<RevisionCount>,
+    pub urgent: Vec<WorkerView>,
+}
+
+/// Most agents a summary lists (the rest are summed as `other`).
+pub const MAX_SUMMARY_AGENTS: usize = 256;
+/// Most revisions a summary lists (the rest are summed as `other`).
+pub const MAX_SUMMARY_REVISIONS: usize = 16;
+/// Most urgent workers a summary carries.
+pub const MAX_SUMMARY_URGENT: usize = 20;
 
 /// One failover as the hub logged it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -291,6 +291,7 @@ impl Stored {
             headroom: Some(self.headroom),
             clock_skew_s: Some(self.clock_skew_s),
             pool: Some(self.pool.to_string()),
+            heartbeat_interval_s: None,
         }
     }
 

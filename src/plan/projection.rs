@@ -447,6 +447,7 @@ mod tests {
             headroom: None,
             clock_skew_s: None,
             pool: None,
+            heartbeat_interval_s: None,
         }
     }
 

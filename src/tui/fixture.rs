@@ -121,6 +121,7 @@ pub fn worker(i: usize, now: DateTime<Utc>) -> WorkerView {
         headroom: None,
         clock_skew_s: None,
         pool: None,
+        heartbeat_interval_s: None,
     }
 }
 
@@ -132,6 +133,9 @@ pub fn page(workers: Vec<WorkerView>, now: DateTime<Utc>, delta: bool, cursor: u
         cursor: format!("c{cursor}"),
         delta,
         workers,
+        total: None,
+        offset: None,
+        next_page: None,
     }
 }
 

@@ -76,6 +76,8 @@ pub struct Worker {
     /// Its clock less the hub's, in seconds (`None`: the hub does not say).
     pub clock_skew_s: Option<i64>,
     pub pool: Option<Sym>,
+    /// The interval the hub told it (`None`: the hub does not say).
+    pub heartbeat_interval_s: Option<u64>,
 }
 
 impl Worker {
@@ -110,6 +112,7 @@ impl Worker {
             headroom: self.headroom,
             clock_skew_s: self.clock_skew_s,
             pool: self.pool.as_deref().map(str::to_string),
+            heartbeat_interval_s: self.heartbeat_interval_s,
         }
     }
 }
@@ -199,6 +202,7 @@ impl Interner {
             headroom: v.headroom,
             clock_skew_s: v.clock_skew_s,
             pool: v.pool.as_deref().map(|p| self.sym(p)),
+            heartbeat_interval_s: v.heartbeat_interval_s,
         }
     }
 }
