@@ -373,8 +373,10 @@ fn beat(worker: &str, rev: &str, active: &str, failovers: serde_json::Value) -> 
 /// opencode to pi (14 minutes ago), the Failovers view shows it `↓`; its
 /// next heartbeat is back on opencode, the hub records a recovery, and
 /// without a key press the view shows it `↑` above the failover
-/// (`pi→opencode recovered … after 14m`, from the `recovery` event); Enter
-/// on it opens the worker, which says where it is back on.
+/// (`pi→opencode recovered … after 14m`, from the `recovery` event: the
+/// polls are stretched to a minute); Enter
+/// on it opens the worker, which says where it is back on. A dashboard
+/// started afterwards has it from the start.
 #[test]
 fn a_worker_back_up_shows_as_a_recovery_and_in_its_detail_in_the_binary() {
     use crate::common::TestHub;
@@ -402,7 +404,15 @@ fn a_worker_back_up_shows_as_a_recovery_and_in_its_detail_in_the_binary() {
         "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router"}
     }]);
     post(beat("w-up", &rev, "pi", away));
-    let mut t = crate::pty::Pty::spawn(&["--hub", &h.url()], &[("MAC_HUB_TOKEN", &h.viewer)]);
+    // Polls stretched to a minute: after the first round, only the event
+    // stream can bring the recovery.
+    let mut t = crate::pty::Pty::spawn(
+        &["--hub", &h.url()],
+        &[
+            ("MAC_HUB_TOKEN", &h.viewer),
+            ("MACFLEET_TEST_QUIET_MS", "60000"),
+        ],
+    );
     t.wait_for("READ-ONLY", Duration::from_secs(30));
     t.send("3");
     t.wait_for("opencode→pi", Duration::from_secs(15));
@@ -432,4 +442,18 @@ fn a_worker_back_up_shows_as_a_recovery_and_in_its_detail_in_the_binary() {
         !s.contains("recovered") && s.contains("opencode→pi")
     });
     assert!(s.contains("dir:down"), "{s}");
+    drop(t);
+    // A dashboard started after it fetches the log at start
+    // (`GET /v1/recoveries`: the stream does not replay it).
+    let mut t = crate::pty::Pty::spawn(
+        &["--hub", &h.url()],
+        &[
+            ("MAC_HUB_TOKEN", &h.viewer),
+            ("MACFLEET_TEST_QUIET_MS", "60000"),
+        ],
+    );
+    t.wait_for("READ-ONLY", Duration::from_secs(30));
+    t.send("3");
+    let s = t.wait_for("recovered", Duration::from_secs(15));
+    assert!(s.contains("pi→opencode"), "{s}");
 }
