@@ -18,7 +18,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::registry::Registry;
 
-use super::worker::Stored;
+use super::worker::{Roster, Stored};
 use super::{Current, Hub};
 use crate::wire::{CauseKind, FailoverRecord, OrderSource, RecoveryRecord, WorkerState};
 
@@ -223,8 +223,13 @@ pub struct FleetTally {
     pub behind_revision: i64,
     /// Healthy workers by active agent and rung in the list they follow.
     by_agent: HashMap<String, Box<[i64; RUNGS]>, Fast>,
-    /// Healthy workers that report they can run each agent.
-    capable: HashMap<String, i64, Fast>,
+    /// Healthy workers by the roster (agent list and capabilities) they
+    /// report, by its address: how many can run each agent is summed from
+    /// these at a scrape. Per name it was a map entry (a `String` and a
+    /// count) per capability name, 64 per worker of a fleet whose names
+    /// are each worker's own; per roster it is one entry per distinct list,
+    /// one for a fleet that reports the same.
+    capable: HashMap<usize, (Roster, i64), Fast>,
     /// Healthy workers holding each agent off (as of their last heartbeat).
     held_off: HashMap<String, i64, Fast>,
 }
@@ -281,12 +286,12 @@ impl FleetTally {
             return;
         }
         let p = &*w.profile;
-        match p.active_agent.as_deref() {
+        match p.active_agent() {
             None => self.no_route += d,
             Some(a) => {
                 let rung = p
-                    .agents
-                    .iter()
+                    .roster
+                    .agents()
                     .position(|x| x == a)
                     .unwrap_or(RUNGS - 1)
                     .min(RUNGS - 1);
@@ -311,9 +316,15 @@ impl FleetTally {
         if !w.in_sync {
             self.behind_revision += d;
         }
-        for (a, c) in p.capabilities.iter() {
-            if c.capable() {
-                bump(&mut self.capable, a, d);
+        match self.capable.get_mut(&p.roster.id()) {
+            Some((_, n)) => {
+                *n += d;
+                if *n == 0 {
+                    self.capable.remove(&p.roster.id());
+                }
+            }
+            None => {
+                self.capable.insert(p.roster.id(), (p.roster.clone(), d));
             }
         }
         for h in w.held.as_deref().unwrap_or_default() {
@@ -340,13 +351,15 @@ impl FleetTally {
                 *l.by_agent.entry((label.clone(), rung)).or_default() += n;
             }
         }
-        for (src, dst) in [
-            (&self.capable, &mut l.capable),
-            (&self.held_off, &mut l.held_off),
-        ] {
-            for (a, n) in src {
-                *dst.entry(agent_label(Some(a), list)).or_default() += n;
+        for (roster, n) in self.capable.values() {
+            for (a, c) in roster.capabilities() {
+                if c.capable() {
+                    *l.capable.entry(agent_label(Some(a), list)).or_default() += n;
+                }
             }
+        }
+        for (a, n) in &self.held_off {
+            *l.held_off.entry(agent_label(Some(a), list)).or_default() += n;
         }
         l
     }
