@@ -222,7 +222,10 @@ pub struct FleetTally {
     pub one_failure_from_no_route: i64,
     pub behind_revision: i64,
     /// Healthy workers by active agent and rung in the list they follow.
-    by_agent: HashMap<String, Box<[i64; RUNGS]>, Fast>,
+    /// Sparse: the rungs with workers on them, each with its count (an
+    /// array of every rung was 520 B per name, one name per worker in a
+    /// fleet whose names are each worker's own).
+    by_agent: HashMap<String, Vec<(u8, i64)>, Fast>,
     /// Healthy workers by the roster (agent list and capabilities) they
     /// report, by its address: how many can run each agent is summed from
     /// these at a scrape. Per name it was a map entry (a `String` and a
@@ -294,18 +297,21 @@ impl FleetTally {
                     .agents()
                     .position(|x| x == a)
                     .unwrap_or(RUNGS - 1)
-                    .min(RUNGS - 1);
+                    .min(RUNGS - 1) as u8;
                 match self.by_agent.get_mut(a) {
                     Some(rungs) => {
-                        rungs[rung] += d;
-                        if rungs.iter().all(|n| *n == 0) {
+                        // Kept in rung order: equal counts, equal tallies.
+                        match rungs.binary_search_by_key(&rung, |(r, _)| *r) {
+                            Ok(i) => rungs[i].1 += d,
+                            Err(i) => rungs.insert(i, (rung, d)),
+                        }
+                        rungs.retain(|(_, n)| *n != 0);
+                        if rungs.is_empty() {
                             self.by_agent.remove(a);
                         }
                     }
                     None => {
-                        let mut rungs = Box::new([0; RUNGS]);
-                        rungs[rung] = d;
-                        self.by_agent.insert(a.to_owned(), rungs);
+                        self.by_agent.insert(a.to_owned(), vec![(rung, d)]);
                     }
                 }
             }
@@ -342,7 +348,8 @@ impl FleetTally {
         }
         for (a, rungs) in &self.by_agent {
             let label = agent_label(Some(a), list);
-            for (rung, n) in rungs.iter().enumerate().filter(|(_, n)| **n != 0) {
+            for &(rung, n) in rungs {
+                let rung = usize::from(rung);
                 let rung = if label == "other" || rung == RUNGS - 1 {
                     "other".to_string()
                 } else {

@@ -44,8 +44,8 @@ use crate::wire::{
 /// What one more worker of the largest shape the contract accepts (a
 /// 128-byte id, a 253-byte host, 64 agents of 32 characters, 64
 /// capabilities of 64 other names, a last failover with a 200-character
-/// detail) costs the hub, rounded up: 8,060 B of RSS a worker measured
-/// between 3,276 and 20,000 of them (`benches/hub_memory.sh`, `own+caps`;
+/// detail) costs the hub, rounded up: 7,381 B of RSS a worker measured
+/// between 3,640 and 20,000 of them (`benches/hub_memory.sh`, `own+caps`;
 /// docs/performance.md), 9 KiB here. A fleet that reports one list costs
 /// about a third of it.
 pub const LARGEST_WORKER_BYTES: u64 = 9 * 1024;
@@ -53,7 +53,7 @@ pub const LARGEST_WORKER_BYTES: u64 = 9 * 1024;
 /// What a fleet costs the hub besides its workers' own bytes, rounded up:
 /// the tables, database caches, event ring and allocator pages of requests
 /// in flight a hub grows into with its first few thousand workers (14 to
-/// 28 MB measured, the same runs and `tests/hub/resources.rs`).
+/// 23 MB measured, the same runs and `tests/hub/resources.rs`).
 pub const WORKERS_BASE_BYTES: u64 = 64 << 20;
 
 /// The default `--memory-budget`: what the hub may grow by for the workers
