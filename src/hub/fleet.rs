@@ -227,6 +227,11 @@ impl Fleet {
         self.workers.is_empty()
     }
 
+    /// Every worker's last view, in no order (a window's one pass).
+    pub fn views(&self) -> impl Iterator<Item = &Arc<Stored>> + '_ {
+        self.workers.values().map(|e| &e.view)
+    }
+
     /// Replace, in place, every view that `change` returns a new one for
     /// (a sweep's or a resync's), each as a change of its own; one pass, no
     /// second lookup. Each new view is published as `event(view)`, still

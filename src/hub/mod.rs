@@ -6,6 +6,7 @@
 //! - `disk`: the document on disk judged, and watched for hand edits;
 //! - `worker`: one worker as held (`Stored`, sharing a `Profile`);
 //! - `fleet`: every worker's last heartbeat, in memory, with change cursors;
+//! - `window`: `/v1/workers` sorted, filtered and paged on the hub;
 //! - `events`: the SSE feed with resume;
 //! - `streams`: caps on open event streams;
 //! - `domain`: what the hub does (replace the config, take in a heartbeat);
@@ -26,6 +27,7 @@ pub mod serve;
 pub mod store;
 pub mod streams;
 pub mod tls;
+pub mod window;
 pub mod worker;
 
 use std::net::SocketAddr;
