@@ -194,7 +194,7 @@ pub struct FailoverRow<'a> {
 pub const WORKER_FIELDS: &[&str] = &["worker", "host", "state", "agent", "rank", "cause", "rev"];
 
 /// `rank` of `active` in `agents` (the worker's own list).
-pub fn rank_in<'a, S: AsRef<str> + 'a>(
+pub fn rank_in<'a, S: AsRef<str> + ?Sized + 'a>(
     agents: impl IntoIterator<Item = &'a S>,
     active: Option<&str>,
 ) -> Option<usize> {

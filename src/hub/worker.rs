@@ -556,11 +556,14 @@ mod tests {
     }
 
     /// The wire type's JSON, with the two fields the hub adds after it.
+    /// The wire type's JSON of the view, its skew and pool as given.
     fn wire_json(v: &WorkerView, skew: i64, pool: &str) -> String {
-        let mut s = serde_json::to_string(v).expect("serialises");
-        s.pop();
-        s.push_str(&format!(r#","clock_skew_s":{skew},"pool":"{pool}"}}"#));
-        s
+        let v = WorkerView {
+            clock_skew_s: Some(skew),
+            pool: Some(pool.to_string()),
+            ..v.clone()
+        };
+        serde_json::to_string(&v).expect("serialises")
     }
 
     #[test]
