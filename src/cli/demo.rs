@@ -30,6 +30,18 @@ pub struct DemoHub {
 
 /// Start an embedded hub on an ephemeral loopback port.
 pub async fn start_hub(interval_s: u64) -> Result<DemoHub> {
+    start_hub_for(interval_s, 0).await
+}
+
+/// The hub's `--max-workers` for a demo of `workers`: the hub's default,
+/// raised to fit a larger fleet (`macfleet demo --workers 1000000`).
+pub fn max_workers_for(workers: usize) -> usize {
+    workers.max(crate::hub::DEFAULT_MAX_WORKERS)
+}
+
+/// [`start_hub`] for a fleet of `workers`: its `--max-workers` raised to
+/// fit ([`max_workers_for`]).
+pub async fn start_hub_for(interval_s: u64, workers: usize) -> Result<DemoHub> {
     // Private: the directory 0700, its files 0600 (it holds the session's
     // token file, the history and the failover log).
     let mut builder = tempfile::Builder::new();
@@ -60,6 +72,7 @@ pub async fn start_hub(interval_s: u64) -> Result<DemoHub> {
     opts.listen = ([127, 0, 0, 1], 0).into();
     opts.name = "demo".into();
     opts.heartbeat_interval_s = interval_s.max(1);
+    opts.max_workers = max_workers_for(workers);
     let hub = crate::hub::start(opts).await?;
     // SQLite makes its files by the umask (0644, commonly); the WAL and
     // shared-memory files it makes later copy the database's mode.
@@ -112,15 +125,20 @@ async fn owner_change(client: &Client, agents: &[String]) -> Result<()> {
 
 pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
     let scenario = crate::sim::Scenario::load(&args.scenario)?;
-    let demo = start_hub(args.interval).await?;
+    let demo = start_hub_for(args.interval, args.workers).await?;
     let url = demo.hub.url();
-    let owner = Client::new(&url, Some(demo.owner.clone()), ClientOptions::default())?;
+    // Every client of it reads pages of up to the fleet it holds.
+    let fits = ClientOptions {
+        max_workers: max_workers_for(args.workers),
+        ..ClientOptions::default()
+    };
+    let owner = Client::new(&url, Some(demo.owner.clone()), fits.clone())?;
     owner_change(&owner, &scenario.agents).await?;
     // The scenario's last hour goes in through the API before the live
     // fleet starts, and the live fleet starts just as the scenario's first
     // phase reaches a worker: the first screen has history and a live
     // failover comes with the first heartbeats.
-    let sim_client = Client::new(&url, Some(demo.worker.clone()), ClientOptions::default())?;
+    let sim_client = Client::new(&url, Some(demo.worker.clone()), fits.clone())?;
     let stats = Arc::new(crate::sim::SimStats::default());
     let mut opts = crate::sim::SimOptions::new(args.workers, scenario);
     opts.start = crate::sim::Start::FirstEvent;
@@ -170,7 +188,7 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
     } else {
         let opts = ClientOptions {
             user_agent: super::user_agent("tui"),
-            ..ClientOptions::default()
+            ..fits
         };
         let client = Client::new(&url, Some(session_token), opts)?;
         let grant = (!global.read_only).then(|| crate::client::WriteGrant::new(client.clone()));
@@ -224,4 +242,15 @@ fn write_private(path: &std::path::Path, text: &str) -> Result<()> {
     f.write_all(text.as_bytes())
         .and_then(|()| f.write_all(b"\n"))
         .wrap_err_with(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_hub_fits_the_fleet_it_is_asked_for() {
+        assert_eq!(max_workers_for(40), crate::hub::DEFAULT_MAX_WORKERS);
+        assert_eq!(max_workers_for(1_000_000), 1_000_000);
+    }
 }
