@@ -286,6 +286,30 @@ fn a_window_from_another_instance_or_an_older_ask_is_never_mixed_in() {
 }
 
 #[test]
+fn a_worker_move_of_a_row_not_held_is_not_held() {
+    let (mut a, ask) = large_app();
+    let held = a.model().fleet.len();
+    assert_eq!(held, ask.rows as usize);
+    let mut far = fixture::worker(900_000, fixture::t0());
+    far.state = macfleet::wire::WorkerState::Stale;
+    let mut near = fixture::worker(1, fixture::t0());
+    near.state = macfleet::wire::WorkerState::Lost;
+    a.update(Msg::WorkerEvents(vec![far, near]));
+    assert_eq!(
+        a.model().fleet.len(),
+        held,
+        "a worker not on screen is not taken in"
+    );
+    assert_eq!(
+        a.model().fleet.by_id("w-00001").map(|e| e.state),
+        Some(macfleet::wire::WorkerState::Lost),
+        "a row held follows the hub's move"
+    );
+    // The counts stay the summary's, whatever the rows held say.
+    assert_eq!(a.model().fleet.agg.total, MILLION as usize);
+}
+
+#[test]
 fn below_the_threshold_nothing_changes() {
     let (mut a, _) = ui::app(40, false);
     let before = screen(&a);
