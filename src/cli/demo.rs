@@ -123,9 +123,26 @@ async fn owner_change(client: &Client, agents: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Heartbeats a second the demo's fleet is kept within: its hub's
+/// interval is raised to `workers / this` seconds when that is longer (a
+/// demo of a million workers heartbeats every 50 s, not every 5).
+pub const DEMO_HEARTBEATS_PER_SECOND: usize = 20_000;
+
+/// Past this many workers the TUI opens at once and the fleet is prepared
+/// (its last hour posted, every worker registered) behind it, the screen
+/// filling as it comes, instead of before it.
+pub const PREPARE_BEHIND: usize = 100_000;
+
+/// The demo hub's heartbeat interval for `workers` at `asked` seconds.
+pub fn interval_for(asked: u64, workers: usize) -> u64 {
+    let paced = workers.div_ceil(DEMO_HEARTBEATS_PER_SECOND) as u64;
+    asked.max(paced).max(1)
+}
+
 pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
     let scenario = crate::sim::Scenario::load(&args.scenario)?;
-    let demo = start_hub_for(args.interval, args.workers).await?;
+    let interval = interval_for(args.interval, args.workers);
+    let demo = start_hub_for(interval, args.workers).await?;
     let url = demo.hub.url();
     // Every client of it reads pages of up to the fleet it holds.
     let fits = ClientOptions {
@@ -144,23 +161,37 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
     opts.start = crate::sim::Start::FirstEvent;
     opts.backfill = Some(crate::sim::Backfill {
         span: BACKFILL,
-        step: Duration::from_secs(args.interval.max(1)),
+        step: Duration::from_secs(interval),
     });
-    let fleet = crate::sim::Sim::prepare(sim_client, opts, stats.clone())
-        .await
-        .wrap_err("the demo could not start its simulated fleet")?;
-    let start_s = fleet.start_s();
-    let live_since = fleet.live_since();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let sim = tokio::spawn(fleet.run(async {
+    let stopped_rx = async {
         let _ = stop_rx.await;
-    }));
+    };
+    let behind = args.workers > PREPARE_BEHIND && !args.headless;
+    let (sim, start) = if behind {
+        // A large fleet takes a while to register: the TUI opens now
+        // and shows it as it comes.
+        let stats = stats.clone();
+        let sim = tokio::spawn(async move {
+            let fleet = crate::sim::Sim::prepare(sim_client, opts, stats)
+                .await
+                .wrap_err("the demo could not start its simulated fleet")?;
+            fleet.run(stopped_rx).await
+        });
+        (sim, None)
+    } else {
+        let fleet = crate::sim::Sim::prepare(sim_client, opts, stats.clone())
+            .await
+            .wrap_err("the demo could not start its simulated fleet")?;
+        let start = (fleet.start_s(), fleet.live_since());
+        (tokio::spawn(fleet.run(stopped_rx)), Some(start))
+    };
     let session_token = if global.read_only {
         demo.viewer.clone()
     } else {
         demo.owner.clone()
     };
-    let result = if args.headless {
+    let result = if let (true, Some((start_s, live_since))) = (args.headless, start) {
         eprintln!(
             "macfleet demo: hub at {url}, {} simulated workers ({} from {start_s} s in, its last hour already posted)",
             args.workers, args.scenario
@@ -186,6 +217,7 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         stopped().await;
         Ok(())
     } else {
+        // (`behind`: the fleet is still being prepared.)
         let opts = ClientOptions {
             user_agent: super::user_agent("tui"),
             ..fits
@@ -252,5 +284,12 @@ mod tests {
     fn the_demo_hub_fits_the_fleet_it_is_asked_for() {
         assert_eq!(max_workers_for(40), crate::hub::DEFAULT_MAX_WORKERS);
         assert_eq!(max_workers_for(1_000_000), 1_000_000);
+    }
+
+    #[test]
+    fn a_large_demo_fleet_is_paced_to_its_hub() {
+        assert_eq!(interval_for(5, 40), 5);
+        assert_eq!(interval_for(5, 1_000_000), 50);
+        assert_eq!(interval_for(60, 1_000_000), 60);
     }
 }
