@@ -6,6 +6,7 @@ pub mod cli;
 pub mod client;
 pub mod hub;
 pub mod plan;
+pub mod query;
 pub mod scrub;
 pub mod sim;
 pub mod text;

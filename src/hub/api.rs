@@ -730,6 +730,46 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
 #[derive(Deserialize)]
 struct WorkersQuery {
     since: Option<String>,
+    sort: Option<String>,
+    q: Option<String>,
+    limit: Option<u32>,
+    offset: Option<u64>,
+    page: Option<String>,
+}
+
+impl WorkersQuery {
+    /// The window asked for, if any of its parameters is given.
+    fn window(&self) -> ApiResult<Option<crate::wire::WindowQuery>> {
+        if self.sort.is_none()
+            && self.q.is_none()
+            && self.limit.is_none()
+            && self.offset.is_none()
+            && self.page.is_none()
+        {
+            return Ok(None);
+        }
+        if self.since.is_some() {
+            return Err(bad_query(
+                "since cannot be combined with a window (sort, q, limit, offset, page)",
+            ));
+        }
+        let sort = match self.sort.as_deref() {
+            None | Some("") => crate::wire::WindowSort::default(),
+            Some(s) => crate::wire::WindowSort::parse(s).ok_or_else(|| {
+                bad_query(format!(
+                    "sort is one of {}",
+                    crate::wire::WindowSort::ALL.map(|s| s.as_str()).join(", ")
+                ))
+            })?,
+        };
+        Ok(Some(crate::wire::WindowQuery {
+            sort,
+            q: self.q.clone().unwrap_or_default(),
+            limit: self.limit.unwrap_or(super::window::DEFAULT_LIMIT),
+            offset: self.offset,
+            page: self.page.clone().filter(|p| !p.is_empty()),
+        }))
+    }
 }
 
 fn bad_query(message: impl Into<String>) -> ApiError {
@@ -744,6 +784,9 @@ async fn workers(
     let p = authenticate(&hub, &headers)?;
     require(&p, READERS, "list workers")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
+    if let Some(w) = q.window()? {
+        return window(&hub, &w);
+    }
     let since = match q.since.as_deref() {
         None | Some("") => None,
         Some(s) => Some(Cursor::parse(s).ok_or_else(|| {
@@ -765,6 +808,9 @@ async fn workers(
         heartbeat_interval_s: hub.opts.heartbeat_interval_s,
         cursor: snap.cursor.to_string(),
         delta: snap.delta,
+        total: None,
+        offset: None,
+        next_page: None,
     };
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
@@ -784,6 +830,37 @@ struct WorkersPageHead<'a> {
     heartbeat_interval_s: u64,
     cursor: String,
     delta: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<u64>,
+    /// `Some(None)` is a window's end: `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_page: Option<Option<String>>,
+}
+
+/// `GET /v1/workers` as a window: sorted, filtered and paged by the fleet.
+fn window(hub: &Hub, w: &crate::wire::WindowQuery) -> ApiResult<Response> {
+    let win = match hub.fleet.lock() {
+        Ok(f) => f.window(w).map_err(|e| bad_query(e.to_string()))?,
+        Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
+    };
+    let current = hub.current();
+    let head = WorkersPageHead {
+        now: Utc::now(),
+        config_revision: &current.projected,
+        heartbeat_interval_s: hub.opts.heartbeat_interval_s,
+        cursor: win.cursor.to_string(),
+        delta: false,
+        total: Some(win.total),
+        offset: Some(win.offset),
+        next_page: Some(win.next_page),
+    };
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        workers_body(&head, win.workers).map_err(ApiError::internal)?,
+    )
+        .into_response())
 }
 
 /// The page as a body that is serialised a chunk of workers at a time, as
@@ -1181,6 +1258,9 @@ mod tests {
                 heartbeat_interval_s: 10,
                 cursor: fleet.cursor().to_string(),
                 delta: false,
+                total: None,
+                offset: None,
+                next_page: None,
             };
             let body = workers_body(&head, workers).expect("body");
             let bytes = axum::body::to_bytes(body, usize::MAX).await.expect("read");

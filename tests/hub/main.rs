@@ -26,3 +26,5 @@ mod oncall;
 mod resources;
 /// A simulated fleet following an owner's reorder, and aug19's outage.
 mod sim;
+/// `/v1/workers` windows: sorted, filtered, paged on the hub (issue 22).
+mod windows;

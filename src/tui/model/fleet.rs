@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 
 use super::compact::{Interner, Worker};
-use super::query::{Query, Searchable, starts_ci};
+use super::query::{FailoverRow, Query, Searchable, WorkerRow};
 use crate::scrub::scrub;
 use crate::wire::{Preflight, WorkerState, WorkerView};
 
@@ -49,6 +49,9 @@ impl crate::plan::Seat for Entry {
     fn reported(&self) -> impl Iterator<Item = &str> {
         self.view.capabilities.keys().map(|a| &**a)
     }
+    fn headroom(&self) -> Option<u32> {
+        self.view.headroom
+    }
 }
 
 impl Entry {
@@ -84,17 +87,10 @@ impl Entry {
         self.view.active_agent.is_none() && self.state != WorkerState::Lost
     }
 
-    /// 0 no route, 1 lost, 2 stale, 3 healthy.
+    /// 0 no route, 1 lost, 2 stale, 3 healthy (the domain's order, which
+    /// the hub's `urgency` windows use too).
     pub fn urgency(&self) -> u8 {
-        if self.no_route() {
-            0
-        } else {
-            match self.state {
-                WorkerState::Lost => 1,
-                WorkerState::Stale => 2,
-                WorkerState::Healthy => 3,
-            }
-        }
+        crate::query::urgency(self.view.active_agent.is_some(), self.state)
     }
 
     /// Rank of the active agent in the worker's own list, rank 0 first.
@@ -104,68 +100,54 @@ impl Entry {
     }
 }
 
-/// Fields a Workers filter can name (`state:lost`, `agent:pi`, ...).
-pub const FIELDS: &[&str] = &["worker", "host", "state", "agent", "rank", "cause", "rev"];
+/// Fields a Workers filter can name (`state:lost`, `agent:pi`, ...): the
+/// hub's `/v1/workers?q=` takes the same ([`crate::query::WORKER_FIELDS`]).
+pub const FIELDS: &[&str] = crate::query::WORKER_FIELDS;
 
 impl Searchable for Entry {
     fn shows(&self, needle: &str) -> bool {
-        self.hay.contains(needle) || self.state.as_str().contains(needle)
+        self.row().shows_in(&self.hay, needle)
     }
 
     fn field_starts(&self, field: &str, value: &str) -> bool {
-        let v = &self.view;
-        match field {
-            "worker" => starts_ci(&v.worker, value),
-            "host" => starts_ci(&v.host, value),
-            "state" => starts_ci(self.state.as_str(), value),
-            "agent" => starts_ci(v.active_agent.as_deref().unwrap_or("no route"), value),
-            "rank" => self
-                .active_rank()
-                .is_some_and(|r| starts_ci(&r.to_string(), value)),
-            "cause" => v
-                .last_failover
-                .as_ref()
-                .is_some_and(|f| starts_ci(f.cause.kind.as_str(), value)),
-            "rev" => v
-                .config_revision
-                .as_deref()
-                .is_some_and(|r| starts_ci(r, value)),
-            _ => false,
-        }
+        self.row().field_starts(field, value)
+    }
+}
+
+impl Entry {
+    /// The row as the domain's filter and urgency order read it, the
+    /// failover's detail as held (scrubbed into the haystack when built).
+    pub fn row(&self) -> WorkerRow<'_> {
+        row_of(&self.view, self.state, None)
+    }
+}
+
+fn row_of<'a>(v: &'a Worker, state: WorkerState, detail: Option<&'a str>) -> WorkerRow<'a> {
+    WorkerRow {
+        worker: &v.worker,
+        host: &v.host,
+        state,
+        active_agent: v.active_agent.as_deref(),
+        rank: crate::query::rank_in(v.agents.iter(), v.active_agent.as_deref()),
+        config_revision: v.config_revision.as_deref(),
+        last_failover: v.last_failover.as_ref().map(|f| FailoverRow {
+            from: &f.from,
+            to: f.to.as_deref(),
+            kind: f.cause.kind.as_str(),
+            detail,
+        }),
     }
 }
 
 fn haystack(v: &Worker) -> Box<str> {
+    let detail = v
+        .last_failover
+        .as_ref()
+        .and_then(|f| f.cause.detail.as_deref())
+        .map(scrub);
     let mut s = String::with_capacity(v.worker.len() + v.host.len() + 48);
-    s.push_str(&v.worker);
-    s.push('\u{1f}');
-    s.push_str(&v.host);
-    s.push('\u{1f}');
-    if let Some(a) = &v.active_agent {
-        // As the row shows it: `opencode #0`.
-        s.push_str(a);
-        match v.agents.iter().position(|x| x == a) {
-            Some(r) => s.push_str(&format!(" #{r}")),
-            None => s.push_str(" #?"),
-        }
-    } else {
-        s.push_str("no route");
-    }
-    if let Some(f) = &v.last_failover {
-        s.push('\u{1f}');
-        s.push_str(&f.from);
-        s.push('\u{1f}');
-        if let Some(to) = &f.to {
-            s.push_str(to);
-        }
-        s.push('\u{1f}');
-        s.push_str(f.cause.kind.as_str());
-        if let Some(d) = &f.cause.detail {
-            s.push('\u{1f}');
-            s.push_str(&scrub(d));
-        }
-    }
-    s.make_ascii_lowercase();
+    // The state is not in the haystack (it changes without the view).
+    row_of(v, WorkerState::Healthy, detail.as_deref()).haystack_into(&mut s);
     s.into_boxed_str()
 }
 

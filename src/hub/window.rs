@@ -1,0 +1,579 @@
+//! `/v1/workers` windows: the fleet sorted, filtered and paged on the hub
+//! (docs/hub-api.md, *Windows*), so a client shows part of a large fleet
+//! without holding it. One pass over the fleet per request under its lock,
+//! keeping only the keys of the rows the window can still hold (a bounded
+//! heap; a deep `offset` selects over the matching rows' keys instead),
+//! never a copy of the fleet: the window's rows are shared views.
+//!
+//! The filter and the `urgency` order are the domain's
+//! ([`crate::query::WorkerRow`]), the very functions the TUI's Workers view
+//! calls, so both answer alike.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::fleet::{Cursor, Fleet, Stored};
+use crate::query::{FailoverRow, Query, Searchable, WORKER_FIELDS, WorkerRow};
+use crate::wire::{MAX_WINDOW, MAX_WINDOW_QUERY, WindowQuery, WindowSort};
+
+/// Rows in a window when `limit` is not given.
+pub const DEFAULT_LIMIT: u32 = 500;
+
+/// Why a window was not answered (400 `invalid_query`); nothing changes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WindowError {
+    #[error("limit is 1 to {MAX_WINDOW}")]
+    Limit,
+    #[error("q is at most {MAX_WINDOW_QUERY} bytes")]
+    QueryTooLong,
+    #[error("page and offset cannot be combined: page continues after an earlier window")]
+    PageAndOffset,
+    #[error("page is not a next_page of this hub's run")]
+    BadPage,
+    #[error("page was made for another sort or q; ask again from the start")]
+    OtherPage,
+}
+
+/// One window of the fleet.
+pub struct Window {
+    pub cursor: Cursor,
+    /// Rows that match `q`, in all.
+    pub total: u64,
+    /// The index of the first row in the sorted, filtered list.
+    pub offset: u64,
+    pub workers: Vec<Arc<Stored>>,
+    pub next_page: Option<String>,
+}
+
+/// A stored worker as the domain's filter reads it.
+pub fn row(s: &Stored) -> WorkerRow<'_> {
+    let p = &*s.profile;
+    WorkerRow {
+        worker: &p.worker,
+        host: &p.host,
+        state: s.state,
+        active_agent: p.active_agent.as_deref(),
+        rank: crate::query::rank_in(p.agents.iter(), p.active_agent.as_deref()),
+        config_revision: p.config_revision.as_deref(),
+        // The detail was scrubbed when the heartbeat was taken in.
+        last_failover: s.last_failover.as_deref().map(|f| FailoverRow {
+            from: &f.from,
+            to: f.to.as_deref(),
+            kind: f.cause.kind.as_str(),
+            detail: f.cause.detail.as_deref(),
+        }),
+    }
+}
+
+/// A row and what it shows, for one query.
+struct Shown<'a> {
+    row: WorkerRow<'a>,
+    hay: &'a str,
+}
+
+impl Searchable for Shown<'_> {
+    fn shows(&self, needle: &str) -> bool {
+        self.row.shows_in(self.hay, needle)
+    }
+    fn field_starts(&self, field: &str, value: &str) -> bool {
+        self.row.field_starts(field, value)
+    }
+}
+
+/// A parsed filter, with a buffer for each row's haystack (built only when
+/// a term needs it).
+pub struct Filter {
+    query: Query,
+    plain: bool,
+    hay: String,
+}
+
+impl Filter {
+    pub fn new(q: &str) -> Filter {
+        let query = Query::parse(q, WORKER_FIELDS);
+        let plain = query.terms.iter().any(|t| t.field.is_none());
+        Filter {
+            query,
+            plain,
+            hay: String::new(),
+        }
+    }
+
+    pub fn matches(&mut self, s: &Stored) -> bool {
+        if self.query.is_empty() {
+            return true;
+        }
+        let row = row(s);
+        if self.plain {
+            row.haystack_into(&mut self.hay);
+        }
+        self.query.matches(&Shown {
+            row,
+            hay: &self.hay,
+        })
+    }
+}
+
+/// Order-preserving map of a time to `u64` (full precision), as the TUI's
+/// sort keys.
+fn ts(t: DateTime<Utc>) -> u64 {
+    let n = t
+        .timestamp_nanos_opt()
+        .unwrap_or_else(|| t.timestamp().saturating_mul(1_000_000_000));
+    (n as u64) ^ (1 << 63)
+}
+
+/// A row's place in a sort: two numbers, a text, then the id (so the
+/// order is total). Orders exactly as the TUI's `WorkerSort` `compare`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Key<'a> {
+    a: u64,
+    b: u64,
+    s: &'a str,
+    id: &'a str,
+}
+
+pub fn key(sort: WindowSort, v: &Stored) -> Key<'_> {
+    let p = &*v.profile;
+    let id = &*p.worker;
+    let (a, b, s) = match sort {
+        WindowSort::Urgency => {
+            let r = row(v);
+            // Newest failover first, none last.
+            let fo = v.last_failover.as_ref().map_or(u64::MAX, |f| !ts(f.at));
+            (r.urgency() as u64, fo, "")
+        }
+        WindowSort::Age => (ts(v.received_at), 0, ""),
+        WindowSort::Worker => (0, 0, ""),
+        WindowSort::Host => (0, 0, p.host.as_str()),
+        WindowSort::Rank => {
+            let r = crate::query::rank_in(p.agents.iter(), p.active_agent.as_deref());
+            (r.map_or(0, |r| r as u64 + 1), 0, "")
+        }
+    };
+    Key { a, b, s, id }
+}
+
+/// A `next_page` token: the run, the sort and filter it was made for, and
+/// the last row's key.
+struct Token {
+    epoch: u64,
+    sort: WindowSort,
+    q: u64,
+    a: u64,
+    b: u64,
+    s: String,
+    id: String,
+}
+
+/// FNV-1a: stable across requests (a token names its filter by it).
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<String> {
+    if s.len() % 2 != 0 || s.len() > 2 * 512 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+impl Token {
+    fn encode(epoch: u64, sort: WindowSort, q: &str, k: &Key<'_>) -> String {
+        format!(
+            "p{epoch}.{}.{:x}.{:x}.{:x}.{}.{}",
+            sort.as_str(),
+            fnv(q),
+            k.a,
+            k.b,
+            hex(k.s),
+            hex(k.id)
+        )
+    }
+
+    fn parse(t: &str) -> Option<Token> {
+        let mut it = t.strip_prefix('p')?.split('.');
+        let mut next = || it.next();
+        let token = Token {
+            epoch: next()?.parse().ok()?,
+            sort: WindowSort::parse(next()?)?,
+            q: u64::from_str_radix(next()?, 16).ok()?,
+            a: u64::from_str_radix(next()?, 16).ok()?,
+            b: u64::from_str_radix(next()?, 16).ok()?,
+            s: unhex(next()?)?,
+            id: unhex(next()?)?,
+        };
+        next().is_none().then_some(token)
+    }
+
+    fn key(&self) -> Key<'_> {
+        Key {
+            a: self.a,
+            b: self.b,
+            s: &self.s,
+            id: &self.id,
+        }
+    }
+}
+
+/// A key and its row, ordered by the key alone.
+struct Ranked<'a>(Key<'a>, &'a Arc<Stored>);
+
+impl PartialEq for Ranked<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.0 == o.0
+    }
+}
+impl Eq for Ranked<'_> {}
+impl PartialOrd for Ranked<'_> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ranked<'_> {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0.cmp(&o.0)
+    }
+}
+
+/// Windows whose end lies within this many rows are kept in a bounded
+/// heap while the fleet is read; a deeper `offset` selects over the keys
+/// of every matching row instead.
+const HEAP_ROWS: u64 = 4 * MAX_WINDOW as u64;
+
+impl Fleet {
+    /// The window `w` asks for, in one pass over the fleet.
+    pub fn window(&self, w: &WindowQuery) -> Result<Window, WindowError> {
+        self.window_in(w, HEAP_ROWS)
+    }
+
+    /// [`Fleet::window`], with a heap for windows ending within
+    /// `heap_rows`.
+    fn window_in(&self, w: &WindowQuery, heap_rows: u64) -> Result<Window, WindowError> {
+        if w.limit == 0 || w.limit > MAX_WINDOW {
+            return Err(WindowError::Limit);
+        }
+        if w.q.len() > MAX_WINDOW_QUERY {
+            return Err(WindowError::QueryTooLong);
+        }
+        let cursor = self.cursor();
+        let after = match &w.page {
+            Some(_) if w.offset.is_some() => return Err(WindowError::PageAndOffset),
+            Some(t) => {
+                let t = Token::parse(t).ok_or(WindowError::BadPage)?;
+                if t.epoch != cursor.epoch {
+                    return Err(WindowError::BadPage);
+                }
+                if t.sort != w.sort || t.q != fnv(&w.q) {
+                    return Err(WindowError::OtherPage);
+                }
+                Some(t)
+            }
+            None => None,
+        };
+        let after_key = after.as_ref().map(Token::key);
+        let skip = w.offset.unwrap_or(0);
+        let limit = w.limit as u64;
+        let mut filter = Filter::new(&w.q);
+        let (mut total, mut before) = (0u64, 0u64);
+        let rows: Vec<Ranked<'_>> = if skip.saturating_add(limit) <= heap_rows {
+            // The smallest `skip + limit` keys past the token, kept in a
+            // max-heap of that size.
+            let cap = (skip + limit) as usize;
+            let mut heap: BinaryHeap<Ranked<'_>> = BinaryHeap::with_capacity(cap + 1);
+            for v in self.views() {
+                if !filter.matches(v) {
+                    continue;
+                }
+                total += 1;
+                let k = key(w.sort, v);
+                if after_key.as_ref().is_some_and(|a| k <= *a) {
+                    before += 1;
+                    continue;
+                }
+                if heap.len() == cap && heap.peek().is_some_and(|top| k >= top.0) {
+                    continue;
+                }
+                heap.push(Ranked(k, v));
+                if heap.len() > cap {
+                    heap.pop();
+                }
+            }
+            let mut rows = heap.into_sorted_vec();
+            rows.drain(..(skip as usize).min(rows.len()));
+            rows
+        } else {
+            let mut all: Vec<Ranked<'_>> = Vec::new();
+            for v in self.views() {
+                if !filter.matches(v) {
+                    continue;
+                }
+                total += 1;
+                let k = key(w.sort, v);
+                if after_key.as_ref().is_some_and(|a| k <= *a) {
+                    before += 1;
+                    continue;
+                }
+                all.push(Ranked(k, v));
+            }
+            let skip = (skip as usize).min(all.len());
+            if skip > 0 && skip < all.len() {
+                all.select_nth_unstable(skip);
+            }
+            let mut rest = all.split_off(skip);
+            let n = (limit as usize).min(rest.len());
+            if n < rest.len() {
+                rest.select_nth_unstable(n);
+                rest.truncate(n);
+            }
+            rest.sort_unstable();
+            rest
+        };
+        let offset = before + skip.min(total - before);
+        let shown = rows.len() as u64;
+        let next_page = match rows.last() {
+            Some(last) if offset + shown < total => {
+                Some(Token::encode(cursor.epoch, w.sort, &w.q, &last.0))
+            }
+            _ => None,
+        };
+        Ok(Window {
+            cursor,
+            total,
+            offset,
+            workers: rows.into_iter().map(|r| r.1.clone()).collect(),
+            next_page,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::model::fleet as tui;
+    use crate::tui::panes::workers::{WorkerSort, compare};
+    use crate::wire::{Cause, CauseKind, CauseSource, Failover, Heartbeat};
+    use chrono::TimeZone;
+    use std::time::{Duration, Instant};
+
+    /// A fleet of every kind of row: routes on each rung, none, an active
+    /// agent off its list, failovers of each kind with details, two
+    /// revisions, and healthy, stale and lost workers; the hub's fleet and
+    /// the TUI's, fed the same views.
+    fn fleets() -> (Fleet, tui::Fleet) {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 11, 29, 15, 0, 0)
+            .single()
+            .expect("time");
+        let m0 = Instant::now();
+        let mut hub = Fleet::new(1);
+        let agents = ["opencode", "claude", "pi"];
+        for i in 0..90usize {
+            let active = match i % 5 {
+                0..=2 => Some(agents[i % 3].to_string()),
+                3 => None,
+                _ => Some("codex".into()),
+            };
+            let failovers = (i % 4 != 0)
+                .then(|| Failover {
+                    id: format!("f-{i}"),
+                    at: t0 + chrono::Duration::seconds((i % 7) as i64),
+                    from: agents[(i + 1) % 3].into(),
+                    to: (i % 6 != 0).then(|| agents[i % 3].into()),
+                    cause: Cause {
+                        kind: CauseKind::ALL[i % CauseKind::ALL.len()],
+                        status: None,
+                        source: CauseSource::HubRouter,
+                        detail: (i % 3 == 0).then(|| format!("Upstream said 429 Too Many {i}")),
+                    },
+                })
+                .into_iter()
+                .collect();
+            let hb = Heartbeat {
+                worker: format!("mac-{:02}", (i * 37) % 90),
+                host: format!("Node-{}.lan", i % 11),
+                sent_at: t0,
+                config_revision: Some(if i % 8 == 0 { "r0" } else { "r1" }.into()),
+                agents: agents.map(String::from).to_vec(),
+                active_agent: active,
+                capabilities: Default::default(),
+                failovers,
+            };
+            // Heard at different times: some go stale, some lost.
+            let ago = [0u64, 5, 40, 200][i % 4] + (i as u64 % 3);
+            let at = t0 + chrono::Duration::seconds(300 - ago as i64);
+            let arrived = m0 + Duration::from_secs(300 - ago);
+            hub.record_at(&(&hb).into(), at, arrived, &Arc::from("p"), "r1");
+        }
+        hub.sweep(
+            m0 + Duration::from_secs(300),
+            t0 + chrono::Duration::seconds(300),
+            10,
+        );
+        let mut ui = tui::Fleet::default();
+        ui.set_revision("r1");
+        ui.set_interval(10);
+        for v in hub.views() {
+            ui.upsert(v.to_view());
+        }
+        (hub, ui)
+    }
+
+    const QUERIES: &[&str] = &[
+        "",
+        "stale",
+        "LOST",
+        "opencode #0",
+        "pi #2",
+        "codex #?",
+        "no route",
+        "node-3",
+        "node-1 !stale",
+        "rate_limited",
+        "too many",
+        "upstream said 429",
+        "state:h",
+        "!state:healthy",
+        "agent:no",
+        "agent:pi$",
+        "rank:1",
+        "!rank:0",
+        "cause:auth",
+        "rev:r0",
+        "worker:mac-1",
+        "worker:mac-1$",
+        "host:node-10",
+        "claude pi",
+        "state:stale cause:rate",
+    ];
+
+    /// The hub's filter and orders give the TUI's answers on the same
+    /// workers: the rows each query keeps, in each sort's order.
+    #[test]
+    fn the_hubs_windows_answer_as_the_tuis_workers_view() {
+        let (hub, ui) = fleets();
+        let sorts = [
+            (WindowSort::Urgency, WorkerSort::Urgency),
+            (WindowSort::Age, WorkerSort::Age),
+            (WindowSort::Worker, WorkerSort::Worker),
+            (WindowSort::Host, WorkerSort::Host),
+            (WindowSort::Rank, WorkerSort::Rank),
+        ];
+        let states: std::collections::HashSet<_> = ui.iter().map(|(_, e)| e.state).collect();
+        assert_eq!(states.len(), 3, "healthy, stale and lost rows");
+        let mut nonempty = 0;
+        for q in QUERIES {
+            let tq = Query::parse(q, tui::FIELDS);
+            for (ws, ts) in sorts {
+                let mut want: Vec<&tui::Entry> = ui
+                    .iter()
+                    .map(|(_, e)| e)
+                    .filter(|e| e.matches(&tq))
+                    .collect();
+                want.sort_by(|a, b| compare(ts, a, b));
+                let want: Vec<&str> = want.iter().map(|e| &*e.view.worker).collect();
+                let got = hub
+                    .window(&WindowQuery {
+                        sort: ws,
+                        q: q.to_string(),
+                        limit: MAX_WINDOW,
+                        offset: None,
+                        page: None,
+                    })
+                    .expect("a window");
+                let got: Vec<&str> = got.workers.iter().map(|w| &**w.worker()).collect();
+                assert_eq!(got, want, "q={q:?} sort={}", ws.as_str());
+                nonempty += usize::from(!want.is_empty() && want.len() < 90);
+            }
+        }
+        assert!(nonempty >= 5 * (QUERIES.len() - 3), "queries that narrow");
+    }
+
+    /// A window is the slice of the full order it names, wherever it
+    /// starts and whichever way it is reached (offset, heap or selection).
+    #[test]
+    fn offsets_and_pages_slice_the_one_order() {
+        let (hub, _) = fleets();
+        for heap in [HEAP_ROWS, 0] {
+            let ask = |offset, limit, page| {
+                hub.window_in(
+                    &WindowQuery {
+                        sort: WindowSort::Urgency,
+                        q: String::new(),
+                        limit,
+                        offset,
+                        page,
+                    },
+                    heap,
+                )
+                .expect("window")
+            };
+            let all: Vec<Arc<str>> = ask(None, 90, None)
+                .workers
+                .iter()
+                .map(|w| w.worker().clone())
+                .collect();
+            assert_eq!(all.len(), 90);
+            for (offset, limit) in [(0, 7), (13, 20), (85, 10), (90, 5), (200, 5)] {
+                let w = ask(Some(offset), limit, None);
+                let ids: Vec<Arc<str>> = w.workers.iter().map(|w| w.worker().clone()).collect();
+                let from = (offset as usize).min(90);
+                let to = (from + limit as usize).min(90);
+                assert_eq!(ids, all[from..to], "offset {offset} limit {limit}");
+                assert_eq!(w.total, 90);
+                assert_eq!(w.next_page.is_some(), to < 90);
+            }
+            let mut seen = Vec::new();
+            let mut page = None;
+            for _ in 0..20 {
+                let w = ask(None, 8, page.take());
+                assert_eq!(w.offset as usize, seen.len());
+                seen.extend(w.workers.iter().map(|w| w.worker().clone()));
+                match w.next_page {
+                    Some(p) => page = Some(p),
+                    None => break,
+                }
+            }
+            assert_eq!(seen, all);
+        }
+    }
+
+    #[test]
+    fn tokens_read_back_and_refuse_what_is_not_one() {
+        let k = Key {
+            a: 3,
+            b: u64::MAX,
+            s: "host.example",
+            id: "mac-07",
+        };
+        let t = Token::encode(42, WindowSort::Host, "state:lost", &k);
+        let back = Token::parse(&t).expect("parses");
+        assert_eq!(back.key(), k);
+        assert_eq!(back.epoch, 42);
+        assert_eq!(back.sort, WindowSort::Host);
+        assert_eq!(back.q, fnv("state:lost"));
+        for bad in [
+            "",
+            "p",
+            "p1.host.0.0.0.",
+            "x1.worker.0.0.0..",
+            &format!("{t}.00"),
+        ] {
+            assert!(Token::parse(bad).is_none(), "{bad:?}");
+        }
+        assert!(Token::parse(&t.replace(".686f7374", ".6g6f7374")).is_none());
+    }
+}
