@@ -30,6 +30,18 @@ pub struct DemoHub {
 
 /// Start an embedded hub on an ephemeral loopback port.
 pub async fn start_hub(interval_s: u64) -> Result<DemoHub> {
+    start_hub_for(interval_s, 0).await
+}
+
+/// The hub's `--max-workers` for a demo of `workers`: the hub's default,
+/// raised to fit a larger fleet (`macfleet demo --workers 1000000`).
+pub fn max_workers_for(workers: usize) -> usize {
+    workers.max(crate::hub::DEFAULT_MAX_WORKERS)
+}
+
+/// [`start_hub`] for a fleet of `workers`: its `--max-workers` raised to
+/// fit ([`max_workers_for`]).
+pub async fn start_hub_for(interval_s: u64, workers: usize) -> Result<DemoHub> {
     // Private: the directory 0700, its files 0600 (it holds the session's
     // token file, the history and the failover log).
     let mut builder = tempfile::Builder::new();
@@ -60,6 +72,7 @@ pub async fn start_hub(interval_s: u64) -> Result<DemoHub> {
     opts.listen = ([127, 0, 0, 1], 0).into();
     opts.name = "demo".into();
     opts.heartbeat_interval_s = interval_s.max(1);
+    opts.max_workers = max_workers_for(workers);
     let hub = crate::hub::start(opts).await?;
     // SQLite makes its files by the umask (0644, commonly); the WAL and
     // shared-memory files it makes later copy the database's mode.
@@ -110,39 +123,75 @@ async fn owner_change(client: &Client, agents: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Heartbeats a second the demo's fleet is kept within: its hub's
+/// interval is raised to `workers / this` seconds when that is longer (a
+/// demo of a million workers heartbeats every 50 s, not every 5).
+pub const DEMO_HEARTBEATS_PER_SECOND: usize = 20_000;
+
+/// Past this many workers the TUI opens at once and the fleet is prepared
+/// (its last hour posted, every worker registered) behind it, the screen
+/// filling as it comes, instead of before it.
+pub const PREPARE_BEHIND: usize = 100_000;
+
+/// The demo hub's heartbeat interval for `workers` at `asked` seconds.
+pub fn interval_for(asked: u64, workers: usize) -> u64 {
+    let paced = workers.div_ceil(DEMO_HEARTBEATS_PER_SECOND) as u64;
+    asked.max(paced).max(1)
+}
+
 pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
     let scenario = crate::sim::Scenario::load(&args.scenario)?;
-    let demo = start_hub(args.interval).await?;
+    let interval = interval_for(args.interval, args.workers);
+    let demo = start_hub_for(interval, args.workers).await?;
     let url = demo.hub.url();
-    let owner = Client::new(&url, Some(demo.owner.clone()), ClientOptions::default())?;
+    // Every client of it reads pages of up to the fleet it holds.
+    let fits = ClientOptions {
+        max_workers: max_workers_for(args.workers),
+        ..ClientOptions::default()
+    };
+    let owner = Client::new(&url, Some(demo.owner.clone()), fits.clone())?;
     owner_change(&owner, &scenario.agents).await?;
     // The scenario's last hour goes in through the API before the live
     // fleet starts, and the live fleet starts just as the scenario's first
     // phase reaches a worker: the first screen has history and a live
     // failover comes with the first heartbeats.
-    let sim_client = Client::new(&url, Some(demo.worker.clone()), ClientOptions::default())?;
+    let sim_client = Client::new(&url, Some(demo.worker.clone()), fits.clone())?;
     let stats = Arc::new(crate::sim::SimStats::default());
     let mut opts = crate::sim::SimOptions::new(args.workers, scenario);
     opts.start = crate::sim::Start::FirstEvent;
     opts.backfill = Some(crate::sim::Backfill {
         span: BACKFILL,
-        step: Duration::from_secs(args.interval.max(1)),
+        step: Duration::from_secs(interval),
     });
-    let fleet = crate::sim::Sim::prepare(sim_client, opts, stats.clone())
-        .await
-        .wrap_err("the demo could not start its simulated fleet")?;
-    let start_s = fleet.start_s();
-    let live_since = fleet.live_since();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let sim = tokio::spawn(fleet.run(async {
+    let stopped_rx = async {
         let _ = stop_rx.await;
-    }));
+    };
+    let behind = args.workers > PREPARE_BEHIND && !args.headless;
+    let (sim, start) = if behind {
+        // A large fleet takes a while to register: the TUI opens now
+        // and shows it as it comes.
+        let stats = stats.clone();
+        let sim = tokio::spawn(async move {
+            let fleet = crate::sim::Sim::prepare(sim_client, opts, stats)
+                .await
+                .wrap_err("the demo could not start its simulated fleet")?;
+            fleet.run(stopped_rx).await
+        });
+        (sim, None)
+    } else {
+        let fleet = crate::sim::Sim::prepare(sim_client, opts, stats.clone())
+            .await
+            .wrap_err("the demo could not start its simulated fleet")?;
+        let start = (fleet.start_s(), fleet.live_since());
+        (tokio::spawn(fleet.run(stopped_rx)), Some(start))
+    };
     let session_token = if global.read_only {
         demo.viewer.clone()
     } else {
         demo.owner.clone()
     };
-    let result = if args.headless {
+    let result = if let (true, Some((start_s, live_since))) = (args.headless, start) {
         eprintln!(
             "macfleet demo: hub at {url}, {} simulated workers ({} from {start_s} s in, its last hour already posted)",
             args.workers, args.scenario
@@ -168,9 +217,10 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         stopped().await;
         Ok(())
     } else {
+        // (`behind`: the fleet is still being prepared.)
         let opts = ClientOptions {
             user_agent: super::user_agent("tui"),
-            ..ClientOptions::default()
+            ..fits
         };
         let client = Client::new(&url, Some(session_token), opts)?;
         let grant = (!global.read_only).then(|| crate::client::WriteGrant::new(client.clone()));
@@ -224,4 +274,22 @@ fn write_private(path: &std::path::Path, text: &str) -> Result<()> {
     f.write_all(text.as_bytes())
         .and_then(|()| f.write_all(b"\n"))
         .wrap_err_with(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_hub_fits_the_fleet_it_is_asked_for() {
+        assert_eq!(max_workers_for(40), crate::hub::DEFAULT_MAX_WORKERS);
+        assert_eq!(max_workers_for(1_000_000), 1_000_000);
+    }
+
+    #[test]
+    fn a_large_demo_fleet_is_paced_to_its_hub() {
+        assert_eq!(interval_for(5, 40), 5);
+        assert_eq!(interval_for(5, 1_000_000), 50);
+        assert_eq!(interval_for(60, 1_000_000), 60);
+    }
 }

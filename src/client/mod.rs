@@ -7,6 +7,9 @@
 
 mod bounded;
 mod sse;
+mod window;
+
+pub use window::MAX_SUMMARY;
 
 use std::fmt;
 use std::net::IpAddr;
@@ -252,6 +255,9 @@ pub enum HubEvent {
     Sync(Box<WorkerView>),
     /// A worker back on a higher rung of the same list revision.
     Recovery(Box<crate::wire::RecoveryRecord>),
+    /// The fleet's summary (asked for with `types=summary`: at most once
+    /// a second, when it changed).
+    Summary(Box<crate::wire::Summary>),
     /// The hub no longer holds the resume point: refetch everything.
     Reset,
 }
@@ -893,6 +899,7 @@ impl Client {
             "state" => serde_json::from_str(data).map(|v| HubEvent::State(Box::new(v))),
             "sync" => serde_json::from_str(data).map(|v| HubEvent::Sync(Box::new(v))),
             "recovery" => serde_json::from_str(data).map(|v| HubEvent::Recovery(Box::new(v))),
+            "summary" => serde_json::from_str(data).map(|v| HubEvent::Summary(Box::new(v))),
             "reset" => return Some(HubEvent::Reset),
             _ => return None,
         };
@@ -902,6 +909,7 @@ impl Client {
             }
             Ok(HubEvent::Failover(r)) => bounded::check_record(r),
             Ok(HubEvent::Recovery(r)) => bounded::check_recovery(r),
+            Ok(HubEvent::Summary(s)) => window::check_summary(s),
             _ => Ok(()),
         };
         let error = match (parsed, bounds) {

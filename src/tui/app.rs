@@ -340,6 +340,29 @@ impl App {
                 }
                 self.dirty = true;
             }
+            Msg::Summary {
+                summary,
+                at,
+                polled,
+            } => {
+                if m.apply_summary(*summary, at, polled, &mut self.changes) {
+                    fx.push(Effect::FetchConfig);
+                    fx.push(Effect::FetchHistory);
+                }
+                self.dirty = true;
+            }
+            Msg::Window {
+                ask,
+                page,
+                at,
+                instance,
+            } => {
+                if m.apply_window(ask, page, at, instance, &mut self.changes) {
+                    fx.push(Effect::FetchConfig);
+                    fx.push(Effect::FetchHistory);
+                }
+                self.dirty = true;
+            }
             Msg::Failovers { page, fresh } => {
                 if fresh {
                     m.log.clear();
@@ -376,7 +399,16 @@ impl App {
             }
             Msg::WorkerEvents(views) => {
                 let slots = &mut self.changes.slots;
-                slots.extend(views.into_iter().filter_map(|w| m.fleet.apply_hub(w)));
+                // In large-fleet mode only the rows held are kept fresh
+                // (the next window places them); the rest are not held.
+                let large = m.large.is_some();
+                let fleet = &mut m.fleet;
+                for w in views {
+                    if large && fleet.slot_of(&w.worker).is_none() {
+                        continue;
+                    }
+                    slots.extend(fleet.apply_hub(w));
+                }
                 self.dirty = true;
             }
             Msg::Config(ev) => {
@@ -480,7 +512,23 @@ impl App {
             }
         }
         self.run(asks);
+        if self.model.large.is_some() {
+            // Large-fleet mode: the rows the cursor needs are asked as
+            // soon as it needs them (a settle is cheap: the fleet held is
+            // a window).
+            self.settle();
+            self.ask_windows(&mut fx);
+        }
         fx
+    }
+
+    /// The windows the panes need and do not hold, as effects.
+    fn ask_windows(&mut self, fx: &mut Vec<Effect>) {
+        for p in &mut self.panes {
+            if let Some(a) = p.ask_window(&mut self.model) {
+                fx.push(Effect::Window(a));
+            }
+        }
     }
 
     fn key(&mut self, k: KeyEvent, fx: &mut Vec<Effect>) {

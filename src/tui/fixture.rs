@@ -272,3 +272,74 @@ pub fn busy_failover(seq: u64, w: u64) -> FailoverRecord {
         },
     }
 }
+
+/// A summary of a fleet of `workers` at `now` (large-fleet mode's
+/// counts): spread over the states and agents so every count differs.
+pub fn summary(workers: u64, now: DateTime<Utc>) -> crate::wire::Summary {
+    use crate::wire::{AgentSummary, RevisionCount};
+    let lost = workers / 100;
+    let stale = workers / 50;
+    let agent = |name: &str, k: u64| AgentSummary {
+        agent: name.into(),
+        capable: workers.saturating_sub(lost + k * 1_000),
+        active: if k == 0 {
+            workers / 2
+        } else {
+            workers / (4 * k)
+        },
+        no_binary: 10 * k + 1,
+        no_token: 20 * k + 2,
+        preflight_failed: 30 * k + 3,
+        last_rung: k,
+    };
+    crate::wire::Summary {
+        now,
+        config_revision: REVISION.into(),
+        heartbeat_interval_s: 50,
+        cursor: "c1-1".into(),
+        workers,
+        healthy: workers.saturating_sub(lost + stale),
+        stale,
+        lost,
+        no_route: 12,
+        healthy_no_route: 10,
+        degraded: 4_100,
+        out_of_sync: 30,
+        one_failure_from_no_route: 230,
+        headroom_known: workers.saturating_sub(lost),
+        agents: LADDER
+            .iter()
+            .enumerate()
+            .map(|(k, a)| agent(a, k as u64))
+            .collect(),
+        revisions: vec![
+            RevisionCount {
+                revision: Some(REVISION.into()),
+                workers: workers.saturating_sub(lost + 30),
+            },
+            RevisionCount {
+                revision: None,
+                workers: 30,
+            },
+        ],
+        urgent: Vec::new(),
+    }
+}
+
+/// The hub's answer to `ask` over a list of `total` workers, worker `i`
+/// at row `i` of the hub's order ([`worker`]`(i)`).
+pub fn window(ask: &super::model::large::WindowAsk, total: u64, now: DateTime<Utc>) -> WorkersPage {
+    let q = ask.query();
+    let offset = q.offset.unwrap_or(0).min(total);
+    let end = (offset + u64::from(q.limit)).min(total);
+    let mut p = page(
+        (offset..end).map(|i| worker(i as usize, now)).collect(),
+        now,
+        false,
+        1,
+    );
+    p.total = Some(total);
+    p.offset = Some(offset);
+    p.next_page = (end < total).then(|| format!("p{end}"));
+    p
+}

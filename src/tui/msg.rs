@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::client::ClientError;
+use crate::tui::model::large::WindowAsk;
 use crate::wire::{
     ConfigAccepted, ConfigEvent, FailoverRecord, FailoversPage, History, RecoveriesPage,
     RecoveryRecord, Whoami, WorkerView, WorkersPage,
@@ -31,6 +32,23 @@ pub enum Msg {
     Workers {
         page: WorkersPage,
         at: Instant,
+    },
+    /// `GET /v1/summary` (`polled`: by the poller, whose answers alone
+    /// move the session into or out of large-fleet mode), or the
+    /// `summary` event.
+    Summary {
+        summary: Box<crate::wire::Summary>,
+        at: Instant,
+        polled: bool,
+    },
+    /// A window of `GET /v1/workers` (large-fleet mode) answering `ask`,
+    /// asked of the hub `instance` (whoami's, as the net task last knew
+    /// it): one from another instance than the screen's is dropped.
+    Window {
+        ask: WindowAsk,
+        page: WorkersPage,
+        at: Instant,
+        instance: Option<String>,
     },
     /// `GET /v1/failovers`. `fresh`: the first page of a full refetch, which
     /// replaces what we held.
@@ -128,6 +146,9 @@ pub enum Effect {
     Refetch,
     FetchConfig,
     FetchHistory,
+    /// Large-fleet mode: fetch this window (and ask it again with every
+    /// poll until another is asked); answer [`Msg::Window`].
+    Window(WindowAsk),
     /// Open `text` in `$EDITOR` (the runner suspends the screen around it)
     /// and answer [`Msg::Edited`].
     OpenEditor {

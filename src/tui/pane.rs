@@ -96,6 +96,11 @@ pub trait Pane: Any {
     fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer);
     /// Its rows, each as text, in order (for tests that every sort sorts).
     fn row_ids(&self, m: &Model) -> Vec<String>;
+    /// Large-fleet mode: the window of the hub's list its cursor needs
+    /// and does not hold, once (the app hands it to the runner).
+    fn ask_window(&mut self, _m: &mut Model) -> Option<super::model::large::WindowAsk> {
+        None
+    }
 }
 
 impl dyn Pane {
@@ -224,6 +229,88 @@ pub trait SortBy: Copy + PartialEq + 'static {
 pub trait Rows: Default {
     type Key: Clone + PartialEq + std::fmt::Debug;
     fn keys(&self) -> &[Self::Key];
+    /// The list is paged by the hub (large-fleet mode): the keys are a
+    /// window of it, and the cursor is this.
+    fn paged(&self) -> Option<&Paged> {
+        None
+    }
+    fn paged_mut(&mut self) -> Option<&mut Paged> {
+        None
+    }
+}
+
+/// The cursor of a list the hub pages (the Workers view in large-fleet
+/// mode): a row of the hub's list of `total` rows, of which the rows held
+/// are `base..base + held`. Moving it is local while the rows on screen
+/// and half a margin beyond them are held; else it wants the window
+/// around them (`want`), asked once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Paged {
+    pub total: usize,
+    pub base: usize,
+    pub held: usize,
+    pub pos: usize,
+    pub offset: usize,
+    /// A window to ask for: its first row and its rows.
+    pub want: Option<(usize, usize)>,
+    /// The last window wanted, so it is asked once.
+    pub asked: Option<(usize, usize)>,
+}
+
+impl Paged {
+    /// Move; true when the cursor or the window moved.
+    pub fn nav(&mut self, m: Move, rows: usize, margin: usize) -> bool {
+        if self.total == 0 {
+            return false;
+        }
+        let len = self.total;
+        let page = rows.max(1);
+        let pos = match m {
+            Move::Down => (self.pos + 1).min(len - 1),
+            Move::Up => self.pos.saturating_sub(1),
+            Move::Top => 0,
+            Move::Bottom => len - 1,
+            Move::PageDown => (self.pos + page).min(len - 1),
+            Move::PageUp => self.pos.saturating_sub(page),
+        };
+        let before = (self.pos, self.offset);
+        self.pos = pos;
+        self.scroll(rows, margin);
+        before != (self.pos, self.offset)
+    }
+
+    /// Keep the cursor inside a window of `rows` rows, and want the rows
+    /// around it when they are not held.
+    pub fn scroll(&mut self, rows: usize, margin: usize) {
+        self.pos = self.pos.min(self.total.saturating_sub(1));
+        self.offset = geom::window(self.pos, self.offset, self.total, rows).0;
+        let lo = self.offset;
+        let hi = (self.offset + rows).min(self.total);
+        let need_lo = lo.saturating_sub(margin / 2);
+        let need_hi = (hi + margin / 2).min(self.total);
+        let held_hi = self.base + self.held;
+        if self.held > 0 && need_lo >= self.base && need_hi <= held_hi {
+            return;
+        }
+        let n = rows.max(1) + 2 * margin;
+        let from = lo.saturating_sub(margin).min(self.total.saturating_sub(n));
+        let w = (from, n);
+        if self.asked != Some(w) {
+            self.want = Some(w);
+        }
+    }
+
+    /// The window wanted, once.
+    pub fn take_want(&mut self) -> Option<(usize, usize)> {
+        let w = self.want.take()?;
+        self.asked = Some(w);
+        Some(w)
+    }
+
+    /// The held row the cursor is on, as an index into the keys.
+    pub fn local(&self) -> Option<usize> {
+        (self.pos >= self.base && self.pos < self.base + self.held).then(|| self.pos - self.base)
+    }
 }
 
 impl<K: Clone + PartialEq + std::fmt::Debug> Rows for Vec<K> {
@@ -322,20 +409,59 @@ pub trait ListNav {
     fn is_marked(&self) -> bool;
 }
 
+impl<R: Rows, S> List<R, S> {
+    /// A paged list: the selection follows the paged cursor (the key of
+    /// the held row it is on, none while that row is not held).
+    pub fn sync_paged(&mut self) {
+        let Some(p) = self.rows.paged() else {
+            return;
+        };
+        let local = p.local();
+        let keys = self.rows.keys();
+        self.sel.key = local.and_then(|i| keys.get(i).cloned());
+        self.sel.pos = local.unwrap_or(0);
+    }
+}
+
+/// Rows a paged list asks beyond each edge of the screen.
+pub const PAGED_MARGIN: usize = super::model::large::MARGIN;
+
 impl<R: Rows, S: SortBy> ListNav for List<R, S> {
     fn cursor(&self) -> Cursor {
+        if let Some(p) = self.rows.paged() {
+            return Cursor {
+                pos: p.pos,
+                offset: p.offset,
+                len: p.total,
+            };
+        }
         self.sel.cursor(self.len())
     }
 
     fn nav(&mut self, m: Move, rows: usize) -> bool {
+        if let Some(p) = self.rows.paged_mut() {
+            let moved = p.nav(m, rows, PAGED_MARGIN);
+            self.sync_paged();
+            return moved;
+        }
         self.sel.nav(self.rows.keys(), m, rows)
     }
 
     fn select(&mut self, pos: usize) {
+        if let Some(p) = self.rows.paged_mut() {
+            p.pos = pos.min(p.total.saturating_sub(1));
+            self.sync_paged();
+            return;
+        }
         self.sel.set(self.rows.keys(), pos);
     }
 
     fn scroll(&mut self, rows: usize) {
+        if let Some(p) = self.rows.paged_mut() {
+            p.scroll(rows, PAGED_MARGIN);
+            self.sync_paged();
+            return;
+        }
         let len = self.len();
         self.sel.scroll(len, rows);
     }

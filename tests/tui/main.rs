@@ -31,6 +31,8 @@ mod hangup;
 mod jump;
 /// The owner's edit in the binary against `macfleet hub`.
 mod ladder;
+/// The large-fleet mode through `update`: summaries and windows.
+mod large;
 /// The failover log's live heap, by a counting allocator.
 mod memory;
 /// The on-call screens through `update`.

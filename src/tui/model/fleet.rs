@@ -189,10 +189,15 @@ pub struct Aggregates {
     /// then nothing is said about headroom).
     pub headroom_known: usize,
     pub agents: HashMap<String, AgentCounts>,
+    /// The hub's summary (large-fleet mode): set whole, never counted.
+    pub from_hub: bool,
 }
 
 impl Aggregates {
     fn apply(&mut self, e: &Entry, add: bool) {
+        if self.from_hub {
+            return;
+        }
         let d = |n: &mut usize| {
             if add { *n += 1 } else { *n -= 1 }
         };
@@ -275,6 +280,9 @@ pub struct Fleet {
     intern: Interner,
     pub revision: String,
     pub interval_s: u64,
+    /// The fleet's counts; in large-fleet mode, where the fleet holds
+    /// only the rows on screen, the hub's summary (set whole by
+    /// [`Fleet::set_summary`]), never counted from them.
     pub agg: Aggregates,
 }
 
@@ -393,6 +401,13 @@ impl Fleet {
             }
         }
         changed
+    }
+
+    /// Large-fleet mode: the counts are the hub's summary's, whatever
+    /// rows are held.
+    pub fn set_summary(&mut self, mut agg: Aggregates) {
+        agg.from_hub = true;
+        self.agg = agg;
     }
 
     /// The hub's heartbeat interval (its thresholds are 3 and 10 of them).

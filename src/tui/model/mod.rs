@@ -11,6 +11,7 @@ pub mod conn;
 pub mod edit;
 pub mod faillog;
 pub mod fleet;
+pub mod large;
 pub mod query;
 pub mod reclog;
 pub mod verdict;
@@ -25,6 +26,7 @@ use self::conn::{Conn, ConnLabel, HubClock, Stream};
 use self::edit::{BEHIND_MAX, Behind, LadderEdit};
 use self::faillog::FailLog;
 use self::fleet::{Entry, Fleet, Slot};
+use self::large::{Large, WindowAsk};
 use self::reclog::RecLog;
 use self::verdict::Verdict;
 use crate::plan::{self, PendingEdit};
@@ -90,6 +92,9 @@ pub struct Model {
     /// Where every healthy worker would land with those rungs down
     /// (`plan::drill_grouped`, as `macfleet agents drill` prints it).
     pub drill_projection: Option<plan::Projection>,
+    /// Large-fleet mode (`large::LARGE_FLEET`): the summary and the window
+    /// on screen; `None` while the TUI holds the whole fleet.
+    pub large: Option<Large>,
 }
 
 impl Model {
@@ -117,6 +122,7 @@ impl Model {
             health: None,
             drill: Vec::new(),
             drill_projection: None,
+            large: None,
         }
     }
 
@@ -246,6 +252,7 @@ impl Model {
             self.health = None;
             self.drill.clear();
             self.drill_projection = None;
+            self.large = None;
             self.fresh_at = Some(self.mono_now);
             ch.all_workers = true;
             ch.log = true;
@@ -283,21 +290,12 @@ impl Model {
     pub fn apply_workers(&mut self, page: WorkersPage, at: Instant, ch: &mut Changes) -> bool {
         self.advance_mono(at);
         self.ok(at);
-        let anchor = match self.clock {
-            Some(c) if c.from_hub => {
-                let el = at.saturating_duration_since(c.mono);
-                let est = c.hub + TimeDelta::from_std(el).unwrap_or_default();
-                (est - page.now).num_milliseconds().abs() > CLOCK_SLACK_MS
-            }
-            _ => true,
-        };
-        if anchor {
-            self.clock = Some(HubClock {
-                hub: page.now,
-                mono: at,
-                from_hub: true,
-            });
+        if self.large.is_some() {
+            // A page asked before the session crossed into large-fleet
+            // mode: the fleet is not held any more.
+            return false;
         }
+        self.pin_clock(page.now, at);
         self.fleet.set_interval(page.heartbeat_interval_s);
         ch.slots
             .extend(self.fleet.set_revision(&page.config_revision));
@@ -309,14 +307,139 @@ impl Model {
             self.fleet.replace_all(page.workers);
             ch.all_workers = true;
         }
-        let rev = page.config_revision.as_str();
+        self.wants_config(&page.config_revision)
+    }
+
+    /// The hub's `now` at `at`, pinned to the local clock when the
+    /// estimate is off by more than the slack.
+    fn pin_clock(&mut self, now: DateTime<Utc>, at: Instant) {
+        let anchor = match self.clock {
+            Some(c) if c.from_hub => {
+                let el = at.saturating_duration_since(c.mono);
+                let est = c.hub + TimeDelta::from_std(el).unwrap_or_default();
+                (est - now).num_milliseconds().abs() > CLOCK_SLACK_MS
+            }
+            _ => true,
+        };
+        if anchor {
+            self.clock = Some(HubClock {
+                hub: now,
+                mono: at,
+                from_hub: true,
+            });
+        }
+    }
+
+    /// True when the document of revision `rev` is to be fetched (with
+    /// its history): not held, and not asked already.
+    fn wants_config(&mut self, rev: &str) -> bool {
         let c = &mut self.config;
         let missing = c.revision.as_deref() != Some(rev) || c.text.is_none();
         if missing && c.requested.as_deref() != Some(rev) {
-            c.requested = Some(page.config_revision.clone());
+            c.requested = Some(rev.to_string());
             return true;
         }
         false
+    }
+
+    /// `GET /v1/summary` (or the `summary` event) at `at`. A polled one
+    /// decides the mode (`large::is_large`): crossing into large-fleet
+    /// mode drops the fleet held (the window is asked by the Workers view),
+    /// leaving it drops the window (the poller fetches the whole fleet).
+    /// In large-fleet mode its counts are the fleet's. True when the
+    /// document of its revision is to be fetched.
+    pub fn apply_summary(
+        &mut self,
+        s: crate::wire::Summary,
+        at: Instant,
+        polled: bool,
+        ch: &mut Changes,
+    ) -> bool {
+        self.advance_mono(at);
+        if polled {
+            let large = large::is_large(s.workers, self.large.is_some(), large::threshold());
+            if large != self.large.is_some() {
+                self.large = large.then(Large::default);
+                let revision = std::mem::take(&mut self.fleet.revision);
+                self.fleet = Fleet::default();
+                self.fleet.revision = revision;
+                ch.all_workers = true;
+            }
+        }
+        let Some(l) = &self.large else {
+            return false;
+        };
+        if l.summary_at.is_some_and(|t| t > at) {
+            return false;
+        }
+        self.ok(at);
+        self.fleet.set_summary(large::aggregates(&s));
+        let rev = s.config_revision.clone();
+        self.fleet.set_interval(s.heartbeat_interval_s);
+        self.pin_clock(s.now, at);
+        if let Some(l) = &mut self.large {
+            l.summary_at = Some(at);
+            l.summary = Some(s);
+        }
+        ch.slots.extend(self.fleet.set_revision(&rev));
+        ch.agents = true;
+        self.wants_config(&rev)
+    }
+
+    /// A window answered `ask` (large-fleet mode), asked of the hub
+    /// `instance`. Dropped when the session is not in large-fleet mode,
+    /// when it is from another hub instance than the one on screen, or
+    /// when it answers another list than the view shows or is older than
+    /// the window held. Else its workers are the fleet held, in the view's
+    /// order. True when the document of its revision is to be fetched.
+    pub fn apply_window(
+        &mut self,
+        ask: WindowAsk,
+        page: WorkersPage,
+        at: Instant,
+        instance: Option<String>,
+        ch: &mut Changes,
+    ) -> bool {
+        self.advance_mono(at);
+        let held = self.who.as_ref().and_then(|w| w.instance.as_deref());
+        if let (Some(held), Some(asked)) = (held, instance.as_deref()) {
+            if held != asked {
+                return false;
+            }
+        }
+        let Some(l) = &self.large else {
+            return false;
+        };
+        if !l.takes(&ask) {
+            return false;
+        }
+        self.ok(at);
+        self.pin_clock(page.now, at);
+        self.fleet.set_interval(page.heartbeat_interval_s);
+        ch.slots
+            .extend(self.fleet.set_revision(&page.config_revision));
+        let total = page.total.unwrap_or(page.workers.len() as u64);
+        let offset = page.offset.unwrap_or(0);
+        let n = page.workers.len() as u64;
+        let mut ids: Vec<String> = page.workers.iter().map(|w| w.worker.clone()).collect();
+        self.fleet.replace_all(page.workers);
+        let base = if ask.reverse {
+            ids.reverse();
+            total.saturating_sub(offset + n)
+        } else {
+            offset
+        };
+        let slots = ids.iter().filter_map(|id| self.fleet.slot_of(id)).collect();
+        let l = self.large.get_or_insert_with(Large::default);
+        l.window = large::Window {
+            ask: Some(ask),
+            total,
+            base,
+            slots,
+            at: Some(at),
+        };
+        ch.all_workers = true;
+        self.wants_config(&page.config_revision)
     }
 
     /// A new revision from the event stream. True when the document
@@ -461,6 +584,24 @@ impl Model {
     /// The projection of the pending order over the workers held now, and
     /// the rollout's counts.
     pub fn refresh_projection(&mut self) {
+        if let Some(l) = &self.large {
+            // The fleet is not held: the rollout counts from the summary
+            // (live workers per revision), and nothing is projected over
+            // the few rows on screen.
+            if let (Some(r), Some(s)) = (&mut self.edit.rollout, &l.summary) {
+                let on = s
+                    .revisions
+                    .iter()
+                    .filter(|c| c.revision.as_deref() == Some(r.revision.as_str()))
+                    .map(|c| c.workers)
+                    .sum::<u64>();
+                r.on = usize::try_from(on).unwrap_or(usize::MAX);
+                r.healthy = usize::try_from(s.healthy + s.stale).unwrap_or(usize::MAX);
+            }
+            self.edit.projection = None;
+            self.drill_projection = None;
+            return;
+        }
         if let Some(r) = &mut self.edit.rollout {
             let (mut on, mut healthy) = (0, 0);
             for (_, e) in self.fleet.iter() {
@@ -516,6 +657,13 @@ impl Model {
             self.drill.remove(i);
             self.refresh_drill();
             return Ok(false);
+        }
+        if let Some(l) = &self.large {
+            let n = l.summary.as_ref().map_or(0, |s| s.workers);
+            return Err(format!(
+                "the drill projects every worker, and this session holds only the rows on \
+                 screen of {n} (large-fleet mode): `macfleet agents drill {agent}` fetches the fleet to project it"
+            ));
         }
         if !self.config.agents.iter().any(|a| a == agent) {
             return Err(format!(

@@ -167,6 +167,15 @@ fn run(o: &mut Overlays, m: &Model, panes: &[&'static str], first: &str, asks: &
         .join(" ");
     o.cmd.error = Some(if text.is_empty() {
         format!("type a command: {list}, or a worker id")
+    } else if m.large.is_some() && text.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        // Large-fleet mode holds the rows on screen, not the fleet: the
+        // hub is asked through the Workers filter.
+        format!(
+            "{} is not on screen (a large fleet: only the rows shown are held); on the Workers \
+             view, /worker:{}$ asks the hub for it",
+            hub(&text),
+            hub(&text)
+        )
     } else if text.starts_with(|c: char| c.is_ascii_alphanumeric())
         && text.contains(|c: char| c.is_ascii_digit())
     {

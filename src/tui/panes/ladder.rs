@@ -123,7 +123,12 @@ impl Ladder {
         self.list.emptied = emptied;
         // A pass over the fleet and the log: only while the Ladder shows
         // it, at most once a second (a tick counts what waited).
-        if visible {
+        if m.large.is_some() {
+            // Large-fleet mode holds the rows on screen, not the fleet:
+            // AWAY NOW is not counted over them (it would be a lie).
+            self.away_now.clear();
+            self.away_stale = false;
+        } else if visible {
             let due = self
                 .away_at
                 .is_none_or(|t| mono.saturating_duration_since(t) >= away::EVERY);
@@ -295,7 +300,9 @@ impl Ladder {
                         fmt::count(c.no_token),
                         fmt::count(c.preflight_failed)
                     )),
-                    {
+                    if cx.model.large.is_some() {
+                        Span::styled("n/a (large fleet)", t.muted())
+                    } else {
                         let now = self.away_now.get(a.as_str()).map_or(0, |n| n.total());
                         let style = if now > 0 { t.warn() } else { t.muted() };
                         Span::styled(away_now_text(&self.away_now, t.sep(), a), cell_style(cx.theme, cx.stale, style))

@@ -14,9 +14,10 @@ use ratatui::text::Span;
 use crate::tui::model::Model;
 use crate::tui::model::fleet::{Entry, FIELDS, Fleet, Slot};
 use crate::tui::model::query::Query;
-use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Pane, Rows, SortBy};
+use crate::tui::model::large::WindowAsk;
+use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Paged, Pane, Rows, SortBy};
 use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, table_sorted};
-use crate::wire::{Failover, WorkerState};
+use crate::wire::{Failover, WindowSort, WorkerState};
 
 /// How the Workers view orders rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,6 +44,19 @@ impl WorkerSort {
         WorkerSort::Rank,
         WorkerSort::Failover,
     ];
+
+    /// The hub's order for it (large-fleet mode); `None`: the hub has
+    /// none (`failover`), so a large-fleet session skips it.
+    pub fn window(self) -> Option<WindowSort> {
+        Some(match self {
+            WorkerSort::Urgency => WindowSort::Urgency,
+            WorkerSort::Worker => WindowSort::Worker,
+            WorkerSort::Host => WindowSort::Host,
+            WorkerSort::Age => WindowSort::Age,
+            WorkerSort::Rank => WindowSort::Rank,
+            WorkerSort::Failover => return None,
+        })
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -169,6 +183,9 @@ pub struct WorkerIndex {
     pub reverse: bool,
     /// The filter the index was built with.
     pub filter: Query,
+    /// Large-fleet mode: `slots` is the window the hub answered, in the
+    /// view's order, and this is the cursor over the hub's whole list.
+    pub paged: Option<Paged>,
 }
 
 impl Default for WorkerIndex {
@@ -179,6 +196,7 @@ impl Default for WorkerIndex {
             sort: WorkerSort::Urgency,
             reverse: false,
             filter: Query::default(),
+            paged: None,
         }
     }
 }
@@ -347,6 +365,12 @@ impl Rows for WorkerIndex {
     fn keys(&self) -> &[Slot] {
         &self.slots
     }
+    fn paged(&self) -> Option<&Paged> {
+        self.paged.as_ref()
+    }
+    fn paged_mut(&mut self) -> Option<&mut Paged> {
+        self.paged.as_mut()
+    }
 }
 
 /// The Workers pane.
@@ -391,8 +415,16 @@ impl Pane for Workers {
     }
 
     fn settle(&mut self, m: &Model, ch: &Changes, _visible: bool, _mono: Instant) -> bool {
+        if m.large.is_some() {
+            return self.settle_paged(m, ch);
+        }
         let fleet = &m.fleet;
         let w = &mut self.list;
+        if w.rows.paged.take().is_some() {
+            // Out of large-fleet mode: the fleet is held again.
+            w.marked = true;
+            w.sel = Default::default();
+        }
         let own = w.take_mark();
         if own {
             w.rows.set_sort(fleet, w.sort, w.reverse);
@@ -426,6 +458,13 @@ impl Pane for Workers {
             return false;
         };
         match self.list.rows.slots.iter().position(|s| *s == slot) {
+            Some(pos) if self.list.rows.paged.is_some() => {
+                if let Some(p) = &mut self.list.rows.paged {
+                    p.pos = p.base + pos;
+                }
+                self.list.sync_paged();
+                true
+            }
             Some(pos) => {
                 self.list.sel.set(&self.list.rows.slots, pos);
                 true
@@ -436,6 +475,23 @@ impl Pane for Workers {
 
     fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
         self.draw_workers(cx, area, buf)
+    }
+
+    fn ask_window(&mut self, m: &mut Model) -> Option<WindowAsk> {
+        let l = m.large.as_mut()?;
+        let list = &mut self.list;
+        let sort = list.sort.window()?;
+        let p = list.rows.paged.as_mut()?;
+        let (from, n) = p.take_want()?;
+        let total = p.total as u64;
+        l.ask(
+            sort,
+            &list.filter.text,
+            list.reverse,
+            from as u64,
+            u32::try_from(n).unwrap_or(crate::wire::MAX_WINDOW).min(crate::wire::MAX_WINDOW),
+            total,
+        )
     }
 
     fn row_ids(&self, m: &Model) -> Vec<String> {
@@ -450,7 +506,98 @@ impl Pane for Workers {
 }
 
 impl Workers {
+    /// Large-fleet mode: the rows are the window the hub answered for the
+    /// view's sort and filter; a new sort or filter starts at the top.
+    fn settle_paged(&mut self, m: &Model, ch: &Changes) -> bool {
+        let w = &mut self.list;
+        let own = w.take_mark();
+        if w.sort.window().is_none() {
+            // The hub has no failover order: the next one it has.
+            w.sort = WorkerSort::Urgency;
+        }
+        let entering = w.rows.paged.is_none();
+        let p = w.rows.paged.get_or_insert_with(Paged::default);
+        if own || entering {
+            *p = Paged::default();
+            w.sel = Default::default();
+        }
+        if !(own || entering || ch.fleet()) {
+            return false;
+        }
+        let sort = w.sort.window();
+        let win = m.large.as_ref().map(|l| &l.window);
+        let this_list = win.and_then(|x| x.ask.as_ref()).is_some_and(|a| {
+            Some(a.sort) == sort && a.q == w.filter.text && a.reverse == w.reverse
+        });
+        match win {
+            Some(x) if this_list => {
+                w.rows.slots.clone_from(&x.slots);
+                p.total = usize::try_from(x.total).unwrap_or(usize::MAX);
+                p.base = usize::try_from(x.base).unwrap_or(usize::MAX);
+                p.held = x.slots.len();
+                // The window answered: the next move that needs another
+                // may ask the same rows again.
+                p.asked = None;
+            }
+            _ => {
+                w.rows.slots.clear();
+                p.held = 0;
+                if p.total == 0 && w.filter.text.is_empty() {
+                    let n = m.large.as_ref().and_then(|l| l.summary.as_ref()).map_or(0, |s| s.workers);
+                    p.total = usize::try_from(n).unwrap_or(usize::MAX);
+                }
+            }
+        }
+        w.rows.keys.clear();
+        w.emptied = None;
+        w.sync_paged();
+        true
+    }
+
+    fn draw_paged(&self, cx: &Cx, p: &Paged, area: Rect, buf: &mut Buffer) {
+        let rows_h = area.height.saturating_sub(1) as usize;
+        let list = &self.list;
+        let c = list.cursor();
+        let (a, b) = crate::tui::ui::geom::visible(c, rows_h);
+        let rows: Vec<Vec<Span<'static>>> = (a..b)
+            .map(|i| {
+                let held = i
+                    .checked_sub(p.base)
+                    .filter(|k| *k < p.held)
+                    .and_then(|k| list.rows.slots.get(k))
+                    .and_then(|s| cx.model.fleet.get(*s));
+                match held {
+                    Some(e) => cells(cx, e),
+                    None => vec![Span::styled("…", cx.theme.muted())],
+                }
+            })
+            .collect();
+        let (col, desc) = sort_col(list.sort);
+        let sorted = Some((col, desc != list.reverse));
+        let sel = (c.len > 0).then(|| c.pos.saturating_sub(a));
+        table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, sel, sorted);
+        if c.len == 0 && area.height > 1 {
+            let answered = cx
+                .model
+                .large
+                .as_ref()
+                .and_then(|l| l.window.ask.as_ref())
+                .is_some();
+            let msg = if !answered {
+                "asking the hub for the rows on screen"
+            } else if list.filter.text.is_empty() {
+                "no workers have reported yet"
+            } else {
+                "no worker matches the filter (the hub's answer)"
+            };
+            empty(cx.theme, area, buf, msg);
+        }
+    }
+
     fn draw_workers(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
+        if let Some(p) = &self.list.rows.paged {
+            return self.draw_paged(cx, p, area, buf);
+        }
         let rows_h = area.height.saturating_sub(1) as usize;
         let list = &self.list;
         let rows: Vec<Vec<Span<'static>>> = list
@@ -461,14 +608,7 @@ impl Workers {
             .collect();
         // WORKER HOST AGE STATE ACTIVE SYNC LAST FAILOVER: urgency marks
         // STATE (most urgent first), age falls (oldest heartbeat first).
-        let (col, desc) = match list.sort {
-            WorkerSort::Urgency => (3, true),
-            WorkerSort::Worker => (0, false),
-            WorkerSort::Host => (1, false),
-            WorkerSort::Age => (2, true),
-            WorkerSort::Rank => (4, false),
-            WorkerSort::Failover => (6, true),
-        };
+        let (col, desc) = sort_col(list.sort);
         let sorted = Some((col, desc != list.reverse));
         table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h), sorted);
         if list.is_empty() && area.height > 1 {
@@ -481,6 +621,18 @@ impl Workers {
             };
             empty(cx.theme, area, buf, msg);
         }
+    }
+}
+
+/// The column a sort marks, and whether its values fall down the rows.
+fn sort_col(sort: WorkerSort) -> (usize, bool) {
+    match sort {
+        WorkerSort::Urgency => (3, true),
+        WorkerSort::Worker => (0, false),
+        WorkerSort::Host => (1, false),
+        WorkerSort::Age => (2, true),
+        WorkerSort::Rank => (4, false),
+        WorkerSort::Failover => (6, true),
     }
 }
 

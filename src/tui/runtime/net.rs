@@ -22,6 +22,7 @@ use tokio::task::JoinHandle;
 
 use crate::client::{Client, ClientError, FailoverQuery, HubEvent, StreamItem};
 use crate::tui::model::config::OnDisk;
+use crate::tui::model::large::{self, WindowAsk};
 use crate::tui::msg::{Effect, Fetch, Msg};
 
 /// Worker poll period while the hub answers.
@@ -69,6 +70,15 @@ struct Shared {
     refetch_wanted: AtomicBool,
     /// Told whether the poll round that served a refetch was answered.
     refetch_done: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<bool>>>,
+    /// Large-fleet mode, as the poller's summaries decide it
+    /// (`large::is_large`, the rule the model applies to the same answers).
+    large: AtomicBool,
+    /// The mode changed: the stream asks for other kinds.
+    mode_changed: Notify,
+    /// The window the Workers view asked last: asked again every poll.
+    window: std::sync::Mutex<Option<WindowAsk>>,
+    /// The hub instance whoami last gave: what a window answer is tagged with.
+    instance: std::sync::Mutex<Option<String>>,
 }
 
 /// The running tasks; dropping this aborts them.
@@ -94,6 +104,10 @@ pub fn spawn(client: Client, tx: mpsc::Sender<Msg>, fx: mpsc::UnboundedReceiver<
         refetch: Notify::new(),
         refetch_wanted: AtomicBool::new(false),
         refetch_done: std::sync::Mutex::new(None),
+        large: AtomicBool::new(false),
+        mode_changed: Notify::new(),
+        window: std::sync::Mutex::new(None),
+        instance: std::sync::Mutex::new(None),
     });
     let tasks = vec![
         tokio::spawn(stream_task(client.clone(), tx.clone(), shared.clone())),
@@ -112,18 +126,42 @@ const WORKER_BATCH: usize = 4096;
 /// How long the stream task waits for the next worker event of a burst.
 const BURST_GAP: Duration = Duration::from_millis(5);
 
+/// The kinds the stream asks for: the hub's worker moves while the fleet
+/// is held; in large-fleet mode the summary instead (a move of a worker
+/// not on screen is not held, and those of a large fleet are many).
+fn stream_types(large: bool) -> &'static [&'static str] {
+    if large {
+        &["failover", "recovery", "config", "summary"]
+    } else {
+        &["failover", "recovery", "config", "state", "sync"]
+    }
+}
+
 async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
-    let mut events =
-        Box::pin(client.events(None, &["failover", "recovery", "config", "state", "sync"]));
+    let mut mode = sh.large.load(Ordering::SeqCst);
+    let mut events = Box::pin(client.events(None, stream_types(mode)));
     // An event read past the end of a burst of worker events.
     let mut carry: Option<StreamItem> = None;
     let mut ended = false;
     while !ended {
         let item = match carry.take() {
             Some(i) => i,
-            None => match events.next().await {
-                Some(i) => i,
-                None => return,
+            None => tokio::select! {
+                i = events.next() => match i {
+                    Some(i) => i,
+                    None => return,
+                },
+                _ = sh.mode_changed.notified() => {
+                    let now = sh.large.load(Ordering::SeqCst);
+                    if now != mode {
+                        // Another mode asks for other kinds: a new stream
+                        // (the poller catches the log up from its join).
+                        mode = now;
+                        sh.stream_live.store(false, Ordering::SeqCst);
+                        events = Box::pin(client.events(None, stream_types(mode)));
+                    }
+                    continue;
+                }
             },
         };
         let msg = match item {
@@ -150,6 +188,11 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                     Msg::Recovery(*r)
                 }
                 HubEvent::Config(c) => Msg::Config(c),
+                HubEvent::Summary(summary) => Msg::Summary {
+                    summary,
+                    at: Instant::now(),
+                    polled: false,
+                },
                 HubEvent::Reset => Msg::Reset,
                 HubEvent::State(w) | HubEvent::Sync(w) => {
                     // A burst (a new revision flips `in_sync` fleet-wide, a
@@ -315,6 +358,9 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
     let mut need_recoveries = true;
     // False once this hub answered 404 to `GET /v1/recoveries`.
     let mut recoveries_kept = true;
+    // False once it answered 404 to `GET /v1/summary` (older than
+    // summaries: its fleet is held whole, as before).
+    let mut summaries = true;
     // The hub's identity as whoami last gave it: another one after a
     // reconnect is another hub (replaced at the same address, or a fresh
     // database), and nothing held of the old one is asked after.
@@ -344,9 +390,22 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                         sh.catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
                         sh.rec_max_seq.store(0, Ordering::SeqCst);
                         sh.rec_catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
+                        summaries = true;
+                    }
+                    if instance.is_some() && w.instance.is_some() && w.instance != instance {
+                        // Another hub: its own summary decides the mode,
+                        // and nothing asked of the last one is asked again.
+                        sh.large.store(false, Ordering::SeqCst);
+                        sh.mode_changed.notify_one();
+                        if let Ok(mut win) = sh.window.lock() {
+                            *win = None;
+                        }
                     }
                     if w.instance.is_some() {
                         instance.clone_from(&w.instance);
+                        if let Ok(mut i) = sh.instance.lock() {
+                            i.clone_from(&w.instance);
+                        }
                     }
                     if !send(&tx, Msg::Whoami(w)).await {
                         return;
@@ -360,7 +419,63 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                 }
             }
         }
-        if ok {
+        if ok && summaries {
+            // The summary first: a large fleet is never fetched whole.
+            match client.summary().await {
+                Ok(summary) => {
+                    let was = sh.large.load(Ordering::SeqCst);
+                    let now = large::is_large(summary.workers, was, large::threshold());
+                    if now != was {
+                        tracing::info!(workers = summary.workers, large = now, "fleet mode");
+                        sh.large.store(now, Ordering::SeqCst);
+                        sh.mode_changed.notify_one();
+                        if !now {
+                            cursor = None;
+                            if let Ok(mut w) = sh.window.lock() {
+                                *w = None;
+                            }
+                        }
+                    }
+                    let msg = Msg::Summary {
+                        summary: Box::new(summary),
+                        at: Instant::now(),
+                        polled: true,
+                    };
+                    if !send(&tx, msg).await {
+                        return;
+                    }
+                }
+                Err(ClientError::Hub { status: 404, .. }) => {
+                    tracing::info!("the hub keeps no summary (404): the fleet is held whole");
+                    summaries = false;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "summary poll failed");
+                    ok = false;
+                    if !send(&tx, refused_or_failed(Fetch::Workers, &e)).await {
+                        return;
+                    }
+                }
+            }
+        }
+        if ok && sh.large.load(Ordering::SeqCst) {
+            // Large-fleet mode: the rows on screen, asked again (ages,
+            // states and rows that moved), never the fleet.
+            let ask = sh.window.lock().ok().and_then(|w| w.clone());
+            if let Some(ask) = ask {
+                ok = fetch_window(&client, &tx, &sh, ask).await;
+            }
+            if ok {
+                match client.health_report().await {
+                    Ok(h) => {
+                        if !send(&tx, Msg::Health(h)).await {
+                            return;
+                        }
+                    }
+                    Err(e) => tracing::debug!(error = %e, "health not read"),
+                }
+            }
+        } else if ok {
             let asked = Instant::now();
             match client.workers(cursor.as_deref()).await {
                 Ok(page) => {
@@ -462,6 +577,40 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
     }
 }
 
+/// A window of `GET /v1/workers` (large-fleet mode), tagged with the hub
+/// instance whoami last gave; true when it was answered.
+async fn fetch_window(
+    client: &Client,
+    tx: &mpsc::Sender<Msg>,
+    sh: &Shared,
+    ask: WindowAsk,
+) -> bool {
+    let instance = sh.instance.lock().ok().and_then(|i| i.clone());
+    let asked = Instant::now();
+    match client.window(&ask.query()).await {
+        Ok(page) => {
+            tracing::debug!(
+                rows = page.workers.len(),
+                ms = asked.elapsed().as_millis() as u64,
+                "window fetched"
+            );
+            let msg = Msg::Window {
+                ask,
+                page,
+                at: Instant::now(),
+                instance,
+            };
+            let _ = send(tx, msg).await;
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "window fetch failed");
+            let _ = send(tx, refused_or_failed(Fetch::Workers, &e)).await;
+            false
+        }
+    }
+}
+
 /// `GET /v1/config`; true when it was answered. A document that does not
 /// validate (the hub says so with `Macfleet-Config-Invalid`, or its list
 /// cannot be read here) is the file as it stands on disk: it is sent as
@@ -548,6 +697,12 @@ async fn effect_task(
             }
             Effect::FetchHistory => {
                 fetch_history(&client, &tx).await;
+            }
+            Effect::Window(ask) => {
+                if let Ok(mut w) = sh.window.lock() {
+                    *w = Some(ask.clone());
+                }
+                fetch_window(&client, &tx, &sh, ask).await;
             }
             // The runner sends writes through its `Writer`, runs the editor
             // and switches contexts itself; never here.

@@ -88,6 +88,19 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
                 ));
             }
         }
+        if let Some(l) = &m.large {
+            // The counts are the hub's summary; said with their age when
+            // it has not come for a while (the screen tells the truth).
+            let mut text = "large fleet".to_string();
+            if let Some(age) = l.summary_age(m.mono_now).filter(|a| a.as_secs() >= 5) {
+                text.push_str(&format!(
+                    " (counts {} old)",
+                    fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
+                ));
+            }
+            spans.push(sep.clone());
+            spans.push(Span::styled(text, t.muted()));
+        }
         spans.push(sep.clone());
         let rev = if m.fleet.revision.is_empty() {
             m.config.revision.clone().unwrap_or_else(|| "-".into())

@@ -1,0 +1,226 @@
+//! The large-fleet mode: past [`LARGE_FLEET`] workers the TUI holds the
+//! hub's summary (`GET /v1/summary`, the `summary` event) and the rows it
+//! shows (a window of the hub's sorted, filtered list, plus a margin),
+//! never the fleet. The header and the Ladder count from the summary (its
+//! counts are [`Aggregates`]); the Workers view pages through windows
+//! (`GET /v1/workers?sort=…&q=…&offset=…&limit=…`) as its cursor moves.
+//! Below the threshold nothing of this is used.
+
+use std::time::Instant;
+
+use super::fleet::{AgentCounts, Aggregates, Slot};
+use crate::wire::{Summary, WindowQuery, WindowSort};
+
+/// Fleets of at least this many workers (by the hub's summary) are shown
+/// in large-fleet mode; a session leaves it only below half of it, so a
+/// fleet at the line does not flip between modes.
+pub const LARGE_FLEET: u64 = 20_000;
+
+/// Overrides [`LARGE_FLEET`] (a number of workers): tests cross the line
+/// with a few hundred workers instead of 20,000.
+pub const LARGE_ENV: &str = "MACFLEET_LARGE_FLEET";
+
+/// Rows asked beyond each edge of the rows on screen, so `j`/`k` and a
+/// page move stay local; a window is asked again when the screen comes
+/// within half of this of an edge the window holds.
+pub const MARGIN: usize = 100;
+
+/// The threshold: [`LARGE_ENV`] if it is set to a number, else
+/// [`LARGE_FLEET`].
+pub fn threshold() -> u64 {
+    std::env::var(LARGE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(LARGE_FLEET)
+}
+
+/// Whether a fleet of `workers` is shown in large-fleet mode, `now`
+/// whether it is: from `threshold` on, and until it falls below half of it.
+pub fn is_large(workers: u64, now: bool, threshold: u64) -> bool {
+    if now {
+        workers >= threshold / 2
+    } else {
+        workers >= threshold
+    }
+}
+
+/// A window the Workers view asks for: rows `from..from + rows` of the
+/// list as the view orders it (`reverse`: the hub's order turned).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowAsk {
+    /// Rises with every ask of a session: an answer older than the one
+    /// held is dropped.
+    pub seq: u64,
+    pub sort: WindowSort,
+    pub q: String,
+    pub reverse: bool,
+    /// The view's first row asked.
+    pub from: u64,
+    pub rows: u32,
+    /// The list's length when it was asked (a reversed view counts from
+    /// the hub's end).
+    pub total: u64,
+}
+
+impl WindowAsk {
+    /// The hub's query for it.
+    pub fn query(&self) -> WindowQuery {
+        let offset = if self.reverse {
+            self.total.saturating_sub(self.from + u64::from(self.rows))
+        } else {
+            self.from
+        };
+        WindowQuery {
+            sort: self.sort,
+            q: self.q.clone(),
+            limit: self.rows.max(1),
+            offset: Some(offset),
+            page: None,
+        }
+    }
+
+    /// Whether `other` asks for the same list (sort, filter, direction).
+    pub fn same_list(&self, other: &WindowAsk) -> bool {
+        (self.sort, &self.q, self.reverse) == (other.sort, &other.q, other.reverse)
+    }
+}
+
+/// The rows held: slots of the fleet in the view's order, the first at
+/// row `base` of a list of `total`.
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    /// What it answered.
+    pub ask: Option<WindowAsk>,
+    pub total: u64,
+    pub base: u64,
+    pub slots: Vec<Slot>,
+    /// When it arrived.
+    pub at: Option<Instant>,
+}
+
+/// What a large-fleet session holds besides the window's workers.
+#[derive(Debug, Clone, Default)]
+pub struct Large {
+    /// The hub's last summary (its counts are the fleet's aggregates).
+    pub summary: Option<Summary>,
+    /// When it arrived.
+    pub summary_at: Option<Instant>,
+    pub window: Window,
+    /// The newest window asked.
+    pub asked: Option<WindowAsk>,
+    next_seq: u64,
+}
+
+impl Large {
+    /// A new ask for the view's rows `from..from + rows`; `None` when the
+    /// same is already asked (and not yet answered) or held.
+    pub fn ask(
+        &mut self,
+        sort: WindowSort,
+        q: &str,
+        reverse: bool,
+        from: u64,
+        rows: u32,
+        total: u64,
+    ) -> Option<WindowAsk> {
+        let same = |a: &WindowAsk| {
+            (a.sort, a.q.as_str(), a.reverse, a.from, a.rows) == (sort, q, reverse, from, rows)
+        };
+        if self.asked.as_ref().is_some_and(same) {
+            return None;
+        }
+        self.next_seq += 1;
+        let a = WindowAsk {
+            seq: self.next_seq,
+            sort,
+            q: q.to_string(),
+            reverse,
+            from,
+            rows,
+            total,
+        };
+        self.asked = Some(a.clone());
+        Some(a)
+    }
+
+    /// Whether an answer to `ask` is to be taken: it answers the list the
+    /// view shows now, and is not older than the window held.
+    pub fn takes(&self, ask: &WindowAsk) -> bool {
+        let current = self.asked.as_ref().is_none_or(|a| a.same_list(ask));
+        let newer = self.window.ask.as_ref().is_none_or(|w| ask.seq >= w.seq);
+        current && newer
+    }
+
+    /// The summary's age at `mono`.
+    pub fn summary_age(&self, mono: Instant) -> Option<std::time::Duration> {
+        self.summary_at.map(|t| mono.saturating_duration_since(t))
+    }
+}
+
+/// The summary's counts as the TUI's own aggregates.
+pub fn aggregates(s: &Summary) -> Aggregates {
+    let n = |x: u64| usize::try_from(x).unwrap_or(usize::MAX);
+    Aggregates {
+        total: n(s.workers),
+        healthy: n(s.healthy),
+        stale: n(s.stale),
+        lost: n(s.lost),
+        no_route: n(s.no_route),
+        healthy_no_route: n(s.healthy_no_route),
+        degraded: n(s.degraded),
+        out_of_sync: n(s.out_of_sync),
+        one_failure: n(s.one_failure_from_no_route),
+        headroom_known: n(s.headroom_known),
+        agents: s
+            .agents
+            .iter()
+            .map(|a| {
+                (
+                    a.agent.clone(),
+                    AgentCounts {
+                        capable: n(a.capable),
+                        active: n(a.active),
+                        no_binary: n(a.no_binary),
+                        no_token: n(a.no_token),
+                        preflight_failed: n(a.preflight_failed),
+                        last_rung: n(a.last_rung),
+                    },
+                )
+            })
+            .collect(),
+        from_hub: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mode_is_entered_at_the_threshold_and_left_below_half() {
+        assert!(!is_large(19_999, false, 20_000));
+        assert!(is_large(20_000, false, 20_000));
+        assert!(is_large(10_000, true, 20_000));
+        assert!(!is_large(9_999, true, 20_000));
+    }
+
+    #[test]
+    fn a_reversed_window_is_asked_from_the_hubs_end() {
+        let mut l = Large::default();
+        let a = l
+            .ask(WindowSort::Age, "", true, 0, 50, 1_000)
+            .expect("a first ask");
+        assert_eq!(a.query().offset, Some(950));
+        assert!(l.ask(WindowSort::Age, "", true, 0, 50, 1_000).is_none());
+        let b = l
+            .ask(WindowSort::Age, "", false, 0, 50, 1_000)
+            .expect("another list");
+        assert_eq!(b.query().offset, Some(0));
+        assert!(
+            !l.takes(&a),
+            "an answer to the other direction is not this view's"
+        );
+        assert!(l.takes(&b));
+    }
+}

@@ -1,0 +1,326 @@
+//! The large-fleet mode through `update`: a summary of a fleet past the
+//! threshold makes the header and the Ladder count from it and the
+//! Workers view page through the hub's windows; below it nothing changes.
+
+use std::time::Duration;
+
+use crossterm::event::KeyCode;
+use macfleet::tui::app::App;
+use macfleet::tui::fixture;
+use macfleet::tui::model::large::WindowAsk;
+use macfleet::tui::msg::{Effect, Msg};
+
+use crate::ui::{self, code, key, screen};
+
+const MILLION: u64 = 1_000_000;
+
+fn summary(a: &mut App, workers: u64, polled: bool) -> Vec<Effect> {
+    let at = a.model().mono_now + Duration::from_millis(10);
+    a.update(Msg::Summary {
+        summary: Box::new(fixture::summary(workers, fixture::t0())),
+        at,
+        polled,
+    })
+}
+
+fn windows(fx: &[Effect]) -> Vec<WindowAsk> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Window(a) => Some(a.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Answer `ask` as a hub of `total` workers would, as the instance the
+/// screen holds.
+fn answer(a: &mut App, ask: &WindowAsk, total: u64) -> Vec<Effect> {
+    let instance = a.model().who.as_ref().and_then(|w| w.instance.clone());
+    answer_as(a, ask, total, instance)
+}
+
+fn answer_as(a: &mut App, ask: &WindowAsk, total: u64, instance: Option<String>) -> Vec<Effect> {
+    let at = a.model().mono_now + Duration::from_millis(10);
+    a.update(Msg::Window {
+        ask: ask.clone(),
+        page: fixture::window(ask, total, fixture::t0()),
+        at,
+        instance,
+    })
+}
+
+/// A 40-worker session told of a million: the first window asked, and
+/// answered.
+fn large_app() -> (App, WindowAsk) {
+    let (mut a, _) = ui::app(40, false);
+    let fx = summary(&mut a, MILLION, true);
+    let asks = windows(&fx);
+    assert_eq!(asks.len(), 1, "one window asked at once: {fx:?}");
+    let ask = asks[0].clone();
+    answer(&mut a, &ask, MILLION);
+    (a, ask)
+}
+
+fn status_line(a: &App) -> String {
+    screen(a).last().cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_summary_past_the_threshold_gives_the_header_and_the_ladder_their_counts() {
+    let (mut a, _) = ui::app(40, false);
+    assert!(screen(&a).iter().any(|l| l.contains("40 workers")));
+    let fx = summary(&mut a, MILLION, true);
+    assert!(
+        a.model().large.is_some(),
+        "a million workers is a large fleet"
+    );
+    let ask = windows(&fx);
+    assert_eq!(ask.len(), 1, "the rows on screen are asked: {fx:?}");
+    assert_eq!(ask[0].query().offset, Some(0));
+    assert_eq!(ask[0].query().sort, macfleet::wire::WindowSort::Urgency);
+    assert!(
+        ask[0].rows >= 38 && ask[0].rows <= 38 + 2 * 100,
+        "{:?}",
+        ask[0]
+    );
+    assert_eq!(
+        a.model().fleet.len(),
+        0,
+        "the fleet of 40 is not held any more"
+    );
+    let s = screen(&a);
+    let fleet_line = &s[1];
+    assert!(fleet_line.contains("1,000,000 workers"), "{fleet_line}");
+    assert!(fleet_line.contains("NO ROUTE 12"), "{fleet_line}");
+    assert!(
+        fleet_line.contains("230 one failure from no route"),
+        "{fleet_line}"
+    );
+    assert!(fleet_line.contains("20,000 stale"), "{fleet_line}");
+    assert!(
+        fleet_line.contains("970,000 healthy (10 with no route)"),
+        "{fleet_line}"
+    );
+    assert!(s[0].contains("large fleet"), "{}", s[0]);
+    // The Ladder: capable and running from the summary's agents.
+    key(&mut a, '1');
+    let s = screen(&a).join("\n");
+    let opencode = s
+        .lines()
+        .find(|l| l.contains("opencode") && !l.contains("can/run"))
+        .expect("opencode's rung");
+    assert!(
+        s.contains("can/run opencode 990,000/500,000"),
+        "the header's agents line"
+    );
+    assert!(
+        opencode.contains("990,000"),
+        "capable from the summary: {opencode}"
+    );
+    assert!(
+        opencode.contains("500,000"),
+        "running from the summary: {opencode}"
+    );
+    assert!(
+        opencode.contains("1/2/3"),
+        "missing binary/token/preflight: {opencode}"
+    );
+    assert!(
+        s.contains("n/a (large fleet)"),
+        "AWAY NOW is not counted over a window"
+    );
+    // A summary event (not polled) changes the counts, never the mode.
+    let mut s2 = fixture::summary(MILLION, fixture::t0());
+    s2.no_route = 99;
+    let at = a.model().mono_now + Duration::from_millis(20);
+    a.update(Msg::Summary {
+        summary: Box::new(s2),
+        at,
+        polled: false,
+    });
+    assert!(screen(&a)[1].contains("NO ROUTE 99"));
+}
+
+#[test]
+fn window_answers_give_the_rows_and_the_position() {
+    let (mut a, ask) = large_app();
+    let s = screen(&a);
+    assert!(s.iter().any(|l| l.contains("w-00000")), "{s:#?}");
+    assert!(
+        s.iter().any(|l| l.contains("Workers 1,000,000")),
+        "the tab counts the hub's total"
+    );
+    assert!(
+        status_line(&a).contains("1/1,000,000"),
+        "{}",
+        status_line(&a)
+    );
+    assert_eq!(
+        a.model().fleet.len(),
+        ask.rows as usize,
+        "only the window is held"
+    );
+    key(&mut a, 'j');
+    key(&mut a, 'j');
+    assert!(
+        status_line(&a).contains("3/1,000,000"),
+        "{}",
+        status_line(&a)
+    );
+    // The Enter detail is of the row under the cursor.
+    code(&mut a, KeyCode::Enter);
+    assert!(screen(&a).join("\n").contains("w-00002"));
+}
+
+#[test]
+fn keys_stay_local_within_the_margin_and_ask_past_it() {
+    let (mut a, first) = large_app();
+    // j within the margin: nothing asked.
+    for _ in 0..20 {
+        let fx = key(&mut a, 'j');
+        assert!(
+            windows(&fx).is_empty(),
+            "j inside the window asks nothing: {fx:?}"
+        );
+    }
+    // Page down until the screen nears the window's end: one window asked.
+    let mut asked = Vec::new();
+    for _ in 0..20 {
+        asked.extend(windows(&code(&mut a, KeyCode::PageDown)));
+        if !asked.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(asked.len(), 1, "one window past the margin");
+    let next = asked.pop().expect("asked");
+    assert!(next.from > first.from && next.seq > first.seq, "{next:?}");
+    // Rows not yet held show as such, never as other rows.
+    answer(&mut a, &next, MILLION);
+    let pos: usize = a.pane().list().cursor().pos;
+    assert!(
+        screen(&a)
+            .iter()
+            .any(|l| l.contains(&format!("w-{pos:05}")))
+    );
+    // G: the end, asked with offset = total − rows.
+    let fx = key(&mut a, 'G');
+    let g = windows(&fx);
+    assert_eq!(g.len(), 1, "{fx:?}");
+    assert_eq!(g[0].query().offset, Some(MILLION - u64::from(g[0].rows)));
+    assert!(
+        status_line(&a).contains("1,000,000/1,000,000"),
+        "{}",
+        status_line(&a)
+    );
+    assert!(
+        screen(&a).iter().any(|l| l.contains('…')),
+        "the end is not held yet"
+    );
+    answer(&mut a, &g[0], MILLION);
+    assert!(screen(&a).iter().any(|l| l.contains("w-999999")));
+    // g: back to 0.
+    let fx = key(&mut a, 'g');
+    let top = windows(&fx);
+    assert_eq!(top.len(), 1, "{fx:?}");
+    assert_eq!(top[0].query().offset, Some(0));
+    answer(&mut a, &top[0], MILLION);
+    assert!(status_line(&a).contains("1/1,000,000"));
+}
+
+#[test]
+fn a_new_sort_or_filter_asks_the_hub_for_its_list() {
+    let (mut a, _) = large_app();
+    let fx = key(&mut a, 's');
+    let w = windows(&fx);
+    assert_eq!(w.len(), 1, "{fx:?}");
+    assert_eq!(w[0].sort, macfleet::wire::WindowSort::Worker);
+    key(&mut a, '/');
+    for c in "state:lost".chars() {
+        key(&mut a, c);
+    }
+    let fx = code(&mut a, KeyCode::Enter);
+    let _ = fx;
+    let asked = a
+        .model()
+        .large
+        .as_ref()
+        .and_then(|l| l.asked.clone())
+        .expect("asked");
+    assert_eq!(asked.q, "state:lost");
+    assert_eq!(asked.query().q, "state:lost");
+}
+
+#[test]
+fn a_window_from_another_instance_or_an_older_ask_is_never_mixed_in() {
+    let (mut a, first) = large_app();
+    let before: Vec<String> = screen(&a);
+    // Another hub instance answered (the hub at this address was replaced).
+    let mut other = first.clone();
+    other.from = 500;
+    let mut page = fixture::window(&other, MILLION, fixture::t0());
+    page.workers
+        .iter_mut()
+        .for_each(|w| w.worker = format!("x-{}", w.worker));
+    let at = a.model().mono_now + Duration::from_millis(10);
+    a.update(Msg::Window {
+        ask: first.clone(),
+        page,
+        at,
+        instance: Some("another-instance".into()),
+    });
+    assert!(
+        !screen(&a).join("\n").contains("x-w-"),
+        "another instance's rows are not shown"
+    );
+    assert_eq!(screen(&a), before);
+    // An older ask answered after a newer one: dropped.
+    let fx = key(&mut a, 'G');
+    let g = windows(&fx).pop().expect("G asks");
+    answer(&mut a, &g, MILLION);
+    answer(&mut a, &first, MILLION);
+    assert!(status_line(&a).contains("1,000,000/1,000,000"));
+    assert!(
+        screen(&a).iter().any(|l| l.contains("w-999999")),
+        "the newer window stands"
+    );
+}
+
+#[test]
+fn a_worker_move_of_a_row_not_held_is_not_held() {
+    let (mut a, ask) = large_app();
+    let held = a.model().fleet.len();
+    assert_eq!(held, ask.rows as usize);
+    let mut far = fixture::worker(900_000, fixture::t0());
+    far.state = macfleet::wire::WorkerState::Stale;
+    let mut near = fixture::worker(1, fixture::t0());
+    near.state = macfleet::wire::WorkerState::Lost;
+    a.update(Msg::WorkerEvents(vec![far, near]));
+    assert_eq!(
+        a.model().fleet.len(),
+        held,
+        "a worker not on screen is not taken in"
+    );
+    assert_eq!(
+        a.model().fleet.by_id("w-00001").map(|e| e.state),
+        Some(macfleet::wire::WorkerState::Lost),
+        "a row held follows the hub's move"
+    );
+    // The counts stay the summary's, whatever the rows held say.
+    assert_eq!(a.model().fleet.agg.total, MILLION as usize);
+}
+
+#[test]
+fn below_the_threshold_nothing_changes() {
+    let (mut a, _) = ui::app(40, false);
+    let before = screen(&a);
+    let fx = summary(&mut a, 40, true);
+    assert!(a.model().large.is_none());
+    assert!(windows(&fx).is_empty());
+    assert_eq!(a.model().fleet.len(), 40);
+    assert_eq!(screen(&a), before);
+    // And a session that leaves the mode holds the fleet again.
+    summary(&mut a, MILLION, true);
+    assert!(a.model().large.is_some());
+    summary(&mut a, 9_000, true);
+    assert!(a.model().large.is_none(), "below half the threshold");
+}
