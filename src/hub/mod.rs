@@ -394,7 +394,7 @@ impl RunningHub {
         self.hub.closing.send_replace(true);
         let _ = tokio::time::timeout(Duration::from_secs(6), &mut self.task).await;
         self.task.abort();
-        let _ = self.hub.db.flush().await;
+        let _ = self.hub.db.shut_down().await;
     }
 }
 
