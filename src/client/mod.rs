@@ -252,6 +252,8 @@ pub enum HubEvent {
     Sync(Box<WorkerView>),
     /// A worker back on a higher rung of the same list revision.
     Recovery(Box<crate::wire::RecoveryRecord>),
+    /// The fleet's summary (only when asked for with `types=summary`).
+    Summary(Box<crate::wire::Summary>),
     /// The hub no longer holds the resume point: refetch everything.
     Reset,
 }
@@ -654,6 +656,28 @@ impl Client {
         }
     }
 
+    /// `GET /v1/summary`: the fleet's counts and its most urgent workers,
+    /// each checked as a worker of a page is, the rest within a page's
+    /// bounds.
+    pub async fn summary(&self) -> Result<crate::wire::Summary, ClientError> {
+        let resp = self.get("v1/summary", &[]).await?;
+        let mut seen = bounded::Seen::new(crate::wire::MAX_SUMMARY_URGENT);
+        let (mut s, items): (crate::wire::Summary, _) = self
+            .read_page(
+                resp,
+                "GET /v1/summary",
+                "urgent",
+                "urgent worker",
+                move |w: &WorkerView| {
+                    bounded::check_worker(w)?;
+                    seen.admit(&w.worker)
+                },
+            )
+            .await?;
+        s.urgent = items;
+        Ok(s)
+    }
+
     /// [`Client::workers_stream`] over an answer already received.
     pub(crate) fn workers_reader(
         &self,
@@ -870,6 +894,7 @@ impl Client {
             "state" => serde_json::from_str(data).map(|v| HubEvent::State(Box::new(v))),
             "sync" => serde_json::from_str(data).map(|v| HubEvent::Sync(Box::new(v))),
             "recovery" => serde_json::from_str(data).map(|v| HubEvent::Recovery(Box::new(v))),
+            "summary" => serde_json::from_str(data).map(|v| HubEvent::Summary(Box::new(v))),
             "reset" => return Some(HubEvent::Reset),
             _ => return None,
         };
@@ -879,6 +904,7 @@ impl Client {
             }
             Ok(HubEvent::Failover(r)) => bounded::check_record(r),
             Ok(HubEvent::Recovery(r)) => bounded::check_recovery(r),
+            Ok(HubEvent::Summary(s)) => s.urgent.iter().try_for_each(bounded::check_worker),
             _ => Ok(()),
         };
         let error = match (parsed, bounds) {

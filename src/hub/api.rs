@@ -220,6 +220,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/v1/config/history", get(history))
         .route("/v1/heartbeats", axum::routing::post(post_heartbeat))
         .route("/v1/workers", get(workers))
+        .route("/v1/summary", get(summary))
         .route("/v1/failovers", get(failovers))
         .route("/v1/events", get(events))
         .route("/v1/recoveries", get(recoveries))
@@ -910,6 +911,15 @@ fn write_workers(
     Ok(())
 }
 
+async fn summary(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+) -> ApiResult<axum::Json<crate::wire::Summary>> {
+    let p = authenticate(&hub, &headers)?;
+    require(&p, READERS, "read the summary")?;
+    Ok(axum::Json(hub.summary().map_err(ApiError::internal)?))
+}
+
 #[derive(Deserialize)]
 struct FailoversQuery {
     since: Option<u64>,
@@ -999,7 +1009,9 @@ async fn events(
     let p = authenticate(&hub, &headers)?;
     require(&p, READERS, "follow events")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
+    // All but `summary`, which comes only when named.
     let mut want = [true; EventKind::ALL.len()];
+    want[EventKind::Summary as usize] = false;
     if let Some(types) = q.types.as_deref().filter(|t| !t.is_empty()) {
         want = [false; EventKind::ALL.len()];
         for t in types.split(',').map(str::trim) {

@@ -179,6 +179,8 @@ pub struct Fleet {
     held_off_window: chrono::Duration,
     /// The gauges of `GET /metrics`, kept as workers change.
     tally: super::metrics::FleetTally,
+    /// `GET /v1/summary`'s counts, kept beside the gauges.
+    pub(super) summary: super::summary::SummaryTally,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -201,6 +203,7 @@ impl Fleet {
             events: None,
             held_off_window: chrono::Duration::hours(1),
             tally: Default::default(),
+            summary: Default::default(),
         }
     }
 
@@ -230,6 +233,11 @@ impl Fleet {
         self.workers.is_empty()
     }
 
+    /// The last view of `id`.
+    pub fn get(&self, id: &str) -> Option<&Arc<Stored>> {
+        self.workers.get(id).map(|e| &e.view)
+    }
+
     /// Every worker's last view, in no order (a window's one pass).
     pub fn views(&self) -> impl Iterator<Item = &Arc<Stored>> + '_ {
         self.workers.values().map(|e| &e.view)
@@ -250,6 +258,7 @@ impl Fleet {
                 self.seq += 1;
                 e.seq = self.seq;
                 self.tally.change(Some(&e.view), Some(&v));
+                self.summary.change(Some(&e.view), Some(&v));
                 e.view = Arc::new(v);
                 self.log.push_back((self.seq, e.view.worker().clone()));
                 changed.push(e.view.clone());
@@ -291,11 +300,12 @@ impl Fleet {
     /// full answers; the change log skips them.
     pub fn evict(&mut self, now: Instant, after: Duration) -> Vec<Arc<str>> {
         let mut gone = Vec::new();
-        let tally = &mut self.tally;
+        let (tally, summary) = (&mut self.tally, &mut self.summary);
         self.workers.retain(|id, e| {
             let keep = now.saturating_duration_since(e.view.arrived) <= after;
             if !keep {
                 tally.change(Some(&e.view), None);
+                summary.change(Some(&e.view), None);
                 gone.push(id.clone());
             }
             keep
@@ -401,6 +411,7 @@ impl Fleet {
                 let view = next(Some(&e.view));
                 recovery = recovery_between(&e.view, &view);
                 self.tally.change(Some(&e.view), Some(&view));
+                self.summary.change(Some(&e.view), Some(&view));
                 e.view = view;
                 e.seq = seq;
                 e.view.clone()
@@ -408,6 +419,7 @@ impl Fleet {
             None => {
                 let view = next(None);
                 self.tally.change(None, Some(&view));
+                self.summary.change(None, Some(&view));
                 let entry = Entry {
                     view: view.clone(),
                     seq,

@@ -7,6 +7,7 @@
 //! - `worker`: one worker as held (`Stored`, sharing a `Profile`);
 //! - `fleet`: every worker's last heartbeat, in memory, with change cursors;
 //! - `window`: `/v1/workers` sorted, filtered and paged on the hub;
+//! - `summary`: `GET /v1/summary`, kept as workers change;
 //! - `events`: the SSE feed with resume;
 //! - `streams`: caps on open event streams;
 //! - `domain`: what the hub does (replace the config, take in a heartbeat);
@@ -26,6 +27,7 @@ pub mod recovery;
 pub mod serve;
 pub mod store;
 pub mod streams;
+pub mod summary;
 pub mod tls;
 pub mod window;
 pub mod worker;
@@ -553,6 +555,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut last_summary = None;
         loop {
             tick.tick().await;
             let Some(hub) = weak.upgrade() else { return };
@@ -561,6 +564,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
                 f.sweep(std::time::Instant::now(), Utc::now(), interval);
             }
             evict_lost(&hub);
+            hub.publish_summary(&mut last_summary);
         }
     })
 }

@@ -26,5 +26,7 @@ mod oncall;
 mod resources;
 /// A simulated fleet following an owner's reorder, and aug19's outage.
 mod sim;
+/// `GET /v1/summary`, kept as the fleet changes (issue 22).
+mod summary;
 /// `/v1/workers` windows: sorted, filtered, paged on the hub (issue 22).
 mod windows;

@@ -176,7 +176,7 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                     }
                     Msg::WorkerEvents(batch)
                 }
-                HubEvent::Heartbeat(_) => continue,
+                HubEvent::Heartbeat(_) | HubEvent::Summary(_) => continue,
             },
         };
         if !send(&tx, msg).await {
