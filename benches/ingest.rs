@@ -4,6 +4,11 @@
 //! side-by-side figure is `benches/hub_load.sh`; this bench says where the
 //! heartbeat-specific part of that cost goes.
 //!
+//! Then the same for a fleet of 20,000 workers of the largest shape the
+//! contract accepts, each with its own 64 agent names (`largest_own_20k`):
+//! a known worker repeating itself, the case where its lists must be found
+//! again and compared whole.
+//!
 //! `cargo bench --bench ingest`
 
 // What the binary ships with (src/main.rs), so the figures are its own.
@@ -119,5 +124,49 @@ fn ingest(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, ingest);
+/// A largest-shape heartbeat of worker `k` with its own 64 agents.
+fn largest(k: usize) -> Vec<u8> {
+    let agents: Vec<String> = (0..64).map(|i| format!("a{i:02}{k:029}")).collect();
+    let caps: Vec<String> = agents
+        .iter()
+        .map(|a| format!(r#""{a}":{{"binary":true,"token":true,"preflight":"ok"}}"#))
+        .collect();
+    format!(
+        r#"{{"worker":"w{k:0127}","host":"h{k:0252}","sent_at":"2026-11-29T15:04:05Z","config_revision":"{}","agents":{},"active_agent":"{}","capabilities":{{{}}},"failovers":[]}}"#,
+        "r".repeat(64),
+        serde_json::to_string(&agents).expect("json"),
+        agents[1],
+        caps.join(",")
+    )
+    .into_bytes()
+}
+
+fn largest_own(c: &mut Criterion) {
+    const N: usize = 20_000;
+    let bodies: Vec<Vec<u8>> = (0..N).map(largest).collect();
+    let mut fleet = Fleet::new(1);
+    let now = Utc::now();
+    for b in &bodies {
+        fleet.record(&parse(b), now, "0123456789ab");
+    }
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % N as u64) as usize
+    };
+    let mut g = c.benchmark_group("largest_own_20k");
+    g.bench_function("parse_validate_record", |b| {
+        b.iter(|| {
+            let hb = parse(black_box(&bodies[next()]));
+            let ok = hb.validate().is_ok();
+            black_box(fleet.record(&hb, now, "0123456789ab"));
+            black_box(ok)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, ingest, largest_own);
 criterion_main!(benches);

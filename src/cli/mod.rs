@@ -154,8 +154,8 @@ pub struct TuiFlags {
 pub enum Command {
     /// An embedded hub on loopback, a simulated fleet on it, and the TUI.
     Demo(DemoArgs),
-    /// The reference hub.
-    Hub(HubArgs),
+    /// The reference hub (boxed: its flags are the largest).
+    Hub(Box<HubArgs>),
     /// A simulated fleet heartbeating to a hub.
     Sim(SimArgs),
     /// One snapshot, for scripts and for people without a TTY.
@@ -223,9 +223,15 @@ pub struct HubArgs {
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Most workers the hub holds (a new worker past it is refused with 503
-    /// fleet_full); default sized for 100,000 workers with headroom.
-    #[arg(long, value_name = "N", default_value_t = crate::hub::DEFAULT_MAX_WORKERS)]
-    pub max_workers: usize,
+    /// fleet_full); default: as many of the largest shape (9 KiB each) as
+    /// fit in --memory-budget.
+    #[arg(long, value_name = "N")]
+    pub max_workers: Option<usize>,
+    /// Memory the hub may grow by for the workers it holds: 512MiB, 2GiB
+    /// (1024-based); sets --max-workers' default to (SIZE - 64 MiB) / 9 KiB
+    /// (283,989 at 2.5 GiB).
+    #[arg(long, value_name = "SIZE", default_value = "2560MiB", value_parser = crate::hub::parse_size)]
+    pub memory_budget: u64,
     /// Most client connections open at once (also kept below the
     /// descriptor limit).
     #[arg(long, value_name = "N", default_value_t = crate::hub::serve::Limits::default().max_connections)]
@@ -428,7 +434,7 @@ pub async fn run(mut cli: Cli) -> Result<i32> {
             std::io::Write::flush(&mut out)?;
             Ok(exit::OK)
         }
-        Some(Command::Hub(args)) => run_hub(args, cli.global.allow_plaintext)
+        Some(Command::Hub(args)) => run_hub(*args, cli.global.allow_plaintext)
             .await
             .map(|()| exit::OK),
         Some(Command::Sim(args)) => run_sim(&cli.global, args).await.map(|()| exit::OK),
@@ -529,7 +535,10 @@ async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
     opts.heartbeat_interval_s = args.heartbeat_interval.max(1);
     opts.allow_plaintext = allow_plaintext;
     opts.tls = args.tls_cert.zip(args.tls_key);
-    opts.max_workers = args.max_workers.max(1);
+    opts.max_workers = args
+        .max_workers
+        .unwrap_or_else(|| crate::hub::max_workers_for(args.memory_budget))
+        .max(1);
     opts.limits.max_connections = args.max_connections.max(1);
     opts.held_off_window = args.held_off_window;
     crate::hub::serve(opts).await

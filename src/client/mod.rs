@@ -589,7 +589,8 @@ impl Client {
     /// look them up; `get workers -o json` streams with
     /// [`Client::workers_stream`] instead).
     pub async fn workers(&self, since: Option<&str>) -> Result<WorkersPage, ClientError> {
-        let mut reader = self.workers_stream(since).await?;
+        let resp = self.get("v1/workers", &since_query(since)).await?;
+        let mut reader = self.workers_reader(resp);
         let mut items = Vec::new();
         loop {
             match reader.next().await? {
@@ -611,16 +612,38 @@ impl Client {
     /// reference hub does), and always as [`PagePart::End`], checked, once
     /// the body has ended whole. Any break of the body or of a bound is an
     /// error of [`PageReader::next`], and nothing follows it.
+    ///
+    /// A page of the largest fleet takes longer to read than the 30 s a
+    /// request is given (250,000 largest workers: over 2 GB), so this one
+    /// is held to the event stream's bounds instead: at most 45 s without
+    /// a byte, and the whole body within [`STREAMED_PAGE_WITHIN`].
     pub async fn workers_stream(
         &self,
         since: Option<&str>,
     ) -> Result<PageReader<'_, WorkersPage, WorkerView>, ClientError> {
-        let query: Vec<(&str, String)> = since
-            .map(|s| ("since", s.to_string()))
-            .into_iter()
-            .collect();
-        let resp = self.get("v1/workers", &query).await?;
-        Ok(self.workers_reader(resp))
+        let mut rb = self
+            .stream_http
+            .get(self.url("v1/workers"))
+            .query(&since_query(since));
+        if let Some(t) = &self.token {
+            rb = rb.bearer_auth(t.expose());
+        }
+        let deadline = tokio::time::Instant::now() + STREAMED_PAGE_WITHIN;
+        let resp = tokio::time::timeout_at(deadline, self.send(rb))
+            .await
+            .map_err(|_| self.too_slow("GET /v1/workers"))??;
+        let mut reader = self.workers_reader(resp);
+        reader.deadline = Some(deadline);
+        Ok(reader)
+    }
+
+    /// A streamed page that did not end within [`STREAMED_PAGE_WITHIN`].
+    fn too_slow(&self, what: &str) -> ClientError {
+        ClientError::Unreachable(format!(
+            "{} did not finish its answer to {what} within {} minutes; check that the hub is not overloaded or stuck",
+            self.hub(),
+            STREAMED_PAGE_WITHIN.as_secs() / 60
+        ))
     }
 
     /// `GET /v1/workers` as a window (`sort`, `q`, `limit`, `offset` or
@@ -929,6 +952,17 @@ enum StreamEnd {
     Failed(String),
 }
 
+/// How long a page read as a stream ([`Client::workers_stream`]) may take
+/// in all.
+pub const STREAMED_PAGE_WITHIN: Duration = Duration::from_secs(10 * 60);
+
+fn since_query(since: Option<&str>) -> Vec<(&'static str, String)> {
+    since
+        .map(|s| ("since", s.to_string()))
+        .into_iter()
+        .collect()
+}
+
 /// One part of a page read as a stream ([`PageReader::next`]).
 #[derive(Debug)]
 pub enum PagePart<P, T> {
@@ -962,6 +996,8 @@ pub struct PageReader<'c, P, T> {
     ready: std::collections::VecDeque<PagePart<P, T>>,
     /// An error met after the parts in `ready`: given once they are.
     failed: Option<ClientError>,
+    /// When the whole body must have come (streamed pages only).
+    deadline: Option<tokio::time::Instant>,
     ended: bool,
 }
 
@@ -983,6 +1019,7 @@ impl<'c, P: DeserializeOwned, T: DeserializeOwned> PageReader<'c, P, T> {
             check_page: None,
             ready: std::collections::VecDeque::new(),
             failed: None,
+            deadline: None,
             ended: false,
         }
     }
@@ -1020,11 +1057,19 @@ impl<'c, P: DeserializeOwned, T: DeserializeOwned> PageReader<'c, P, T> {
                     self.what
                 )));
             }
-            let chunk = match self.resp.chunk().await {
-                Ok(c) => c,
-                Err(e) => {
+            let next = match self.deadline {
+                Some(d) => tokio::time::timeout_at(d, self.resp.chunk()).await,
+                None => Ok(self.resp.chunk().await),
+            };
+            let chunk = match next {
+                Ok(Ok(c)) => c,
+                Ok(Err(e)) => {
                     self.ended = true;
                     return Err(self.client.transport(e));
+                }
+                Err(_) => {
+                    self.ended = true;
+                    return Err(self.client.too_slow(self.what));
                 }
             };
             let Some(chunk) = chunk else {

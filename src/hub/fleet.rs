@@ -16,7 +16,7 @@ use super::events::{Events, Payload};
 use super::ingest::HeartbeatIn;
 pub use super::worker::{Held, Profile, Stored};
 use super::worker::{Lists, encode};
-use crate::wire::{Capability, Failover, WorkerState};
+use crate::wire::{Failover, WorkerState};
 
 /// The opaque cursor clients pass back: `c<epoch>-<seq>`. The epoch (the
 /// hub's start time) makes a cursor from an earlier run a full refetch.
@@ -63,29 +63,24 @@ pub const DEFAULT_HELD_OFF_WINDOW: std::time::Duration = std::time::Duration::fr
 /// (binary, token and a passing preflight) and that no failover in `held`
 /// after `cutoff` holds off. 0 with no route.
 pub fn headroom_of(profile: &Profile, held: Option<&[Held]>, cutoff: DateTime<Utc>) -> u32 {
-    let Some(active) = profile.active_agent.as_deref() else {
+    let Some(active) = profile.active_agent() else {
         return 0;
     };
-    let Some(i) = profile.agents.iter().position(|a| a == active) else {
+    let agents = profile.roster.agents();
+    let Some(i) = agents.clone().position(|a| a == active) else {
         return 0;
     };
     let held_off = |a: &str| held.is_some_and(|h| h.iter().any(|x| x.agent == a && x.at > cutoff));
-    profile.agents[i + 1..]
-        .iter()
-        .filter(|a| {
-            profile
-                .capabilities
-                .get(*a)
-                .is_some_and(Capability::capable)
-                && !held_off(a)
-        })
+    agents
+        .skip(i + 1)
+        .filter(|a| profile.roster.capability(a).is_some_and(|c| c.capable()) && !held_off(a))
         .count() as u32
 }
 
 /// Where `agent` stands in `agents`; no route ranks below every rung.
-fn rank(agents: &[String], agent: Option<&str>) -> usize {
+fn rank<'a>(mut agents: impl Iterator<Item = &'a str>, agent: Option<&str>) -> usize {
     agent
-        .and_then(|a| agents.iter().position(|x| x == a))
+        .and_then(|a| agents.position(|x| x == a))
         .unwrap_or(usize::MAX)
 }
 
@@ -101,9 +96,11 @@ fn held_after(
     cutoff: DateTime<Utc>,
 ) -> Option<Arc<[Held]>> {
     let prior = before.and_then(|b| b.held.clone());
-    let active = profile.active_agent.as_deref();
+    let active = profile.active_agent();
     let gone = |x: &Held| {
-        Some(x.agent.as_str()) == active || !profile.agents.contains(&x.agent) || x.at <= cutoff
+        Some(x.agent.as_str()) == active
+            || !profile.roster.agents().any(|a| a == x.agent)
+            || x.at <= cutoff
     };
     let touches = prior.as_deref().is_some_and(|h| h.iter().any(gone));
     if failovers.is_empty() && !touches {
@@ -129,13 +126,13 @@ fn held_after(
 fn recovery_between(before: &Stored, after: &Stored) -> Option<Recovery> {
     let (b, a) = (&*before.profile, &*after.profile);
     if Arc::ptr_eq(&before.profile, &after.profile)
-        || b.config_revision != a.config_revision
-        || b.agents != a.agents
+        || b.config_revision() != a.config_revision()
+        || !(b.roster.ptr_eq(&a.roster) || b.roster.agents().eq(a.roster.agents()))
     {
         return None;
     }
-    let to = a.active_agent.as_deref()?;
-    if rank(&a.agents, Some(to)) >= rank(&b.agents, b.active_agent.as_deref()) {
+    let to = a.active_agent()?;
+    if rank(a.roster.agents(), Some(to)) >= rank(b.roster.agents(), b.active_agent()) {
         return None;
     }
     let left = before
@@ -145,9 +142,9 @@ fn recovery_between(before: &Stored, after: &Stored) -> Option<Recovery> {
         .map_or(before.active_since, |x| x.at);
     Some(Recovery {
         worker: a.worker.to_string(),
-        host: a.host.clone(),
+        host: a.host().to_string(),
         at: after.received_at,
-        from: b.active_agent.clone(),
+        from: b.active_agent().map(str::to_string),
         to: to.to_string(),
         held_off_s: (after.received_at - left).num_seconds().max(0) as u64,
     })
@@ -169,7 +166,7 @@ pub struct Fleet {
     workers: HashMap<Arc<str>, Entry, foldhash::fast::RandomState>,
     log: std::collections::VecDeque<(u64, Arc<str>)>,
     /// Reused for each heartbeat's profile key.
-    scratch: Vec<u8>,
+    scratch: String,
     /// Agent lists and capability maps, shared between the workers that
     /// report the same.
     lists: Lists,
@@ -198,7 +195,7 @@ impl Fleet {
             seq: 0,
             workers: HashMap::default(),
             log: std::collections::VecDeque::new(),
-            scratch: Vec::new(),
+            scratch: String::new(),
             lists: Lists::default(),
             events: None,
             held_off_window: chrono::Duration::hours(1),
@@ -361,25 +358,19 @@ impl Fleet {
         let mut recovery = None;
         self.seq += 1;
         let seq = self.seq;
-        let (agents, capabilities) = self.lists.of(hb);
-        encode(hb, &agents, &capabilities, &mut self.scratch);
+        let roster = self.lists.of(hb);
+        encode(hb, &mut self.scratch);
         let key = &self.scratch[..];
         let next = |before: Option<&Stored>| {
             let profile = match before {
-                Some(b) if *b.profile.key == *key => b.profile.clone(),
-                Some(b) => Arc::new(Profile::of(
-                    hb,
-                    key,
-                    b.worker().clone(),
-                    agents.clone(),
-                    capabilities.clone(),
-                )),
+                Some(b) if b.profile.roster.ptr_eq(&roster) && *b.profile.key == *key => {
+                    b.profile.clone()
+                }
+                Some(b) => Arc::new(Profile::of(key, b.worker().clone(), roster.clone())),
                 None => Arc::new(Profile::of(
-                    hb,
                     key,
                     Arc::from(hb.worker.as_str()),
-                    agents.clone(),
-                    capabilities.clone(),
+                    roster.clone(),
                 )),
             };
             let last_failover = match hb.failovers.last() {
@@ -388,11 +379,11 @@ impl Fleet {
             };
             let held = held_after(before, &profile, &hb.failovers, received_at, cutoff);
             let active_since = match before {
-                Some(b) if b.profile.active_agent == profile.active_agent => b.active_since,
+                Some(b) if b.profile.active_agent() == profile.active_agent() => b.active_since,
                 _ => received_at,
             };
             Arc::new(Stored {
-                in_sync: profile.config_revision.as_deref() == Some(current_revision),
+                in_sync: profile.config_revision() == Some(current_revision),
                 headroom: headroom_of(&profile, held.as_deref(), cutoff),
                 held,
                 active_since,
@@ -465,7 +456,7 @@ impl Fleet {
     pub fn resync(&mut self, revision: &str) {
         self.restate(
             |v| {
-                let in_sync = v.profile.config_revision.as_deref() == Some(revision);
+                let in_sync = v.profile.config_revision() == Some(revision);
                 (in_sync != v.in_sync).then(|| Stored {
                     in_sync,
                     ..v.clone()
@@ -606,11 +597,7 @@ mod tests {
         let mut f = Fleet::new(1);
         let a = beat(&mut f, "w-1", t0);
         let b = beat(&mut f, "w-2", t0);
-        assert!(Arc::ptr_eq(&a.profile.agents, &b.profile.agents));
-        assert!(Arc::ptr_eq(
-            &a.profile.capabilities,
-            &b.profile.capabilities
-        ));
+        assert!(a.profile.roster.ptr_eq(&b.profile.roster));
         assert!(
             !Arc::ptr_eq(&a.profile, &b.profile),
             "each its own host and id"
@@ -619,15 +606,15 @@ mod tests {
         other.agents = vec!["claude".into()];
         other.active_agent = Some("claude".into());
         let c = f.record(&(&other).into(), t0, "r1");
-        assert!(!Arc::ptr_eq(&a.profile.agents, &c.profile.agents));
-        assert_eq!(*c.profile.agents, ["claude"]);
+        assert!(!a.profile.roster.ptr_eq(&c.profile.roster));
+        assert!(c.profile.roster.agents().eq(["claude"]));
         // w-3 goes back to the common list: its own is no longer held.
-        let weak = Arc::downgrade(&c.profile.agents);
+        let weak = Arc::downgrade(&c.profile.roster.0);
         drop(c);
         let c = beat(&mut f, "w-3", t0);
-        assert!(Arc::ptr_eq(&a.profile.agents, &c.profile.agents));
+        assert!(a.profile.roster.ptr_eq(&c.profile.roster));
         assert!(weak.upgrade().is_none());
-        assert_eq!(f.lists.held().0, 2, "the dead entry waits for a sweep");
+        assert_eq!(f.lists.held(), 2, "the dead entry waits for a sweep");
     }
 
     #[test]

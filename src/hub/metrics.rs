@@ -18,7 +18,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::registry::Registry;
 
-use super::worker::Stored;
+use super::worker::{Roster, Stored};
 use super::{Current, Hub};
 use crate::wire::{CauseKind, FailoverRecord, OrderSource, RecoveryRecord, WorkerState};
 
@@ -223,9 +223,17 @@ pub struct FleetTally {
     pub one_failure_from_no_route: i64,
     pub behind_revision: i64,
     /// Healthy workers by active agent and rung in the list they follow.
-    by_agent: HashMap<String, Box<[i64; RUNGS]>, Fast>,
-    /// Healthy workers that report they can run each agent.
-    capable: HashMap<String, i64, Fast>,
+    /// Sparse: the rungs with workers on them, each with its count (an
+    /// array of every rung was 520 B per name, one name per worker in a
+    /// fleet whose names are each worker's own).
+    by_agent: HashMap<String, Vec<(u8, i64)>, Fast>,
+    /// Healthy workers by the roster (agent list and capabilities) they
+    /// report, by its address: how many can run each agent is summed from
+    /// these at a scrape. Per name it was a map entry (a `String` and a
+    /// count) per capability name, 64 per worker of a fleet whose names
+    /// are each worker's own; per roster it is one entry per distinct list,
+    /// one for a fleet that reports the same.
+    capable: HashMap<usize, (Roster, i64), Fast>,
     /// Healthy workers holding each agent off (as of their last heartbeat).
     held_off: HashMap<String, i64, Fast>,
 }
@@ -282,26 +290,29 @@ impl FleetTally {
             return;
         }
         let p = &*w.profile;
-        match p.active_agent.as_deref() {
+        match p.active_agent() {
             None => self.no_route += d,
             Some(a) => {
                 let rung = p
-                    .agents
-                    .iter()
+                    .roster
+                    .agents()
                     .position(|x| x == a)
                     .unwrap_or(RUNGS - 1)
-                    .min(RUNGS - 1);
+                    .min(RUNGS - 1) as u8;
                 match self.by_agent.get_mut(a) {
                     Some(rungs) => {
-                        rungs[rung] += d;
-                        if rungs.iter().all(|n| *n == 0) {
+                        // Kept in rung order: equal counts, equal tallies.
+                        match rungs.binary_search_by_key(&rung, |(r, _)| *r) {
+                            Ok(i) => rungs[i].1 += d,
+                            Err(i) => rungs.insert(i, (rung, d)),
+                        }
+                        rungs.retain(|(_, n)| *n != 0);
+                        if rungs.is_empty() {
                             self.by_agent.remove(a);
                         }
                     }
                     None => {
-                        let mut rungs = Box::new([0; RUNGS]);
-                        rungs[rung] = d;
-                        self.by_agent.insert(a.to_owned(), rungs);
+                        self.by_agent.insert(a.to_owned(), vec![(rung, d)]);
                     }
                 }
             }
@@ -312,9 +323,15 @@ impl FleetTally {
         if !w.in_sync {
             self.behind_revision += d;
         }
-        for (a, c) in p.capabilities.iter() {
-            if c.capable() {
-                bump(&mut self.capable, a, d);
+        match self.capable.get_mut(&p.roster.id()) {
+            Some((_, n)) => {
+                *n += d;
+                if *n == 0 {
+                    self.capable.remove(&p.roster.id());
+                }
+            }
+            None => {
+                self.capable.insert(p.roster.id(), (p.roster.clone(), d));
             }
         }
         for h in w.held.as_deref().unwrap_or_default() {
@@ -332,7 +349,8 @@ impl FleetTally {
         }
         for (a, rungs) in &self.by_agent {
             let label = agent_label(Some(a), list);
-            for (rung, n) in rungs.iter().enumerate().filter(|(_, n)| **n != 0) {
+            for &(rung, n) in rungs {
+                let rung = usize::from(rung);
                 let rung = if label == "other" || rung == RUNGS - 1 {
                     "other".to_string()
                 } else {
@@ -341,13 +359,15 @@ impl FleetTally {
                 *l.by_agent.entry((label.clone(), rung)).or_default() += n;
             }
         }
-        for (src, dst) in [
-            (&self.capable, &mut l.capable),
-            (&self.held_off, &mut l.held_off),
-        ] {
-            for (a, n) in src {
-                *dst.entry(agent_label(Some(a), list)).or_default() += n;
+        for (roster, n) in self.capable.values() {
+            for (a, c) in roster.capabilities() {
+                if c.capable() {
+                    *l.capable.entry(agent_label(Some(a), list)).or_default() += n;
+                }
             }
+        }
+        for (a, n) in &self.held_off {
+            *l.held_off.entry(agent_label(Some(a), list)).or_default() += n;
         }
         l
     }

@@ -45,13 +45,65 @@ use crate::wire::{
     OrderSource, Projection,
 };
 
-/// The default worker cap: the 100,000-worker goal with 2.5x headroom.
-/// Not yet derived from a memory budget: a worker of the largest shape the
-/// contract accepts costs about 2.9 KB of hub RSS with the fleet's shared
-/// lists and 16.7 KB with lists of its own (measured,
-/// `tests/hub_resources.rs::largest_workers_stored_cost`), so up to ~4 GB
-/// at the cap.
-pub const DEFAULT_MAX_WORKERS: usize = 250_000;
+/// What one more worker of the largest shape the contract accepts (a
+/// 128-byte id, a 253-byte host, 64 agents of 32 characters, 64
+/// capabilities of 64 other names, a last failover with a 200-character
+/// detail) costs the hub, rounded up: 7,381 B of RSS a worker measured
+/// between 3,640 and 20,000 of them (`benches/hub_memory.sh`, `own+caps`;
+/// docs/performance.md), 9 KiB here. A fleet that reports one list costs
+/// about a third of it.
+pub const LARGEST_WORKER_BYTES: u64 = 9 * 1024;
+
+/// What a fleet costs the hub besides its workers' own bytes, rounded up:
+/// the tables, database caches, event ring and allocator pages of requests
+/// in flight a hub grows into with its first few thousand workers (14 to
+/// 23 MB measured, the same runs and `tests/hub/resources.rs`).
+pub const WORKERS_BASE_BYTES: u64 = 64 << 20;
+
+/// The default `--memory-budget`: what the hub may grow by for the workers
+/// it holds, 2.5 GiB (over its own ~35 MiB at start).
+pub const DEFAULT_MEMORY_BUDGET: u64 = 2560 << 20;
+
+/// The worker cap a memory budget allows: as many largest-shape workers as
+/// fit in it after [`WORKERS_BASE_BYTES`] (at least one).
+pub const fn max_workers_for(budget: u64) -> usize {
+    let n = budget.saturating_sub(WORKERS_BASE_BYTES) / LARGEST_WORKER_BYTES;
+    if n == 0 { 1 } else { n as usize }
+}
+
+/// The default worker cap, derived from the default budget: 283,989
+/// workers of the largest shape in 2.5 GiB, the 100,000-worker goal with
+/// 2.8x headroom.
+pub const DEFAULT_MAX_WORKERS: usize = max_workers_for(DEFAULT_MEMORY_BUDGET);
+
+/// A size as `--memory-budget` takes it: a whole number of bytes, or with
+/// `KiB`, `MiB` or `GiB` (1024-based; `K`, `M`, `G` the same), room for
+/// at least one largest worker.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (like 512MiB, 2GiB)"))?;
+    let per: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        _ => return Err(format!("{s:?}: the unit is B, KiB, MiB or GiB")),
+    };
+    let bytes = n
+        .checked_mul(per)
+        .ok_or_else(|| format!("{s:?} is too large"))?;
+    let least = WORKERS_BASE_BYTES + LARGEST_WORKER_BYTES;
+    if bytes < least {
+        return Err(format!(
+            "{s:?}: at least {} KiB (room for one worker of the largest shape)",
+            least / 1024
+        ));
+    }
+    Ok(bytes)
+}
 
 /// How to run a hub.
 #[derive(Debug, Clone)]
@@ -651,6 +703,11 @@ pub async fn serve(opts: HubOptions) -> Result<()> {
         max_connections = running.hub.opts.limits.effective_max_connections(),
         "connection bounds"
     );
+    tracing::info!(
+        max_workers = running.hub.opts.max_workers,
+        largest_worker_bytes = LARGEST_WORKER_BYTES,
+        "worker cap (--max-workers, or --memory-budget / the largest worker's cost)"
+    );
     let reloader = reload_tokens_on_sighup(&running.hub)?;
     stop_signal().await?;
     reloader.abort();
@@ -689,5 +746,43 @@ fn reload_tokens_on_sighup(hub: &Arc<Hub>) -> Result<tokio::task::JoinHandle<()>
     {
         let _ = hub;
         Ok(tokio::spawn(async {}))
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn the_default_cap_is_the_default_budget_over_the_largest_worker() {
+        assert_eq!(DEFAULT_MAX_WORKERS, 283_989);
+        let used = WORKERS_BASE_BYTES + DEFAULT_MAX_WORKERS as u64 * LARGEST_WORKER_BYTES;
+        assert!(used <= DEFAULT_MEMORY_BUDGET);
+        assert!(used + LARGEST_WORKER_BYTES > DEFAULT_MEMORY_BUDGET);
+        assert_eq!(parse_size("2560MiB"), Ok(DEFAULT_MEMORY_BUDGET));
+        assert_eq!(max_workers_for(96 << 20), 3_640);
+        assert_eq!(max_workers_for(0), 1);
+    }
+
+    #[test]
+    fn sizes_take_binary_units_and_refuse_the_rest() {
+        assert_eq!(parse_size("67118080"), Ok(67_118_080));
+        assert_eq!(parse_size("70000K"), Ok(70_000 << 10));
+        assert_eq!(parse_size("512 MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        for bad in [
+            "",
+            "MiB",
+            "1.5GiB",
+            "2GB",
+            "-1MiB",
+            "9KiB",
+            "99999999999999GiB",
+        ] {
+            assert!(parse_size(bad).is_err(), "{bad:?}");
+        }
+        assert!(
+            parse_size("12parsecs").is_err_and(|e| e.contains("the unit is B, KiB, MiB or GiB"))
+        );
     }
 }

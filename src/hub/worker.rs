@@ -3,7 +3,8 @@
 //! module so that the fleet (which keeps them) and the event feed (which
 //! carries them) both depend on it and not on each other.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
@@ -20,168 +21,344 @@ use crate::wire::{Capability, Failover, Preflight, WorkerState, WorkerView};
 pub struct Profile {
     /// The worker's id, the fleet map's own key (one allocation per worker).
     pub worker: Arc<str>,
-    pub host: String,
-    pub config_revision: Option<String>,
-    /// Shared by every worker that reports the same list ([`Lists`]).
-    pub agents: Arc<Vec<String>>,
-    pub active_agent: Option<String>,
-    /// Shared by every worker that reports the same capabilities.
-    pub capabilities: Arc<BTreeMap<String, Capability>>,
-    /// All of the above but the id, as one length-prefixed string (see
-    /// [`encode`]), the two shared lists by their address: a
-    /// 100,000-worker fleet is cold in cache, and comparing one contiguous
-    /// key costs a miss or two where walking the fields costs a dozen.
-    pub(super) key: Box<[u8]>,
+    /// Its agent list and capabilities, shared by every worker that reports
+    /// the same ([`Lists`]).
+    pub roster: Roster,
+    /// Its host, revision and active agent, as one string (see
+    /// [`encode`]): a 100,000-worker fleet is cold in cache, and comparing
+    /// one contiguous key costs a miss or two where walking the fields
+    /// costs a dozen. With the roster's address it is all a heartbeat is
+    /// compared against, and it is the only copy of that text.
+    pub(super) key: Box<str>,
 }
 
-/// Values shared between workers, found by their encoding; held weakly,
-/// so a value no worker uses any more goes (its entry is swept when the
-/// table has doubled since the last sweep).
-pub(super) struct Shared<T> {
-    map: HashMap<Box<[u8]>, Weak<T>, foldhash::fast::RandomState>,
-    swept_at: usize,
-}
+/// Whole numbers inside an ASCII string: `.0` digits of 7 bits each, so
+/// every byte of an encoding is below 0x80 and the encoding is a `str`
+/// whose text parts are slices of it, with no check and no copy.
+#[derive(Clone, Copy)]
+struct Digits(usize);
 
-impl<T> Default for Shared<T> {
-    fn default() -> Self {
-        Shared {
-            map: HashMap::default(),
-            swept_at: 0,
+impl Digits {
+    /// As many digits as `max` needs (at least one).
+    fn for_max(max: usize) -> Digits {
+        let mut d = 1;
+        while d < 10 && max >> (7 * d) != 0 {
+            d += 1;
         }
+        Digits(d)
+    }
+
+    fn put(self, out: &mut String, n: usize) {
+        for i in (0..self.0).rev() {
+            out.push(char::from(((n >> (7 * i)) & 0x7f) as u8));
+        }
+    }
+
+    fn get(self, s: &[u8], at: usize) -> usize {
+        s[at..at + self.0]
+            .iter()
+            .fold(0, |n, b| n << 7 | usize::from(*b))
     }
 }
 
-impl<T> Shared<T> {
-    /// The shared value encoded as `enc`, made with `make` when there is
-    /// none.
-    pub(super) fn get(&mut self, enc: &[u8], make: impl FnOnce() -> T) -> Arc<T> {
-        if let Some(v) = self.map.get(enc).and_then(Weak::upgrade) {
-            return v;
-        }
-        let v = Arc::new(make());
-        self.map.insert(enc.into(), Arc::downgrade(&v));
-        if self.map.len() > 2 * self.swept_at + 1024 {
-            self.map.retain(|_, w| w.strong_count() > 0);
-            self.swept_at = self.map.len();
-        }
-        v
-    }
+fn flags(c: &Capability) -> u8 {
+    let preflight = match c.preflight {
+        Preflight::Ok => 0,
+        Preflight::Failed => 1,
+        Preflight::Unknown => 2,
+    };
+    u8::from(c.binary) | u8::from(c.token) << 1 | preflight << 2
+}
 
-    #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
-        self.map.len()
+fn capability(f: u8) -> Capability {
+    Capability {
+        binary: f & 1 != 0,
+        token: f & 2 != 0,
+        preflight: match f >> 2 {
+            0 => Preflight::Ok,
+            1 => Preflight::Failed,
+            _ => Preflight::Unknown,
+        },
     }
 }
 
-/// The shared agent lists and capability maps of a fleet, and the scratch
-/// buffers their encodings are made in.
+/// A worker's agent list and capabilities as one allocation: the names
+/// once each (the list's in order, then capability names the list does not
+/// hold), where each ends, and the capabilities sorted by name (as a
+/// `BTreeMap` serialises them), each a name's index and its three flags.
+/// 64 agents of 32 characters with a capability each take 2.4 KB, where
+/// 64 `String`s, a `BTreeMap` of 64 more and two lookup keys took about
+/// 13 KB. Laid out as
+/// `d n_names n_agents n_caps end… (index flags)… text`, every number
+/// [`Digits`] of `d` digits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Roster(pub(super) Arc<str>);
+
+/// A [`Roster`]'s layout, read once for a run of lookups.
+#[derive(Clone, Copy)]
+struct Layout<'a> {
+    s: &'a str,
+    d: Digits,
+    n_agents: usize,
+    n_caps: usize,
+    caps_at: usize,
+    text_at: usize,
+}
+
+impl<'a> Layout<'a> {
+    fn of(s: &'a str) -> Layout<'a> {
+        let b = s.as_bytes();
+        let d = Digits(usize::from(b[0]));
+        let num = |i: usize| d.get(b, 1 + i * d.0);
+        let (n_names, n_agents, n_caps) = (num(0), num(1), num(2));
+        let caps_at = 1 + (3 + n_names) * d.0;
+        Layout {
+            s,
+            d,
+            n_agents,
+            n_caps,
+            caps_at,
+            text_at: caps_at + n_caps * (d.0 + 1),
+        }
+    }
+
+    fn end(&self, j: usize) -> usize {
+        self.d.get(self.s.as_bytes(), 1 + (3 + j) * self.d.0)
+    }
+
+    fn name(&self, j: usize) -> &'a str {
+        let start = if j == 0 { 0 } else { self.end(j - 1) };
+        &self.s[self.text_at + start..self.text_at + self.end(j)]
+    }
+
+    fn cap(&self, j: usize) -> (&'a str, Capability) {
+        let at = self.caps_at + j * (self.d.0 + 1);
+        let b = self.s.as_bytes();
+        (self.name(self.d.get(b, at)), capability(b[at + self.d.0]))
+    }
+}
+
+impl Roster {
+    fn layout(&self) -> Layout<'_> {
+        Layout::of(&self.0)
+    }
+
+    /// The agent list, in order.
+    pub fn agents(&self) -> impl ExactSizeIterator<Item = &str> + DoubleEndedIterator + Clone {
+        let l = self.layout();
+        (0..l.n_agents).map(move |i| l.name(i))
+    }
+
+    /// The capabilities, sorted by name.
+    pub fn capabilities(
+        &self,
+    ) -> impl ExactSizeIterator<Item = (&str, Capability)> + DoubleEndedIterator + Clone {
+        let l = self.layout();
+        (0..l.n_caps).map(move |j| l.cap(j))
+    }
+
+    /// The capability reported for `agent`, if any.
+    pub fn capability(&self, agent: &str) -> Option<Capability> {
+        let l = self.layout();
+        let (mut lo, mut hi) = (0, l.n_caps);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let (name, c) = l.cap(mid);
+            match name.cmp(agent) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(c),
+            }
+        }
+        None
+    }
+
+    /// Whether two workers share this one value.
+    pub fn ptr_eq(&self, other: &Roster) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Its address: the same for every worker that shares it.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as *const u8 as usize
+    }
+
+    /// `hb`'s list and capabilities (these in the order `order` gives).
+    fn build(hb: &HeartbeatIn<'_>, order: &[usize]) -> Roster {
+        let caps = &hb.capabilities.0;
+        let mut names: Vec<&str> = hb.agents.iter().map(|t| t.as_str()).collect();
+        let mut index: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
+        if !caps.is_empty() {
+            for (i, a) in names.iter().enumerate().rev() {
+                index.insert(a, i);
+            }
+        }
+        let cap_names: Vec<usize> = order
+            .iter()
+            .map(|&j| {
+                let name = caps[j].0.as_str();
+                *index.entry(name).or_insert_with(|| {
+                    names.push(name);
+                    names.len() - 1
+                })
+            })
+            .collect();
+        let text: usize = names.iter().map(|n| n.len()).sum();
+        let d = Digits::for_max(text.max(names.len()).max(order.len()));
+        let mut out =
+            String::with_capacity(1 + (3 + names.len()) * d.0 + order.len() * (d.0 + 1) + text);
+        out.push(char::from(d.0 as u8));
+        for n in [names.len(), hb.agents.len(), order.len()] {
+            d.put(&mut out, n);
+        }
+        let mut end = 0;
+        for n in &names {
+            end += n.len();
+            d.put(&mut out, end);
+        }
+        for (&j, &i) in order.iter().zip(&cap_names) {
+            d.put(&mut out, i);
+            out.push(char::from(flags(&caps[j].1)));
+        }
+        for n in &names {
+            out.push_str(n);
+        }
+        Roster(out.into())
+    }
+
+    /// Whether this is `hb`'s list and capabilities (these in `order`).
+    fn matches(&self, hb: &HeartbeatIn<'_>, order: &[usize]) -> bool {
+        let l = self.layout();
+        let caps = &hb.capabilities.0;
+        l.n_agents == hb.agents.len()
+            && l.n_caps == order.len()
+            && hb
+                .agents
+                .iter()
+                .enumerate()
+                .all(|(i, a)| l.name(i) == a.as_str())
+            && order.iter().enumerate().all(|(k, &j)| {
+                let (name, c) = l.cap(k);
+                name == caps[j].0.as_str() && c == caps[j].1
+            })
+    }
+}
+
+/// The agent lists and capabilities of a fleet, each held once for every
+/// worker that reports the same, found by a hash of what the heartbeat
+/// says (the table holds no copy of the text: an entry is 24 bytes). Held
+/// weakly, so a roster no worker uses any more goes; its entry is swept
+/// when the table has doubled since the last sweep. Two different rosters
+/// of one hash (64 bits, seeded per run) are both correct, the later one
+/// found.
 #[derive(Default)]
 pub(super) struct Lists {
-    agents: Shared<Vec<String>>,
-    capabilities: Shared<BTreeMap<String, Capability>>,
-    scratch: Vec<u8>,
+    map: HashMap<u64, Weak<str>, foldhash::fast::RandomState>,
+    hasher: foldhash::fast::RandomState,
+    swept_at: usize,
+    /// The capabilities' order by name, reused for each heartbeat.
+    order: Vec<usize>,
 }
 
 impl Lists {
     /// `hb`'s agent list and capabilities, shared with every worker that
     /// reports the same.
-    pub(super) fn of(
-        &mut self,
-        hb: &HeartbeatIn<'_>,
-    ) -> (Arc<Vec<String>>, Arc<BTreeMap<String, Capability>>) {
-        self.scratch.clear();
-        encode_agents(hb, &mut self.scratch);
-        let agents = self.agents.get(&self.scratch, || {
-            hb.agents.iter().map(|t| t.as_str().to_owned()).collect()
-        });
-        self.scratch.clear();
-        encode_capabilities(hb, &mut self.scratch);
-        let capabilities = self.capabilities.get(&self.scratch, || {
-            hb.capabilities
-                .0
-                .iter()
-                .map(|(k, v)| (k.as_str().to_owned(), *v))
-                .collect()
-        });
-        (agents, capabilities)
+    pub(super) fn of(&mut self, hb: &HeartbeatIn<'_>) -> Roster {
+        let caps = &hb.capabilities.0;
+        self.order.clear();
+        self.order.extend(0..caps.len());
+        if !caps.windows(2).all(|w| w[0].0 < w[1].0) {
+            self.order.sort_by(|a, b| caps[*a].0.cmp(&caps[*b].0));
+        }
+        let mut h = self.hasher.build_hasher();
+        h.write_usize(hb.agents.len());
+        for a in &hb.agents {
+            h.write_usize(a.as_str().len());
+            h.write(a.as_str().as_bytes());
+        }
+        h.write_usize(caps.len());
+        for &j in &self.order {
+            let name = caps[j].0.as_str();
+            h.write_usize(name.len());
+            h.write(name.as_bytes());
+            h.write_u8(flags(&caps[j].1));
+        }
+        let hash = h.finish();
+        if let Some(r) = self.map.get(&hash).and_then(Weak::upgrade) {
+            let r = Roster(r);
+            if r.matches(hb, &self.order) {
+                return r;
+            }
+        }
+        let r = Roster::build(hb, &self.order);
+        self.map.insert(hash, Arc::downgrade(&r.0));
+        if self.map.len() > 2 * self.swept_at + 1024 {
+            self.map.retain(|_, w| w.strong_count() > 0);
+            self.swept_at = self.map.len();
+        }
+        r
     }
 
     #[cfg(test)]
-    pub(super) fn held(&self) -> (usize, usize) {
-        (self.agents.len(), self.capabilities.len())
+    pub(super) fn held(&self) -> usize {
+        self.map.len()
     }
 }
 
-fn text(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
-fn encode_agents(hb: &HeartbeatIn<'_>, out: &mut Vec<u8>) {
-    out.extend_from_slice(&(hb.agents.len() as u32).to_le_bytes());
-    for a in &hb.agents {
-        text(out, a.as_str());
-    }
-}
-
-fn encode_capabilities(hb: &HeartbeatIn<'_>, out: &mut Vec<u8>) {
-    out.extend_from_slice(&(hb.capabilities.0.len() as u32).to_le_bytes());
-    for (name, c) in &hb.capabilities.0 {
-        text(out, name.as_str());
-        let preflight = match c.preflight {
-            Preflight::Ok => 0,
-            Preflight::Failed => 1,
-            Preflight::Unknown => 2,
-        };
-        out.push(u8::from(c.binary) | u8::from(c.token) << 1 | preflight << 2);
-    }
-}
-
-/// The profile part of a heartbeat, as a byte string that two heartbeats
-/// share exactly when they say the same (in the same order), given its
-/// shared `agents` and `capabilities` (by address: equal lists are one
-/// value). Every piece is length-prefixed, so no two different profiles
+/// The key of a profile: its host, revision and active agent, as one
+/// string that two heartbeats share exactly when they say the same. Laid
+/// out as `d host (0 | 1 + revision) (0 | 1 + active) text…`, the numbers
+/// their lengths in [`Digits`] of `d` digits, so no two different profiles
 /// encode alike.
-pub(super) fn encode(
-    hb: &HeartbeatIn<'_>,
-    agents: &Arc<Vec<String>>,
-    capabilities: &Arc<BTreeMap<String, Capability>>,
-    out: &mut Vec<u8>,
-) {
-    fn opt(out: &mut Vec<u8>, s: Option<&str>) {
-        match s {
-            None => out.push(0),
-            Some(s) => {
-                out.push(1);
-                text(out, s);
-            }
-        }
-    }
+pub(super) fn encode(hb: &HeartbeatIn<'_>, out: &mut String) {
+    let host = hb.host.as_str();
+    let rev = hb.config_revision.as_ref().map(|t| t.as_str());
+    let active = hb.active_agent.as_ref().map(|t| t.as_str());
+    let len = |s: Option<&str>| s.map_or(0, |s| s.len() + 1);
+    let d = Digits::for_max(host.len().max(len(rev)).max(len(active)));
     out.clear();
-    text(out, hb.host.as_str());
-    opt(out, hb.config_revision.as_ref().map(|t| t.as_str()));
-    opt(out, hb.active_agent.as_ref().map(|t| t.as_str()));
-    out.extend_from_slice(&(Arc::as_ptr(agents) as usize).to_le_bytes());
-    out.extend_from_slice(&(Arc::as_ptr(capabilities) as usize).to_le_bytes());
+    out.push(char::from(d.0 as u8));
+    d.put(out, host.len());
+    d.put(out, len(rev));
+    d.put(out, len(active));
+    out.push_str(host);
+    out.push_str(rev.unwrap_or(""));
+    out.push_str(active.unwrap_or(""));
 }
 
 impl Profile {
-    pub(super) fn of(
-        hb: &HeartbeatIn<'_>,
-        key: &[u8],
-        worker: Arc<str>,
-        agents: Arc<Vec<String>>,
-        capabilities: Arc<BTreeMap<String, Capability>>,
-    ) -> Profile {
+    pub(super) fn of(key: &str, worker: Arc<str>, roster: Roster) -> Profile {
         Profile {
             worker,
-            host: hb.host.as_str().to_owned(),
-            config_revision: hb.config_revision.as_ref().map(|t| t.as_str().to_owned()),
-            agents,
-            active_agent: hb.active_agent.as_ref().map(|t| t.as_str().to_owned()),
-            capabilities,
+            roster,
             key: key.into(),
         }
+    }
+
+    /// The key's three parts.
+    fn parts(&self) -> (&str, Option<&str>, Option<&str>) {
+        let b = self.key.as_bytes();
+        let d = Digits(usize::from(b[0]));
+        let (host, rev, active) = (d.get(b, 1), d.get(b, 1 + d.0), d.get(b, 1 + 2 * d.0));
+        let at = 1 + 3 * d.0;
+        let part = |from: usize, len: usize| (len > 0).then(|| &self.key[from..from + len - 1]);
+        (
+            &self.key[at..at + host],
+            part(at + host, rev),
+            part(at + host + rev.saturating_sub(1), active),
+        )
+    }
+
+    pub fn host(&self) -> &str {
+        self.parts().0
+    }
+
+    pub fn config_revision(&self) -> Option<&str> {
+        self.parts().1
+    }
+
+    pub fn active_agent(&self) -> Option<&str> {
+        self.parts().2
     }
 }
 
@@ -236,29 +413,49 @@ struct ViewRef<'a> {
     state: WorkerState,
     config_revision: Option<&'a str>,
     in_sync: bool,
-    agents: &'a [String],
+    agents: Agents<'a>,
     active_agent: Option<&'a str>,
-    capabilities: &'a BTreeMap<String, Capability>,
+    capabilities: Capabilities<'a>,
     last_failover: Option<&'a Failover>,
     headroom: Option<u32>,
     clock_skew_s: i64,
     pool: &'a str,
 }
 
+/// A roster's agent list, serialised as a JSON array of its names.
+struct Agents<'a>(&'a Roster);
+
+impl Serialize for Agents<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.agents())
+    }
+}
+
+/// A roster's capabilities, serialised as a JSON object in name order (as
+/// a `BTreeMap` is).
+struct Capabilities<'a>(&'a Roster);
+
+impl Serialize for Capabilities<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.capabilities())
+    }
+}
+
 impl Serialize for Stored {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let p = &*self.profile;
+        let (host, config_revision, active_agent) = p.parts();
         ViewRef {
             worker: &p.worker,
-            host: &p.host,
+            host,
             received_at: self.received_at,
             sent_at: self.sent_at,
             state: self.state,
-            config_revision: p.config_revision.as_deref(),
+            config_revision,
             in_sync: self.in_sync,
-            agents: &p.agents,
-            active_agent: p.active_agent.as_deref(),
-            capabilities: &p.capabilities,
+            agents: Agents(&p.roster),
+            active_agent,
+            capabilities: Capabilities(&p.roster),
             last_failover: self.last_failover.as_deref(),
             headroom: Some(self.headroom),
             clock_skew_s: self.clock_skew_s,
@@ -278,15 +475,19 @@ impl Stored {
         let p = &*self.profile;
         WorkerView {
             worker: p.worker.to_string(),
-            host: p.host.clone(),
+            host: p.host().to_string(),
             received_at: self.received_at,
             sent_at: self.sent_at,
             state: self.state,
-            config_revision: p.config_revision.clone(),
+            config_revision: p.config_revision().map(str::to_string),
             in_sync: self.in_sync,
-            agents: p.agents.to_vec(),
-            active_agent: p.active_agent.clone(),
-            capabilities: (*p.capabilities).clone(),
+            agents: p.roster.agents().map(str::to_string).collect(),
+            active_agent: p.active_agent().map(str::to_string),
+            capabilities: p
+                .roster
+                .capabilities()
+                .map(|(a, c)| (a.to_string(), c))
+                .collect(),
             last_failover: self.last_failover.as_deref().cloned(),
             headroom: Some(self.headroom),
             clock_skew_s: Some(self.clock_skew_s),
@@ -298,7 +499,144 @@ impl Stored {
     /// Healthy, on a rung, and nothing left below it.
     pub fn one_failure_from_no_route(&self) -> bool {
         self.state == WorkerState::Healthy
-            && self.profile.active_agent.is_some()
+            && self.profile.active_agent().is_some()
             && self.headroom == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::fleet::Fleet;
+    use crate::wire::Heartbeat;
+
+    /// Heartbeat bodies of every shape a roster and a key encode: caps in
+    /// and out of name order, naming agents outside the list, a repeated
+    /// agent, nothing at all, JSON escapes, the largest valid shape.
+    fn bodies() -> Vec<String> {
+        let base = r#""sent_at":"2026-11-29T15:04:05Z""#;
+        let cap = |b: bool, t: bool, p: &str| {
+            format!(r#"{{"binary":{b},"token":{t},"preflight":"{p}"}}"#)
+        };
+        let agents: Vec<String> = (0..64).map(|i| format!("a{i:02}{:029}", 7)).collect();
+        let caps: Vec<String> = agents
+            .iter()
+            .rev()
+            .enumerate()
+            .map(|(i, a)| format!(r#""{a}":{}"#, cap(i % 2 == 0, i % 3 == 0, "ok")))
+            .collect();
+        vec![
+            format!(
+                r#"{{"worker":"w-1","host":"h1",{base},"config_revision":"r1","agents":["pi","claude","codex"],"active_agent":"claude","capabilities":{{"pi":{},"claude":{},"codex":{}}}}}"#,
+                cap(true, true, "ok"),
+                cap(false, true, "failed"),
+                cap(true, false, "unknown")
+            ),
+            format!(
+                r#"{{"worker":"w-2","host":"h2",{base},"agents":["pi","pi","zed"],"active_agent":"cursor","capabilities":{{"zed":{},"cursor":{},"aider":{}}}}}"#,
+                cap(true, true, "ok"),
+                cap(true, true, "unknown"),
+                cap(false, false, "failed")
+            ),
+            format!(r#"{{"worker":"w-3","host":"h3",{base},"agents":[],"active_agent":null}}"#),
+            format!(
+                r#"{{"worker":"w-4","host":"h\u0034",{base},"agents":["p\u0069"],"active_agent":"\u0070i","capabilities":{{"p\u0069":{}}}}}"#,
+                cap(true, true, "ok")
+            ),
+            format!(
+                r#"{{"worker":"{}","host":"{}",{base},"config_revision":"{}","agents":{},"active_agent":"{}","capabilities":{{{}}}}}"#,
+                format_args!("w{:0127}", 7),
+                format_args!("h{:0252}", 7),
+                "r".repeat(64),
+                serde_json::to_string(&agents).expect("json"),
+                agents[1],
+                caps.join(",")
+            ),
+        ]
+    }
+
+    /// The wire type's JSON, with the two fields the hub adds after it.
+    fn wire_json(v: &WorkerView, skew: i64, pool: &str) -> String {
+        let mut s = serde_json::to_string(v).expect("serialises");
+        s.pop();
+        s.push_str(&format!(r#","clock_skew_s":{skew},"pool":"{pool}"}}"#));
+        s
+    }
+
+    #[test]
+    fn stored_views_serialise_byte_for_byte_as_the_wire_type() {
+        let mut f = Fleet::new(1);
+        let now = chrono::Utc::now();
+        for body in bodies() {
+            let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
+            hb.validate().expect("valid");
+            let wire: Heartbeat = serde_json::from_str(&body).expect("the wire type");
+            let stored = f.record(&hb, now, "r1");
+            let view = stored.to_view();
+            // What the worker said, every field, back from the compact form.
+            assert_eq!(view.worker, wire.worker, "{body}");
+            assert_eq!(view.host, wire.host, "{body}");
+            assert_eq!(view.config_revision, wire.config_revision, "{body}");
+            assert_eq!(view.agents, wire.agents, "{body}");
+            assert_eq!(view.active_agent, wire.active_agent, "{body}");
+            assert_eq!(view.capabilities, wire.capabilities, "{body}");
+            for (name, c) in &wire.capabilities {
+                assert_eq!(stored.profile.roster.capability(name), Some(*c), "{body}");
+            }
+            assert_eq!(stored.profile.roster.capability("nobody"), None);
+            let json = serde_json::to_string(&*stored).expect("serialises");
+            assert_eq!(json, wire_json(&view, stored.clock_skew_s, ""), "{body}");
+        }
+    }
+
+    /// Names and lengths past what one or two 7-bit digits hold (no
+    /// heartbeat the hub takes has them, but the encoding has no limit).
+    #[test]
+    fn long_texts_take_more_digits() {
+        let mut f = Fleet::new(1);
+        let long = "a".repeat(20_000);
+        let cap = Capability {
+            binary: true,
+            token: false,
+            preflight: Preflight::Failed,
+        };
+        let host = "h".repeat(300);
+        let h = Heartbeat {
+            worker: "w-1".into(),
+            host: host.clone(),
+            sent_at: chrono::Utc::now(),
+            config_revision: Some(long.clone()),
+            agents: vec![long.clone(), "pi".into()],
+            active_agent: Some(long.clone()),
+            capabilities: [(long.clone(), cap), ("zz".into(), cap)].into(),
+            failovers: vec![],
+        };
+        let stored = f.record(&(&h).into(), chrono::Utc::now(), "r1");
+        let view = stored.to_view();
+        assert_eq!(view.host, host);
+        assert_eq!(view.config_revision.as_deref(), Some(&*long));
+        assert_eq!(view.active_agent.as_deref(), Some(&*long));
+        assert_eq!(view.agents, h.agents);
+        assert_eq!(view.capabilities, h.capabilities);
+    }
+
+    /// Capabilities sent in another order are the same roster; one
+    /// capability changed is another.
+    #[test]
+    fn equal_rosters_are_one_value_whatever_the_order_sent() {
+        let mut lists = Lists::default();
+        let one = br#"{"worker":"w","host":"h","sent_at":"2026-11-29T15:04:05Z","agents":["pi","claude"],"active_agent":"pi","capabilities":{"pi":{"binary":true,"token":true,"preflight":"ok"},"claude":{"binary":true,"token":true,"preflight":"ok"}}}"#;
+        let two = br#"{"worker":"w","host":"h","sent_at":"2026-11-29T15:04:05Z","agents":["pi","claude"],"active_agent":"pi","capabilities":{"claude":{"binary":true,"token":true,"preflight":"ok"},"pi":{"binary":true,"token":true,"preflight":"ok"}}}"#;
+        let a = lists.of(&HeartbeatIn::parse(one).expect("parses"));
+        let b = lists.of(&HeartbeatIn::parse(two).expect("parses"));
+        assert!(a.ptr_eq(&b));
+        let three = String::from_utf8_lossy(two).replace(
+            r#""token":true,"preflight":"ok"}}"#,
+            r#""token":false,"preflight":"ok"}}"#,
+        );
+        let c = lists.of(&HeartbeatIn::parse(three.as_bytes()).expect("parses"));
+        assert!(!a.ptr_eq(&c));
+        assert_eq!(c.capability("pi").map(|c| c.token), Some(false));
+        assert_eq!(lists.held(), 2);
     }
 }

@@ -26,6 +26,11 @@ pub trait Seat {
     fn capability(&self, agent: &str) -> Option<Capability>;
     /// Every agent it reported a capability for.
     fn reported(&self) -> impl Iterator<Item = &str>;
+    /// Rungs below its active one it can still run that are not held off
+    /// (the hub's `headroom`); `None`: not known.
+    fn headroom(&self) -> Option<u32> {
+        None
+    }
 }
 
 impl Seat for WorkerView {
@@ -44,6 +49,9 @@ impl Seat for WorkerView {
     fn reported(&self) -> impl Iterator<Item = &str> {
         self.capabilities.keys().map(String::as_str)
     }
+    fn headroom(&self) -> Option<u32> {
+        self.headroom
+    }
 }
 
 impl<T: Seat> Seat for &T {
@@ -61,6 +69,9 @@ impl<T: Seat> Seat for &T {
     }
     fn reported(&self) -> impl Iterator<Item = &str> {
         (**self).reported()
+    }
+    fn headroom(&self) -> Option<u32> {
+        (**self).headroom()
     }
 }
 
@@ -278,7 +289,10 @@ pub fn project_grouped<W: Seat>(
 }
 
 /// A worker as a drill sees it: the rungs marked down are ones it cannot
-/// run, whatever it reports.
+/// run, whatever it reports; and when the hub says it has no headroom
+/// (every rung below its active one held off or not runnable), none below
+/// its active one either, so a drill of the rung it stands on leaves it
+/// with no route, as its headroom says it would.
 struct Down<'a, W> {
     worker: &'a W,
     down: &'a [String],
@@ -296,7 +310,13 @@ impl<W: Seat> Seat for Down<'_, W> {
     }
     fn capability(&self, agent: &str) -> Option<Capability> {
         let c = self.worker.capability(agent)?;
-        if self.down.iter().any(|d| d == agent) {
+        let below_with_none_left = self.worker.headroom() == Some(0)
+            && self.worker.active_agent().is_some_and(|active| {
+                let mut list = self.worker.agents();
+                list.position(|a| a == active)
+                    .is_some_and(|_| list.any(|a| a == agent))
+            });
+        if below_with_none_left || self.down.iter().any(|d| d == agent) {
             return Some(Capability {
                 binary: c.binary,
                 token: c.token,
@@ -307,6 +327,9 @@ impl<W: Seat> Seat for Down<'_, W> {
     }
     fn reported(&self) -> impl Iterator<Item = &str> {
         self.worker.reported()
+    }
+    fn headroom(&self) -> Option<u32> {
+        self.worker.headroom()
     }
 }
 
@@ -554,6 +577,20 @@ mod tests {
         // Nothing down: everyone where they stand.
         let same = drill(&workers, &today, &[]);
         assert!(!same.moves_workers());
+
+        // The hub says `a` has no headroom (pi and claude held off by the
+        // last hour's failovers): its drill agrees, no route, not pi.
+        let mut held = workers.clone();
+        held[0].headroom = Some(0);
+        held[2].headroom = Some(0);
+        let p = drill(&held, &today, &v(&["opencode"]));
+        assert_eq!(rung(&p, "pi").projected, 0, "pi is held off for a");
+        assert_eq!((p.no_route, p.no_route_today), (2, 0));
+        assert_eq!(rung(&p, "claude").projected, 1, "c stays where it stands");
+        // Some headroom left: the first rung below it can run.
+        held[0].headroom = Some(1);
+        let p = drill(&held, &today, &v(&["opencode"]));
+        assert_eq!(rung(&p, "pi").projected, 1);
     }
 
     #[test]

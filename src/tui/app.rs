@@ -768,6 +768,7 @@ impl App {
         {
             Detail::Worker(id) => Some(id),
             Detail::Failover(seq) => self.model.log.get(seq).map(|r| r.worker.to_string()),
+            Detail::Recovery(seq) => self.model.recs.get(seq).map(|r| r.worker.to_string()),
             Detail::Agent(_) | Detail::Revision(_) | Detail::Rollout => None,
         }
     }
@@ -790,14 +791,21 @@ impl App {
             .clone()
             .or_else(|| self.panes[self.current].selected(&self.model));
         match target {
-            Some(d @ (Detail::Worker(_) | Detail::Failover(_) | Detail::Revision(_))) => {
+            Some(
+                d @ (Detail::Worker(_)
+                | Detail::Failover(_)
+                | Detail::Recovery(_)
+                | Detail::Revision(_)),
+            ) => {
                 let o = &mut self.overlay;
                 o.detail = Some(d);
                 o.raw = true;
                 o.raw_from_list = from_list;
                 o.detail_scroll = 0;
             }
-            _ => self.say("v shows a worker, a failover or a revision as the hub's JSON"),
+            _ => {
+                self.say("v shows a worker, a failover, a recovery or a revision as the hub's JSON")
+            }
         }
     }
 

@@ -110,6 +110,8 @@ impl dyn Pane {
 pub enum Detail {
     Worker(String),
     Failover(u64),
+    /// A recovery, by its seq (the recovery log's own).
+    Recovery(u64),
     Agent(String),
     Revision(HistKey),
     /// The workers not yet on the revision just written, and why.

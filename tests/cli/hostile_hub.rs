@@ -1251,3 +1251,44 @@ fn page_fields_after_the_list_still_print_the_same_document() {
         String::from_utf8_lossy(&want)
     );
 }
+
+/// A large page is read while it is written, so it may take longer than the
+/// 30 s a request is given: a hub that sends its page slowly but steadily
+/// (a worker every 8 s, 34 s in all) is read to the end.
+#[test]
+fn a_page_that_takes_longer_than_a_request_is_still_streamed_whole() {
+    let hub = stand_in(Arc::new(move |req: &Req, s: &mut TcpStream| {
+        if req.path != "/v1/workers" {
+            return answer(s, "404 Not Found", "application/json", "", b"{}");
+        }
+        let now = now();
+        write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        )?;
+        let head = format!(
+            "{{\"now\":\"{now}\",\"config_revision\":\"r1\",\"heartbeat_interval_s\":10,\"cursor\":\"c1-4\",\"delta\":false,\"workers\":["
+        );
+        chunk(s, head.as_bytes())?;
+        for i in 1..=4 {
+            std::thread::sleep(Duration::from_secs(8));
+            let sep = if i > 1 { "," } else { "" };
+            chunk(
+                s,
+                format!("{sep}{}", worker_json(&format!("w-{i}"), &now)).as_bytes(),
+            )?;
+            s.flush()?;
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        chunk(s, b"]}")?;
+        s.write_all(b"0\r\n\r\n")?;
+        s.flush()
+    }));
+    let r = run_for(
+        &hub.url,
+        &["get", "workers", "-o", "jsonl"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(ids_in(&r.stdout), ["w-1", "w-2", "w-3", "w-4"]);
+}

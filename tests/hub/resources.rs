@@ -473,6 +473,100 @@ fn largest_heartbeat(k: usize, unique: bool) -> serde_json::Value {
     hb
 }
 
+/// [`largest_heartbeat`] with lists of its own, and its 64 capabilities
+/// naming 64 further agents of its own: the most a worker can make the hub
+/// hold (128 names of 32 characters).
+fn largest_own_caps(k: usize) -> serde_json::Value {
+    let mut hb = largest_heartbeat(k, true);
+    let caps: serde_json::Map<String, serde_json::Value> = (0..64)
+        .map(|i| {
+            (
+                format!("c{i:02}{k:029}"),
+                json!({"binary": true, "token": true, "preflight": "ok"}),
+            )
+        })
+        .collect();
+    hb["capabilities"] = serde_json::Value::Object(caps);
+    hb
+}
+
+/// Issue #17, the real binary: `--max-workers`' default is derived from
+/// `--memory-budget` ((SIZE - 64 MiB) / 9 KiB: the largest worker's
+/// measured cost and what a fleet costs besides, rounded up). At a 96 MiB
+/// budget the hub takes 3,640 workers of the largest
+/// shape, and its RSS grows by less than the budget for them; the
+/// next new worker gets 503 `fleet_full` with `Retry-After: 60`, a known
+/// one still reports. A budget that is not a size is refused at start with
+/// the units it takes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worker_cap_follows_the_memory_budget() {
+    let (dir, _owner, _viewer, worker) = common::hub_dir();
+    let bad = common::HubProcess::try_spawn(
+        dir.path(),
+        common::Spawn {
+            extra: &["--memory-budget", "12parsecs"],
+            ..Default::default()
+        },
+    );
+    let log = bad.err().expect("a budget that is not a size is refused");
+    assert!(log.contains("the unit is B, KiB, MiB or GiB"), "{log}");
+
+    let budget_mib: u64 = 96;
+    let cap = macfleet::hub::max_workers_for(budget_mib << 20);
+    assert_eq!(cap, 3_640);
+    let (mut hub, url) = common::spawn_hub(
+        dir.path(),
+        &["--memory-budget", &format!("{budget_mib}MiB")],
+        None,
+    );
+    let warm = 8;
+    assert_eq!(
+        heartbeats_of(&url, &worker, warm, 8, largest_own_caps).await,
+        warm
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = common::rss_kib(hub.id());
+    let t0 = Instant::now();
+    let ok = heartbeats_of(&url, &worker, cap - warm, 8, |k| largest_own_caps(k + warm)).await;
+    let took = t0.elapsed();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = common::rss_kib(hub.id());
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("http");
+    let post = |body: serde_json::Value| {
+        http.post(format!("{url}/v1/heartbeats"))
+            .bearer_auth(&worker)
+            .json(&body)
+            .send()
+    };
+    let refused = post(largest_own_caps(cap)).await.expect("answered");
+    let known = post(largest_own_caps(7)).await.expect("answered").status();
+    let _ = hub.kill();
+    let _ = hub.wait();
+    let grown = after.saturating_sub(before);
+    eprintln!(
+        "--memory-budget {budget_mib}MiB: {ok} largest workers in {took:?}, hub RSS {before} -> {after} KiB (+{} KiB, {} B a worker)",
+        grown,
+        grown * 1024 / (cap - warm) as u64
+    );
+    assert_eq!(ok, cap - warm, "every worker within the cap is taken");
+    let msg = expect_error(
+        refused,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "fleet_full",
+        Some("60"),
+    )
+    .await;
+    assert!(msg.contains(&format!("maximum of {cap} workers")), "{msg}");
+    assert_eq!(known, StatusCode::OK, "a known worker reports at the cap");
+    assert!(
+        grown < budget_mib << 10,
+        "grew {grown} KiB for {cap} workers"
+    );
+}
+
 /// The stored cost of the largest valid worker, measured on the real
 /// binary: its RSS before and after `MACFLEET_MEMORY_WORKERS` (default
 /// 20,000) largest-shape workers, both with a shared agent list and with

@@ -1209,3 +1209,42 @@ fn a_file_that_does_not_validate_is_asked_for_once_and_edit_keys_say_why() {
     key(&mut a, 'J');
     assert!(a.model().edit.is_pending());
 }
+
+/// At 80 columns the conflict's first line (their revision, who wrote it
+/// and through what, when, and the base the edit began on) wraps onto a
+/// second row instead of losing its end at the screen's edge.
+#[test]
+fn the_conflict_says_who_and_the_base_whole_at_80_columns() {
+    use macfleet::wire::{History, HistoryEntry};
+    let (mut a, _) = fixture::app(20, true, Theme::new(false, false), 80, 24);
+    a.settle();
+    key(&mut a, '1');
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Err(conflict())));
+    a.update(Msg::History(History {
+        revisions: vec![HistoryEntry {
+            revision: "r44".into(),
+            at: fixture::t0() - chrono::TimeDelta::seconds(5),
+            by: "demo-owner".into(),
+            agents: v(&["opencode", "pi", "claude"]),
+            previous_agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+            client: Some("macfleet/0.1.0 (agents)".into()),
+        }],
+    }));
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: v(&["opencode", "pi", "claude"]),
+        text: DOC.replace("    \"codex\",    # last\n", ""),
+    });
+    assert!(matches!(a.model().edit.mode, Mode::Conflict { .. }));
+    let s = screen_text(&a);
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!(
+            "the hub's list changed (now r44 by demo-owner via macfleet/0.1.0 (agents), 5s ago) while you edited it from {REVISION}"
+        )),
+        "{s}"
+    );
+}

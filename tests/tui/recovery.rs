@@ -89,10 +89,27 @@ fn recoveries_show_among_failovers_by_time_marked_up_and_down() {
     let r = rows(&a);
     assert_eq!(r.last(), Some(&Row::Recovery(2)));
     assert_eq!(r[r.len() - 3], Row::Recovery(1));
-    // Enter on a recovery opens its worker.
+    // Enter on a recovery opens it, then its worker; `v` the hub's record;
+    // `f` the worker's failovers.
     key(&mut a, 'S');
     code(&mut a, KeyCode::Enter);
-    assert_eq!(a.overlay().detail, Some(Detail::Worker("w-00002".into())));
+    assert_eq!(a.overlay().detail, Some(Detail::Recovery(2)));
+    let s = screen(&a).join("\n");
+    for want in [
+        "recovery 2 · worker w-00002",
+        "from        no route",
+        "to          claude",
+        "held off    14m (840 s",
+        "its worker w-00002",
+    ] {
+        assert!(s.contains(want), "{want:?} in\n{s}");
+    }
+    key(&mut a, 'v');
+    let s = screen(&a).join("\n");
+    assert!(s.contains("\"held_off_s\": 840"), "{s}");
+    key(&mut a, 'v');
+    key(&mut a, 'f');
+    assert_eq!(a.pane_as::<Failovers>().list.filter.text, "worker:w-00002$");
 }
 
 /// `dir:up` keeps the recoveries, `dir:down` the failovers, `!dir:up`
@@ -373,8 +390,10 @@ fn beat(worker: &str, rev: &str, active: &str, failovers: serde_json::Value) -> 
 /// opencode to pi (14 minutes ago), the Failovers view shows it `↓`; its
 /// next heartbeat is back on opencode, the hub records a recovery, and
 /// without a key press the view shows it `↑` above the failover
-/// (`pi→opencode recovered … after 14m`, from the `recovery` event); Enter
-/// on it opens the worker, which says where it is back on.
+/// (`pi→opencode recovered … after 14m`, from the `recovery` event: the
+/// polls are stretched to a minute); Enter
+/// on it opens it and its worker, which says where it is back on. A dashboard
+/// started afterwards has it from the start.
 #[test]
 fn a_worker_back_up_shows_as_a_recovery_and_in_its_detail_in_the_binary() {
     use crate::common::TestHub;
@@ -402,7 +421,15 @@ fn a_worker_back_up_shows_as_a_recovery_and_in_its_detail_in_the_binary() {
         "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router"}
     }]);
     post(beat("w-up", &rev, "pi", away));
-    let mut t = crate::pty::Pty::spawn(&["--hub", &h.url()], &[("MAC_HUB_TOKEN", &h.viewer)]);
+    // Polls stretched to a minute: after the first round, only the event
+    // stream can bring the recovery.
+    let mut t = crate::pty::Pty::spawn(
+        &["--hub", &h.url()],
+        &[
+            ("MAC_HUB_TOKEN", &h.viewer),
+            ("MACFLEET_TEST_QUIET_MS", "60000"),
+        ],
+    );
     t.wait_for("READ-ONLY", Duration::from_secs(30));
     t.send("3");
     t.wait_for("opencode→pi", Duration::from_secs(15));
@@ -432,4 +459,18 @@ fn a_worker_back_up_shows_as_a_recovery_and_in_its_detail_in_the_binary() {
         !s.contains("recovered") && s.contains("opencode→pi")
     });
     assert!(s.contains("dir:down"), "{s}");
+    drop(t);
+    // A dashboard started after it fetches the log at start
+    // (`GET /v1/recoveries`: the stream does not replay it).
+    let mut t = crate::pty::Pty::spawn(
+        &["--hub", &h.url()],
+        &[
+            ("MAC_HUB_TOKEN", &h.viewer),
+            ("MACFLEET_TEST_QUIET_MS", "60000"),
+        ],
+    );
+    t.wait_for("READ-ONLY", Duration::from_secs(30));
+    t.send("3");
+    let s = t.wait_for("recovered", Duration::from_secs(15));
+    assert!(s.contains("pi→opencode"), "{s}");
 }

@@ -49,6 +49,9 @@ impl crate::plan::Seat for Entry {
     fn reported(&self) -> impl Iterator<Item = &str> {
         self.view.capabilities.keys().map(|a| &**a)
     }
+    fn headroom(&self) -> Option<u32> {
+        self.view.headroom
+    }
 }
 
 impl Entry {

@@ -496,7 +496,13 @@ impl Model {
         for (_, e) in self.fleet.iter() {
             let v = &e.view;
             let active = v.active_agent.as_ref().map_or(0, addr);
-            let shape = (addr(&v.agents), active, v.capabilities.ptr(), e.state);
+            let shape = (
+                addr(&v.agents),
+                active,
+                v.capabilities.ptr(),
+                e.state,
+                v.headroom,
+            );
             shapes.entry(shape).or_insert((e, 0)).1 += 1;
         }
         shapes.into_values().collect()

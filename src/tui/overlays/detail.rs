@@ -529,6 +529,46 @@ fn revision_lines(cx: &Cx, k: &HistKey) -> Vec<Line<'static>> {
     out
 }
 
+/// A recovery in full: where the worker came back from and to, when the
+/// hub saw it, and how long it had been held off.
+fn recovery_lines(cx: &Cx, r: &crate::tui::model::reclog::RecRec) -> Vec<Line<'static>> {
+    vec![
+        kv(cx, "seq", r.seq.to_string()),
+        kv(
+            cx,
+            "worker",
+            format!("{} on {}", hub(&r.worker), hub(&r.host)),
+        ),
+        kv(
+            cx,
+            "at",
+            format!(
+                "{} ({} ago, hub clock: the heartbeat that showed the move)",
+                fmt::stamp_s(r.at),
+                fmt::age_at(cx.now, r.at)
+            ),
+        ),
+        kv(
+            cx,
+            "from",
+            r.from
+                .as_deref()
+                .map_or("no route".to_string(), |f| hub(f).into_owned()),
+        ),
+        kv(cx, "to", hub(&r.to).into_owned()),
+        kv(
+            cx,
+            "held off",
+            format!(
+                "{} ({} s: since its failover away from {}, or since the hub saw it below)",
+                fmt::held(r.held_off_s),
+                r.held_off_s,
+                hub(&r.to)
+            ),
+        ),
+    ]
+}
+
 pub fn lines(cx: &Cx, d: &Detail) -> (String, Vec<Line<'static>>) {
     match d {
         Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(cx, id, None)),
@@ -554,6 +594,30 @@ pub fn lines(cx: &Cx, d: &Detail) -> (String, Vec<Line<'static>>) {
             };
             (title, lines)
         }
+        Detail::Recovery(seq) => {
+            // The recovery, then its worker's detail.
+            let Some(r) = cx.model.recs.get(*seq) else {
+                return (
+                    format!("recovery {seq}"),
+                    vec![Line::raw(format!("recovery {seq} is no longer held"))],
+                );
+            };
+            let mut lines = recovery_lines(cx, r);
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                format!("its worker {} (f: its failovers)", hub(&r.worker)),
+                cx.theme.title(),
+            ));
+            lines.extend(worker_lines(cx, &r.worker, None));
+            (
+                format!(
+                    "recovery {seq} {} worker {}",
+                    cx.theme.sep(),
+                    hub(&r.worker)
+                ),
+                lines,
+            )
+        }
         Detail::Agent(a) => (format!("agent {}", hub(a)), agent_lines(cx, a)),
         Detail::Revision(k) => (
             format!("revision {}", hub(&k.revision)),
@@ -570,6 +634,7 @@ pub fn raw_lines(cx: &Cx, d: &Detail) -> Option<Vec<String>> {
     let json = match d {
         Detail::Worker(id) => serde_json::to_string_pretty(&cx.model.fleet.by_id(id)?.to_wire()),
         Detail::Failover(seq) => serde_json::to_string_pretty(&cx.model.log.get(*seq)?.record()),
+        Detail::Recovery(seq) => serde_json::to_string_pretty(&cx.model.recs.get(*seq)?.record()),
         Detail::Revision(k) => serde_json::to_string_pretty(cx.model.history_entry(k)?),
         // The rollout is the TUI's own list, not a record of the hub's.
         Detail::Agent(_) | Detail::Rollout => return None,
@@ -609,6 +674,7 @@ fn draw_raw(cx: &Cx, d: &Detail, scroll: usize, area: Rect, buf: &mut Buffer) {
     let what = match d {
         Detail::Worker(id) => format!("worker {}", hub(id)),
         Detail::Failover(seq) => format!("failover {seq}"),
+        Detail::Recovery(seq) => format!("recovery {seq}"),
         Detail::Revision(k) => format!("revision {}", hub(&k.revision)),
         Detail::Agent(a) => format!("agent {}", hub(a)),
         Detail::Rollout => "rollout".to_string(),

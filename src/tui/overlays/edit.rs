@@ -998,18 +998,25 @@ fn draw_conflict(
                 )
             })
             .unwrap_or_default();
-        line(
-            r,
-            buf,
-            Line::styled(
-                format!(
-                    "the hub's list changed (now {}{who}) while you edited it from {}",
-                    hub(c.theirs_revision()),
-                    hub(c.mine.base_revision())
-                ),
-                t.warn(),
-            ),
+        // Two rows, wrapped at spaces: at 80 columns the revisions, who
+        // and the base do not fit one; a third row's worth is cut, marked.
+        let text = format!(
+            "the hub's list changed (now {}{who}) while you edited it from {}",
+            hub(c.theirs_revision()),
+            hub(c.mine.base_revision())
         );
+        let w = usize::from(r.width);
+        let mut rows = crate::tui::ui::header::wrap(&text, w.max(1));
+        if rows.len() > 2 {
+            let rest = rows[1..].join(" ");
+            rows.truncate(1);
+            rows.push(fit(&rest, w, t.ellipsis()));
+        }
+        for (i, text) in rows.into_iter().enumerate() {
+            if let Some(r) = row(area, i as u16) {
+                line(r, buf, Line::styled(text, t.warn()));
+            }
+        }
     }
     let col_w = (area.width / 3).max(1);
     let cols = [

@@ -237,13 +237,11 @@ impl Pane for Failovers {
         )
     }
 
-    /// A failover's detail; a recovery opens its worker's (which says
-    /// where it is back on, and after how long).
-    fn selected(&self, m: &Model) -> Option<Detail> {
-        match self.list.selected().copied()? {
-            Row::Failover(s) => Some(Detail::Failover(s)),
-            Row::Recovery(s) => m.recs.get(s).map(|r| Detail::Worker(r.worker.to_string())),
-        }
+    fn selected(&self, _m: &Model) -> Option<Detail> {
+        Some(match self.list.selected().copied()? {
+            Row::Failover(s) => Detail::Failover(s),
+            Row::Recovery(s) => Detail::Recovery(s),
+        })
     }
 
     fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {

@@ -465,7 +465,7 @@ pub fn draw_status(t: &Theme, s: &Status, area: Rect, body: Rect, buf: &mut Buff
 
 /// `text` in rows of at most `width` columns, broken at spaces where it
 /// can be (a word longer than a row is cut across rows).
-fn wrap(text: &str, width: usize) -> Vec<String> {
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut rows = vec![String::new()];
     for word in text.split(' ') {
         let cur = rows.last().map_or(0, |r| r.chars().count());
