@@ -194,8 +194,8 @@ pub struct FailoverRow<'a> {
 pub const WORKER_FIELDS: &[&str] = &["worker", "host", "state", "agent", "rank", "cause", "rev"];
 
 /// `rank` of `active` in `agents` (the worker's own list).
-pub fn rank_in<'a, S: AsRef<str> + 'a>(
-    agents: impl IntoIterator<Item = &'a S>,
+pub fn rank_in(
+    agents: impl IntoIterator<Item = impl AsRef<str>>,
     active: Option<&str>,
 ) -> Option<usize> {
     let active = active?;

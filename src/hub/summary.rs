@@ -60,7 +60,9 @@ pub struct SummaryTally {
     one_failure: i64,
     headroom_known: i64,
     agents: HashMap<String, AgentTally, Fast>,
-    revisions: HashMap<Option<String>, i64, Fast>,
+    /// Live workers per reported revision, and those reporting none.
+    revisions: HashMap<String, i64, Fast>,
+    no_revision: i64,
     /// Every worker that is not calm, in `urgency` order.
     urgent: BTreeSet<Urgent>,
     /// The smallest ids of calm workers: always the `calm.len()` smallest.
@@ -79,7 +81,7 @@ fn ts(t: chrono::DateTime<Utc>) -> u64 {
 
 /// The worker's `urgency` key, or `None` when it is calm.
 fn urgent_key(v: &Stored) -> Option<Urgent> {
-    let u = crate::query::urgency(v.profile.active_agent.is_some(), v.state);
+    let u = crate::query::urgency(v.profile.active_agent().is_some(), v.state);
     let fo = v.last_failover.as_ref().map(|f| !ts(f.at));
     if u == 3 && fo.is_none() {
         return None;
@@ -146,8 +148,8 @@ impl SummaryTally {
         match v.state {
             WorkerState::Healthy => {
                 self.healthy += d;
-                let rank = crate::query::rank_in(p.agents.iter(), p.active_agent.as_deref());
-                if p.active_agent.is_some() && rank != Some(0) {
+                let rank = crate::query::rank_in(p.roster.agents(), p.active_agent());
+                if p.active_agent().is_some() && rank != Some(0) {
                     self.degraded += d;
                 }
             }
@@ -161,7 +163,7 @@ impl SummaryTally {
                 return;
             }
         }
-        if p.active_agent.is_none() {
+        if p.active_agent().is_none() {
             self.no_route += d;
             if v.state == WorkerState::Healthy {
                 self.healthy_no_route += d;
@@ -176,12 +178,21 @@ impl SummaryTally {
         if last {
             self.one_failure += d;
         }
-        let rev = self.revisions.entry(p.config_revision.clone()).or_default();
-        *rev += d;
-        if *rev == 0 {
-            self.revisions.remove(&p.config_revision);
+        match p.config_revision() {
+            None => self.no_revision += d,
+            Some(r) => match self.revisions.get_mut(r) {
+                Some(c) => {
+                    *c += d;
+                    if *c == 0 {
+                        self.revisions.remove(r);
+                    }
+                }
+                None => {
+                    self.revisions.insert(r.to_owned(), d);
+                }
+            },
         }
-        for (agent, cap) in p.capabilities.iter() {
+        for (agent, cap) in p.roster.capabilities() {
             self.agent(agent, d, |c| {
                 if cap.capable() {
                     c.capable += d;
@@ -197,7 +208,7 @@ impl SummaryTally {
                 }
             });
         }
-        if let Some(active) = &p.active_agent {
+        if let Some(active) = &p.active_agent() {
             self.agent(active, d, |c| {
                 c.active += d;
                 if last {
@@ -291,14 +302,18 @@ impl Fleet {
             }
             out.push(wire("other", &other));
         }
-        let mut revs: Vec<(&Option<String>, i64)> =
-            t.revisions.iter().map(|(r, c)| (r, *c)).collect();
-        revs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let mut revs: Vec<(Option<&str>, i64)> = t
+            .revisions
+            .iter()
+            .map(|(r, c)| (Some(r.as_str()), *c))
+            .chain((t.no_revision > 0).then_some((None, t.no_revision)))
+            .collect();
+        revs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let mut revisions: Vec<RevisionCount> = revs
             .iter()
             .take(MAX_SUMMARY_REVISIONS)
             .map(|(r, c)| RevisionCount {
-                revision: (*r).clone(),
+                revision: r.map(str::to_string),
                 workers: n(*c),
             })
             .collect();
@@ -444,7 +459,7 @@ mod tests {
         assert_eq!(
             s.no_route as usize,
             f.views()
-                .filter(|v| v.profile.active_agent.is_none())
+                .filter(|v| v.profile.active_agent().is_none())
                 .count()
         );
     }

@@ -53,11 +53,11 @@ pub fn row(s: &Stored) -> WorkerRow<'_> {
     let p = &*s.profile;
     WorkerRow {
         worker: &p.worker,
-        host: &p.host,
+        host: p.host(),
         state: s.state,
-        active_agent: p.active_agent.as_deref(),
-        rank: crate::query::rank_in(p.agents.iter(), p.active_agent.as_deref()),
-        config_revision: p.config_revision.as_deref(),
+        active_agent: p.active_agent(),
+        rank: crate::query::rank_in(p.roster.agents(), p.active_agent()),
+        config_revision: p.config_revision(),
         // The detail was scrubbed when the heartbeat was taken in.
         last_failover: s.last_failover.as_deref().map(|f| FailoverRow {
             from: &f.from,
@@ -148,9 +148,9 @@ pub fn key(sort: WindowSort, v: &Stored) -> Key<'_> {
         }
         WindowSort::Age => (ts(v.received_at), 0, ""),
         WindowSort::Worker => (0, 0, ""),
-        WindowSort::Host => (0, 0, p.host.as_str()),
+        WindowSort::Host => (0, 0, p.host()),
         WindowSort::Rank => {
-            let r = crate::query::rank_in(p.agents.iter(), p.active_agent.as_deref());
+            let r = crate::query::rank_in(p.roster.agents(), p.active_agent());
             (r.map_or(0, |r| r as u64 + 1), 0, "")
         }
     };
