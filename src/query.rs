@@ -194,8 +194,8 @@ pub struct FailoverRow<'a> {
 pub const WORKER_FIELDS: &[&str] = &["worker", "host", "state", "agent", "rank", "cause", "rev"];
 
 /// `rank` of `active` in `agents` (the worker's own list).
-pub fn rank_in(
-    agents: impl IntoIterator<Item = impl AsRef<str>>,
+pub fn rank_in<'a, S: AsRef<str> + ?Sized + 'a>(
+    agents: impl IntoIterator<Item = &'a S>,
     active: Option<&str>,
 ) -> Option<usize> {
     let active = active?;

@@ -806,7 +806,7 @@ async fn workers(
     let head = WorkersPageHead {
         now: Utc::now(),
         config_revision: &current.projected,
-        heartbeat_interval_s: hub.opts.heartbeat_interval_s,
+        heartbeat_interval_s: hub.interval_now(),
         cursor: snap.cursor.to_string(),
         delta: snap.delta,
         total: None,
@@ -850,7 +850,7 @@ fn window(hub: &Hub, w: &crate::wire::WindowQuery) -> ApiResult<Response> {
     let head = WorkersPageHead {
         now: Utc::now(),
         config_revision: &current.projected,
-        heartbeat_interval_s: hub.opts.heartbeat_interval_s,
+        heartbeat_interval_s: hub.interval_now(),
         cursor: win.cursor.to_string(),
         delta: false,
         total: Some(win.total),

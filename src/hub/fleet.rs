@@ -178,6 +178,9 @@ pub struct Fleet {
     tally: super::metrics::FleetTally,
     /// `GET /v1/summary`'s counts, kept beside the gauges.
     pub(super) summary: super::summary::SummaryTally,
+    /// The interval the next heartbeat recorded was told (0: the
+    /// sweeper's own).
+    told_s: u32,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -201,6 +204,7 @@ impl Fleet {
             held_off_window: chrono::Duration::hours(1),
             tally: Default::default(),
             summary: Default::default(),
+            told_s: 0,
         }
     }
 
@@ -233,6 +237,12 @@ impl Fleet {
     /// The last view of `id`.
     pub fn get(&self, id: &str) -> Option<&Arc<Stored>> {
         self.workers.get(id).map(|e| &e.view)
+    }
+
+    /// The next heartbeat recorded is answered with `interval_s`: its
+    /// state's thresholds follow it (pacing).
+    pub fn telling(&mut self, interval_s: u64) {
+        self.told_s = interval_s.min(u32::MAX as u64) as u32;
     }
 
     /// Every worker's last view, in no order (a window's one pass).
@@ -358,6 +368,7 @@ impl Fleet {
         let mut recovery = None;
         self.seq += 1;
         let seq = self.seq;
+        let told_s = self.told_s;
         let roster = self.lists.of(hb);
         encode(hb, &mut self.scratch);
         let key = &self.scratch[..];
@@ -395,6 +406,7 @@ impl Fleet {
                 clock_skew_s: (hb.sent_at - received_at).num_seconds(),
                 state: WorkerState::Healthy,
                 last_failover,
+                told_s,
             })
         };
         let view = match self.workers.get_mut(hb.worker.as_str()) {
@@ -436,7 +448,13 @@ impl Fleet {
         self.restate(
             |v| {
                 let since = now.saturating_duration_since(v.arrived);
-                let state = WorkerState::from_age(since.as_secs_f64(), interval_s);
+                // Each worker by the interval it was last told.
+                let told = if v.told_s > 0 {
+                    v.told_s as u64
+                } else {
+                    interval_s
+                };
+                let state = WorkerState::from_age(since.as_secs_f64(), told);
                 let ahead = v.received_at > wall + chrono::Duration::seconds(1);
                 (state != v.state || ahead).then(|| Stored {
                     state,

@@ -349,13 +349,11 @@ impl Hub {
     /// `GET /v1/summary`'s answer now.
     pub fn summary(&self) -> Result<Summary, &'static str> {
         let current = self.current();
-        let mut s = self
-            .fleet
-            .lock()
-            .map_err(|_| "fleet lock poisoned")?
-            .summary(&current.agents);
+        let mut fleet = self.fleet.lock().map_err(|_| "fleet lock poisoned")?;
+        let mut s = fleet.summary(&current.agents);
+        s.heartbeat_interval_s = self.interval_for(fleet.len());
+        drop(fleet);
         s.config_revision = current.projected.clone();
-        s.heartbeat_interval_s = self.opts.heartbeat_interval_s;
         Ok(s)
     }
 
