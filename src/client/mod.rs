@@ -650,39 +650,6 @@ impl Client {
         ))
     }
 
-    /// `GET /v1/workers` as a window (`sort`, `q`, `limit`, `offset` or
-    /// `page`): the rows a screen shows, sorted and filtered by the hub,
-    /// read through the same bounds as a full page. A `limit` of 0 asks
-    /// for the hub's default.
-    pub async fn window(&self, w: &crate::wire::WindowQuery) -> Result<WorkersPage, ClientError> {
-        let mut query: Vec<(&str, String)> = vec![("sort", w.sort.as_str().to_string())];
-        if w.limit > 0 {
-            query.push(("limit", w.limit.to_string()));
-        }
-        if !w.q.is_empty() {
-            query.push(("q", w.q.clone()));
-        }
-        if let Some(o) = w.offset {
-            query.push(("offset", o.to_string()));
-        }
-        if let Some(p) = &w.page {
-            query.push(("page", p.clone()));
-        }
-        let resp = self.get("v1/workers", &query).await?;
-        let mut reader = self.workers_reader(resp);
-        let mut items = Vec::new();
-        loop {
-            match reader.next().await? {
-                PagePart::Head(_) => {}
-                PagePart::Item(w) => items.push(w),
-                PagePart::End(mut page) => {
-                    page.workers = items;
-                    return Ok(page);
-                }
-            }
-        }
-    }
-
     /// [`Client::workers_stream`] over an answer already received.
     pub(crate) fn workers_reader(
         &self,
