@@ -18,6 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release/macfleet}
+# The hub may be another build (HUB_BIN) than the TUI (BIN).
+HUB_BIN=${HUB_BIN:-$BIN}
 WORKERS=${WORKERS:-1000000}
 PORT=${PORT:-17883}
 ROUNDS=${ROUNDS:-10}
@@ -39,7 +41,7 @@ with_commas() { python3 -c "print(f'{$1:,}')"; }
 cp assets/hub.toml "$dir/hub.toml"
 $BIN hub token --name load --role worker --tokens "$dir/tokens.toml" > "$dir/worker.tok" 2>/dev/null
 $BIN hub token --name look --role viewer --tokens "$dir/tokens.toml" > "$dir/viewer.tok" 2>/dev/null
-$BIN hub --config "$dir/hub.toml" --tokens "$dir/tokens.toml" --listen 127.0.0.1:$PORT \
+$HUB_BIN hub --config "$dir/hub.toml" --tokens "$dir/tokens.toml" --listen 127.0.0.1:$PORT \
   --heartbeat-interval 60 --max-workers $(( WORKERS + 1000 )) > "$dir/hub.log" 2>&1 &
 hub=$!
 for _ in $(seq 50); do curl -sf http://127.0.0.1:$PORT/v1/health >/dev/null && break; sleep 0.1; done
@@ -47,7 +49,7 @@ view() { curl -sf -H "Authorization: Bearer $(cat "$dir/viewer.tok")" "http://12
 
 echo "== register $WORKERS workers"
 MAC_HUB_TOKEN=$(cat "$dir/worker.tok") WORKERS=$WORKERS WARM=1 \
-  wrk -t2 -c64 -d$(( WORKERS / 30000 + 5 ))s -s benches/heartbeat.lua http://127.0.0.1:$PORT > /dev/null
+  wrk -t2 -c64 -d$(( WORKERS / ${REG_RATE:-12000} + 5 ))s -s benches/heartbeat.lua http://127.0.0.1:$PORT > /dev/null
 held=$(view /v1/summary | python3 -c 'import json,sys; print(json.load(sys.stdin)["workers"])')
 echo "the hub holds $held workers (RSS $(( $(ps -o rss= -p "$hub") / 1024 )) MiB)"
 want=$(with_commas "$held")
@@ -55,12 +57,12 @@ want=$(with_commas "$held")
 echo "== TUI"
 start=$(now_ms)
 tm new -d -s "$SESSION" -x 120 -y 40 \
-  "MAC_HUB_URL=http://127.0.0.1:$PORT MAC_HUB_TOKEN=$(cat "$dir/viewer.tok") $BIN --read-only"
+  "XDG_STATE_HOME=$dir MACFLEET_LOG=macfleet=debug MAC_HUB_URL=http://127.0.0.1:$PORT MAC_HUB_TOKEN=$(cat "$dir/viewer.tok") $BIN --read-only"
 pid=$(tm list-panes -t "$SESSION" -F '#{pane_pid}')
 first=
 for _ in $(seq 3000); do
   s=$(tm capture-pane -p -t "$SESSION" 2>/dev/null || true)
-  if grep -q "1/$want" <<<"$s" && grep -q "w-000000" <<<"$s"; then
+  if grep -q "1/$want" <<<"$s" && grep -q "^w-[0-9]* .* healthy " <<<"$s"; then
     first=$(( $(now_ms) - start ))
     break
   fi
@@ -93,7 +95,7 @@ lat() {
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 report() { local name=$1; shift; echo "$name: $* → median $(echo "$@" | median) ms"; }
 
-last=$(printf 'w-%06d' $(( held - 1 )))
+last=$(view "/v1/workers?sort=urgency&offset=$(( held - 1 ))&limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["workers"][0]["worker"])')
 j=""; G=""; Grows=""; g=""
 for _ in $(seq "$ROUNDS"); do
   j="$j $(lat j)"; sleep 0.2
@@ -107,3 +109,11 @@ report "j (one step)" $j
 report "G (bottom: the cursor and position)" $G
 report "G (bottom: its rows drawn)" $Grows
 report "g (top)" $g
+# The terminal's own delay: a shell echoing a typed character.
+tm new-window -t "$SESSION" "bash --norc --noprofile"
+sleep 0.5
+e=""
+for _ in $(seq "$ROUNDS"); do e="$e $(lat x)"; sleep 0.1; done
+report "shell echo (baseline)" $e
+echo "== the TUI's window requests (its log): ms each"
+grep -o 'window fetched rows=[0-9]* ms=[0-9]*' "$dir/macfleet/macfleet.log" | sed 's/.*ms=//' | tr '\n' ' '; echo

@@ -13,11 +13,16 @@ use crate::wire::{Summary, WindowQuery, WindowSort};
 
 /// Fleets of at least this many workers (by the hub's summary) are shown
 /// in large-fleet mode; a session leaves it only below half of it, so a
-/// fleet at the line does not flip between modes.
-pub const LARGE_FLEET: u64 = 20_000;
+/// fleet at the line does not flip between modes. Where the hub starts
+/// pacing its fleet at its default (20,000 heartbeats a second at 10 s):
+/// below it, holding the fleet is cheap (100,000 workers: a first screen
+/// in under a second, ~80 MiB, docs/performance.md) and every local
+/// nicety, `G` included, answers without a round trip; above it, a window
+/// costs the hub a pass per request and the copy grows past 100 MB.
+pub const LARGE_FLEET: u64 = 200_000;
 
 /// Overrides [`LARGE_FLEET`] (a number of workers): tests cross the line
-/// with a few hundred workers instead of 20,000.
+/// with a few hundred workers instead of 200,000.
 pub const LARGE_ENV: &str = "MACFLEET_LARGE_FLEET";
 
 /// Rows asked beyond each edge of the rows on screen, so `j`/`k` and a

@@ -46,6 +46,16 @@ pub fn quiet() -> Option<Duration> {
 fn poll_every() -> Duration {
     quiet().unwrap_or(POLL_EVERY)
 }
+/// Large-fleet mode: how often the window on screen is asked again
+/// (ages, states and rows that moved): each costs the hub a pass over the
+/// fleet, so not with every 2 s poll (the summary is).
+pub const WINDOW_EVERY: Duration = Duration::from_secs(10);
+
+/// [`WINDOW_EVERY`], or the test-only stretched period ([`QUIET_ENV`]).
+fn window_every() -> Duration {
+    quiet().unwrap_or(WINDOW_EVERY)
+}
+
 /// Longest wait between retries while it does not.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
 const PAGE: u32 = 1000;
@@ -79,6 +89,8 @@ struct Shared {
     window: std::sync::Mutex<Option<WindowAsk>>,
     /// The hub instance whoami last gave: what a window answer is tagged with.
     instance: std::sync::Mutex<Option<String>>,
+    /// When a window was last answered (poll or effect).
+    window_at: std::sync::Mutex<Option<Instant>>,
 }
 
 /// The running tasks; dropping this aborts them.
@@ -108,6 +120,7 @@ pub fn spawn(client: Client, tx: mpsc::Sender<Msg>, fx: mpsc::UnboundedReceiver<
         mode_changed: Notify::new(),
         window: std::sync::Mutex::new(None),
         instance: std::sync::Mutex::new(None),
+        window_at: std::sync::Mutex::new(None),
     });
     let tasks = vec![
         tokio::spawn(stream_task(client.clone(), tx.clone(), shared.clone())),
@@ -462,7 +475,13 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
             // Large-fleet mode: the rows on screen, asked again (ages,
             // states and rows that moved), never the fleet.
             let ask = sh.window.lock().ok().and_then(|w| w.clone());
-            if let Some(ask) = ask {
+            let due = sh
+                .window_at
+                .lock()
+                .ok()
+                .and_then(|t| *t)
+                .is_none_or(|t| t.elapsed() >= window_every());
+            if let (Some(ask), true) = (ask, due || refetching) {
                 ok = fetch_window(&client, &tx, &sh, ask).await;
             }
             if ok {
@@ -589,6 +608,9 @@ async fn fetch_window(
     let asked = Instant::now();
     match client.window(&ask.query()).await {
         Ok(page) => {
+            if let Ok(mut t) = sh.window_at.lock() {
+                *t = Some(Instant::now());
+            }
             tracing::debug!(
                 rows = page.workers.len(),
                 ms = asked.elapsed().as_millis() as u64,

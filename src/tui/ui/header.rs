@@ -92,7 +92,7 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
             // The counts are the hub's summary; said with their age when
             // it has not come for a while (the screen tells the truth).
             let mut text = "large fleet".to_string();
-            if let Some(age) = l.summary_age(m.mono_now).filter(|a| a.as_secs() >= 5) {
+            if let Some(age) = l.summary_age(m.mono_now).filter(|a| a.as_secs() >= 10) {
                 text.push_str(&format!(
                     " (counts {} old)",
                     fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
