@@ -30,6 +30,13 @@ type Fast = foldhash::fast::RandomState;
 /// leaving does not force a pass over the fleet).
 const CALM_KEPT: usize = 4 * MAX_SUMMARY_URGENT;
 
+/// Agent names counted one by one; the contract lists at most this many.
+/// A name is given a slot only while nothing counts in the rest (so a
+/// worker's counts always leave the bucket they went into).
+const AGENT_SLOTS: usize = MAX_SUMMARY_AGENTS;
+/// Revisions counted one by one (the summary lists the most common 16).
+const REVISION_SLOTS: usize = 1024;
+
 /// An agent's counts, and how many live workers add to them (the entry
 /// goes when none does).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -59,9 +66,15 @@ pub struct SummaryTally {
     out_of_sync: i64,
     one_failure: i64,
     headroom_known: i64,
+    /// Per agent name, at most [`AGENT_SLOTS`] of them: names past that
+    /// count in `agents_other` (a fleet that reports names of its own by
+    /// the thousand does not grow the hub by a map entry each).
     agents: HashMap<String, AgentTally, Fast>,
-    /// Live workers per reported revision, and those reporting none.
+    agents_other: AgentTally,
+    /// Live workers per reported revision, at most [`REVISION_SLOTS`] of
+    /// them (the rest in `revisions_other`), and those reporting none.
     revisions: HashMap<String, i64, Fast>,
+    revisions_other: i64,
     no_revision: i64,
     /// Every worker that is not calm, in `urgency` order.
     urgent: BTreeSet<Urgent>,
@@ -178,6 +191,7 @@ impl SummaryTally {
         if last {
             self.one_failure += d;
         }
+        let room = self.revisions.len() < REVISION_SLOTS && self.revisions_other == 0;
         match p.config_revision() {
             None => self.no_revision += d,
             Some(r) => match self.revisions.get_mut(r) {
@@ -187,9 +201,10 @@ impl SummaryTally {
                         self.revisions.remove(r);
                     }
                 }
-                None => {
+                None if room => {
                     self.revisions.insert(r.to_owned(), d);
                 }
+                None => self.revisions_other += d,
             },
         }
         for (agent, cap) in p.roster.capabilities() {
@@ -221,10 +236,16 @@ impl SummaryTally {
     /// Change `agent`'s counts with `f`, one live worker more (`d` 1) or
     /// less (-1) adding to them.
     fn agent(&mut self, agent: &str, d: i64, f: impl FnOnce(&mut AgentTally)) {
-        if !self.agents.contains_key(agent) {
+        if !self.agents.contains_key(agent)
+            && self.agents.len() < AGENT_SLOTS
+            && self.agents_other.workers == 0
+        {
             self.agents.insert(agent.to_owned(), AgentTally::default());
         }
         let Some(c) = self.agents.get_mut(agent) else {
+            let c = &mut self.agents_other;
+            c.workers += d;
+            f(c);
             return;
         };
         c.workers += d;
@@ -290,9 +311,9 @@ impl Fleet {
             .take(MAX_SUMMARY_AGENTS)
             .map(|(a, c)| wire(a, c))
             .collect();
-        if agents.len() > MAX_SUMMARY_AGENTS {
-            let mut other = AgentTally::default();
-            for (_, c) in &agents[MAX_SUMMARY_AGENTS..] {
+        if agents.len() > MAX_SUMMARY_AGENTS || t.agents_other.workers > 0 {
+            let mut other = t.agents_other;
+            for (_, c) in agents.iter().skip(MAX_SUMMARY_AGENTS) {
                 other.capable += c.capable;
                 other.active += c.active;
                 other.no_binary += c.no_binary;
@@ -317,10 +338,11 @@ impl Fleet {
                 workers: n(*c),
             })
             .collect();
-        if revs.len() > MAX_SUMMARY_REVISIONS {
+        if revs.len() > MAX_SUMMARY_REVISIONS || t.revisions_other > 0 {
+            let rest: i64 = revs.iter().skip(MAX_SUMMARY_REVISIONS).map(|r| r.1).sum();
             revisions.push(RevisionCount {
                 revision: Some("other".into()),
-                workers: n(revs[MAX_SUMMARY_REVISIONS..].iter().map(|r| r.1).sum()),
+                workers: n(rest + t.revisions_other),
             });
         }
         Summary {
@@ -460,5 +482,57 @@ mod tests {
                 .filter(|v| v.profile.active_agent().is_none())
                 .count()
         );
+    }
+
+    /// Workers that each report agent names of their own: the summary
+    /// counts at most 256 names one by one and the rest as `other`, and
+    /// every count comes back to zero as they go (a worker's counts leave
+    /// the bucket they went into).
+    #[test]
+    fn names_of_their_own_by_the_thousand_stay_within_the_slots() {
+        use crate::wire::{Capability, Preflight};
+        let mut f = Fleet::new(1);
+        let now = Utc::now();
+        let ok = Capability {
+            binary: true,
+            token: true,
+            preflight: Preflight::Ok,
+        };
+        let own = |i: usize| {
+            let names: Vec<String> = (0..4).map(|k| format!("a{i}x{k}")).collect();
+            crate::wire::Heartbeat {
+                agents: names.clone(),
+                active_agent: Some(names[0].clone()),
+                capabilities: names.iter().map(|n| (n.clone(), ok)).collect(),
+                config_revision: Some(format!("rev{i}")),
+                ..hb(&format!("w-{i:04}"), None)
+            }
+        };
+        for i in 0..2000 {
+            f.record(&(&own(i)).into(), now, "r1");
+        }
+        let s = f.summary(&[]);
+        assert_eq!(s.agents.len(), MAX_SUMMARY_AGENTS + 1);
+        let other = s.agents.last().expect("other");
+        assert_eq!(other.agent, "other");
+        let capable: u64 = s.agents.iter().map(|a| a.capable).sum();
+        assert_eq!(capable, 2000 * 4, "every name counted once");
+        assert!(
+            f.summary.agents.len() <= MAX_SUMMARY_AGENTS,
+            "the map is bounded"
+        );
+        assert!(f.summary.revisions.len() <= 1024, "the map is bounded");
+        let revs: u64 = s.revisions.iter().map(|r| r.workers).sum();
+        assert_eq!(revs, 2000);
+        // All gone: nothing left anywhere.
+        let gone = f.evict(
+            std::time::Instant::now() + std::time::Duration::from_secs(7200),
+            std::time::Duration::from_secs(10),
+        );
+        assert_eq!(gone.len(), 2000);
+        let s = f.summary(&[]);
+        assert!(s.agents.is_empty() && s.revisions.is_empty(), "{s:?}");
+        assert_eq!(f.summary.agents_other, AgentTally::default());
+        assert_eq!(f.summary.revisions_other, 0);
     }
 }
