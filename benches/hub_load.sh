@@ -6,7 +6,7 @@
 #   apt-get install wrk && cargo build --release && benches/hub_load.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=target/release/macfleet
+BIN=${BIN:-target/release/macfleet}
 DUR=${DUR:-15s}
 THREADS=${THREADS:-2}
 CONNS=${CONNS:-64}

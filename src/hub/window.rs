@@ -141,10 +141,10 @@ pub fn key(sort: WindowSort, v: &Stored) -> Key<'_> {
     let id = &*p.worker;
     let (a, b, s) = match sort {
         WindowSort::Urgency => {
-            let r = row(v);
+            let u = crate::query::urgency(p.active_agent().is_some(), v.state);
             // Newest failover first, none last.
             let fo = v.last_failover.as_ref().map_or(u64::MAX, |f| !ts(f.at));
-            (r.urgency() as u64, fo, "")
+            (u as u64, fo, "")
         }
         WindowSort::Age => (ts(v.received_at), 0, ""),
         WindowSort::Worker => (0, 0, ""),
