@@ -29,6 +29,7 @@ pub mod recovery;
 pub mod serve;
 pub mod store;
 pub mod streams;
+pub mod summarize;
 pub mod summary;
 pub mod tls;
 pub mod window;
