@@ -310,6 +310,34 @@ fn a_worker_move_of_a_row_not_held_is_not_held() {
 }
 
 #[test]
+fn the_summarys_urgent_workers_are_the_first_rows_until_a_window_answers() {
+    let (mut a, _) = ui::app(40, false);
+    let mut s = fixture::summary(MILLION, fixture::t0());
+    s.urgent = (500_000..500_020)
+        .map(|i| fixture::worker(i, fixture::t0()))
+        .collect();
+    let at = a.model().mono_now + Duration::from_millis(10);
+    let fx = a.update(Msg::Summary {
+        summary: Box::new(s),
+        at,
+        polled: true,
+    });
+    let screen_now = screen(&a).join("\n");
+    assert!(screen_now.contains("w-500000"), "{screen_now}");
+    assert!(screen_now.contains("w-500019"), "{screen_now}");
+    assert!(
+        status_line(&a).contains("1/1,000,000"),
+        "{}",
+        status_line(&a)
+    );
+    // The window is asked all the same, and its answer replaces them.
+    let ask = windows(&fx).pop().expect("the window is asked");
+    answer(&mut a, &ask, MILLION);
+    let s = screen(&a).join("\n");
+    assert!(s.contains("w-00000") && !s.contains("w-500000"), "{s}");
+}
+
+#[test]
 fn below_the_threshold_nothing_changes() {
     let (mut a, _) = ui::app(40, false);
     let before = screen(&a);
