@@ -547,16 +547,20 @@ pub enum EventKind {
     State,
     Sync,
     Recovery,
+    /// The fleet's [`Summary`], at most once a second when it changed;
+    /// only when `types=` names it.
+    Summary,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 6] = [
+    pub const ALL: [EventKind; 7] = [
         EventKind::Heartbeat,
         EventKind::Failover,
         EventKind::Config,
         EventKind::State,
         EventKind::Sync,
         EventKind::Recovery,
+        EventKind::Summary,
     ];
 
     /// The `event:` name on the stream.
@@ -568,6 +572,7 @@ impl EventKind {
             EventKind::State => "state",
             EventKind::Sync => "sync",
             EventKind::Recovery => "recovery",
+            EventKind::Summary => "summary",
         }
     }
 

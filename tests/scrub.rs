@@ -1830,3 +1830,17 @@ fn scrubbing_twice_changes_nothing_on_found_regressions() {
         assert_eq!(twice, once, "{text:?}");
     }
 }
+
+/// Found by `idempotent_on_tricky_text`: a back-quoted password value that
+/// holds a PEM key (whose `BEGIN PRIVATE KEY` has spaces) was left to the
+/// key's rule on the first scan and redacted as a password on the second,
+/// because the placeholder has none. A rescan changes nothing now.
+#[test]
+fn a_back_quoted_value_holding_a_pem_key_scrubs_the_same_twice() {
+    let pem = format!("-----BEGIN {}KEY-----", "PRIVATE ");
+    let text = format!("Password=`_{pem}AaaAa0aaAaAA0aaA");
+    let once = macfleet::scrub::scrub(&text).into_owned();
+    assert!(!once.contains("AaaAa0aaAaAA0aaA"), "{once}");
+    let twice = macfleet::scrub::scrub(&once).into_owned();
+    assert_eq!(twice, once);
+}

@@ -216,6 +216,11 @@ pub struct HubArgs {
     /// Heartbeat interval told to workers, in seconds.
     #[arg(long, default_value_t = 10)]
     pub heartbeat_interval: u64,
+    /// Most heartbeats a second the hub paces its fleet to: past
+    /// workers / N seconds the interval it tells grows to that (plus up to
+    /// 10% jitter), and each worker's thresholds follow what it was told.
+    #[arg(long, value_name = "N", default_value_t = crate::hub::pacing::DEFAULT_MAX_HEARTBEATS_PER_SECOND)]
+    pub max_heartbeats_per_second: u64,
     /// PEM certificate chain: serve HTTPS (needed beyond loopback).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -533,6 +538,7 @@ async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
     opts.name = args.name;
     opts.db = args.db;
     opts.heartbeat_interval_s = args.heartbeat_interval.max(1);
+    opts.max_heartbeats_per_second = args.max_heartbeats_per_second.max(1);
     opts.allow_plaintext = allow_plaintext;
     opts.tls = args.tls_cert.zip(args.tls_key);
     opts.max_workers = args

@@ -220,6 +220,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/v1/config/history", get(history))
         .route("/v1/heartbeats", axum::routing::post(post_heartbeat))
         .route("/v1/workers", get(workers))
+        .route("/v1/summary", get(summary))
         .route("/v1/failovers", get(failovers))
         .route("/v1/events", get(events))
         .route("/v1/recoveries", get(recoveries))
@@ -805,7 +806,7 @@ async fn workers(
     let head = WorkersPageHead {
         now: Utc::now(),
         config_revision: &current.projected,
-        heartbeat_interval_s: hub.opts.heartbeat_interval_s,
+        heartbeat_interval_s: hub.interval_now(),
         cursor: snap.cursor.to_string(),
         delta: snap.delta,
         total: None,
@@ -849,7 +850,7 @@ fn window(hub: &Hub, w: &crate::wire::WindowQuery) -> ApiResult<Response> {
     let head = WorkersPageHead {
         now: Utc::now(),
         config_revision: &current.projected,
-        heartbeat_interval_s: hub.opts.heartbeat_interval_s,
+        heartbeat_interval_s: hub.interval_now(),
         cursor: win.cursor.to_string(),
         delta: false,
         total: Some(win.total),
@@ -908,6 +909,15 @@ fn write_workers(
         serde_json::to_writer(&mut *buf, &**w)?;
     }
     Ok(())
+}
+
+async fn summary(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+) -> ApiResult<axum::Json<crate::wire::Summary>> {
+    let p = authenticate(&hub, &headers)?;
+    require(&p, READERS, "read the summary")?;
+    Ok(axum::Json(hub.summary().map_err(ApiError::internal)?))
 }
 
 #[derive(Deserialize)]
@@ -999,7 +1009,9 @@ async fn events(
     let p = authenticate(&hub, &headers)?;
     require(&p, READERS, "follow events")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
+    // All but `summary`, which comes only when named.
     let mut want = [true; EventKind::ALL.len()];
+    want[EventKind::Summary as usize] = false;
     if let Some(types) = q.types.as_deref().filter(|t| !t.is_empty()) {
         want = [false; EventKind::ALL.len()];
         for t in types.split(',').map(str::trim) {

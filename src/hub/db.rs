@@ -56,6 +56,9 @@ enum Cmd {
     /// Forget the bindings of workers the hub forgot.
     Unbind(Vec<String>),
     Flush(oneshot::Sender<()>),
+    /// Commit what is queued, close the connection and end the writer: a
+    /// stopped hub no longer watches (and so never recreates) its file.
+    Close(oneshot::Sender<()>),
 }
 
 /// Errors of the database layer.
@@ -466,6 +469,16 @@ impl Db {
         rx.await.map_err(|_| DbError::WriterGone)
     }
 
+    /// Commit everything queued so far, then end the writer and close its
+    /// connection; later writes fail with [`DbError::WriterGone`]. Called
+    /// when the hub stops, so that nothing of a stopped hub still holds or
+    /// watches the file (a hub started on the same path next is alone).
+    pub async fn shut_down(&self) -> Result<(), DbError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::Close(tx)).await?;
+        rx.await.map_err(|_| DbError::WriterGone)
+    }
+
     async fn send(&self, cmd: Cmd) -> Result<(), DbError> {
         let tx = self.tx.clone();
         tokio::task::spawn_blocking(move || tx.send(cmd).map_err(|_| DbError::WriterGone))
@@ -635,15 +648,14 @@ impl Db {
         self.state.unavailable.lock().ok().and_then(|u| u.clone())
     }
 
-    /// Stop the writer after it has committed everything queued.
+    /// Stop the writer after it has committed everything queued, and wait
+    /// for it to end (its connection closed).
     pub fn close(&self) {
         let handle = self.writer.lock().ok().and_then(|mut h| h.take());
         if let Some(h) = handle {
             let (tx, _rx) = oneshot::channel();
-            let _ = self.tx.send(Cmd::Flush(tx));
-            // Dropping our sender is not enough (clones live in tasks); the
-            // writer exits when every sender is gone, so just detach here.
-            drop(h);
+            let _ = self.tx.send(Cmd::Close(tx));
+            let _ = h.join();
         }
     }
 }
@@ -971,6 +983,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
         let mut binds: Vec<(String, String, Ack)> = Vec::new();
         let mut unbinds: Vec<String> = Vec::new();
         let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
+        let mut close: Option<oneshot::Sender<()>> = None;
         let mut take = |cmd: Cmd| match cmd {
             Cmd::Failovers(v, ack) => {
                 failovers.extend(v);
@@ -981,6 +994,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             Cmd::Bind(w, p, tx) => binds.push((w, p, tx)),
             Cmd::Unbind(ws) => unbinds.extend(ws),
             Cmd::Flush(tx) => flushes.push(tx),
+            Cmd::Close(tx) => close = Some(tx),
         };
         take(first);
         let mut n = 1;
@@ -1032,6 +1046,13 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
         }
         for tx in flushes {
             let _ = tx.send(());
+        }
+        if let Some(tx) = close {
+            // The connection closes as the writer is dropped, before the
+            // answer: whoever waits on it finds the file let go.
+            drop(w);
+            let _ = tx.send(());
+            return;
         }
     }
 }

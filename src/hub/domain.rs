@@ -258,6 +258,11 @@ impl Hub {
         // heartbeat is judged against is never older than the last resync.
         // A guard, not a clone: no await follows.
         let current = self.current.load();
+        // Paced: the interval told grows with the fleet, and the worker's
+        // thresholds follow what it was told.
+        let base = self.opts.heartbeat_interval_s;
+        let told = super::pacing::told(base, self.interval_for(fleet.len()));
+        fleet.telling(told);
         let (view, recovery) =
             fleet.record_moves_at(&hb, received_at, arrived, &pool, &current.projected);
         // Published under the fleet lock, like the sweeper's `state` and a
@@ -268,7 +273,7 @@ impl Hub {
             self.record_recovery(r);
         }
         drop(fleet);
-        Ok(current.projection.clone())
+        Ok(super::pacing::answer(&current.projection, base, told))
     }
 }
 

@@ -22,6 +22,8 @@ pub enum Payload {
     Sync(Arc<Stored>),
     /// A worker back on a higher rung of the same list revision.
     Recovery(Arc<RecoveryRecord>),
+    /// The fleet's summary, when it changed (at most once a second).
+    Summary(Arc<crate::wire::Summary>),
 }
 
 impl Payload {
@@ -33,6 +35,7 @@ impl Payload {
             Payload::State(_) => EventKind::State,
             Payload::Sync(_) => EventKind::Sync,
             Payload::Recovery(_) => EventKind::Recovery,
+            Payload::Summary(_) => EventKind::Summary,
         }
     }
 
@@ -48,6 +51,7 @@ impl Payload {
             Payload::Failover(v) => serde_json::to_string(v.as_ref()),
             Payload::Config(v) => serde_json::to_string(v.as_ref()),
             Payload::Recovery(v) => serde_json::to_string(v.as_ref()),
+            Payload::Summary(v) => serde_json::to_string(v.as_ref()),
         };
         r.unwrap_or_else(|_| "{}".into())
     }

@@ -176,6 +176,11 @@ pub struct Fleet {
     held_off_window: chrono::Duration,
     /// The gauges of `GET /metrics`, kept as workers change.
     tally: super::metrics::FleetTally,
+    /// `GET /v1/summary`'s counts, kept beside the gauges.
+    pub(super) summary: super::summary::SummaryTally,
+    /// The interval the next heartbeat recorded was told (0: the
+    /// sweeper's own).
+    told_s: u32,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -198,6 +203,8 @@ impl Fleet {
             events: None,
             held_off_window: chrono::Duration::hours(1),
             tally: Default::default(),
+            summary: Default::default(),
+            told_s: 0,
         }
     }
 
@@ -227,6 +234,17 @@ impl Fleet {
         self.workers.is_empty()
     }
 
+    /// The last view of `id`.
+    pub fn get(&self, id: &str) -> Option<&Arc<Stored>> {
+        self.workers.get(id).map(|e| &e.view)
+    }
+
+    /// The next heartbeat recorded is answered with `interval_s`: its
+    /// state's thresholds follow it (pacing).
+    pub fn telling(&mut self, interval_s: u64) {
+        self.told_s = interval_s.min(u32::MAX as u64) as u32;
+    }
+
     /// Every worker's last view, in no order (a window's one pass).
     pub fn views(&self) -> impl Iterator<Item = &Arc<Stored>> + '_ {
         self.workers.values().map(|e| &e.view)
@@ -247,6 +265,7 @@ impl Fleet {
                 self.seq += 1;
                 e.seq = self.seq;
                 self.tally.change(Some(&e.view), Some(&v));
+                self.summary.change(Some(&e.view), Some(&v));
                 e.view = Arc::new(v);
                 self.log.push_back((self.seq, e.view.worker().clone()));
                 changed.push(e.view.clone());
@@ -288,11 +307,12 @@ impl Fleet {
     /// full answers; the change log skips them.
     pub fn evict(&mut self, now: Instant, after: Duration) -> Vec<Arc<str>> {
         let mut gone = Vec::new();
-        let tally = &mut self.tally;
+        let (tally, summary) = (&mut self.tally, &mut self.summary);
         self.workers.retain(|id, e| {
             let keep = now.saturating_duration_since(e.view.arrived) <= after;
             if !keep {
                 tally.change(Some(&e.view), None);
+                summary.change(Some(&e.view), None);
                 gone.push(id.clone());
             }
             keep
@@ -348,6 +368,7 @@ impl Fleet {
         let mut recovery = None;
         self.seq += 1;
         let seq = self.seq;
+        let told_s = self.told_s;
         let roster = self.lists.of(hb);
         encode(hb, &mut self.scratch);
         let key = &self.scratch[..];
@@ -385,6 +406,7 @@ impl Fleet {
                 clock_skew_s: (hb.sent_at - received_at).num_seconds(),
                 state: WorkerState::Healthy,
                 last_failover,
+                told_s,
             })
         };
         let view = match self.workers.get_mut(hb.worker.as_str()) {
@@ -392,6 +414,7 @@ impl Fleet {
                 let view = next(Some(&e.view));
                 recovery = recovery_between(&e.view, &view);
                 self.tally.change(Some(&e.view), Some(&view));
+                self.summary.change(Some(&e.view), Some(&view));
                 e.view = view;
                 e.seq = seq;
                 e.view.clone()
@@ -399,6 +422,7 @@ impl Fleet {
             None => {
                 let view = next(None);
                 self.tally.change(None, Some(&view));
+                self.summary.change(None, Some(&view));
                 let entry = Entry {
                     view: view.clone(),
                     seq,
@@ -424,7 +448,13 @@ impl Fleet {
         self.restate(
             |v| {
                 let since = now.saturating_duration_since(v.arrived);
-                let state = WorkerState::from_age(since.as_secs_f64(), interval_s);
+                // Each worker by the interval it was last told.
+                let told = if v.told_s > 0 {
+                    v.told_s as u64
+                } else {
+                    interval_s
+                };
+                let state = WorkerState::from_age(since.as_secs_f64(), told);
                 let ahead = v.received_at > wall + chrono::Duration::seconds(1);
                 (state != v.state || ahead).then(|| Stored {
                     state,

@@ -33,6 +33,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/config/history",
     "/v1/heartbeats",
     "/v1/workers",
+    "/v1/summary",
     "/v1/failovers",
     "/v1/recoveries",
     "/v1/events",

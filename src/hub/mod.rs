@@ -7,6 +7,8 @@
 //! - `worker`: one worker as held (`Stored`, sharing a `Profile`);
 //! - `fleet`: every worker's last heartbeat, in memory, with change cursors;
 //! - `window`: `/v1/workers` sorted, filtered and paged on the hub;
+//! - `pacing`: the interval told grows with the fleet (`--max-heartbeats-per-second`);
+//! - `summary`: `GET /v1/summary`, kept as workers change;
 //! - `events`: the SSE feed with resume;
 //! - `streams`: caps on open event streams;
 //! - `domain`: what the hub does (replace the config, take in a heartbeat);
@@ -22,10 +24,12 @@ pub mod events;
 pub mod fleet;
 pub mod ingest;
 pub mod metrics;
+pub mod pacing;
 pub mod recovery;
 pub mod serve;
 pub mod store;
 pub mod streams;
+pub mod summary;
 pub mod tls;
 pub mod window;
 pub mod worker;
@@ -117,6 +121,10 @@ pub struct HubOptions {
     /// config, `<config stem>.db`.
     pub db: Option<PathBuf>,
     pub heartbeat_interval_s: u64,
+    /// Most heartbeats a second the hub paces its fleet to
+    /// (`--max-heartbeats-per-second`): the interval it tells grows past
+    /// `heartbeat_interval_s` beyond `workers / this`.
+    pub max_heartbeats_per_second: u64,
     pub keepalive: Duration,
     pub bounds: db::Bounds,
     /// Events kept for `Last-Event-ID` resume.
@@ -151,6 +159,7 @@ impl HubOptions {
             name: "macfleet-hub".into(),
             db: None,
             heartbeat_interval_s: 10,
+            max_heartbeats_per_second: pacing::DEFAULT_MAX_HEARTBEATS_PER_SECOND,
             keepalive: Duration::from_secs(15),
             bounds: db::Bounds::default(),
             event_ring: 100_000,
@@ -301,6 +310,21 @@ impl Hub {
         self.current.load_full()
     }
 
+    /// The interval the hub tells a fleet of `workers` now, without jitter.
+    pub fn interval_for(&self, workers: usize) -> u64 {
+        pacing::nominal(
+            self.opts.heartbeat_interval_s,
+            self.opts.max_heartbeats_per_second,
+            workers,
+        )
+    }
+
+    /// The interval the hub tells now, without jitter.
+    pub fn interval_now(&self) -> u64 {
+        let workers = self.fleet.lock().map(|f| f.len()).unwrap_or(0);
+        self.interval_for(workers)
+    }
+
     /// Remember `revision` as one this hub told workers.
     pub(crate) fn issue(&self, revision: &str) {
         if let Ok(mut s) = self.issued.lock() {
@@ -394,7 +418,7 @@ impl RunningHub {
         self.hub.closing.send_replace(true);
         let _ = tokio::time::timeout(Duration::from_secs(6), &mut self.task).await;
         self.task.abort();
-        let _ = self.hub.db.flush().await;
+        let _ = self.hub.db.shut_down().await;
     }
 }
 
@@ -605,6 +629,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut last_summary = None;
         loop {
             tick.tick().await;
             let Some(hub) = weak.upgrade() else { return };
@@ -613,6 +638,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
                 f.sweep(std::time::Instant::now(), Utc::now(), interval);
             }
             evict_lost(&hub);
+            hub.publish_summary(&mut last_summary);
         }
     })
 }

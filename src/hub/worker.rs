@@ -392,6 +392,9 @@ pub struct Stored {
     /// When the hub first saw it on its current active agent (or with no
     /// route).
     pub active_since: DateTime<Utc>,
+    /// The interval its last heartbeat's answer told it (pacing), which
+    /// its state's thresholds follow; 0: the hub's configured one.
+    pub told_s: u32,
 }
 
 /// A rung a worker left with a failover and has not run since.
@@ -420,6 +423,8 @@ struct ViewRef<'a> {
     headroom: Option<u32>,
     clock_skew_s: i64,
     pool: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    heartbeat_interval_s: Option<u64>,
 }
 
 /// A roster's agent list, serialised as a JSON array of its names.
@@ -460,6 +465,7 @@ impl Serialize for Stored {
             headroom: Some(self.headroom),
             clock_skew_s: self.clock_skew_s,
             pool: &self.pool,
+            heartbeat_interval_s: self.told_interval(),
         }
         .serialize(s)
     }
@@ -492,8 +498,13 @@ impl Stored {
             headroom: Some(self.headroom),
             clock_skew_s: Some(self.clock_skew_s),
             pool: Some(self.pool.to_string()),
-            heartbeat_interval_s: None,
+            heartbeat_interval_s: self.told_interval(),
         }
+    }
+
+    /// The interval it was told, when the hub recorded one.
+    pub fn told_interval(&self) -> Option<u64> {
+        (self.told_s > 0).then_some(self.told_s as u64)
     }
 
     /// Healthy, on a rung, and nothing left below it.

@@ -1721,8 +1721,11 @@ impl Scanner<'_> {
             Some(q) => self.quoted_end(v, q),
             None => self.unquoted_end(v, false),
         };
-        // `` `etcdctl get /x` ``: a command's output.
-        if quote == Some(b'`') && b[v..end].contains(&b' ') {
+        // `` `etcdctl get /x` ``: a command's output. A secret found in
+        // phase 1 (a PEM key's `BEGIN PRIVATE KEY` has spaces) or its
+        // placeholder on a rescan is not a command's words: both are
+        // stepped over, so a rescan decides as the first scan did.
+        if quote == Some(b'`') && self.space_outside_secrets(v, end) {
             return;
         }
         if ident.eq_ignore_ascii_case("key") && quote.is_some() {
@@ -1875,6 +1878,28 @@ impl Scanner<'_> {
         } else {
             end
         }
+    }
+
+    /// A space in `v..end` outside the hard ranges and placeholders.
+    fn space_outside_secrets(&self, v: usize, end: usize) -> bool {
+        let b = self.b;
+        let mut i = v;
+        while i < end {
+            let k = self.hard.partition_point(|r| r.end <= i);
+            if let Some(r) = self.hard.get(k).filter(|r| r.start <= i) {
+                i = r.end;
+                continue;
+            }
+            if let Some(e) = placeholder_at(b, i) {
+                i = e;
+                continue;
+            }
+            if b[i] == b' ' {
+                return true;
+            }
+            i += 1;
+        }
+        false
     }
 
     fn overlaps_hard(&self, a: usize, z: usize) -> bool {

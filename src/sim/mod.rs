@@ -538,18 +538,28 @@ impl Sim {
         } = self;
         let shared = Arc::new(shared);
         let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
-        // Each worker's next due time, spread over the first interval.
+        // Each worker's first due time, spread over the first interval the
+        // hub told (a small fleet within 2 s), and never faster than
+        // ~5,000 new workers a second: a large fleet ramps up.
         let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
-        // A small fleet shows up at once; a large one ramps up at ~5,000/s.
-        let spread_ms = (opts.workers as u64 / 5).max(2_000);
+        let spread_ms = (opts.workers as u64 / 5)
+            .max(2_000)
+            .max(interval.load(Ordering::Relaxed));
+        // Each worker heartbeats again after the interval its own last
+        // answer told it (pacing: a hub tells a large fleet a longer one),
+        // ±10%; the sending task hands its next due time back here.
+        let (again_tx, mut again) = tokio::sync::mpsc::unbounded_channel::<(Instant, usize)>();
         // Due times in a min-heap: a tick touches only the workers that are due.
         let mut due: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>> = (0..opts
             .workers)
             .map(|i| {
-                std::cmp::Reverse((
-                    shared.start + Duration::from_millis(rng.random_range(0..spread_ms)),
-                    i,
-                ))
+                let mut first = rng.random_range(0..spread_ms);
+                if i == 0 {
+                    // The first worker heartbeat already (`prepare`): again
+                    // within the interval it was told.
+                    first = first.min(interval.load(Ordering::Relaxed));
+                }
+                std::cmp::Reverse((shared.start + Duration::from_millis(first), i))
             })
             .collect();
         let deadline = opts.duration.map(|d| shared.start + d);
@@ -567,7 +577,9 @@ impl Sim {
             if deadline.is_some_and(|d| now >= d) {
                 break;
             }
-            let iv = interval.load(Ordering::Relaxed);
+            while let Ok(next) = again.try_recv() {
+                due.push(std::cmp::Reverse(next));
+            }
             while let Some(&std::cmp::Reverse((at, i))) = due.peek() {
                 if at > now {
                     break;
@@ -578,10 +590,7 @@ impl Sim {
                 };
                 due.pop();
                 let jitter = rng.random_range(0.9..1.1);
-                due.push(std::cmp::Reverse((
-                    now + Duration::from_millis((iv as f64 * jitter) as u64),
-                    i,
-                )));
+                let again_tx = again_tx.clone();
                 let w = workers[i].clone();
                 let client = client.clone();
                 let shared = shared.clone();
@@ -589,7 +598,12 @@ impl Sim {
                 let interval = interval.clone();
                 tokio::spawn(async move {
                     let _permit = permit;
-                    send(&client, &w, &shared, &stats, &interval).await;
+                    // Told by its answer, or (no answer) the last told.
+                    let told_ms = send(&client, &w, &shared, &stats, &interval)
+                        .await
+                        .unwrap_or_else(|| interval.load(Ordering::Relaxed));
+                    let wait = Duration::from_millis((told_ms as f64 * jitter) as u64);
+                    let _ = again_tx.send((Instant::now() + wait, i));
                 });
             }
         }
@@ -598,19 +612,20 @@ impl Sim {
 }
 
 /// One live heartbeat of one worker: step, send, take in the answer.
+/// Returns the interval the answer told, in milliseconds.
 async fn send(
     client: &Client,
     w: &Mutex<Worker>,
     shared: &Shared,
     stats: &SimStats,
     interval: &AtomicU64,
-) {
+) -> Option<u64> {
     let hb = match w.lock() {
         Ok(mut w) => {
             w.step(shared, shared.at(Instant::now()));
             w.heartbeat()
         }
-        Err(_) => return,
+        Err(_) => return None,
     };
     let n_failovers = hb.failovers.len() as u64;
     stats.sent.fetch_add(1, Ordering::Relaxed);
@@ -618,14 +633,17 @@ async fn send(
         Ok(p) => {
             stats.ok.fetch_add(1, Ordering::Relaxed);
             stats.failovers.fetch_add(n_failovers, Ordering::Relaxed);
-            interval.store(p.heartbeat_interval_s.max(1) * 1000, Ordering::Relaxed);
+            let told = p.heartbeat_interval_s.max(1) * 1000;
+            interval.store(told, Ordering::Relaxed);
             if let Ok(mut w) = w.lock() {
                 w.answered(&hb.failovers, p, shared);
             }
+            Some(told)
         }
         Err(e) => {
             stats.failed.fetch_add(1, Ordering::Relaxed);
             log_error(&e);
+            None
         }
     }
 }

@@ -1199,3 +1199,25 @@ async fn pages_are_compressed_when_asked_and_the_stream_never() {
         "the stream is plain"
     );
 }
+
+/// A stopped hub lets go of its database: nothing of it still watches the
+/// file, so a file removed after the stop is not made afresh by the old
+/// hub's writer (which would race a hub started next on the same path).
+#[tokio::test]
+async fn a_stopped_hub_no_longer_watches_or_recreates_its_database() {
+    let mut h = TestHub::start().await;
+    let db = common::options(h.dir.path(), h.tokens.clone()).db_path();
+    assert!(db.exists(), "{}", db.display());
+    let running = h.hub.take().expect("running");
+    // A task that has not ended yet (a connection, a stream) still holds
+    // the hub when `stop` returns.
+    let lingering = running.hub.clone();
+    running.stop().await;
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+    }
+    // The writer looks at the file's identity every second when idle.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(!db.exists(), "the stopped hub made {} afresh", db.display());
+    drop(lingering);
+}

@@ -22,9 +22,13 @@ mod matrix;
 /// On-call (issue 21): headroom, `GET /metrics`, the alert rules,
 /// recoveries, `agents drill`.
 mod oncall;
+/// Pacing: a large fleet told longer intervals (issue 22).
+mod pacing;
 /// Descriptors, connections, memory at the contract's caps.
 mod resources;
 /// A simulated fleet following an owner's reorder, and aug19's outage.
 mod sim;
+/// `GET /v1/summary`, kept as the fleet changes (issue 22).
+mod summary;
 /// `/v1/workers` windows: sorted, filtered, paged on the hub (issue 22).
 mod windows;

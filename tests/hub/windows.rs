@@ -19,7 +19,7 @@ use reqwest::StatusCode;
 
 /// Worker `i` of a varied fleet: hosts, rungs, no route, failovers of
 /// each kind (some with a detail), two revisions.
-fn heartbeat(i: usize, rev: &str) -> Heartbeat {
+pub(crate) fn heartbeat(i: usize, rev: &str) -> Heartbeat {
     let agents = ["opencode", "claude"];
     // The same failover each time a worker repeats it (its key stays).
     static BASE: std::sync::LazyLock<chrono::DateTime<chrono::Utc>> =

@@ -1,0 +1,143 @@
+//! Pacing (issue 22) against a real `macfleet hub` process and a real
+//! `macfleet sim` process over loopback: with a small
+//! `--max-heartbeats-per-second`, a fleet far larger than the configured
+//! interval allows is told longer intervals, the heartbeats reaching the
+//! hub (its own request counter) stay within the bound once the fleet has
+//! registered, and no worker is judged stale or lost by the change of pace.
+
+use crate::common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{HubProcess, Kill, Spawn};
+use macfleet::client::{Client, ClientOptions, Token};
+use macfleet::wire::{WindowQuery, WindowSort};
+
+/// Simulated workers: far more than 2 s × 500/s.
+const WORKERS: u64 = 100_000;
+const MAX_PER_S: u64 = 500;
+
+/// Heartbeats the hub has answered 200, from its `/metrics`.
+async fn answered(owner: &Client) -> u64 {
+    let text = owner.metrics().await.expect("metrics");
+    text.lines()
+        .find(|l| {
+            l.starts_with("macfleet_hub_requests_total{route=\"/v1/heartbeats\",status=\"200\"}")
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse::<f64>().ok())
+        .map_or(0, |n| n as u64)
+}
+
+#[tokio::test]
+async fn a_large_fleet_is_paced_within_the_bound_and_none_is_judged_lost() {
+    let (dir, owner_token, viewer_token, worker_token) = common::hub_dir();
+    let hub = HubProcess::spawn(
+        dir.path(),
+        Spawn {
+            extra: &[
+                "--heartbeat-interval",
+                "2",
+                "--max-heartbeats-per-second",
+                "500",
+                "--max-workers",
+                "200000",
+            ],
+            ..Spawn::default()
+        },
+    );
+    let _sim = Kill(
+        Command::new(env!("CARGO_BIN_EXE_macfleet"))
+            .args([
+                "sim",
+                "--workers",
+                &WORKERS.to_string(),
+                "--scenario",
+                "steady",
+            ])
+            .env("MAC_HUB_URL", &hub.url)
+            .env("MAC_HUB_TOKEN", &worker_token)
+            .env("XDG_CONFIG_HOME", dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sim"),
+    );
+    let client = |t: &str| {
+        Client::new(&hub.url, Some(Token::new(t)), ClientOptions::default()).expect("client")
+    };
+    let (owner, viewer) = (client(&owner_token), client(&viewer_token));
+    // The whole fleet registers (the sim ramps up at ~5,000 new workers a
+    // second; a debug hub takes them in more slowly).
+    let start = Instant::now();
+    let mut judged = Vec::new();
+    loop {
+        let s = viewer.summary().await.expect("summary");
+        judged.push((s.stale, s.lost));
+        if s.workers >= WORKERS {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(240),
+            "the fleet registers: {} of {WORKERS}\n{}",
+            s.workers,
+            hub.log()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let s = viewer.summary().await.expect("summary");
+    assert_eq!(
+        s.heartbeat_interval_s,
+        WORKERS / MAX_PER_S,
+        "the interval the hub tells now"
+    );
+    // Each worker's entry says what it was told: the first ones the
+    // configured 2 s or a little more, the last ones ~200 s, never beyond
+    // the bound's interval plus its jitter.
+    let w = viewer
+        .window(&WindowQuery {
+            sort: WindowSort::Age,
+            limit: 10_000,
+            offset: Some(WORKERS - 10_000),
+            ..Default::default()
+        })
+        .await
+        .expect("window");
+    let told: Vec<u64> = w
+        .workers
+        .iter()
+        .map(|w| w.heartbeat_interval_s.expect("told"))
+        .collect();
+    assert!(told.iter().all(|t| (2..=220).contains(t)), "{told:?}");
+    assert!(
+        told.iter().filter(|t| **t >= 150).count() > 5_000,
+        "the newest heard were told long intervals"
+    );
+    // The rate reaching the hub, over 20 s once the fleet is in: within
+    // the bound (and its 10% jitter), where an unpaced fleet would send
+    // 100,000 / 2 s.
+    let (c0, t0) = (answered(&owner).await, Instant::now());
+    for _ in 0..40 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let s = viewer.summary().await.expect("summary");
+        judged.push((s.stale, s.lost));
+    }
+    let (c1, t1) = (answered(&owner).await, Instant::now());
+    let rate = (c1 - c0) as f64 / (t1 - t0).as_secs_f64();
+    assert!(
+        rate <= MAX_PER_S as f64 * 1.15,
+        "{rate:.0} heartbeats a second reach the hub (bound {MAX_PER_S})"
+    );
+    assert!(rate > 0.0, "workers still heartbeat");
+    // Nobody was judged stale or lost by the pace, at any point.
+    assert!(
+        judged.iter().all(|(stale, lost)| *stale == 0 && *lost == 0),
+        "stale/lost seen: {:?}",
+        judged
+            .iter()
+            .filter(|j| **j != (0, 0))
+            .take(5)
+            .collect::<Vec<_>>()
+    );
+}
