@@ -228,6 +228,12 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         crate::tui::run(client, grant, opts).await
     };
     let _ = stop_tx.send(());
+    if behind && !sim.is_finished() {
+        // Quit while the fleet is still being prepared: the preparation
+        // does not hear the stop (only the running fleet does), so it is
+        // ended here rather than waited for.
+        sim.abort();
+    }
     let _ = sim.await;
     demo.hub.stop().await;
     drop(demo.dir);

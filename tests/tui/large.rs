@@ -310,6 +310,34 @@ fn a_worker_move_of_a_row_not_held_is_not_held() {
 }
 
 #[test]
+fn the_summarys_urgent_workers_are_the_first_rows_until_a_window_answers() {
+    let (mut a, _) = ui::app(40, false);
+    let mut s = fixture::summary(MILLION, fixture::t0());
+    s.urgent = (500_000..500_020)
+        .map(|i| fixture::worker(i, fixture::t0()))
+        .collect();
+    let at = a.model().mono_now + Duration::from_millis(10);
+    let fx = a.update(Msg::Summary {
+        summary: Box::new(s),
+        at,
+        polled: true,
+    });
+    let screen_now = screen(&a).join("\n");
+    assert!(screen_now.contains("w-500000"), "{screen_now}");
+    assert!(screen_now.contains("w-500019"), "{screen_now}");
+    assert!(
+        status_line(&a).contains("1/1,000,000"),
+        "{}",
+        status_line(&a)
+    );
+    // The window is asked all the same, and its answer replaces them.
+    let ask = windows(&fx).pop().expect("the window is asked");
+    answer(&mut a, &ask, MILLION);
+    let s = screen(&a).join("\n");
+    assert!(s.contains("w-00000") && !s.contains("w-500000"), "{s}");
+}
+
+#[test]
 fn below_the_threshold_nothing_changes() {
     let (mut a, _) = ui::app(40, false);
     let before = screen(&a);
@@ -323,4 +351,89 @@ fn below_the_threshold_nothing_changes() {
     assert!(a.model().large.is_some());
     summary(&mut a, 9_000, true);
     assert!(a.model().large.is_none(), "below half the threshold");
+}
+
+/// The binary in a pty against a real `macfleet hub` holding more workers
+/// than the threshold (lowered to 200 by `MACFLEET_LARGE_FLEET`, so 300
+/// workers cross it): the Workers view is the hub's windows, `G` and `g`
+/// jump, the total follows the hub's summary, and the fleet is never
+/// fetched whole.
+#[test]
+fn the_binary_pages_a_hub_past_the_threshold_and_never_fetches_the_fleet() {
+    use crate::common;
+    use crate::pty::Pty;
+
+    const N: usize = 300;
+    const SOON: Duration = Duration::from_secs(20);
+    let (dir, _owner, viewer, worker) = common::hub_dir();
+    let (_hub, url) = common::spawn_hub(dir.path(), &["--heartbeat-interval", "60"], None);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let client = macfleet::client::Client::new(
+        &url,
+        Some(macfleet::client::Token::new(&worker)),
+        Default::default(),
+    )
+    .expect("client");
+    let beat = |i: usize| {
+        let hb: macfleet::wire::Heartbeat = serde_json::from_value(common::heartbeat(
+            &format!("w-{i:04}"),
+            None,
+            serde_json::json!([]),
+        ))
+        .expect("heartbeat");
+        let c = client.clone();
+        async move { c.heartbeat(&hb).await.expect("heartbeat accepted") }
+    };
+    rt.block_on(async {
+        for chunk in (0..N).collect::<Vec<_>>().chunks(50) {
+            futures::future::join_all(chunk.iter().map(|&i| beat(i))).await;
+        }
+    });
+    let mut t = Pty::spawn(
+        &["--hub", &url, "--read-only"],
+        &[("MAC_HUB_TOKEN", &viewer), ("MACFLEET_LARGE_FLEET", "200")],
+    );
+    // The position, on the status line (the agents line says `300/300` too).
+    let at = |t: &Pty, pos: &str| {
+        let want = format!(" {pos}");
+        t.wait_until(&format!("the status line at {pos}"), SOON, |s| {
+            s.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.trim_end().ends_with(&want))
+        })
+    };
+    let s = at(&t, "1/300");
+    assert!(t.top_line().contains("large fleet"), "{s}");
+    assert!(
+        s.contains("Workers 300"),
+        "the tab counts the hub's total:\n{s}"
+    );
+    assert!(s.contains("w-0000"), "{s}");
+    // G: the hub's last row; g: its first.
+    t.send("G");
+    at(&t, "300/300");
+    let s = t.wait_for("w-0299", SOON);
+    assert!(!s.contains("w-0000"), "{s}");
+    t.send("g");
+    at(&t, "1/300");
+    t.wait_for("w-0000", SOON);
+    // A filter is the hub's: one worker.
+    t.send("/worker:w-0123$\r");
+    let s = at(&t, "1/1");
+    assert!(s.contains("w-0123") && !s.contains("w-0124"), "{s}");
+    t.esc();
+    at(&t, "1/300");
+    // A new worker: the summary's total and the window follow it.
+    rt.block_on(beat(N));
+    at(&t, "1/301");
+    let log = t.log_tail();
+    assert!(log.contains("large=true"), "{log}");
+    assert!(
+        !log.contains("full workers page"),
+        "a large fleet is never fetched whole:\n{log}"
+    );
 }

@@ -377,6 +377,28 @@ impl Model {
         let rev = s.config_revision.clone();
         self.fleet.set_interval(s.heartbeat_interval_s);
         self.pin_clock(s.now, at);
+        // Until a window answers, the summary's most urgent workers are
+        // the first rows of the default view (urgency, no filter): a
+        // first screen with rows needs no pass of the hub over its fleet.
+        let first_rows = self
+            .large
+            .as_ref()
+            .is_some_and(|l| l.window.at.is_none() && !s.urgent.is_empty());
+        if first_rows {
+            let ids: Vec<String> = s.urgent.iter().map(|w| w.worker.clone()).collect();
+            self.fleet.replace_all(s.urgent.clone());
+            let slots = ids.iter().filter_map(|id| self.fleet.slot_of(id)).collect();
+            if let Some(l) = &mut self.large {
+                l.window = large::Window {
+                    ask: None,
+                    total: s.workers,
+                    base: 0,
+                    slots,
+                    at: None,
+                };
+            }
+            ch.all_workers = true;
+        }
         if let Some(l) = &mut self.large {
             l.summary_at = Some(at);
             l.summary = Some(s);

@@ -526,8 +526,15 @@ impl Workers {
         }
         let sort = w.sort.window();
         let win = m.large.as_ref().map(|l| &l.window);
-        let this_list = win.and_then(|x| x.ask.as_ref()).is_some_and(|a| {
-            Some(a.sort) == sort && a.q == w.filter.text && a.reverse == w.reverse
+        let this_list = win.is_some_and(|x| match &x.ask {
+            Some(a) => Some(a.sort) == sort && a.q == w.filter.text && a.reverse == w.reverse,
+            // The summary's urgent workers: the default view's first rows.
+            None => {
+                !x.slots.is_empty()
+                    && sort == Some(WindowSort::Urgency)
+                    && w.filter.text.is_empty()
+                    && !w.reverse
+            }
         });
         match win {
             Some(x) if this_list => {
