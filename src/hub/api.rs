@@ -842,10 +842,16 @@ struct WorkersPageHead<'a> {
 
 /// `GET /v1/workers` as a window: sorted, filtered and paged by the fleet.
 fn window(hub: &Hub, w: &crate::wire::WindowQuery) -> ApiResult<Response> {
-    let win = match hub.fleet.lock() {
-        Ok(f) => f.window(w).map_err(|e| bad_query(e.to_string()))?,
+    // The lock is held only to take the views (a pointer each); the pass
+    // over them runs after, while heartbeats go on.
+    super::window::precheck(w).map_err(|e| bad_query(e.to_string()))?;
+    let (views, cursor) = match hub.fleet.lock() {
+        Ok(f) => f.window_source(),
         Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
     };
+    let win = super::window::window_over(&views, cursor, w, super::window::HEAP_ROWS)
+        .map_err(|e| bad_query(e.to_string()))?;
+    drop(views);
     let current = hub.current();
     let head = WorkersPageHead {
         now: Utc::now(),

@@ -252,7 +252,7 @@ impl Ord for Ranked<'_> {
 /// Windows whose end lies within this many rows are kept in a bounded
 /// heap while the fleet is read; a deeper `offset` selects over the keys
 /// of every matching row instead.
-const HEAP_ROWS: u64 = 4 * MAX_WINDOW as u64;
+pub const HEAP_ROWS: u64 = 4 * MAX_WINDOW as u64;
 
 impl Fleet {
     /// The window `w` asks for, in one pass over the fleet.
@@ -260,104 +260,129 @@ impl Fleet {
         self.window_in(w, HEAP_ROWS)
     }
 
+    /// What a window is computed over, taken under the fleet's lock: every
+    /// view (shared, not copied: a pointer each) and the cursor, so the
+    /// pass itself runs with the lock released and ingest goes on.
+    pub fn window_source(&self) -> (Vec<Arc<Stored>>, Cursor) {
+        (self.views().cloned().collect(), self.cursor())
+    }
+
     /// [`Fleet::window`], with a heap for windows ending within
     /// `heap_rows`.
     fn window_in(&self, w: &WindowQuery, heap_rows: u64) -> Result<Window, WindowError> {
-        if w.limit == 0 || w.limit > MAX_WINDOW {
-            return Err(WindowError::Limit);
-        }
-        if w.q.len() > MAX_WINDOW_QUERY {
-            return Err(WindowError::QueryTooLong);
-        }
-        let cursor = self.cursor();
-        let after = match &w.page {
-            Some(_) if w.offset.is_some() => return Err(WindowError::PageAndOffset),
-            Some(t) => {
-                let t = Token::parse(t).ok_or(WindowError::BadPage)?;
-                if t.epoch != cursor.epoch {
-                    return Err(WindowError::BadPage);
-                }
-                if t.sort != w.sort || t.q != fnv(&w.q) {
-                    return Err(WindowError::OtherPage);
-                }
-                Some(t)
-            }
-            None => None,
-        };
-        let after_key = after.as_ref().map(Token::key);
-        let skip = w.offset.unwrap_or(0);
-        let limit = w.limit as u64;
-        let mut filter = Filter::new(&w.q);
-        let (mut total, mut before) = (0u64, 0u64);
-        let rows: Vec<Ranked<'_>> = if skip.saturating_add(limit) <= heap_rows {
-            // The smallest `skip + limit` keys past the token, kept in a
-            // max-heap of that size.
-            let cap = (skip + limit) as usize;
-            let mut heap: BinaryHeap<Ranked<'_>> = BinaryHeap::with_capacity(cap + 1);
-            for v in self.views() {
-                if !filter.matches(v) {
-                    continue;
-                }
-                total += 1;
-                let k = key(w.sort, v);
-                if after_key.as_ref().is_some_and(|a| k <= *a) {
-                    before += 1;
-                    continue;
-                }
-                if heap.len() == cap && heap.peek().is_some_and(|top| k >= top.0) {
-                    continue;
-                }
-                heap.push(Ranked(k, v));
-                if heap.len() > cap {
-                    heap.pop();
-                }
-            }
-            let mut rows = heap.into_sorted_vec();
-            rows.drain(..(skip as usize).min(rows.len()));
-            rows
-        } else {
-            let mut all: Vec<Ranked<'_>> = Vec::new();
-            for v in self.views() {
-                if !filter.matches(v) {
-                    continue;
-                }
-                total += 1;
-                let k = key(w.sort, v);
-                if after_key.as_ref().is_some_and(|a| k <= *a) {
-                    before += 1;
-                    continue;
-                }
-                all.push(Ranked(k, v));
-            }
-            let skip = (skip as usize).min(all.len());
-            if skip > 0 && skip < all.len() {
-                all.select_nth_unstable(skip);
-            }
-            let mut rest = all.split_off(skip);
-            let n = (limit as usize).min(rest.len());
-            if n < rest.len() {
-                rest.select_nth_unstable(n);
-                rest.truncate(n);
-            }
-            rest.sort_unstable();
-            rest
-        };
-        let offset = before + skip.min(total - before);
-        let shown = rows.len() as u64;
-        let next_page = match rows.last() {
-            Some(last) if offset + shown < total => {
-                Some(Token::encode(cursor.epoch, w.sort, &w.q, &last.0))
-            }
-            _ => None,
-        };
-        Ok(Window {
-            cursor,
-            total,
-            offset,
-            workers: rows.into_iter().map(|r| r.1.clone()).collect(),
-            next_page,
-        })
+        precheck(w)?;
+        let (views, cursor) = self.window_source();
+        window_over(&views, cursor, w, heap_rows)
     }
+}
+
+/// The window's own bounds, checked before anything of the fleet is taken.
+pub fn precheck(w: &WindowQuery) -> Result<(), WindowError> {
+    if w.limit == 0 || w.limit > MAX_WINDOW {
+        return Err(WindowError::Limit);
+    }
+    if w.q.len() > MAX_WINDOW_QUERY {
+        return Err(WindowError::QueryTooLong);
+    }
+    Ok(())
+}
+
+/// The window `w` over `views` (a [`Fleet::window_source`]), with a heap
+/// for windows ending within `heap_rows`.
+pub fn window_over(
+    views: &[Arc<Stored>],
+    cursor: Cursor,
+    w: &WindowQuery,
+    heap_rows: u64,
+) -> Result<Window, WindowError> {
+    precheck(w)?;
+    let after = match &w.page {
+        Some(_) if w.offset.is_some() => return Err(WindowError::PageAndOffset),
+        Some(t) => {
+            let t = Token::parse(t).ok_or(WindowError::BadPage)?;
+            if t.epoch != cursor.epoch {
+                return Err(WindowError::BadPage);
+            }
+            if t.sort != w.sort || t.q != fnv(&w.q) {
+                return Err(WindowError::OtherPage);
+            }
+            Some(t)
+        }
+        None => None,
+    };
+    let after_key = after.as_ref().map(Token::key);
+    let skip = w.offset.unwrap_or(0);
+    let limit = w.limit as u64;
+    let mut filter = Filter::new(&w.q);
+    let (mut total, mut before) = (0u64, 0u64);
+    let rows: Vec<Ranked<'_>> = if skip.saturating_add(limit) <= heap_rows {
+        // The smallest `skip + limit` keys past the token, kept in a
+        // max-heap of that size.
+        let cap = (skip + limit) as usize;
+        let mut heap: BinaryHeap<Ranked<'_>> = BinaryHeap::with_capacity(cap + 1);
+        for v in views {
+            if !filter.matches(v) {
+                continue;
+            }
+            total += 1;
+            let k = key(w.sort, v);
+            if after_key.as_ref().is_some_and(|a| k <= *a) {
+                before += 1;
+                continue;
+            }
+            if heap.len() == cap && heap.peek().is_some_and(|top| k >= top.0) {
+                continue;
+            }
+            heap.push(Ranked(k, v));
+            if heap.len() > cap {
+                heap.pop();
+            }
+        }
+        let mut rows = heap.into_sorted_vec();
+        rows.drain(..(skip as usize).min(rows.len()));
+        rows
+    } else {
+        let mut all: Vec<Ranked<'_>> = Vec::new();
+        for v in views {
+            if !filter.matches(v) {
+                continue;
+            }
+            total += 1;
+            let k = key(w.sort, v);
+            if after_key.as_ref().is_some_and(|a| k <= *a) {
+                before += 1;
+                continue;
+            }
+            all.push(Ranked(k, v));
+        }
+        let skip = (skip as usize).min(all.len());
+        if skip > 0 && skip < all.len() {
+            all.select_nth_unstable(skip);
+        }
+        let mut rest = all.split_off(skip);
+        let n = (limit as usize).min(rest.len());
+        if n < rest.len() {
+            rest.select_nth_unstable(n);
+            rest.truncate(n);
+        }
+        rest.sort_unstable();
+        rest
+    };
+    let offset = before + skip.min(total - before);
+    let shown = rows.len() as u64;
+    let next_page = match rows.last() {
+        Some(last) if offset + shown < total => {
+            Some(Token::encode(cursor.epoch, w.sort, &w.q, &last.0))
+        }
+        _ => None,
+    };
+    Ok(Window {
+        cursor,
+        total,
+        offset,
+        workers: rows.into_iter().map(|r| r.1.clone()).collect(),
+        next_page,
+    })
 }
 
 #[cfg(test)]
