@@ -261,7 +261,7 @@ fn projection_text_as(p: &plan::Projection, title: &str, down: &[String]) -> Str
 
 async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
     let (client, target) = connect(global)?;
-    let doc = client.config().await?;
+    let doc = super::hub_document(&client).await?;
     let Some(op) = args.command.op() else {
         show(&doc.text, Some(&doc.revision))?;
         return Ok(exit::OK);
@@ -355,7 +355,7 @@ async fn run_drill(global: &Global, names: &[String]) -> Result<i32> {
         ));
     }
     let (client, _) = connect(global)?;
-    let doc = client.config().await?;
+    let doc = super::hub_document(&client).await?;
     let today = agents_doc::locate(&doc.text)?.agents;
     if let Some(missing) = names.iter().find(|n| !today.contains(n)) {
         return usage(format!(

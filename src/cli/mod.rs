@@ -17,6 +17,26 @@ use color_eyre::eyre::{Result, eyre};
 use crate::client::{Client, ClientError, ClientOptions};
 
 /// Exit codes, as the README lists them.
+/// `GET /v1/config` for a command that reads or edits the list: a
+/// document the hub says does not validate (`Macfleet-Config-Invalid`) is
+/// the file as it stands on the hub's disk, not what workers are told, so
+/// it is refused with a sentence naming it, never read as the list in force
+/// nor edited over unseen.
+pub async fn hub_document(client: &crate::client::Client) -> Result<crate::client::ConfigDoc> {
+    let doc = client.config().await?;
+    if let Some(i) = &doc.invalid {
+        let at = i.place().map(|p| format!(" ({p})")).unwrap_or_default();
+        return Err(color_eyre::eyre::eyre!(Exit::new(
+            exit::ERROR,
+            format!(
+                "the hub's file does not validate{at}: {}; workers keep the last accepted list (the hub's /v1/health says which). Fix the file on the hub, or open it with e in macfleet's TUI",
+                crate::textsafe::for_terminal(&i.message)
+            )
+        )));
+    }
+    Ok(doc)
+}
+
 pub mod exit {
     pub const OK: i32 = 0;
     pub const ERROR: i32 = 1;

@@ -342,3 +342,43 @@ async fn hub_edits_refuse_unreported_names_and_dry_run_projects() {
         "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\n  \"claude\",   # strong\n  \"opencode\", # first\n  \"cursor\",   # no seat yet\n  \"bogus\",\n  \"aider\",\n]\nretries = 2\n"
     );
 }
+
+/// Two actors: a person broke the hub's file by hand (its list still reads,
+/// the file does not validate), then an owner runs `agents move`. The
+/// command refuses with a sentence naming the hub's file and where, and
+/// the hand edit is not written over unseen.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_onto_a_hub_file_that_does_not_validate_is_refused_with_why() {
+    let h = TestHub::start().await;
+    let broken = "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"claude\", \"claude\"]\n";
+    std::fs::write(h.config_path(), broken).expect("a hand edit");
+    let c = h.client(&h.owner);
+    common::eventually(200, || async {
+        c.config().await.ok().and_then(|d| d.invalid).map(|_| ())
+    })
+    .await
+    .expect("the hub serves the broken file");
+    let (url, owner) = (h.url(), h.owner.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        macfleet(
+            &["agents", "move", "opencode", "1"],
+            &[
+                ("MAC_HUB_URL", url.as_str()),
+                ("MAC_HUB_TOKEN", owner.as_str()),
+            ],
+        )
+    })
+    .await
+    .expect("join");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the hub's file does not validate (line 2, column"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("file"),
+        broken,
+        "nothing written over it"
+    );
+}
