@@ -69,7 +69,6 @@ pub async fn newest_failovers(
     filter: &Filter,
     limit: u32,
 ) -> Result<FailoversPage> {
-    let limit = limit.clamp(1, 100_000);
     let head = client
         .failovers(&FailoverQuery {
             limit: Some(1),
@@ -77,47 +76,79 @@ pub async fn newest_failovers(
             ..FailoverQuery::default()
         })
         .await?;
-    let floor = head.oldest.saturating_sub(1);
+    let events = newest_in_log(
+        limit,
+        (head.next, head.oldest),
+        |at| async move {
+            let p = client.failovers(&filter.query(at, 1000)).await?;
+            Ok((p.events, p.next))
+        },
+        |e: &FailoverRecord| e.seq,
+        |e| {
+            (
+                filter.matches(e),
+                filter.since.is_some_and(|t| e.received_at < t),
+            )
+        },
+    )
+    .await?;
+    Ok(FailoversPage {
+        events,
+        next: head.next,
+        oldest: head.oldest,
+    })
+}
+
+/// The newest `limit` records of a log the hub pages forward only (the
+/// failover log, the recovery log) that `judge` keeps, oldest first:
+/// windows ending at the log's head (`next`, `oldest` as read once) are
+/// read with `page(at)`, each four times the last, until enough are kept,
+/// the log's start is reached, a record older than the cutoff is seen
+/// (`judge`'s second answer), or [`MAX_PAGES`] pages were read.
+pub(super) async fn newest_in_log<E, P, Fut>(
+    limit: u32,
+    (next, oldest): (u64, u64),
+    page: P,
+    seq: fn(&E) -> u64,
+    judge: impl Fn(&E) -> (bool, bool),
+) -> Result<Vec<E>>
+where
+    P: Fn(u64) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<E>, u64)>>,
+{
+    let limit = limit.clamp(1, 100_000);
+    let floor = oldest.saturating_sub(1);
     let mut window = u64::from(limit).max(256);
     let mut pages = 0;
     loop {
-        let start = head.next.saturating_sub(window).max(floor);
-        let mut events: Vec<FailoverRecord> = Vec::new();
+        let start = next.saturating_sub(window).max(floor);
+        let mut events: Vec<E> = Vec::new();
         let mut at = start;
         let mut reached_cutoff = false;
-        while at < head.next && pages < MAX_PAGES {
+        while at < next && pages < MAX_PAGES {
             pages += 1;
-            let page = client.failovers(&filter.query(at, 1000)).await?;
-            let Some(last) = page.events.last() else {
+            let (got, page_next) = page(at).await?;
+            let Some(last_seq) = got.last().map(seq) else {
                 break;
             };
-            let last_seq = last.seq;
-            for e in page.events {
-                // `head.next` is the newest seq when the head was read.
-                if e.seq > head.next {
+            for e in got {
+                // `next` is the newest seq when the head was read.
+                if seq(&e) > next {
                     break;
                 }
-                if filter.since.is_some_and(|t| e.received_at < t) {
-                    reached_cutoff = true;
-                }
-                if filter.matches(&e) {
+                let (keep, older) = judge(&e);
+                reached_cutoff |= older;
+                if keep {
                     events.push(e);
                 }
             }
-            at = page.next.max(last_seq);
+            at = page_next.max(last_seq);
         }
-        let done = events.len() >= limit as usize
-            || start <= floor
-            || reached_cutoff
-            || pages >= MAX_PAGES;
-        if done {
+        if events.len() >= limit as usize || start <= floor || reached_cutoff || pages >= MAX_PAGES
+        {
             let skip = events.len().saturating_sub(limit as usize);
             events.drain(..skip);
-            return Ok(FailoversPage {
-                events,
-                next: head.next,
-                oldest: head.oldest,
-            });
+            return Ok(events);
         }
         window = window.saturating_mul(4);
     }

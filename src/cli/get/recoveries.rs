@@ -61,7 +61,6 @@ pub async fn newest_recoveries(
     filter: &Filter,
     limit: u32,
 ) -> Result<RecoveriesPage> {
-    let limit = limit.clamp(1, 100_000);
     let head = client
         .recoveries(&FailoverQuery {
             limit: Some(1),
@@ -69,41 +68,22 @@ pub async fn newest_recoveries(
             ..FailoverQuery::default()
         })
         .await?;
-    let floor = head.oldest.saturating_sub(1);
-    let mut window = u64::from(limit).max(256);
-    let mut pages = 0;
-    loop {
-        let start = head.next.saturating_sub(window).max(floor);
-        let mut events: Vec<RecoveryRecord> = Vec::new();
-        let mut at = start;
-        while at < head.next && pages < MAX_PAGES {
-            pages += 1;
-            let page = client.recoveries(&filter.query(at, 1000)).await?;
-            let Some(last) = page.events.last().map(|e| e.seq) else {
-                break;
-            };
-            events.extend(
-                page.events
-                    .into_iter()
-                    .filter(|e| e.seq <= head.next && filter.matches(e)),
-            );
-            at = page.next.max(last);
-        }
-        let reached_cutoff = filter
-            .since
-            .is_some_and(|t| events.first().is_some_and(|e| e.at < t));
-        if events.len() >= limit as usize || start <= floor || reached_cutoff || pages >= MAX_PAGES
-        {
-            let skip = events.len().saturating_sub(limit as usize);
-            events.drain(..skip);
-            return Ok(RecoveriesPage {
-                events,
-                next: head.next,
-                oldest: head.oldest,
-            });
-        }
-        window = window.saturating_mul(4);
-    }
+    let events = super::failovers::newest_in_log(
+        limit,
+        (head.next, head.oldest),
+        |at| async move {
+            let p = client.recoveries(&filter.query(at, 1000)).await?;
+            Ok((p.events, p.next))
+        },
+        |e: &RecoveryRecord| e.seq,
+        |e| (filter.matches(e), filter.since.is_some_and(|t| e.at < t)),
+    )
+    .await?;
+    Ok(RecoveriesPage {
+        events,
+        next: head.next,
+        oldest: head.oldest,
+    })
 }
 
 fn from(r: &RecoveryRecord) -> &str {
