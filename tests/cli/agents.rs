@@ -381,4 +381,37 @@ async fn an_edit_onto_a_hub_file_that_does_not_validate_is_refused_with_why() {
         broken,
         "nothing written over it"
     );
+    // `get agents` says the list workers keep, not the broken file's.
+    let kept = c
+        .health_report()
+        .await
+        .expect("health")
+        .config
+        .expect("config");
+    let (url, viewer) = (h.url(), h.viewer.clone());
+    let got = tokio::task::spawn_blocking(move || {
+        macfleet(
+            &["get", "agents"],
+            &[
+                ("MAC_HUB_URL", url.as_str()),
+                ("MAC_HUB_TOKEN", viewer.as_str()),
+            ],
+        )
+    })
+    .await
+    .expect("join");
+    let shown = text(&got.stdout);
+    let want: String = kept
+        .agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{i}  {a}\n"))
+        .collect::<String>()
+        + &format!("revision {}\n", kept.projected_revision);
+    assert_eq!(shown, want, "{}", text(&got.stderr));
+    assert!(
+        text(&got.stderr).starts_with("warning: the hub's file does not validate (line 2"),
+        "{}",
+        text(&got.stderr)
+    );
 }

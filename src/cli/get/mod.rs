@@ -259,29 +259,27 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
         GetWhat::Failovers => failovers::snapshot(&client, &args, max, &mut out).await?,
         GetWhat::Recoveries => recoveries::snapshot(&client, &args, max, &mut out).await?,
         GetWhat::Agents => {
-            let doc = client.config().await?;
-            let located = crate::agents_doc::locate(&doc.text)?;
+            let (agents, revision) = agents_in_force(&client).await?;
             if args.output == Output::Json {
                 return write_json(
                     &mut out,
-                    &serde_json::json!({"revision": doc.revision, "agents": located.agents}),
+                    &serde_json::json!({"revision": revision, "agents": agents}),
                 );
             }
             if args.output == Output::Jsonl {
-                let rows: Vec<_> = located
-                    .agents
+                let rows: Vec<_> = agents
                     .iter()
                     .enumerate()
                     .map(|(rank, agent)| {
-                        serde_json::json!({"rank": rank, "agent": agent, "revision": doc.revision})
+                        serde_json::json!({"rank": rank, "agent": agent, "revision": revision})
                     })
                     .collect();
                 return write_jsonl(&mut out, &rows);
             }
-            for (i, a) in located.agents.iter().enumerate() {
+            for (i, a) in agents.iter().enumerate() {
                 writeln!(out, "{i}  {}", for_terminal(a))?;
             }
-            writeln!(out, "revision {}", for_terminal(&doc.revision))?;
+            writeln!(out, "revision {}", for_terminal(&revision))?;
         }
         GetWhat::History => {
             let h = client.history().await?;
@@ -328,6 +326,32 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The list workers are told and its revision: the hub's document's, or,
+/// while the hub's file does not validate, the one its health says workers
+/// keep (the last accepted list or the built-in order), with a warning on
+/// stderr naming the file's error; never the broken file's own list.
+async fn agents_in_force(client: &crate::client::Client) -> Result<(Vec<String>, String)> {
+    let doc = client.config().await?;
+    let Some(invalid) = &doc.invalid else {
+        return Ok((crate::agents_doc::locate(&doc.text)?.agents, doc.revision));
+    };
+    let c = client.health_report().await?.config.ok_or_else(|| {
+        eyre!(
+            "the hub's file does not validate and its health does not say which list workers keep"
+        )
+    })?;
+    let at = invalid
+        .place()
+        .map(|p| format!(" ({p})"))
+        .unwrap_or_default();
+    eprintln!(
+        "warning: the hub's file does not validate{at}: {}; workers keep this list (revision {})",
+        for_terminal(&invalid.message),
+        for_terminal(&c.projected_revision)
+    );
+    Ok((c.agents, c.projected_revision))
 }
 
 #[cfg(test)]
