@@ -1,9 +1,12 @@
 //! `/v1/workers` windows: the fleet sorted, filtered and paged on the hub
 //! (docs/hub-api.md, *Windows*), so a client shows part of a large fleet
-//! without holding it. One pass over the fleet per request under its lock,
-//! keeping only the keys of the rows the window can still hold (a bounded
-//! heap; a deep `offset` selects over the matching rows' keys instead),
-//! never a copy of the fleet: the window's rows are shared views.
+//! without holding it. One pass over the fleet's views (taken under its
+//! lock, read after it), keeping only the keys of the rows the window can
+//! still hold: a bounded heap for a window near the start of the list and,
+//! for a deep `offset`, one near its end (`G`; a filter is counted first,
+//! in a pass of its own); between the two, a selection over a slim record
+//! per matching row. Never a copy of the fleet: the window's rows are
+//! shared views.
 //!
 //! The filter and the `urgency` order are the domain's
 //! ([`crate::query::WorkerRow`]), the very functions the TUI's Workers view
@@ -249,6 +252,88 @@ impl Ord for Ranked<'_> {
     }
 }
 
+/// The first `limit` of the largest `tail` matching keys, in order: a
+/// window near the end of the list (`G`), from a min-heap of `tail` keys
+/// kept while the fleet is read, as a window near its start is.
+fn end_of<'a>(
+    views: &'a [Arc<Stored>],
+    filter: &mut Filter,
+    sort: WindowSort,
+    tail: usize,
+    limit: usize,
+) -> Vec<Ranked<'a>> {
+    if tail == 0 {
+        return Vec::new();
+    }
+    let mut heap: BinaryHeap<std::cmp::Reverse<Ranked<'a>>> = BinaryHeap::with_capacity(tail + 1);
+    for v in views {
+        if !filter.matches(v) {
+            continue;
+        }
+        let k = key(sort, v);
+        if heap.len() == tail && heap.peek().is_some_and(|low| k <= low.0.0) {
+            continue;
+        }
+        heap.push(std::cmp::Reverse(Ranked(k, v)));
+        if heap.len() > tail {
+            heap.pop();
+        }
+    }
+    // Largest first, turned: the `tail` last rows in order.
+    let mut rows: Vec<Ranked<'a>> = heap.into_sorted_vec().into_iter().map(|r| r.0).collect();
+    rows.reverse();
+    rows.truncate(limit);
+    rows
+}
+
+/// Rows `skip..skip + limit` of the matching rows, in order, for a window
+/// far from both ends: a selection over a slim record per matching row
+/// (its key without the id, which for `worker` is the text, and where the
+/// row is: 40 bytes, not the 56 of a key and its row), sized once.
+fn middle_of<'a>(
+    views: &'a [Arc<Stored>],
+    filter: &mut Filter,
+    sort: WindowSort,
+    total: usize,
+    skip: usize,
+    limit: usize,
+) -> Vec<Ranked<'a>> {
+    type Slim<'a> = (u64, u64, &'a str, u32);
+    let mut slim: Vec<Slim<'a>> = Vec::with_capacity(total);
+    for (i, v) in views.iter().enumerate() {
+        if filter.matches(v) {
+            let k = key(sort, v);
+            let s = if sort == WindowSort::Worker {
+                k.id
+            } else {
+                k.s
+            };
+            // The fleet is bounded far below u32::MAX rows (--max-workers).
+            slim.push((k.a, k.b, s, u32::try_from(i).unwrap_or(u32::MAX)));
+        }
+    }
+    let at = |x: &Slim<'a>| &views[x.3 as usize];
+    let cmp = |x: &Slim<'a>, y: &Slim<'a>| {
+        (x.0, x.1, x.2)
+            .cmp(&(y.0, y.1, y.2))
+            .then_with(|| at(x).profile.worker.cmp(&at(y).profile.worker))
+    };
+    let skip = skip.min(slim.len());
+    if skip > 0 && skip < slim.len() {
+        slim.select_nth_unstable_by(skip, cmp);
+    }
+    let rest = &mut slim[skip..];
+    let n = limit.min(rest.len());
+    if n < rest.len() {
+        rest.select_nth_unstable_by(n, cmp);
+    }
+    let rest = &mut rest[..n];
+    rest.sort_unstable_by(cmp);
+    rest.iter()
+        .map(|x| Ranked(key(sort, at(x)), at(x)))
+        .collect()
+}
+
 /// Windows whose end lies within this many rows are kept in a bounded
 /// heap while the fleet is read; a deeper `offset` selects over the keys
 /// of every matching row instead.
@@ -315,7 +400,8 @@ pub fn window_over(
     let limit = w.limit as u64;
     let mut filter = Filter::new(&w.q);
     let (mut total, mut before) = (0u64, 0u64);
-    let rows: Vec<Ranked<'_>> = if skip.saturating_add(limit) <= heap_rows {
+    // A page continues from its token with no offset: always the heap.
+    let rows: Vec<Ranked<'_>> = if after_key.is_some() || skip.saturating_add(limit) <= heap_rows {
         // The smallest `skip + limit` keys past the token, kept in a
         // max-heap of that size.
         let cap = (skip + limit) as usize;
@@ -342,31 +428,27 @@ pub fn window_over(
         rows.drain(..(skip as usize).min(rows.len()));
         rows
     } else {
-        let mut all: Vec<Ranked<'_>> = Vec::new();
-        for v in views {
-            if !filter.matches(v) {
-                continue;
-            }
-            total += 1;
-            let k = key(w.sort, v);
-            if after_key.as_ref().is_some_and(|a| k <= *a) {
-                before += 1;
-                continue;
-            }
-            all.push(Ranked(k, v));
+        // A deep offset (no page: the two are not combined). The rows the
+        // window can reach lie within `tail` of the end: counted first
+        // when a filter narrows the fleet (a pass of the filter alone).
+        total = if filter.query.is_empty() {
+            views.len() as u64
+        } else {
+            views.iter().filter(|v| filter.matches(v)).count() as u64
+        };
+        let tail = total.saturating_sub(skip);
+        if tail <= heap_rows {
+            end_of(views, &mut filter, w.sort, tail as usize, limit as usize)
+        } else {
+            middle_of(
+                views,
+                &mut filter,
+                w.sort,
+                total as usize,
+                skip as usize,
+                limit as usize,
+            )
         }
-        let skip = (skip as usize).min(all.len());
-        if skip > 0 && skip < all.len() {
-            all.select_nth_unstable(skip);
-        }
-        let mut rest = all.split_off(skip);
-        let n = (limit as usize).min(rest.len());
-        if n < rest.len() {
-            rest.select_nth_unstable(n);
-            rest.truncate(n);
-        }
-        rest.sort_unstable();
-        rest
     };
     let offset = before + skip.min(total - before);
     let shown = rows.len() as u64;
@@ -528,16 +610,18 @@ mod tests {
     }
 
     /// A window is the slice of the full order it names, wherever it
-    /// starts and whichever way it is reached (offset, heap or selection).
+    /// starts and whichever way it is reached (offset, page; the heap near
+    /// the start, the heap near the end, or the selection between), with
+    /// and without a filter.
     #[test]
     fn offsets_and_pages_slice_the_one_order() {
         let (hub, _) = fleets();
-        for heap in [HEAP_ROWS, 0] {
-            let ask = |offset, limit, page| {
+        for q in ["", "!state:healthy"] {
+            let ask = |offset, limit, page, heap| {
                 hub.window_in(
                     &WindowQuery {
                         sort: WindowSort::Urgency,
-                        q: String::new(),
+                        q: q.to_string(),
                         limit,
                         offset,
                         page,
@@ -546,33 +630,52 @@ mod tests {
                 )
                 .expect("window")
             };
-            let all: Vec<Arc<str>> = ask(None, 90, None)
+            let all: Vec<Arc<str>> = ask(None, 90, None, HEAP_ROWS)
                 .workers
                 .iter()
                 .map(|w| w.worker().clone())
                 .collect();
-            assert_eq!(all.len(), 90);
-            for (offset, limit) in [(0, 7), (13, 20), (85, 10), (90, 5), (200, 5)] {
-                let w = ask(Some(offset), limit, None);
-                let ids: Vec<Arc<str>> = w.workers.iter().map(|w| w.worker().clone()).collect();
-                let from = (offset as usize).min(90);
-                let to = (from + limit as usize).min(90);
-                assert_eq!(ids, all[from..to], "offset {offset} limit {limit}");
-                assert_eq!(w.total, 90);
-                assert_eq!(w.next_page.is_some(), to < 90);
-            }
-            let mut seen = Vec::new();
-            let mut page = None;
-            for _ in 0..20 {
-                let w = ask(None, 8, page.take());
-                assert_eq!(w.offset as usize, seen.len());
-                seen.extend(w.workers.iter().map(|w| w.worker().clone()));
-                match w.next_page {
-                    Some(p) => page = Some(p),
-                    None => break,
+            let n = all.len();
+            assert!(n > 20, "{q:?}: {n} rows");
+            assert_eq!(n == 90, q.is_empty());
+            // 20: a window ending past row 20 is a deep one, reached from
+            // the end when it lies within 20 of it, else by selection.
+            for heap in [HEAP_ROWS, 20, 0] {
+                for (offset, limit) in [
+                    (0, 7),
+                    (13, 20),
+                    (n as u64 - 15, 10),
+                    (n as u64 - 5, 10),
+                    (85, 10),
+                    (90, 5),
+                    (200, 5),
+                ] {
+                    let w = ask(Some(offset), limit, None, heap);
+                    let ids: Vec<Arc<str>> = w.workers.iter().map(|w| w.worker().clone()).collect();
+                    let from = (offset as usize).min(n);
+                    let to = (from + limit as usize).min(n);
+                    assert_eq!(
+                        ids,
+                        all[from..to],
+                        "q {q:?} heap {heap} offset {offset} limit {limit}"
+                    );
+                    assert_eq!(w.total as usize, n);
+                    assert_eq!(w.offset as usize, from);
+                    assert_eq!(w.next_page.is_some(), to < n);
                 }
+                let mut seen = Vec::new();
+                let mut page = None;
+                for _ in 0..20 {
+                    let w = ask(None, 8, page.take(), heap);
+                    assert_eq!(w.offset as usize, seen.len());
+                    seen.extend(w.workers.iter().map(|w| w.worker().clone()));
+                    match w.next_page {
+                        Some(p) => page = Some(p),
+                        None => break,
+                    }
+                }
+                assert_eq!(seen, all);
             }
-            assert_eq!(seen, all);
         }
     }
 
