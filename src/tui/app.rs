@@ -110,6 +110,12 @@ impl App {
         self.dirty
     }
 
+    /// The model changed since the panes were last settled: the next
+    /// frame (or key) settles them.
+    pub fn is_unsettled(&self) -> bool {
+        self.changes.any()
+    }
+
     /// Something visible may have changed (the runner's own events).
     pub fn mark_dirty(&mut self) {
         self.dirty = true;
@@ -274,6 +280,21 @@ impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let mut fx = Vec::new();
         let mut asks = Vec::new();
+        // What can move the rows the Workers view wants (large-fleet mode
+        // settles and asks at once after these, not after every message:
+        // a million workers stream failovers by the thousand a second,
+        // and a settle rebuilds the Failovers view over its whole log).
+        let paging = matches!(
+            msg,
+            Msg::Key(_)
+                | Msg::Mouse(_)
+                | Msg::Resize(..)
+                | Msg::Summary { .. }
+                | Msg::Window { .. }
+                | Msg::Workers { .. }
+                | Msg::WorkerEvents(_)
+                | Msg::Reset
+        );
         let m = &mut self.model;
         match msg {
             Msg::Key(k) => {
@@ -512,7 +533,7 @@ impl App {
             }
         }
         self.run(asks);
-        if self.model.large.is_some() {
+        if paging && self.model.large.is_some() {
             // Large-fleet mode: the rows the cursor needs are asked as
             // soon as it needs them (a settle is cheap: the fleet held is
             // a window).

@@ -437,3 +437,34 @@ fn the_binary_pages_a_hub_past_the_threshold_and_never_fetches_the_fleet() {
         "a large fleet is never fetched whole:\n{log}"
     );
 }
+
+/// A million workers stream failovers by the thousand a second, and a
+/// settle rebuilds the Failovers view over its whole log: in large-fleet
+/// mode a failover or recovery is settled with the next frame or key, not
+/// one settle each (a demo of a million answered keys in 0.3–0.5 s while
+/// its TUI settled after every event). What the events bring still shows,
+/// and a key still asks its window at once.
+#[test]
+fn a_burst_of_failovers_waits_for_the_frame_not_a_settle_each() {
+    let (mut a, _) = large_app();
+    a.settle();
+    assert!(!a.is_unsettled());
+    for seq in 0..500u64 {
+        a.update(Msg::Failover(fixture::busy_failover(1_000_000 + seq, seq)));
+        assert!(
+            a.is_unsettled(),
+            "failover {seq} was settled at once, not with the frame"
+        );
+    }
+    a.settle();
+    assert!(!a.is_unsettled());
+    key(&mut a, '3');
+    assert!(
+        screen(&a).iter().any(|l| l.contains("w-00499")),
+        "the burst's newest failover is in the view once the frame settles"
+    );
+    key(&mut a, '2');
+    a.update(Msg::Failover(fixture::busy_failover(2_000_000, 7)));
+    let fx = key(&mut a, 'G');
+    assert_eq!(windows(&fx).len(), 1, "G asks its window at once: {fx:?}");
+}
