@@ -224,7 +224,14 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         };
         let client = Client::new(&url, Some(session_token), opts)?;
         let grant = (!global.read_only).then(|| crate::client::WriteGrant::new(client.clone()));
-        let opts = super::tui_options(global, format!("demo {url}"), global.read_only);
+        let mut opts = super::tui_options(global, format!("demo {url}"), global.read_only);
+        if behind {
+            // A large fleet takes seconds to make and minutes to register.
+            opts.coming = Some(format!(
+                "the demo's {} simulated workers are starting: they appear as they report",
+                crate::tui::ui::fmt::count(args.workers)
+            ));
+        }
         crate::tui::run(client, grant, opts).await
     };
     let _ = stop_tx.send(());

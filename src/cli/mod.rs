@@ -481,6 +481,7 @@ pub fn tui_options(global: &Global, label: String, read_only: bool) -> crate::tu
         context: None,
         contexts: Vec::new(),
         switcher: None,
+        coming: None,
     }
 }
 

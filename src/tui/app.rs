@@ -132,6 +132,12 @@ impl App {
     }
 
     /// The contexts `:ctx` offers, and the one the session is on.
+    /// What the Workers view says until a worker reports (the demo: its
+    /// fleet is starting), instead of that none has reported yet.
+    pub fn set_coming(&mut self, text: Option<String>) {
+        self.model.coming = text;
+    }
+
     pub fn set_contexts(&mut self, names: Vec<String>, current: Option<String>) {
         self.overlay.contexts.names = names;
         self.overlay.contexts.current = current;

@@ -339,3 +339,26 @@ fn no_hub_configured_says_how_to_get_one() {
         "{s}"
     );
 }
+
+/// A demo past `PREPARE_BEHIND` opens its TUI at once while its fleet is
+/// made and registers: until the first worker reports, the Workers view
+/// says that the demo's workers are starting (not that none has reported,
+/// as of a hub whose fleet is silent), then shows them as they come.
+#[test]
+fn a_large_demo_says_its_fleet_is_starting_then_shows_it() {
+    let mut t = Pty::spawn(&["demo", "--workers", "120000"], &[]);
+    let s = t.wait_until("the starting note, then rows", START, |s| {
+        s.contains("120,000 simulated workers are starting") || s.contains("w-0")
+    });
+    assert!(
+        s.contains("the demo's 120,000 simulated workers are starting: they appear as they report"),
+        "the first screen names the fleet that is coming:\n{s}"
+    );
+    assert!(!s.contains("no workers have reported yet"), "{s}");
+    let s = t.wait_until("a worker row", Duration::from_secs(120), |s| {
+        s.lines().any(|l| l.starts_with("w-"))
+    });
+    assert!(!s.contains("simulated workers are starting"), "{s}");
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}

@@ -95,6 +95,9 @@ pub struct Model {
     /// Large-fleet mode (`large::LARGE_FLEET`): the summary and the window
     /// on screen; `None` while the TUI holds the whole fleet.
     pub large: Option<Large>,
+    /// What the Workers view says while no worker has reported, when the
+    /// session knows more than the hub (the demo: its fleet is starting).
+    pub coming: Option<String>,
 }
 
 impl Model {
@@ -123,6 +126,7 @@ impl Model {
             drill: Vec::new(),
             drill_projection: None,
             large: None,
+            coming: None,
         }
     }
 

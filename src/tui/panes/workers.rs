@@ -593,7 +593,10 @@ impl Workers {
             let msg = if !answered {
                 "asking the hub for the rows on screen"
             } else if list.filter.text.is_empty() {
-                "no workers have reported yet"
+                cx.model
+                    .coming
+                    .as_deref()
+                    .unwrap_or("no workers have reported yet")
             } else {
                 "no worker matches the filter (the hub's answer)"
             };
@@ -620,7 +623,10 @@ impl Workers {
         table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h), sorted);
         if list.is_empty() && area.height > 1 {
             let msg = if cx.model.fleet.is_empty() {
-                "no workers have reported yet"
+                cx.model
+                    .coming
+                    .as_deref()
+                    .unwrap_or("no workers have reported yet")
             } else {
                 list.emptied
                     .as_deref()

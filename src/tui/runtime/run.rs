@@ -42,6 +42,9 @@ pub struct TuiOptions {
     pub contexts: Vec<String>,
     /// How `:ctx` connects to one (the caller resolves contexts).
     pub switcher: Option<Switcher>,
+    /// What the Workers view says until a worker reports (the demo: its
+    /// simulated fleet is starting).
+    pub coming: Option<String>,
 }
 
 /// What `:ctx` needs to start a session on another context's hub.
@@ -99,6 +102,7 @@ pub async fn run(
     let theme = Theme::new(opts.no_color, opts.ascii);
     let mut app = App::new(opts.hub_label.clone(), false, theme, Instant::now());
     app.set_contexts(opts.contexts.clone(), opts.context.clone());
+    app.set_coming(opts.coming.clone());
     tracing::info!(hub = %opts.hub_label, may_write = grant.is_some(), "tui starting");
 
     let (term, _guard) = term::enter(opts.mouse)?;
