@@ -132,6 +132,10 @@ fn windows(c: &mut Criterion) {
             window(WindowSort::Urgency, "opencode #0", None),
         ),
     ];
+    // What a window takes under the fleet's lock: a pointer to every view.
+    g.bench_function("source_under_lock", |b| {
+        b.iter(|| black_box(f.window_source()))
+    });
     for (name, q) in &cases {
         let w = f.window(q).expect("a window");
         assert!(!w.workers.is_empty(), "{name}: rows");

@@ -252,6 +252,41 @@ impl Ord for Ranked<'_> {
     }
 }
 
+/// Ask the CPU for what the pass will read of the rows ahead: a fleet of a
+/// million is cold in cache and each row is a chain of three allocations
+/// (its view, its profile, the profile's text, and its last failover), so
+/// a pass that waits on each in turn is bound by the memory's latency. The
+/// view `FAR` rows ahead, the profile of the one `MID` ahead (its view has
+/// arrived by then), the text and failover of the one `NEAR` ahead. A hint
+/// only: nothing is read that the pass would not read anyway.
+#[inline(always)]
+fn warm(views: &[Arc<Stored>], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        const FAR: usize = 24;
+        const MID: usize = 12;
+        const NEAR: usize = 4;
+        // SAFETY: a prefetch reads nothing and never faults, whatever the
+        // address; SSE is part of every x86_64 CPU.
+        let hint = |p: *const u8| unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) };
+        if let Some(v) = views.get(i + FAR) {
+            hint(Arc::as_ptr(v).cast());
+        }
+        if let Some(v) = views.get(i + MID) {
+            hint(Arc::as_ptr(&v.profile).cast());
+        }
+        if let Some(v) = views.get(i + NEAR) {
+            hint(v.profile.key.as_ptr());
+            if let Some(f) = &v.last_failover {
+                hint(Arc::as_ptr(f).cast());
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (views, i);
+}
+
 /// The first `limit` of the largest `tail` matching keys, in order: a
 /// window near the end of the list (`G`), from a min-heap of `tail` keys
 /// kept while the fleet is read, as a window near its start is.
@@ -266,7 +301,8 @@ fn end_of<'a>(
         return Vec::new();
     }
     let mut heap: BinaryHeap<std::cmp::Reverse<Ranked<'a>>> = BinaryHeap::with_capacity(tail + 1);
-    for v in views {
+    for (i, v) in views.iter().enumerate() {
+        warm(views, i);
         if !filter.matches(v) {
             continue;
         }
@@ -301,6 +337,7 @@ fn middle_of<'a>(
     type Slim<'a> = (u64, u64, &'a str, u32);
     let mut slim: Vec<Slim<'a>> = Vec::with_capacity(total);
     for (i, v) in views.iter().enumerate() {
+        warm(views, i);
         if filter.matches(v) {
             let k = key(sort, v);
             let s = if sort == WindowSort::Worker {
@@ -406,7 +443,8 @@ pub fn window_over(
         // max-heap of that size.
         let cap = (skip + limit) as usize;
         let mut heap: BinaryHeap<Ranked<'_>> = BinaryHeap::with_capacity(cap + 1);
-        for v in views {
+        for (i, v) in views.iter().enumerate() {
+            warm(views, i);
             if !filter.matches(v) {
                 continue;
             }
@@ -434,7 +472,12 @@ pub fn window_over(
         total = if filter.query.is_empty() {
             views.len() as u64
         } else {
-            views.iter().filter(|v| filter.matches(v)).count() as u64
+            let mut n = 0u64;
+            for (i, v) in views.iter().enumerate() {
+                warm(views, i);
+                n += u64::from(filter.matches(v));
+            }
+            n
         };
         let tail = total.saturating_sub(skip);
         if tail <= heap_rows {
