@@ -100,7 +100,9 @@ j=""; G=""; Grows=""; g=""
 for _ in $(seq "$ROUNDS"); do
   j="$j $(lat j)"; sleep 0.2
   G="$G $(lat G)"; sleep 0.5
-  tm send-keys -t "$SESSION" g; sleep 0.5
+  # Long enough for the top window to answer (a window at a million took
+  # up to 0.85 s): else `G` finds the end window still held.
+  tm send-keys -t "$SESSION" g; sleep 1.5
   Grows="$Grows $(lat G "$last")"; sleep 0.5
   g="$g $(lat g)"; sleep 0.5
 done
