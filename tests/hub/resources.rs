@@ -606,3 +606,42 @@ async fn largest_workers_stored_cost() {
         );
     }
 }
+
+/// The summary of the largest shapes the contract accepts fits the event
+/// bound every client of the stream reads by (`MAX_SSE_EVENT`, 256 KiB):
+/// twenty urgent workers (no route) of 128 names each, whose names fill
+/// the summary's 256 agent slots. Were it larger, the `summary` event
+/// would end every TUI's stream in large-fleet mode at each change, and
+/// the stream would come back only to end again.
+#[tokio::test]
+async fn the_largest_summary_fits_a_clients_event_bound() {
+    let h = TestHub::start().await;
+    for k in 0..30 {
+        let mut hb = largest_own_caps(k);
+        hb["active_agent"] = serde_json::Value::Null;
+        let r = post_heartbeat(&h, &hb).await;
+        assert_eq!(r.status(), StatusCode::OK, "worker {k}");
+    }
+    let body = reqwest::Client::new()
+        .get(h.path("/v1/summary"))
+        .bearer_auth(&h.viewer)
+        .send()
+        .await
+        .expect("summary")
+        .bytes()
+        .await
+        .expect("body");
+    let s: macfleet::wire::Summary = serde_json::from_slice(&body).expect("a summary");
+    eprintln!(
+        "summary of the largest shapes: {} bytes, {} urgent, {} agents",
+        body.len(),
+        s.urgent.len(),
+        s.agents.len()
+    );
+    assert_eq!(s.no_route, 30);
+    assert!(
+        body.len() <= macfleet::client::MAX_SSE_EVENT,
+        "{} bytes",
+        body.len()
+    );
+}
