@@ -142,6 +142,15 @@ fn windows(c: &mut Criterion) {
         g.bench_function(*name, |b| b.iter(|| black_box(f.window(black_box(q)))));
     }
     g.finish();
+    // The sweeper's pass, once a second under the fleet's lock: every
+    // worker's state judged again (none moves here).
+    let mut f = f;
+    let mut g = c.benchmark_group(format!("sweep_{n}"));
+    g.sample_size(10);
+    g.bench_function("sweep_nothing_moves", |b| {
+        b.iter(|| black_box(f.sweep(Instant::now() - Duration::from_secs(1000), Utc::now(), 10)))
+    });
+    g.finish();
 }
 
 criterion_group!(benches, windows);

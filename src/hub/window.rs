@@ -252,39 +252,30 @@ impl Ord for Ranked<'_> {
     }
 }
 
-/// Ask the CPU for what the pass will read of the rows ahead: a fleet of a
-/// million is cold in cache and each row is a chain of three allocations
-/// (its view, its profile, the profile's text, and its last failover), so
-/// a pass that waits on each in turn is bound by the memory's latency. The
-/// view `FAR` rows ahead, the profile of the one `MID` ahead (its view has
-/// arrived by then), the text and failover of the one `NEAR` ahead. A hint
-/// only: nothing is read that the pass would not read anyway.
+/// Ask the CPU for what the pass will read of the rows ahead
+/// ([`super::prefetch`]): each row is a chain of allocations (its view, its
+/// profile, the profile's text, its last failover), so the view `FAR` rows
+/// ahead, the profile of the one `MID` ahead (its view has arrived by
+/// then), the text and failover of the one `NEAR` ahead. Nothing is read
+/// that the pass would not read anyway.
 #[inline(always)]
 fn warm(views: &[Arc<Stored>], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        const FAR: usize = 24;
-        const MID: usize = 12;
-        const NEAR: usize = 4;
-        // SAFETY: a prefetch reads nothing and never faults, whatever the
-        // address; SSE is part of every x86_64 CPU.
-        let hint = |p: *const u8| unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) };
-        if let Some(v) = views.get(i + FAR) {
-            hint(Arc::as_ptr(v).cast());
-        }
-        if let Some(v) = views.get(i + MID) {
-            hint(Arc::as_ptr(&v.profile).cast());
-        }
-        if let Some(v) = views.get(i + NEAR) {
-            hint(v.profile.key.as_ptr());
-            if let Some(f) = &v.last_failover {
-                hint(Arc::as_ptr(f).cast());
-            }
+    use super::prefetch::hint;
+    const FAR: usize = 24;
+    const MID: usize = 12;
+    const NEAR: usize = 4;
+    if let Some(v) = views.get(i + FAR) {
+        hint(Arc::as_ptr(v));
+    }
+    if let Some(v) = views.get(i + MID) {
+        hint(Arc::as_ptr(&v.profile));
+    }
+    if let Some(v) = views.get(i + NEAR) {
+        hint(v.profile.key.as_ptr());
+        if let Some(f) = &v.last_failover {
+            hint(Arc::as_ptr(f));
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (views, i);
 }
 
 /// The first `limit` of the largest `tail` matching keys, in order: a
