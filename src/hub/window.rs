@@ -54,13 +54,14 @@ pub struct Window {
 /// A stored worker as the domain's filter reads it.
 pub fn row(s: &Stored) -> WorkerRow<'_> {
     let p = &*s.profile;
+    let (host, config_revision, active_agent) = p.parts();
     WorkerRow {
         worker: &p.worker,
-        host: p.host(),
+        host,
         state: s.state,
-        active_agent: p.active_agent(),
-        rank: crate::query::rank_in(p.roster.agents(), p.active_agent()),
-        config_revision: p.config_revision(),
+        active_agent,
+        rank: crate::query::rank_in(p.roster.agents(), active_agent),
+        config_revision,
         // The detail was scrubbed when the heartbeat was taken in.
         last_failover: s.last_failover.as_deref().map(|f| FailoverRow {
             from: &f.from,

@@ -335,8 +335,9 @@ impl Profile {
         }
     }
 
-    /// The key's three parts.
-    fn parts(&self) -> (&str, Option<&str>, Option<&str>) {
+    /// The key's three parts: host, revision, active agent (one decode;
+    /// a pass that reads more than one takes them here).
+    pub fn parts(&self) -> (&str, Option<&str>, Option<&str>) {
         let b = self.key.as_bytes();
         let d = Digits(usize::from(b[0]));
         let (host, rev, active) = (d.get(b, 1), d.get(b, 1 + d.0), d.get(b, 1 + 2 * d.0));
