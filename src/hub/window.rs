@@ -315,9 +315,12 @@ fn end_of<'a>(
 }
 
 /// Rows `skip..skip + limit` of the matching rows, in order, for a window
-/// far from both ends: a selection over a slim record per matching row
-/// (its key without the id, which for `worker` is the text, and where the
-/// row is: 40 bytes, not the 56 of a key and its row), sized once.
+/// far from both ends: a selection over a slim record per matching row,
+/// 24 bytes, in a vector sized once (a key and its row are 56): for `host`
+/// and `worker` the text (the id for `worker`) and where the row is, for
+/// the other orders their two numbers and where it is (their text is
+/// empty); rows that tie on the record are ordered by id, read from the
+/// view.
 fn middle_of<'a>(
     views: &'a [Arc<Stored>],
     filter: &mut Filter,
@@ -326,41 +329,81 @@ fn middle_of<'a>(
     skip: usize,
     limit: usize,
 ) -> Vec<Ranked<'a>> {
-    type Slim<'a> = (u64, u64, &'a str, u32);
-    let mut slim: Vec<Slim<'a>> = Vec::with_capacity(total);
+    let at = |i: u32| &views[i as usize];
+    let rows: Vec<u32> = match sort {
+        WindowSort::Host | WindowSort::Worker => {
+            let worker = sort == WindowSort::Worker;
+            select(
+                views,
+                filter,
+                total,
+                skip,
+                limit,
+                |k: &Key<'a>, i| (if worker { k.id } else { k.s }, i),
+                |x: &(&str, u32), y: &(&str, u32)| {
+                    x.0.cmp(y.0)
+                        .then_with(|| at(x.1).profile.worker.cmp(&at(y.1).profile.worker))
+                },
+                |x| x.1,
+                sort,
+            )
+        }
+        WindowSort::Urgency | WindowSort::Age | WindowSort::Rank => select(
+            views,
+            filter,
+            total,
+            skip,
+            limit,
+            |k: &Key<'a>, i| (k.a, k.b, i),
+            |x: &(u64, u64, u32), y: &(u64, u64, u32)| {
+                (x.0, x.1)
+                    .cmp(&(y.0, y.1))
+                    .then_with(|| at(x.2).profile.worker.cmp(&at(y.2).profile.worker))
+            },
+            |x| x.2,
+            sort,
+        ),
+    };
+    rows.into_iter()
+        .map(|i| Ranked(key(sort, at(i)), at(i)))
+        .collect()
+}
+
+/// [`middle_of`]'s selection over records `R` made by `make` from each
+/// matching row's key and index, ordered by `cmp`: the indices of rows
+/// `skip..skip + limit`, in order.
+#[allow(clippy::too_many_arguments)]
+fn select<'a, R>(
+    views: &'a [Arc<Stored>],
+    filter: &mut Filter,
+    total: usize,
+    skip: usize,
+    limit: usize,
+    make: impl Fn(&Key<'a>, u32) -> R,
+    cmp: impl Fn(&R, &R) -> Ordering,
+    index: impl Fn(&R) -> u32,
+    sort: WindowSort,
+) -> Vec<u32> {
+    let mut slim: Vec<R> = Vec::with_capacity(total);
     for (i, v) in views.iter().enumerate() {
         warm(views, i);
         if filter.matches(v) {
-            let k = key(sort, v);
-            let s = if sort == WindowSort::Worker {
-                k.id
-            } else {
-                k.s
-            };
             // The fleet is bounded far below u32::MAX rows (--max-workers).
-            slim.push((k.a, k.b, s, u32::try_from(i).unwrap_or(u32::MAX)));
+            slim.push(make(&key(sort, v), u32::try_from(i).unwrap_or(u32::MAX)));
         }
     }
-    let at = |x: &Slim<'a>| &views[x.3 as usize];
-    let cmp = |x: &Slim<'a>, y: &Slim<'a>| {
-        (x.0, x.1, x.2)
-            .cmp(&(y.0, y.1, y.2))
-            .then_with(|| at(x).profile.worker.cmp(&at(y).profile.worker))
-    };
     let skip = skip.min(slim.len());
     if skip > 0 && skip < slim.len() {
-        slim.select_nth_unstable_by(skip, cmp);
+        slim.select_nth_unstable_by(skip, &cmp);
     }
     let rest = &mut slim[skip..];
     let n = limit.min(rest.len());
     if n < rest.len() {
-        rest.select_nth_unstable_by(n, cmp);
+        rest.select_nth_unstable_by(n, &cmp);
     }
     let rest = &mut rest[..n];
-    rest.sort_unstable_by(cmp);
-    rest.iter()
-        .map(|x| Ranked(key(sort, at(x)), at(x)))
-        .collect()
+    rest.sort_unstable_by(&cmp);
+    rest.iter().map(index).collect()
 }
 
 /// Windows whose end lies within this many rows are kept in a bounded
@@ -651,11 +694,21 @@ mod tests {
     #[test]
     fn offsets_and_pages_slice_the_one_order() {
         let (hub, _) = fleets();
-        for q in ["", "!state:healthy"] {
+        let sorts = [
+            WindowSort::Urgency,
+            WindowSort::Age,
+            WindowSort::Worker,
+            WindowSort::Host,
+            WindowSort::Rank,
+        ];
+        for (sort, q) in sorts
+            .into_iter()
+            .flat_map(|s| ["", "!state:healthy"].map(|q| (s, q)))
+        {
             let ask = |offset, limit, page, heap| {
                 hub.window_in(
                     &WindowQuery {
-                        sort: WindowSort::Urgency,
+                        sort,
                         q: q.to_string(),
                         limit,
                         offset,
@@ -692,7 +745,8 @@ mod tests {
                     assert_eq!(
                         ids,
                         all[from..to],
-                        "q {q:?} heap {heap} offset {offset} limit {limit}"
+                        "sort {} q {q:?} heap {heap} offset {offset} limit {limit}",
+                        sort.as_str()
                     );
                     assert_eq!(w.total as usize, n);
                     assert_eq!(w.offset as usize, from);
