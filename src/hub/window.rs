@@ -406,9 +406,10 @@ fn select<'a, R>(
     rest.iter().map(index).collect()
 }
 
-/// Windows whose end lies within this many rows are kept in a bounded
-/// heap while the fleet is read; a deeper `offset` selects over the keys
-/// of every matching row instead.
+/// Windows whose end lies within this many rows of the list's start, or
+/// that lie within this many of its end, are kept in a bounded heap while
+/// the fleet is read; one between selects over a slim record of every
+/// matching row instead ([`middle_of`]).
 pub const HEAP_ROWS: u64 = 4 * MAX_WINDOW as u64;
 
 impl Fleet {
