@@ -276,6 +276,22 @@ impl WorkerRow<'_> {
     }
 }
 
+/// Order-preserving map of a time to `u64` at full precision: the time
+/// words of every worker order (the TUI's sort keys, the hub's windows and
+/// its summary's urgent workers), so all of them order alike.
+pub fn time_key(t: chrono::DateTime<chrono::Utc>) -> u64 {
+    let n = t
+        .timestamp_nanos_opt()
+        .unwrap_or_else(|| t.timestamp().saturating_mul(1_000_000_000));
+    (n as u64) ^ (1 << 63)
+}
+
+/// The `urgency` order's second word: the newest last failover first
+/// (`at`, its time), a worker without one last.
+pub fn failover_key(at: Option<chrono::DateTime<chrono::Utc>>) -> u64 {
+    at.map_or(u64::MAX, |t| !time_key(t))
+}
+
 /// The `urgency` order's first word for a worker in `state` with or
 /// without a route: 0 no route (and not lost), 1 lost, 2 stale, 3 healthy.
 pub fn urgency(has_route: bool, state: crate::wire::WorkerState) -> u8 {

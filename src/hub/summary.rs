@@ -14,8 +14,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use chrono::Utc;
-
 use super::worker::Stored;
 use crate::wire::{MAX_SUMMARY_AGENTS, MAX_SUMMARY_URGENT, Preflight, WorkerState};
 
@@ -79,22 +77,14 @@ pub struct SummaryTally {
     pub(super) calm_count: usize,
 }
 
-/// Order-preserving map of a time to `u64`, as the windows' keys.
-pub(super) fn ts(t: chrono::DateTime<Utc>) -> u64 {
-    let n = t
-        .timestamp_nanos_opt()
-        .unwrap_or_else(|| t.timestamp().saturating_mul(1_000_000_000));
-    (n as u64) ^ (1 << 63)
-}
-
 /// The worker's `urgency` key, or `None` when it is calm.
 pub(super) fn urgent_key(v: &Stored) -> Option<Urgent> {
     let u = crate::query::urgency(v.profile.active_agent().is_some(), v.state);
-    let fo = v.last_failover.as_ref().map(|f| !ts(f.at));
-    if u == 3 && fo.is_none() {
+    let at = v.last_failover.as_ref().map(|f| f.at);
+    if u == 3 && at.is_none() {
         return None;
     }
-    Some((u, fo.unwrap_or(u64::MAX), v.worker().clone()))
+    Some((u, crate::query::failover_key(at), v.worker().clone()))
 }
 
 impl SummaryTally {

@@ -16,8 +16,6 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
-
 use super::fleet::{Cursor, Fleet, Stored};
 use crate::query::{FailoverRow, Query, Searchable, WORKER_FIELDS, WorkerRow};
 use crate::wire::{MAX_WINDOW, MAX_WINDOW_QUERY, WindowQuery, WindowSort};
@@ -121,15 +119,6 @@ impl Filter {
     }
 }
 
-/// Order-preserving map of a time to `u64` (full precision), as the TUI's
-/// sort keys.
-fn ts(t: DateTime<Utc>) -> u64 {
-    let n = t
-        .timestamp_nanos_opt()
-        .unwrap_or_else(|| t.timestamp().saturating_mul(1_000_000_000));
-    (n as u64) ^ (1 << 63)
-}
-
 /// A row's place in a sort: two numbers, a text, then the id (so the
 /// order is total). Orders exactly as the TUI's `WorkerSort` `compare`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -146,11 +135,10 @@ pub fn key(sort: WindowSort, v: &Stored) -> Key<'_> {
     let (a, b, s) = match sort {
         WindowSort::Urgency => {
             let u = crate::query::urgency(p.active_agent().is_some(), v.state);
-            // Newest failover first, none last.
-            let fo = v.last_failover.as_ref().map_or(u64::MAX, |f| !ts(f.at));
+            let fo = crate::query::failover_key(v.last_failover.as_ref().map(|f| f.at));
             (u as u64, fo, "")
         }
-        WindowSort::Age => (ts(v.received_at), 0, ""),
+        WindowSort::Age => (crate::query::time_key(v.received_at), 0, ""),
         WindowSort::Worker => (0, 0, ""),
         WindowSort::Host => (0, 0, p.host()),
         WindowSort::Rank => {
@@ -552,7 +540,7 @@ mod tests {
     use crate::tui::model::fleet as tui;
     use crate::tui::panes::workers::{WorkerSort, compare};
     use crate::wire::{Cause, CauseKind, CauseSource, Failover, Heartbeat};
-    use chrono::TimeZone;
+    use chrono::{TimeZone, Utc};
     use std::time::{Duration, Instant};
 
     /// A fleet of every kind of row: routes on each rung, none, an active

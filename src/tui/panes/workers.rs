@@ -5,7 +5,6 @@
 use std::cmp::Ordering;
 use std::time::Instant;
 
-use chrono::{DateTime, Utc};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -124,23 +123,9 @@ fn prefix(s: &str, from: usize) -> u64 {
     u64::from_be_bytes(x)
 }
 
-/// Order-preserving map of a time to `u64` (full precision).
-fn ts(t: DateTime<Utc>) -> u64 {
-    let n = t
-        .timestamp_nanos_opt()
-        .unwrap_or_else(|| t.timestamp().saturating_mul(1_000_000_000));
-    (n as u64) ^ (1 << 63)
-}
-
 pub fn sort_key(sort: WorkerSort, e: &Entry) -> SortKey {
     let id = &e.view.worker;
-    // Newest failover first, none last.
-    let fo = e
-        .view
-        .last_failover
-        .as_ref()
-        .map(|f| !ts(f.at))
-        .unwrap_or(u64::MAX);
+    let fo = crate::query::failover_key(e.view.last_failover.as_ref().map(|f| f.at));
     match sort {
         WorkerSort::Urgency => SortKey(e.urgency() as u64, fo, prefix(id, 0), prefix(id, 8)),
         WorkerSort::Worker => SortKey(prefix(id, 0), prefix(id, 8), prefix(id, 16), prefix(id, 24)),
@@ -158,7 +143,7 @@ pub fn sort_key(sort: WorkerSort, e: &Entry) -> SortKey {
             SortKey(prefix(h, 0), prefix(h, 8), prefix(h, 16), tail)
         }
         WorkerSort::Age => SortKey(
-            ts(e.view.received_at),
+            crate::query::time_key(e.view.received_at),
             prefix(id, 0),
             prefix(id, 8),
             prefix(id, 16),
