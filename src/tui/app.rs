@@ -340,10 +340,19 @@ impl App {
             }
             Msg::Whoami(w) => {
                 let (hub, instance) = (w.hub.clone(), w.instance.clone().unwrap_or_default());
+                // An edit of the last hub's list is not written to this one;
+                // the order typed is named, so nothing typed is lost unsaid.
+                let pending = m.edit.pending_order().map(|o| o.join(", "));
                 if m.apply_whoami(w, &mut self.changes) {
+                    let edit = pending.map_or(String::new(), |o| {
+                        format!(
+                            "; your pending edit of its list ({o}) is not written here: \
+                             make it again on this hub's list"
+                        )
+                    });
                     asks.push(Ask::Say(format!(
                         "another hub answers here ({}, instance {}): a fresh screen; the last \
-                         hub's fleet, failover log and history are dropped",
+                         hub's fleet, failover log and history are dropped{edit}",
                         hub, instance
                     )));
                 }

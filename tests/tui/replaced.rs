@@ -246,3 +246,25 @@ fn another_instance_starts_a_fresh_screen_the_same_one_keeps_it() {
     let s = screen(&a).join("\n");
     assert!(s.contains("another hub answers here"), "{s}");
 }
+
+/// A pending edit of the last hub's list is not written to another hub
+/// (two hubs' data never mix), and the screen says so and names the order
+/// typed, so nothing the owner typed goes unsaid (a hub replaced under an
+/// owner with a pending `J` dropped it with a word only of the fleet).
+#[test]
+fn another_instance_names_the_pending_edit_it_does_not_write() {
+    let (mut a, _) = app(5, true);
+    crate::ui::key(&mut a, '1');
+    crate::ui::key(&mut a, 'J');
+    let order = a.model().edit.order().expect("J made an edit").join(", ");
+    a.update(Msg::Whoami(who("1a2b3c4d5e6f7081")));
+    a.settle();
+    assert!(!a.model().edit.is_pending());
+    let s = screen(&a).join("\n");
+    assert!(
+        s.contains(&format!(
+            "your pending edit of its list ({order}) is not written here"
+        )),
+        "{s}"
+    );
+}

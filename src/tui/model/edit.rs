@@ -195,6 +195,15 @@ impl LadderEdit {
             .map(|p| p.order())
     }
 
+    /// The order the owner has pending, in a conflict too (mine, kept
+    /// until the choice).
+    pub fn pending_order(&self) -> Option<&[String]> {
+        match &self.mode {
+            Mode::Conflict { conflict, .. } => Some(conflict.mine.order()),
+            _ => self.order(),
+        }
+    }
+
     /// The add prompt, the diff screen, the conflict screen or the quit
     /// question is open:
     /// it takes the keys and the body.
