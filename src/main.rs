@@ -29,6 +29,13 @@ fn main() {
             std::process::exit(code);
         }
     };
+    // An error ends the command with its sentence (`{e:#}` below), never a
+    // backtrace, so none is captured: with `RUST_BACKTRACE=1`, as many
+    // shells set, color-eyre resolved one for every error (the binary's
+    // line tables read in: 155 MiB and 0.45 s for `hub unreachable`).
+    // Panics still follow RUST_BACKTRACE, and name file and line either way.
+    // SAFETY: no other thread exists yet (the runtime is started below).
+    unsafe { std::env::set_var("RUST_LIB_BACKTRACE", "0") };
     macfleet::cli::install_error_hooks();
     let is_tui =
         cli.command.is_none() || matches!(cli.command, Some(macfleet::cli::Command::Demo(_)));

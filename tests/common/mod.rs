@@ -2,6 +2,8 @@
 //! role, over a temporary config directory.
 #![allow(dead_code)]
 
+pub mod measure;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -230,6 +232,12 @@ pub struct Spawn<'a> {
     pub nofile: Option<u64>,
     /// The tokens file, when it is not the directory's `tokens.toml`.
     pub tokens: Option<&'a std::path::Path>,
+    /// Run the hub as `nobody` (uid and gid 65534) when the test runs as
+    /// root, who may write any file: a file mode then stops the hub as it
+    /// would any user. It runs a copy of the binary in the directory (the
+    /// build's may be out of `nobody`'s reach); the test gives the
+    /// directory and its files modes `nobody` can use.
+    pub as_nobody: bool,
 }
 
 /// The real `macfleet hub` binary, the one way the tests start a hub
@@ -258,7 +266,34 @@ impl HubProcess {
         let tokens = how
             .tokens
             .map_or_else(|| dir.join("tokens.toml"), std::path::Path::to_path_buf);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_macfleet"));
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut program = std::path::PathBuf::from(env!("CARGO_BIN_EXE_macfleet"));
+        if how.as_nobody && root {
+            use std::os::unix::fs::PermissionsExt;
+            let copy = dir.join("macfleet");
+            if !copy.exists() {
+                std::fs::copy(&program, &copy).expect("copy the binary");
+                std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
+                    .expect("chmod");
+            }
+            program = copy;
+        }
+        let mut cmd = Command::new(program);
+        if how.as_nobody && root {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setgid(65534) != 0
+                        || libc::setuid(65534) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
         cmd.args(["hub", "--config"])
             .arg(dir.join("hub.toml"))
             .arg("--tokens")
