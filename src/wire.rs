@@ -857,7 +857,8 @@ pub fn id_secret_shaped(s: &str) -> bool {
     if ANY.iter().any(|w| keyed(w, b"._:-")) || COLON.iter().any(|w| keyed(w, b":")) {
         return true;
     }
-    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+    let long_run = s
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .any(|run| {
             // A 43-character token body lacks a digit once in 1,400
             // bodies: past 40 characters both cases are enough.
@@ -865,7 +866,61 @@ pub fn id_secret_shaped(s: &str) -> bool {
                 && run.bytes().any(|b| b.is_ascii_uppercase())
                 && run.bytes().any(|b| b.is_ascii_lowercase())
                 && (run.len() >= 40 || run.bytes().any(|b| b.is_ascii_digit()))
+        });
+    // A key cut into pieces under 32 by `.` or `:` (`<31>.<31>`): a piece
+    // of 20 or more mixing upper case, lower case and digits that is not
+    // words (`ProductionWorker2024` is).
+    long_run
+        || s.split(|c: char| !c.is_ascii_alphanumeric()).any(|seg| {
+            seg.len() >= 20
+                && seg.bytes().any(|b| b.is_ascii_uppercase())
+                && seg.bytes().any(|b| b.is_ascii_lowercase())
+                && seg.bytes().any(|b| b.is_ascii_digit())
+                && !camel_words(seg)
         })
+}
+
+/// Whether `seg` reads as camel-case words and numbers: every run of
+/// letters is a capital and lower case, lower case, or capitals, of three
+/// letters or more (`ProductionWorker2024`, `GPUNode17`). A random run has
+/// one- and two-letter humps.
+fn camel_words(seg: &str) -> bool {
+    let b = seg.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        if b[i].is_ascii_digit() {
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            continue;
+        }
+        if b[i].is_ascii_uppercase() && b.get(i + 1).is_some_and(u8::is_ascii_lowercase) {
+            i += 1;
+            while i < b.len() && b[i].is_ascii_lowercase() {
+                i += 1;
+            }
+        } else if b[i].is_ascii_uppercase() {
+            while i < b.len()
+                && b[i].is_ascii_uppercase()
+                && !b.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+            {
+                i += 1;
+            }
+            // `GPUNode`: the last capital starts the next word.
+            if i == start {
+                i += 1;
+            }
+        } else {
+            while i < b.len() && b[i].is_ascii_lowercase() {
+                i += 1;
+            }
+        }
+        if i - start < 3 {
+            return false;
+        }
+    }
+    true
 }
 
 /// The field name is built only on failure: validation runs on every
@@ -1127,6 +1182,68 @@ mod id_tests {
         ];
         for id in kept {
             assert!(!id_secret_shaped(id), "{id} refused");
+        }
+    }
+
+    /// Issue 29's names: a secret's name glued to a value, an account
+    /// number, a balance, and a key cut into pieces under 32 characters by
+    /// `.` or `:`. Each is refused as the hub refuses every id and name
+    /// (`no_secret`: free-text detection or the id shapes), and ordinary
+    /// fleet names still pass.
+    #[test]
+    fn secret_names_and_split_keys_are_refused_and_fleet_names_pass() {
+        let refused_by = |id: &str| crate::scrub::contains_secret(id) || id_secret_shaped(id);
+        // Random text built at run time: never a literal secret.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut pick = |n: usize, set: &[u8]| -> String {
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    set[(x % set.len() as u64) as usize] as char
+                })
+                .collect()
+        };
+        const B62: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        const DIGITS: &[u8] = b"0123456789";
+        let mixed = |s: String| format!("aQ3{s}");
+        let split = format!("{}.{}", mixed(pick(28, B62)), mixed(pick(28, B62)));
+        let split_colon = format!("{}:{}", mixed(pick(28, B62)), mixed(pick(28, B62)));
+        let hidden = [
+            format!("token_{}", mixed(pick(17, B62))),
+            format!("secret-{}", mixed(pick(17, B62))),
+            format!("db-pass-{}", mixed(pick(9, B62))),
+            format!("account-{}", pick(12, DIGITS)),
+            "balance-12.40".to_string(),
+            "credit-left-12.40-USD".to_string(),
+            split,
+            split_colon,
+        ];
+        for id in &hidden {
+            assert!(refused_by(id), "{id} passed as an id");
+        }
+        for id in [
+            "w-00042",
+            "node-0005",
+            "opencode",
+            "claude-code",
+            "codex",
+            "f-1",
+            "fo-2026-12-01T21:00:00Z-3",
+            "01JF3K8ZQ6W9XGJ5T2M4N7P8RS",
+            "3f2b9c1e-8a4d-4e2b-9c1a-2b3c4d5e6f70",
+            "token-refresher-3",
+            "secret-store-1",
+            "account-service-2",
+            "balance-worker-1",
+            "passwords-team-box",
+            "ProductionWorker2024.fleet.internal",
+            "Johns-MacBook-Pro.local",
+            "worker-7d9f8b6c5-x2x4q",
+            "i-0abcdef1234567890",
+        ] {
+            assert!(!refused_by(id), "{id} refused");
         }
     }
 }

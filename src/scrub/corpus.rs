@@ -469,6 +469,7 @@ pub fn secrets() -> Vec<Entry> {
         format!("bedrock: AWS account {acct} has no access to the model"),
         acct,
     ));
+    new_families(&mut r, &mut v);
     // Balances in words.
     let amount = format!(
         "{},{}.{}",
@@ -494,6 +495,290 @@ pub fn secrets() -> Vec<Entry> {
         amount,
     ));
     v
+}
+
+/// The families of issue 31 (chat webhooks, command-line credentials,
+/// cloud, registry, payment and ops keys, prefixed keys whose body reads
+/// like an example) and the names of issue 29 (a secret's name glued to
+/// its value inside one word).
+fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
+    // Chat webhooks and bot tokens.
+    let body = format!(
+        "T{}/A{}/{}/{}",
+        r.pick(UPPER_DIGITS, 10),
+        r.pick(UPPER_DIGITS, 10),
+        r.pick(DIGITS, 18),
+        r.b62(24)
+    );
+    v.push(e(
+        "slack workflow webhook",
+        format!("notify: POST https://hooks.slack.com/workflows/{body} -> 403"),
+        body,
+    ));
+    let body = format!("{}/{}", r.pick(DIGITS, 19), r.b62(68));
+    v.push(e(
+        "discord webhook",
+        format!("hook: https://discord.com/api/webhooks/{body} 404"),
+        body,
+    ));
+    let body = format!("AA{}", r.b62(33));
+    let bot = r.pick(DIGITS, 10);
+    v.push(e(
+        "telegram bot token",
+        format!("notify: GET https://api.telegram.org/bot{bot}:{body}/sendMessage 401"),
+        body,
+    ));
+    let body = format!("AA{}", r.b62(33));
+    v.push(e(
+        "telegram bot token, bare",
+        format!("telegram: bot {}:{body} revoked", r.pick(DIGITS, 9)),
+        body,
+    ));
+    // Credentials on a command line and in any URL scheme.
+    let pw = r.b62(16);
+    v.push(e(
+        "curl -u user:pass",
+        format!("agent ran: curl -sf -u deploy:{pw} https://artifacts.example.com/x.tgz -> 401"),
+        pw,
+    ));
+    let pw = format!("{}~{}", r.b62(8), r.b62(6));
+    v.push(e(
+        "curl --user quoted",
+        format!("agent ran: curl -X POST --user 'ci-bot:{pw}' https://api.example.com/v2/runs"),
+        pw,
+    ));
+    let pw = format!("{}!{}", r.b62(10), r.b62(3));
+    v.push(e(
+        "curl -u with no user",
+        format!("agent ran: curl -u \":{pw}\" https://localhost:9200/_cat"),
+        pw,
+    ));
+    let pw = r.b62(24);
+    v.push(e(
+        "curl -u with a key as the user",
+        format!("agent ran: curl -u \"{pw}:\" https://api.example.com/v1/charges"),
+        pw,
+    ));
+    let pw = r.b62(16);
+    v.push(e(
+        "curl --user glued",
+        format!("agent ran: curl --user=svc:{pw} https://nexus.example.com/repo"),
+        pw,
+    ));
+    let pw = r.b62(16);
+    v.push(e(
+        "wget --password",
+        format!("agent ran: wget --user=ops --password={pw} https://files.example.com/db.dump"),
+        pw,
+    ));
+    let pw = r.b62(16);
+    v.push(e(
+        "httpie --auth",
+        format!("agent ran: http --auth ops:{pw} POST https://api.example.com/jobs"),
+        pw,
+    ));
+    let pw = r.b62(20);
+    v.push(e(
+        "imaps url",
+        format!("fetchmail: imaps://jo:{pw}@mail.example.com/INBOX refused"),
+        pw,
+    ));
+    let pw = r.b62(20);
+    v.push(e(
+        "amqp url",
+        format!("queue: amqp://fleet:{pw}@rabbit.internal:5672/jobs unreachable"),
+        pw,
+    ));
+    // Cloud and AI keys.
+    let key = r.pick(HEX, 32);
+    v.push(e(
+        "azure openai key near its endpoint",
+        format!(
+            "azure: https://fleet-eu.openai.azure.com/openai/deployments/gpt4o 401 with key {key}"
+        ),
+        key,
+    ));
+    let key = r.pick(HEX, 32);
+    v.push(e(
+        "azure openai api-key header",
+        format!("azure openai: api-key: {key} (401)"),
+        key,
+    ));
+    let body = format!(
+        "{}{}",
+        b64(b"BedrockAPIKey-").trim_end_matches('='),
+        r.pick(B64, 120)
+    );
+    v.push(e(
+        "aws bedrock long-term key",
+        format!("bedrock: key ABSK{body} denied"),
+        body[20..].to_string(),
+    ));
+    let body = format!(
+        "{}{}",
+        b64(b"bedrock.amazonaws.com/").trim_end_matches('='),
+        r.b62(60)
+    );
+    v.push(e(
+        "aws bedrock short-term key",
+        format!("bedrock: token bedrock-api-key-{body} expired"),
+        body[28..].to_string(),
+    ));
+    let body = format!("{}-{}", r.pick(HEX, 24), r.pick(HEX, 146));
+    v.push(e(
+        "cloudflare origin ca key",
+        format!("cloudflare: v1.0-{body} rejected"),
+        body,
+    ));
+    let body = r.b62(38);
+    v.push(e(
+        "clickhouse cloud key",
+        format!("clickhouse: key 4b1d{body} rejected"),
+        body,
+    ));
+    // Code hosts and registries.
+    let body = r.b62(32);
+    v.push(e(
+        "bitbucket app password",
+        format!("git: bitbucket said 401 for ATBB{body}"),
+        body,
+    ));
+    let uuid = format!(
+        "{}-{}-4{}-a{}-{}",
+        r.pick(HEX, 8),
+        r.pick(HEX, 4),
+        r.pick(HEX, 3),
+        r.pick(HEX, 3),
+        r.pick(HEX, 12)
+    );
+    v.push(e(
+        "npm legacy token beside _authToken",
+        format!("npm ERR! //registry.npmjs.org/:_authToken={uuid} is not valid"),
+        uuid,
+    ));
+    let body = r.b62(20);
+    v.push(e(
+        "gitlab token glued to a url",
+        format!("git: remote glpat-{body}https://gitlab.com/fleet/x.git denied"),
+        body,
+    ));
+    // Payment, identity and ops.
+    for prefix in ["rk_live_", "rk_prod_", "rk_test_"] {
+        let body = r.b62(99);
+        v.push(tok("stripe restricted key", prefix, body));
+    }
+    let body = r.pick(UPPER_DIGITS, 58);
+    v.push(e(
+        "age secret key",
+        format!("sops: AGE-SECRET-KEY-1{body} could not decrypt"),
+        body,
+    ));
+    let body = format!(
+        "{}-{}-{}-{}-{}",
+        r.pick(UPPER_DIGITS, 6),
+        r.pick(UPPER_DIGITS, 11),
+        r.pick(UPPER_DIGITS, 5),
+        r.pick(UPPER_DIGITS, 5),
+        r.pick(UPPER_DIGITS, 5)
+    );
+    v.push(e(
+        "1password secret key",
+        format!("op: sign-in with A3-{body} failed"),
+        body,
+    ));
+    let body = r.b62(120);
+    v.push(e(
+        "facebook access token",
+        format!("graph api: EAAC{body} expired"),
+        body,
+    ));
+    let secret = format!("{}_{}", r.b62(14), r.b62(12));
+    v.push(e(
+        "facebook app id and secret",
+        format!("graph api: access {}|{secret} refused", r.pick(DIGITS, 16)),
+        secret,
+    ));
+    let id = format!("su{}", r.b62(12));
+    v.push(e(
+        "sumo logic access id",
+        format!("collector: SUMO_ACCESS_ID={id} unknown"),
+        id,
+    ));
+    let key = r.b62(64);
+    v.push(e(
+        "sumo logic access key",
+        format!("collector: SUMO_ACCESS_KEY={key}"),
+        key,
+    ));
+    let body = r.pick(HEX, 40);
+    v.push(tok("sonarqube token", "sqp_", body));
+    let body = format!("{}{}", r.pick(HEX, 20), r.pick(UPPER_DIGITS, 20));
+    v.push(e(
+        "sonarqube login",
+        format!("scanner: sonar.login={body} not authorized"),
+        body,
+    ));
+    let cred = format!("{}:{}", r.pick(HEX, 8), r.pick(HEX, 8));
+    v.push(e(
+        "sidekiq enterprise credentials",
+        format!("bundler: BUNDLE_ENTERPRISE__CONTRIBSYS__COM={cred} 401"),
+        cred,
+    ));
+    // A provider's prefix is a secret whatever follows: bodies that read
+    // like an example, of a key's length.
+    let body = format!(
+        "abc123xyz-456def789ghij-klmnopqrstuvwx-{}-{}AA",
+        r.b62(30),
+        r.b62(28)
+    );
+    v.push(e(
+        "anthropic key that reads like an example",
+        format!("claude: key sk-ant-api03-{body} rejected"),
+        body,
+    ));
+    let body = format!("{}-fake-{}-example-{}AA", r.b62(30), r.b62(30), r.b62(24));
+    v.push(e(
+        "anthropic admin key that says fake",
+        format!("claude: key sk-ant-admin01-{body} rejected"),
+        body,
+    ));
+    // Issue 29: names that are secrets, in free text.
+    let body = r.b62(20);
+    v.push(e(
+        "token glued to its name",
+        format!("worker token_{body} not registered"),
+        body,
+    ));
+    let body = r.b62(20);
+    v.push(e(
+        "secret glued to its name",
+        format!("host secret-{body} unreachable"),
+        body,
+    ));
+    let body = r.b62(12);
+    v.push(e(
+        "password glued to its name",
+        format!("failover db-pass-{body} recorded"),
+        body,
+    ));
+    let acct = r.pick(DIGITS, 12);
+    v.push(e(
+        "account number glued to its name",
+        format!("worker account-{acct} over quota"),
+        acct,
+    ));
+    let amount = format!("{}.{}", r.pick(DIGITS, 4), r.pick(DIGITS, 2));
+    v.push(e(
+        "balance glued to its name",
+        format!("agent balance-{amount} reported"),
+        amount,
+    ));
+    let amount = format!("{}.{}", r.pick(DIGITS, 4), r.pick(DIGITS, 2));
+    v.push(e(
+        "credit left glued to its name",
+        format!("agent credit-left-{amount}-USD reported"),
+        amount,
+    ));
 }
 
 /// Text that looks a little like a secret and must come back unchanged.
@@ -550,6 +835,12 @@ pub fn lookalikes() -> Vec<String> {
         "user-agent curl/8.5; user-defined route".into(),
         "@scope/pkg and user@localhost".into(),
         "account over its monthly limit".into(),
+        "worker token-refresher-3 on secret-store-1 (account-service-2, balance-worker-1)".into(),
+        "w-00042 on node-0005: opencode -> claude-code".into(),
+        "curl -sf https://api.example.com/health -> 200".into(),
+        "curl -u \"$USER:$PASS\" https://x and curl -u user:pass https://y".into(),
+        "docker run -u 1000:1000 fleet/worker".into(),
+        "msg.len() 3|4 rows, en-us locale, --use-color".into(),
     ]
 }
 

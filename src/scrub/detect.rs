@@ -38,6 +38,31 @@ enum Trig {
     MysqlP,
     /// A word that may be part of a secret key name (`token`, `key`, …).
     Word,
+    /// A token whose shape needs its own matcher (see [`Special`]).
+    Special(Special),
+    /// `curl`: credentials given with `-u`/`--user` on its command line.
+    Curl,
+}
+
+/// Token shapes with no prefix of their own at their start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Special {
+    /// `<bot id>:AA…` (Telegram bot tokens); the trigger is `:aa`.
+    Telegram,
+    /// 32 hex characters near an `….openai.azure.com` endpoint.
+    AzureOpenai,
+    /// `<15–16 digit app id>|<app secret>` (Facebook); the trigger is a
+    /// digit and `|`.
+    FacebookPair,
+    /// `A3-XXXXXX-…` (1Password secret keys).
+    OnePassword,
+    /// `<32 hex>-us<n>` (Mailchimp); the trigger is `-us`.
+    Mailchimp,
+    /// `4b1d` and 38 alphanumerics mixing both cases (ClickHouse Cloud).
+    ClickHouse,
+    /// `discord.com/api/webhooks/<id>/<token>`; the trigger is
+    /// `api/webhooks/`.
+    DiscordHook,
 }
 
 /// Token families: a trigger of one family inside a run that the same
@@ -66,8 +91,9 @@ enum Fam {
     Azure,
     Ids,
     Vendor,
+    More,
 }
-const FAMS: usize = 21;
+const FAMS: usize = 22;
 
 const TRIGGERS: &[(&str, Trig)] = &[
     ("sk-", Trig::Token(Fam::Sk)),
@@ -209,6 +235,40 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("sid=", Trig::Word),
     ("mysql", Trig::MysqlP),
     ("mariadb", Trig::MysqlP),
+    ("k_prod_", Trig::Token(Fam::Stripe)),
+    ("absk", Trig::Token(Fam::More)),
+    ("bedrock-api", Trig::Token(Fam::More)),
+    ("v1.0-", Trig::Token(Fam::More)),
+    ("atbb", Trig::Token(Fam::More)),
+    ("eaam", Trig::Token(Fam::More)),
+    ("eaac", Trig::Token(Fam::More)),
+    ("fm2_", Trig::Token(Fam::More)),
+    ("fm1a_", Trig::Token(Fam::More)),
+    ("fm1r_", Trig::Token(Fam::More)),
+    ("ico-", Trig::Token(Fam::More)),
+    (":aa", Trig::Special(Special::Telegram)),
+    ("openai.azure.", Trig::Special(Special::AzureOpenai)),
+    ("0|", Trig::Special(Special::FacebookPair)),
+    ("1|", Trig::Special(Special::FacebookPair)),
+    ("2|", Trig::Special(Special::FacebookPair)),
+    ("3|", Trig::Special(Special::FacebookPair)),
+    ("4|", Trig::Special(Special::FacebookPair)),
+    ("5|", Trig::Special(Special::FacebookPair)),
+    ("6|", Trig::Special(Special::FacebookPair)),
+    ("7|", Trig::Special(Special::FacebookPair)),
+    ("8|", Trig::Special(Special::FacebookPair)),
+    ("9|", Trig::Special(Special::FacebookPair)),
+    ("a3-", Trig::Special(Special::OnePassword)),
+    ("-us", Trig::Special(Special::Mailchimp)),
+    ("4b1d", Trig::Special(Special::ClickHouse)),
+    ("api/webhooks/", Trig::Special(Special::DiscordHook)),
+    ("curl", Trig::Curl),
+    ("contribsys", Trig::Word),
+    ("sonar", Trig::Word),
+    ("accessid", Trig::Word),
+    ("access_id", Trig::Word),
+    ("access-id", Trig::Word),
+    ("access.id", Trig::Word),
 ];
 
 static TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -356,7 +416,7 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
     // Phase 1: secrets recognised by their own shape. Phase-2 triggers are
     // kept on the stack for later (the automaton runs again only if there
     // are more than fit).
-    let mut later = [(0usize, 0usize, false); 32];
+    let mut later = [(0usize, 0usize, Trig::Word); 32];
     let mut n_later = 0;
     let mut overflow = false;
     for m in ac.find_overlapping_iter(text) {
@@ -370,9 +430,10 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
             Trig::Email => s.email(ms),
             Trig::Money => s.money(ms, me),
             Trig::MysqlP => s.mysql_p(ms),
-            t @ (Trig::Url | Trig::Word) => {
+            Trig::Special(sp) => s.special(sp, ms, me),
+            t @ (Trig::Url | Trig::Word | Trig::Curl) => {
                 if n_later < later.len() {
-                    later[n_later] = (ms, me, t == Trig::Url);
+                    later[n_later] = (ms, me, t);
                     n_later += 1;
                 } else {
                     overflow = true;
@@ -386,9 +447,11 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
     s.hard = hard_ranges(&s.spans);
     // Phase 2: secrets recognised by their place (URL userinfo) or by the
     // name before them. URL passwords join the hard ranges as found.
-    let mut phase2 = |ms: usize, me: usize, url: bool| {
-        if url {
+    let mut phase2 = |ms: usize, me: usize, t: Trig| {
+        if t == Trig::Url {
             s.url(ms)
+        } else if t == Trig::Curl {
+            s.curl(ms, me)
         } else {
             // `code=`, `pw:`: the name is the part before the `=`.
             let mut me = me;
@@ -401,14 +464,13 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
     if overflow {
         for m in ac.find_overlapping_iter(text) {
             match TRIGGERS[m.pattern().as_usize()].1 {
-                Trig::Url => phase2(m.start(), m.end(), true),
-                Trig::Word => phase2(m.start(), m.end(), false),
+                t @ (Trig::Url | Trig::Word | Trig::Curl) => phase2(m.start(), m.end(), t),
                 _ => {}
             }
         }
     } else {
-        for &(ms, me, url) in &later[..n_later] {
-            phase2(ms, me, url);
+        for &(ms, me, t) in &later[..n_later] {
+            phase2(ms, me, t);
         }
     }
     merge(text, s.spans)
@@ -883,17 +945,39 @@ fn is_filler(body: &[u8]) -> bool {
     if n < 6 {
         return false;
     }
-    // The characters people fill a key's place with.
+    is_blank_counts(&counts, n)
+        || best_run >= 8
+        || ["example", "your_", "_here", "placeholder", "changeme"]
+            .iter()
+            .any(|w| contains_ci(body, w.as_bytes()))
+}
+
+/// The characters people fill a key's place with (`x`, `a`, `0`, `1`) make
+/// 60% or more of its letters and digits.
+fn is_blank_counts(counts: &[u16; 128], n: u16) -> bool {
     let most = b"xXaA01"
         .iter()
         .map(|&c| counts[c as usize])
         .max()
         .unwrap_or(0);
-    most * 10 >= n * 6
-        || best_run >= 8
-        || ["example", "your_", "_here", "placeholder", "changeme"]
-            .iter()
-            .any(|w| contains_ci(body, w.as_bytes()))
+    n >= 6 && most * 10 >= n * 6
+}
+
+/// A body that is nothing but a stand-in: mostly `x`, `a`, `0` or `1`
+/// (`ghp_xxxx…`, `A3-XXXXXX-…`). Unlike [`is_filler`], a run of letters
+/// or a word such as `EXAMPLE` does not count: a key with a provider's
+/// prefix and a key's length is a key whatever its body reads like.
+fn is_blank(body: &[u8]) -> bool {
+    let body = &body[..body.len().min(512)];
+    let mut counts = [0u16; 128];
+    let mut n = 0u16;
+    for &c in body {
+        if is_alnum(c) {
+            counts[c as usize] += 1;
+            n += 1;
+        }
+    }
+    is_blank_counts(&counts, n)
 }
 
 /// A token's body that is words, not random: three or more camel-case
@@ -1040,8 +1124,26 @@ const GITLAB: &[&[u8]] = &[b"glpat-", b"glptt-", b"gldt-", b"glrt-", b"gloas-"];
 const SLACK: &[&[u8]] = &[
     b"xoxb-", b"xoxp-", b"xoxa-", b"xoxe-", b"xoxo-", b"xoxr-", b"xoxs-", b"xapp-",
 ];
-const SLACK_HOOK: &[&[u8]] = &[b"hooks.slack.com/services/"];
-const STRIPE: &[&[u8]] = &[b"sk_live_", b"sk_test_", b"rk_live_", b"rk_test_"];
+const SLACK_HOOK: &[&[u8]] = &[
+    b"hooks.slack.com/services/",
+    b"hooks.slack.com/workflows/",
+    b"hooks.slack.com/triggers/",
+];
+const STRIPE: &[&[u8]] = &[
+    b"sk_live_",
+    b"sk_test_",
+    b"sk_prod_",
+    b"rk_live_",
+    b"rk_test_",
+    b"rk_prod_",
+];
+/// AWS Bedrock API keys: long-term `ABSK…` (base64) and short-lived
+/// `bedrock-api-key-…` (a base64 presigned URL).
+const BEDROCK: &[&[u8]] = &[b"bedrock-api-key-"];
+/// Fly.io macaroon tokens (`FlyV1 fm2_…`).
+const FLY: &[&[u8]] = &[b"fm2_", b"fm1a_", b"fm1r_"];
+/// Facebook page and user access tokens.
+const FACEBOOK: &[&[u8]] = &[b"EAAM", b"EAAC"];
 /// Provider account, user and project ids (Stripe `acct_`, OpenAI
 /// `user-` and `proj_`).
 const IDS: &[&[u8]] = &[b"acct_", b"proj_", b"user-"];
@@ -1135,7 +1237,19 @@ const SIMPLE: &[Simple] = &[
     simple(&[b"SG."],     Fam::Sendgrid,    Kind::SendgridKey,       40,  STRICT, is_tok_dot, false),
     simple(IDS,           Fam::Ids,         Kind::AccountId,         12,  STRICT, is_alnum,   false),
     simple(VENDOR,        Fam::Vendor,      Kind::Token,             20,  STRICT, is_tok_dot, false),
+    simple(&[b"ABSK"],    Fam::More,        Kind::Token,             100, STRICT, is_b64_eq,  false),
+    simple(BEDROCK,       Fam::More,        Kind::Token,             40,  STRICT, is_b64_eq,  true),
+    simple(&[b"v1.0-"],   Fam::More,        Kind::Token,             100, 100,    is_tok,     false),
+    simple(&[b"ATBB"],    Fam::More,        Kind::Token,             28,  STRICT, is_alnum,   false),
+    simple(FACEBOOK,      Fam::More,        Kind::Token,             96,  STRICT, is_alnum,   false),
+    simple(FLY,           Fam::More,        Kind::Token,             40,  STRICT, is_b64_eq,  false),
+    simple(&[b"ico-"],    Fam::More,        Kind::Token,             32,  STRICT, is_alnum,   false),
 ];
+
+/// Base64 with its padding (Bedrock and Fly.io tokens).
+fn is_b64_eq(c: u8) -> bool {
+    is_b64(c) || c == b'='
+}
 
 /// The simple rule whose prefix `rest` starts with, and that prefix's
 /// length.
@@ -1194,6 +1308,28 @@ fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
     }
     let (s, prefix) = simple_rule(rest)?;
     Some((s.fam, simple_at(b, i, s, prefix)))
+}
+
+/// Whether the token at `i` has a provider's own prefix, one no word or
+/// example text starts with (`sk-ant-`, `ghp_`, `glpat-`, `ABSK`, …): such
+/// a key of a key's length is a key even when its body reads like an
+/// example (`sk-ant-api03-abc123xyz-…`).
+fn distinctive(b: &[u8], i: usize, kind: Kind) -> bool {
+    let rest = &b[i..];
+    if let Some(sk) = rest.strip_prefix(b"sk-") {
+        return SK_DISTINCT.iter().any(|p| sk.starts_with(p));
+    }
+    kind != Kind::AccountId
+        && simple_rule(rest).is_some_and(|(s, _)| s.mid_word || s.fam == Fam::More)
+}
+
+/// How long a real key's body is, at least, for [`distinctive`] prefixes.
+fn key_length(kind: Kind) -> usize {
+    match kind {
+        // `sk-ant-api03-` and 95 characters: from `ant-`, 100 or more.
+        Kind::AnthropicKey => 100,
+        _ => 40,
+    }
 }
 
 /// Whether `b[..i]` ends with what is left of a terminal colour code once
@@ -1320,7 +1456,10 @@ impl Scanner<'_> {
         }
         // A vendor's prefix inside base64 or a file name (`…+EZAK…`,
         // `box.ico-…`) starts no token.
-        if fam == Fam::Vendor && ms > 0 && matches!(self.b[ms - 1], b'+' | b'/' | b'.') {
+        if matches!(fam, Fam::Vendor | Fam::More)
+            && ms > 0
+            && matches!(self.b[ms - 1], b'+' | b'/' | b'.')
+        {
             return;
         }
         let Some((found, scan)) = token_at(self.b, ms) else {
@@ -1331,7 +1470,12 @@ impl Scanner<'_> {
         self.fam_done[found as usize] = (scan.run_end + 1).saturating_sub(scan.prefix).max(ms + 1);
         if let Some((end, kind)) = scan.hit {
             let body = &self.b[(ms + scan.prefix).min(end)..end];
-            if kind == Kind::Jwt || !(is_filler(body) || is_camel_words(body)) {
+            let stand_in = if distinctive(self.b, ms, kind) && body.len() >= key_length(kind) {
+                is_blank(body)
+            } else {
+                is_filler(body) || is_camel_words(body)
+            };
+            if kind == Kind::Jwt || !stand_in {
                 self.emit(ms, end, kind, PRIO_TOKEN);
             }
         }
@@ -1486,6 +1630,147 @@ impl Scanner<'_> {
         }
     }
 
+    /// The token shapes of [`Special`], each at its trigger.
+    fn special(&mut self, sp: Special, ms: usize, me: usize) {
+        let b = self.b;
+        let word_end = |k: usize| b.get(k).is_none_or(|&c| !is_alnum(c));
+        let word_start = |k: usize| k == 0 || !is_alnum(b[k - 1]);
+        match sp {
+            // `123456789:AA…` (35 characters after the colon), alone or in
+            // `api.telegram.org/bot<token>/`.
+            Special::Telegram => {
+                let mut s = ms;
+                while s > 0 && ms - s <= 16 && b[s - 1].is_ascii_digit() {
+                    s -= 1;
+                }
+                let bot = s >= 3 && &b[s - 3..s] == b"bot";
+                if ms - s < 5 || ms - s > 16 || !(word_start(s) || bot) || &b[ms..me] != b":AA" {
+                    return;
+                }
+                let end = scan_while(b, ms + 1, is_tok);
+                if end - (ms + 1) == 35 && classes(&b[ms + 1..end]) >= 2 {
+                    self.emit(s, end, Kind::Token, PRIO_TOKEN);
+                }
+            }
+            // An Azure OpenAI key is 32 hex characters; near the
+            // resource's endpoint (`https://<name>.openai.azure.com`) a
+            // word of exactly that is the key.
+            Special::AzureOpenai => {
+                let lo = ms.saturating_sub(256);
+                let hi = b.len().min(ms + 256);
+                let mut k = lo;
+                while k < hi {
+                    if !b[k].is_ascii_hexdigit() || (k > 0 && is_tok(b[k - 1])) {
+                        k += 1;
+                        continue;
+                    }
+                    let e = scan_while(&b[..hi], k, |c| c.is_ascii_hexdigit());
+                    let run = &b[k..e];
+                    if e - k == 32
+                        && !b.get(e).is_some_and(|&c| is_tok(c))
+                        && classes(run) >= 2
+                        && !is_blank(run)
+                    {
+                        self.emit(k, e, Kind::ApiKey, PRIO_TOKEN);
+                    }
+                    k = e.max(k + 1);
+                }
+            }
+            // `1308742762612587|rhoK1cbv0DOU_RTX_87O4MkX7AI`: the secret
+            // after the app id.
+            Special::FacebookPair => {
+                let bar = ms + 1;
+                let mut s = bar;
+                while s > 0 && bar - s <= 16 && b[s - 1].is_ascii_digit() {
+                    s -= 1;
+                }
+                if !(15..=16).contains(&(bar - s)) || !word_start(s) {
+                    return;
+                }
+                let end = scan_while(b, bar + 1, is_tok);
+                let secret = &b[bar + 1..end];
+                if (27..=40).contains(&secret.len())
+                    && word_end(end)
+                    && classes(secret) >= 2
+                    && !is_filler(secret)
+                {
+                    self.emit(bar + 1, end, Kind::Secret, PRIO_TOKEN);
+                }
+            }
+            // `A3-` then groups of upper-case letters and digits:
+            // 6-11-5-5-5 or 6-6-5-5-5-5.
+            Special::OnePassword => {
+                if &b[ms..me] != b"A3-" || !word_start(ms) {
+                    return;
+                }
+                let end = scan_while(b, me, |c| {
+                    c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'-'
+                });
+                let mut groups = [0usize; 8];
+                let mut n = 0;
+                for g in b[me..end].split(|&c| c == b'-') {
+                    if n == groups.len() {
+                        return;
+                    }
+                    groups[n] = g.len();
+                    n += 1;
+                }
+                let shape = &groups[..n];
+                let body = &b[me..end];
+                if (shape == [6, 11, 5, 5, 5] || shape == [6, 6, 5, 5, 5, 5])
+                    && word_end(end)
+                    && !is_blank(body)
+                {
+                    self.emit(ms, end, Kind::Token, PRIO_TOKEN);
+                }
+            }
+            // `b5b9f8e50c640da28993e8b6a48e3e53-us18`.
+            Special::Mailchimp => {
+                if ms < 32 || &b[ms..me] != b"-us" {
+                    return;
+                }
+                let s = ms - 32;
+                let e = scan_while(&b[..b.len().min(me + 3)], me, |c| c.is_ascii_digit());
+                if b[s..ms].iter().all(u8::is_ascii_hexdigit)
+                    && word_start(s)
+                    && (1..=2).contains(&(e - me))
+                    && word_end(e)
+                    && classes(&b[s..ms]) >= 2
+                {
+                    self.emit(s, e, Kind::ApiKey, PRIO_TOKEN);
+                }
+            }
+            // `4b1d` and 38 alphanumerics; a hex hash that starts with
+            // `4b1d` has no upper case.
+            Special::ClickHouse => {
+                if &b[ms..me] != b"4b1d" || !word_start(ms) {
+                    return;
+                }
+                let end = scan_while(b, me, is_alnum);
+                let body = &b[me..end];
+                if body.len() == 38
+                    && body.iter().any(u8::is_ascii_uppercase)
+                    && body.iter().any(u8::is_ascii_lowercase)
+                    && !is_blank(body)
+                {
+                    self.emit(ms, end, Kind::Token, PRIO_TOKEN);
+                }
+            }
+            // `https://discord.com/api/webhooks/<id>/<token>`: the id and
+            // the token (the host and the path's start stay).
+            Special::DiscordHook => {
+                let host = &b[..ms];
+                if !(host.ends_with(b"discord.com/") || host.ends_with(b"discordapp.com/")) {
+                    return;
+                }
+                let end = scan_while(b, me, is_path);
+                if end - me >= 20 && classes(&b[me..end]) >= 2 {
+                    self.emit(me, end, Kind::Token, PRIO_TOKEN);
+                }
+            }
+        }
+    }
+
     /// Azure AD client secrets: `[\w~.]{3}\dQ~[\w~.-]{31,34}`; the
     /// trigger is the `Q~` at offset 4.
     fn azure(&mut self, ms: usize) {
@@ -1597,7 +1882,7 @@ impl Scanner<'_> {
             return;
         };
         let Some(class) = keys::classify(ident) else {
-            return;
+            return self.glued(s, e);
         };
         // `--token VALUE` on a command line.
         let flag = b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace());
@@ -1814,6 +2099,196 @@ impl Scanner<'_> {
             (w.len() >= 16 && classes(w) >= 2 && longest_alnum_run(w) >= 12 && !is_benign(w))
                 || token(j);
         (!bare && !var && strong).then_some(j)
+    }
+
+    /// A secret glued to its name inside one word, as names and ids are
+    /// written: `token_<random>`, `secret-<random>`, `db-pass-<random>`,
+    /// `account-123456789012`. The name is a whole segment (between `_`,
+    /// `-` or `.`), and the run right after it is random: 10 characters or
+    /// more with a digit and another class, or 16 mixing classes; for an
+    /// account, 6 digits or more. `token-refresher-3` and `secret-store-1`
+    /// stay.
+    fn glued(&mut self, s: usize, e: usize) {
+        const NAMES: &[(&[u8], Kind)] = &[
+            (b"token", Kind::Token),
+            (b"secret", Kind::Secret),
+            (b"pass", Kind::Password),
+            (b"passwd", Kind::Password),
+            (b"password", Kind::Password),
+            (b"pwd", Kind::Password),
+            (b"apikey", Kind::ApiKey),
+            (b"account", Kind::AccountId),
+            (b"acct", Kind::AccountId),
+        ];
+        let b = self.b;
+        let sep = |c: u8| matches!(c, b'_' | b'-' | b'.');
+        let mut i = s;
+        while i < e {
+            let w = scan_while(&b[..e], i, is_alnum);
+            let seg = &b[i..w];
+            let named = NAMES
+                .iter()
+                .find(|(n, _)| seg.eq_ignore_ascii_case(n))
+                .map(|&(_, k)| k);
+            if let Some(kind) = named.filter(|_| w + 1 < e && sep(b[w])) {
+                let r = w + 1;
+                if kind == Kind::AccountId {
+                    let z = scan_while(&b[..e], r, |c| c.is_ascii_digit() || c == b'-');
+                    let digits = b[r..z].iter().filter(|c| c.is_ascii_digit()).count();
+                    if digits >= 6
+                        && b[r].is_ascii_digit()
+                        && b.get(z).is_none_or(|&c| !is_alnum(c))
+                    {
+                        self.emit(r, z, kind, PRIO_CONTEXT);
+                        return;
+                    }
+                } else {
+                    let z = scan_while(&b[..e], r, is_alnum);
+                    let run = &b[r..z];
+                    let digit = run.iter().any(u8::is_ascii_digit);
+                    if ((run.len() >= 10 && digit && classes(run) >= 2)
+                        || (run.len() >= 16 && classes(run) >= 2))
+                        && !is_filler(run)
+                    {
+                        self.emit(r, e, kind, PRIO_CONTEXT);
+                        return;
+                    }
+                }
+            }
+            i = scan_while(&b[..e], w, |c| !is_alnum(c)).max(w + 1);
+        }
+    }
+
+    /// `curl -u user:password`, `--user 'name:pass'`, `-u ":pass"`,
+    /// `-u "pass:"` (a key given as the user), with any quoting, on a curl
+    /// command line (continued over `\` line ends). The password, or the
+    /// user when the password is empty, is redacted; what only stands for
+    /// one (`$PASS`, `<password>`, `[PASSWORD]`, `{{ … }}`, `user:pass`,
+    /// `test:test`, `xxx:yyy`) is kept.
+    fn curl(&mut self, ms: usize, me: usize) {
+        let b = self.b;
+        if (ms > 0 && is_alnum(b[ms - 1]))
+            || !b[ms..me].eq_ignore_ascii_case(b"curl")
+            || b.get(me).is_some_and(|&c| !is_space(c))
+        {
+            return;
+        }
+        let lim = b.len().min(ms + 4096);
+        let mut i = me;
+        let mut want_value = false;
+        loop {
+            // Blanks and `\` line continuations.
+            loop {
+                i = scan_while(&b[..lim], i, is_space);
+                if b[i..lim].starts_with(b"\\\n") {
+                    i += 2;
+                } else if b[i..lim].starts_with(b"\\\r\n") {
+                    i += 3;
+                } else {
+                    break;
+                }
+            }
+            if i >= lim || matches!(b[i], b'\n' | b'\r' | b'|' | b';' | b'&') {
+                return;
+            }
+            let ws = i;
+            let we = self.shell_word(ws, lim);
+            i = we.max(ws + 1);
+            if want_value {
+                want_value = false;
+                self.curl_credentials(ws, we);
+                continue;
+            }
+            let word = &b[ws..we];
+            if matches!(word, b"-u" | b"--user" | b"--proxy-user" | b"-U") {
+                want_value = true;
+            } else if let Some(p) = [&b"--user="[..], b"--proxy-user="]
+                .iter()
+                .find(|p| word.starts_with(p))
+            {
+                self.curl_credentials(ws + p.len(), we);
+            } else if word.len() > 2 && word.starts_with(b"-u") && word[2] != b'-' {
+                self.curl_credentials(ws + 2, we);
+            }
+        }
+    }
+
+    /// End of the shell word at `i`: unquoted whitespace, or `|`, `;`,
+    /// `&` outside quotes; quoted parts run to their closing quote.
+    fn shell_word(&self, i: usize, lim: usize) -> usize {
+        let b = self.b;
+        let mut k = i;
+        while k < lim {
+            match b[k] {
+                c if c.is_ascii_whitespace() || matches!(c, b'|' | b';' | b'&') => break,
+                q @ (b'"' | b'\'') => {
+                    match b[k + 1..lim].iter().position(|&c| c == q || c == b'\n') {
+                        Some(p) if b[k + 1 + p] == q => k += p + 2,
+                        _ => return k + 1 + scan_while(&b[k + 1..lim], 0, |c| c != b'\n'),
+                    }
+                }
+                _ => k += 1,
+            }
+        }
+        k
+    }
+
+    /// `user:password` in `vs..ve` (a curl `-u` value, quotes and all).
+    fn curl_credentials(&mut self, vs: usize, ve: usize) {
+        let b = self.b;
+        // The first `:` outside secrets already found and placeholders.
+        let mut h = self.hard.partition_point(|r| r.end <= vs);
+        let mut k = vs;
+        let mut colon = None;
+        while k < ve {
+            if let Some(r) = self.hard.get(h).filter(|r| r.start <= k) {
+                k = k.max(r.end);
+                h += 1;
+                continue;
+            }
+            if let Some(pe) = placeholder_at(b, k) {
+                k = pe;
+                continue;
+            }
+            if b[k] == b':' {
+                colon = Some(k);
+                break;
+            }
+            k += 1;
+        }
+        let Some(c) = colon else {
+            return;
+        };
+        let trim = |mut a: usize, mut z: usize| {
+            while a < z && matches!(b[a], b'"' | b'\'') {
+                a += 1;
+            }
+            while z > a && matches!(b[z - 1], b'"' | b'\'') {
+                z -= 1;
+            }
+            (a, z)
+        };
+        let (pa, pz) = trim(c + 1, ve.max(c + 1));
+        let (a, z) = if pz > pa { (pa, pz) } else { trim(vs, c) };
+        if z < a + 3 || self.curl_stand_in(&b[a..z]) {
+            return;
+        }
+        self.emit(a, z, Kind::Password, PRIO_CONTEXT);
+    }
+
+    /// A curl credential that only stands for one.
+    fn curl_stand_in(&self, v: &[u8]) -> bool {
+        const WORDS: &[&str] = &[
+            "pass", "password", "passwd", "pwd", "test", "token", "changeme", "changeit", "secret",
+            "user", "username", "admin", "apikey", "api_key", "foo", "bar",
+        ];
+        matches!(v[0], b'$' | b'<' | b'[' | b'%' | b'*')
+            || v.starts_with(b"{{")
+            || matches!(v[v.len() - 1], b'>' | b']')
+            || v.iter().all(|&c| c.eq_ignore_ascii_case(&v[0]))
+            || WORDS.iter().any(|w| v.eq_ignore_ascii_case(w.as_bytes()))
+            || is_benign(v)
+            || is_filler(v)
     }
 
     /// `mysql -u root -pS3cret`: the password glued to `-p` on a MySQL or
@@ -2215,7 +2690,11 @@ impl Scanner<'_> {
         let after = {
             let mut i = we;
             for _ in 0..3 {
-                let j = scan_while(b, i, |c| is_space(c) || c == b':' || c == b'=');
+                // `balance-12.40`, `credit-left-12.40-USD`: an id's
+                // separators join the words too.
+                let j = scan_while(b, i, |c| {
+                    is_space(c) || matches!(c, b':' | b'=' | b'-' | b'_')
+                });
                 let w = scan_while(b, j, |c| c.is_ascii_alphabetic());
                 let word = &b[j..w];
                 if [

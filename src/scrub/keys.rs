@@ -119,6 +119,21 @@ const SECRET_KEY_QUALIFIERS: &[&str] = &[
     "webhook",
     "ssh",
     "deploy",
+    // Vendors whose keys gitleaks knows by the name they sit under
+    // (`HEROKU_KEY`, `hubspotKey`, `SNYK_KEY`, `sumo_key`, …).
+    "heroku",
+    "hubspot",
+    "snyk",
+    "mailchimp",
+    "sumo",
+    "sumologic",
+    "bitbucket",
+    "discord",
+    "telegram",
+    "cloudflare",
+    "clickhouse",
+    "sonar",
+    "bedrock",
 ];
 
 /// Words that turn a secret's name into the name of its absence.
@@ -267,6 +282,21 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     if is(l, "auth") {
         return value(Kind::Authorization);
     }
+    // Sumo Logic's access ids: `SUMO_ACCESS_ID`, `sumologic.accessId`,
+    // `SUMOLOGIC_ACCESSID` (a `report_access_id` is not one).
+    let sumo = |w: &str| w.len() >= 4 && w.as_bytes()[..4].eq_ignore_ascii_case(b"sumo");
+    if (is(l, "id") && is(p, "access") && sumo(pp)) || (is(l, "accessid") && sumo(p)) {
+        return value(Kind::Secret);
+    }
+    // SonarQube's `sonar.login` holds a token.
+    if is(l, "login") && ends(p, "sonar") {
+        return value(Kind::Token);
+    }
+    // Sidekiq Pro/Enterprise: `BUNDLE_ENTERPRISE__CONTRIBSYS__COM`
+    // holds `user:password` for its gem server.
+    if is(l, "com") && is(p, "contribsys") {
+        return value(Kind::Secret);
+    }
     None
 }
 
@@ -319,6 +349,14 @@ mod tests {
             ("Proxy-Authorization", Kind::Authorization),
             ("auth", Kind::Authorization),
             ("Set-Cookie", Kind::Cookie),
+            ("SUMO_ACCESS_ID", Kind::Secret),
+            ("sumologic.accessId", Kind::Secret),
+            ("SUMOLOGIC_ACCESSID", Kind::Secret),
+            ("SONAR_LOGIN", Kind::Token),
+            ("sonar.login", Kind::Token),
+            ("BUNDLE_ENTERPRISE__CONTRIBSYS__COM", Kind::Secret),
+            ("HEROKU_KEY", Kind::Secret),
+            ("hubspotKey", Kind::Secret),
         ];
         for (ident, want) in cases {
             assert_eq!(kind(ident), Some(want), "{ident}");
@@ -347,6 +385,10 @@ mod tests {
             "no_token",
             "invalid_api_key",
             "missing-password",
+            "login",
+            "user_login",
+            "request_id",
+            "report_access_id",
             "",
             "---",
         ] {
