@@ -265,6 +265,11 @@ pub struct HubArgs {
     /// is judged (unless it has run the rung since): 90s, 30m, 1h, 2d.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_window)]
     pub held_off_window: Duration,
+    /// A directory the config may be a symlink into, beside the config's
+    /// own (repeatable); a link to a file anywhere else is not followed:
+    /// the hub neither serves nor writes it, and says why in /v1/health.
+    #[arg(long, value_name = "DIR")]
+    pub config_link_dir: Vec<PathBuf>,
 }
 
 /// A duration as `--held-off-window` takes it: a whole number with `s`,
@@ -568,6 +573,7 @@ async fn run_hub(args: HubArgs, allow_plaintext: bool) -> Result<()> {
         .max(1);
     opts.limits.max_connections = args.max_connections.max(1);
     opts.held_off_window = args.held_off_window;
+    opts.config_link_dirs = args.config_link_dir;
     crate::hub::serve(opts).await
 }
 

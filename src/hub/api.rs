@@ -459,7 +459,25 @@ async fn get_config(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResul
         "read the config",
     )?;
     let c = hub.current();
-    let etag = format!("\"{}\"", c.revision);
+    // Only an owner reads the document byte for byte; another role gets it
+    // scrubbed (comments too), under a weak ETag: the same revision, not
+    // the same bytes. A file the hub did not take (over 1 MiB, not UTF-8,
+    // a link it does not follow: held as a record that is never UTF-8) is
+    // never served: an empty body, its reason in the header.
+    let owner = p.role == Role::Owner;
+    let body = match std::str::from_utf8(&c.bytes) {
+        Err(_) => Bytes::new(),
+        Ok(_) if owner => c.bytes.clone(),
+        Ok(text) => match crate::scrub::scrub(text) {
+            std::borrow::Cow::Borrowed(_) => c.bytes.clone(),
+            std::borrow::Cow::Owned(s) => Bytes::from(s),
+        },
+    };
+    let etag = if owner {
+        format!("\"{}\"", c.revision)
+    } else {
+        format!("W/\"{}\"", c.revision)
+    };
     if let Some(inm) = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -475,7 +493,7 @@ async fn get_config(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResul
             (header::ETAG, etag),
             (header::CACHE_CONTROL, "no-cache".to_string()),
         ],
-        c.bytes.clone(),
+        body,
     )
         .into_response();
     // Served as it stands, but not in force: the reason goes with it.

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 
-use super::{Current, Hub, publish_config};
+use super::{Current, Hub, publish_config, store};
 use crate::agents_doc::{self, DocError};
 use crate::wire::{ConfigInvalid, HistoryEntry, KNOWN_AGENTS, OrderSource};
 
@@ -27,17 +27,162 @@ pub const CHANGED_ON_DISK: &str = "(changed on disk)";
 
 /// How often the fallback looks at the file's identity and size.
 const POLL: Duration = Duration::from_secs(1);
-/// How long after a watcher's notice the file is read: an editor that
-/// writes in place is given time to finish.
+/// How long after a watcher's notice the file is read: several notices
+/// of one edit (a close, then a rename) are read once.
 const SETTLE: Duration = Duration::from_millis(50);
+/// How long a change the fallback sees must stand before it is read as
+/// done: longer than a slow writer's pause between two writes (a script
+/// that writes a file in parts). The fallback notices an edit within
+/// [`POLL`] + this, about 6 s.
+pub const POLL_SETTLE: Duration = Duration::from_secs(5);
 
 /// The list of a document that validates, or why it does not.
 pub fn judge(bytes: &[u8]) -> Result<Vec<String>, ConfigInvalid> {
+    if let Some(why) = not_taken_why(bytes) {
+        return Err(ConfigInvalid {
+            message: why,
+            line: None,
+            column: None,
+        });
+    }
     let text = agents_doc::decode(bytes).map_err(|e| describe(e, "", None))?;
     let doc = agents_doc::parse(text).map_err(|e| describe(e, text, None))?;
     agents_doc::locate_in(&doc)
         .map(|l| l.agents)
         .map_err(|e| describe(e, text, Some(&doc)))
+}
+
+/// Largest file the hub takes as its document (the contract's bound for a
+/// `PUT`): one larger does not validate, and is never read whole.
+pub const MAX_BYTES: usize = 1024 * 1024;
+
+/// The start of what the hub keeps of a file it did not take: never UTF-8
+/// (its first byte is 0xFF), so never served, and never a document.
+const NOT_TAKEN: &[u8] = b"\xffmacfleet: not taken\n";
+
+/// What the hub keeps of a file it did not take, in place of its bytes:
+/// why (the message it does not validate with), then what changes when
+/// the file does (its identity, size and modification time), so that the
+/// compare with the disk notices a change and the revision (the ETag a
+/// `PUT` names to replace it) follows it.
+fn not_taken(why: &str, stamp: &[i64]) -> Vec<u8> {
+    let mut out = NOT_TAKEN.to_vec();
+    out.extend_from_slice(why.as_bytes());
+    out.push(b'\n');
+    for n in stamp {
+        out.extend_from_slice(format!("{n} ").as_bytes());
+    }
+    out
+}
+
+fn not_taken_why(bytes: &[u8]) -> Option<String> {
+    let rest = bytes.strip_prefix(NOT_TAKEN)?;
+    let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+    Some(String::from_utf8_lossy(&rest[..end]).into_owned())
+}
+
+/// The hub's config as it compares it with what it last read or wrote:
+/// the file's bytes when it takes the file (a regular file of at most
+/// [`MAX_BYTES`], the config itself or a link it follows,
+/// [`store::resolve`]), else a record of why not ([`not_taken`]). Never
+/// more than [`MAX_BYTES`] + 1 bytes are read.
+pub fn read_config(path: &Path, link_dirs: &[PathBuf]) -> std::io::Result<Vec<u8>> {
+    match store::resolve(path, link_dirs)? {
+        Ok(target) => read_file(&target),
+        Err(why) => {
+            use std::os::unix::fs::MetadataExt;
+            let l = std::fs::symlink_metadata(path)?;
+            let to = std::fs::read_link(path)?;
+            let to = i64::from(crc_of(to.as_os_str().as_encoded_bytes()));
+            Ok(not_taken(
+                &why,
+                &[
+                    l.dev() as i64,
+                    l.ino() as i64,
+                    l.mtime(),
+                    l.mtime_nsec(),
+                    to,
+                ],
+            ))
+        }
+    }
+}
+
+/// A cheap fingerprint of a link's text (only compared, never shown).
+fn crc_of(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5_u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// One file, as [`read_config`] takes it: no link followed, a FIFO or
+/// device never waited on, at most [`MAX_BYTES`] + 1 bytes read.
+pub(crate) fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let m = f.metadata()?;
+    let stamp = [
+        m.dev() as i64,
+        m.ino() as i64,
+        m.len() as i64,
+        m.mtime(),
+        m.mtime_nsec(),
+    ];
+    if m.file_type().is_dir() {
+        // Not a document at all: a failure to read it, as before.
+        return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    if !m.file_type().is_file() {
+        return Ok(not_taken("not a regular file", &stamp));
+    }
+    let over = || not_taken(&format!("over {} MiB", MAX_BYTES >> 20), &stamp);
+    if m.len() > MAX_BYTES as u64 {
+        return Ok(over());
+    }
+    let mut out = Vec::with_capacity(m.len() as usize);
+    f.take(MAX_BYTES as u64 + 1).read_to_end(&mut out)?;
+    if out.len() > MAX_BYTES {
+        return Ok(over());
+    }
+    Ok(out)
+}
+
+/// Whether some process holds `path` open for writing: `Some(true)` when
+/// a read lease cannot be had for that reason (`fcntl(F_SETLEASE)` says
+/// `EAGAIN`), `Some(false)` when one can (it is let go at once), `None`
+/// when the hub cannot tell (not the file's owner, a filesystem without
+/// leases). The lease's break signal is set to `SIGURG`, which is ignored
+/// by default, so a writer opening the file in the instant the lease is
+/// held costs the hub nothing.
+pub(crate) fn writer_holds(path: &Path) -> Option<bool> {
+    // Linux's F_SETSIG (the libc crate leaves it out).
+    const F_SETSIG: libc::c_int = 10;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let fd = f.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function owns.
+    unsafe {
+        if libc::fcntl(fd, F_SETSIG, libc::SIGURG) != 0 {
+            return None;
+        }
+        if libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) == 0 {
+            libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK);
+            return Some(false);
+        }
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::EAGAIN) => Some(true),
+        _ => None,
+    }
 }
 
 /// A [`DocError`] as message, line and column, naming no value of the
@@ -178,6 +323,26 @@ impl Hub {
         self.take_disk_change().await
     }
 
+    /// Under the write lock, once [`Hub::take_disk_change`] gave `before`:
+    /// replace the file with `bytes` only over `before`'s document
+    /// ([`store::replace_checked`]). [`store::Replaced::Raced`]: a hand
+    /// edit landed after the compare, and stands.
+    pub(crate) async fn write_config(
+        &self,
+        bytes: bytes::Bytes,
+        before: &Current,
+    ) -> std::io::Result<store::Replaced> {
+        let (path, dirs) = (self.opts.config.clone(), self.opts.config_link_dirs.clone());
+        let known = before.bytes.clone();
+        tokio::task::spawn_blocking(move || {
+            store::replace_checked(&path, &dirs, &bytes, &|p| {
+                read_file(p).is_ok_and(|b| b[..] == known[..])
+            })
+        })
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+    }
+
     /// Under the write lock: compare the file's bytes with what the hub
     /// last read or wrote. A changed document that validates becomes a new
     /// revision (History `by` = `(changed on disk)`, a `config` event, the
@@ -186,8 +351,28 @@ impl Hub {
     /// current.
     pub(crate) async fn take_disk_change(&self) -> Arc<Current> {
         let before = self.current();
-        let bytes = match tokio::fs::read(&self.opts.config).await {
-            Ok(b) => b,
+        let (path, dirs) = (self.opts.config.clone(), self.opts.config_link_dirs.clone());
+        let known = before.bytes.clone();
+        // A file that differs from what the hub knows is taken only once
+        // no one holds it open for writing (where the hub can tell): a
+        // writer mid-way (a pause between two writes) is not done.
+        let read = tokio::task::spawn_blocking(move || {
+            let bytes = read_config(&path, &dirs)?;
+            if bytes[..] == known[..] {
+                return Ok(None);
+            }
+            let target = store::resolve(&path, &dirs).ok().and_then(Result::ok);
+            if target.and_then(|t| writer_holds(&t)) == Some(true) {
+                tracing::debug!(path = %path.display(), "the config is being written; taken once its writer is done");
+                return Ok(None);
+            }
+            Ok(Some(bytes))
+        })
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+        let bytes = match read {
+            Ok(Some(b)) => b,
+            Ok(None) => return before,
             Err(e) => {
                 // Gone for a moment (an editor's rename) or unreadable: the
                 // document in force stands.
@@ -197,9 +382,6 @@ impl Hub {
                 return before;
             }
         };
-        if bytes[..] == before.bytes[..] {
-            return before;
-        }
         let bytes = bytes::Bytes::from(bytes);
         let interval = self.opts.heartbeat_interval_s;
         match judge(&bytes) {
@@ -284,14 +466,37 @@ fn dir_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Watch the config's directory, and its target's when it is a symlink,
-/// for events on the file's name (the database beside it is busy, and
-/// ignored). `None` when the platform's watcher cannot be had: the
-/// fallback alone notices then.
-fn watcher(path: &Path, tx: tokio::sync::mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
+/// Whether a watcher's event says a writer is done with the file: it
+/// closed it after writing (inotify's close-write), a rename put it in
+/// place, or a symlink was made (whole at once). A write, or a file just
+/// created, is a writer still at work, and waited out.
+fn writer_done(ev: &notify::Event) -> bool {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
+    match ev.kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Modify(ModifyKind::Name(_)) => true,
+        EventKind::Create(CreateKind::File | CreateKind::Any | CreateKind::Other) => ev
+            .paths
+            .iter()
+            .any(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())),
+        _ => false,
+    }
+}
+
+/// Watch the config's directory, and its target's when it is a symlink
+/// the hub follows, for a writer done with the file's name (the database
+/// beside it is busy, and ignored). `None` when the platform's watcher
+/// cannot be had, or a directory cannot be watched: the fallback alone
+/// notices then.
+fn watcher(
+    path: &Path,
+    link_dirs: &[PathBuf],
+    tx: tokio::sync::mpsc::Sender<()>,
+) -> Option<notify::RecommendedWatcher> {
     use notify::Watcher;
     let mut places = vec![(dir_of(path), path.file_name()?.to_os_string())];
-    if let Ok(target) = std::fs::canonicalize(path) {
+    if let Ok(Ok(target)) = store::resolve(path, link_dirs) {
         if let Some(name) = target.file_name() {
             places.push((dir_of(&target), name.to_os_string()));
         }
@@ -303,7 +508,7 @@ fn watcher(path: &Path, tx: tokio::sync::mpsc::Sender<()>) -> Option<notify::Rec
             .paths
             .iter()
             .any(|p| p.file_name().is_some_and(|n| names.iter().any(|m| m == n)));
-        if ours {
+        if ours && writer_done(&ev) {
             let _ = tx.try_send(());
         }
     })
@@ -314,16 +519,23 @@ fn watcher(path: &Path, tx: tokio::sync::mpsc::Sender<()>) -> Option<notify::Rec
     for d in dirs {
         if let Err(e) = w.watch(&d, notify::RecursiveMode::NonRecursive) {
             tracing::warn!(dir = %d.display(), error = %e, "cannot watch the config's directory; looking at it once a second instead");
+            return None;
         }
     }
     Some(w)
 }
 
-/// Notice hand edits of the config while the hub runs, until it stops.
+/// Notice hand edits of the config while the hub runs, until it stops:
+/// when the watcher says a writer is done with the file, or, in the
+/// fallback, once a change has stood for [`POLL_SETTLE`] and no writer
+/// holds the file open ([`writer_holds`]; where the hub cannot tell and
+/// the watcher runs, the watcher's word is waited for).
 pub(crate) fn spawn_watcher(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
     let path = hub.opts.config.clone();
+    let dirs = hub.opts.config_link_dirs.clone();
     let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
-    let w = watcher(&path, tx.clone());
+    let w = watcher(&path, &dirs, tx.clone());
+    let watching = w.is_some();
     let weak = Arc::downgrade(hub);
     let mut closing = hub.closing.subscribe();
     tokio::spawn(async move {
@@ -333,6 +545,8 @@ pub(crate) fn spawn_watcher(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
         let mut poll = tokio::time::interval(POLL);
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut seen = stamp(&path);
+        // When the fallback last saw the file change, while not yet taken.
+        let mut changed: Option<std::time::Instant> = None;
         loop {
             tokio::select! {
                 _ = rx.recv() => {
@@ -340,8 +554,20 @@ pub(crate) fn spawn_watcher(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
                     while rx.try_recv().is_ok() {}
                 }
                 _ = poll.tick() => {
-                    if stamp(&path) == seen {
+                    let now = stamp(&path);
+                    if now != seen {
+                        seen = now;
+                        changed = Some(std::time::Instant::now());
                         continue;
+                    }
+                    if !changed.is_some_and(|t| t.elapsed() >= POLL_SETTLE) {
+                        continue;
+                    }
+                    let target = store::resolve(&path, &dirs).ok().and_then(Result::ok);
+                    match target.and_then(|t| writer_holds(&t)) {
+                        Some(true) => continue,
+                        None if watching => continue,
+                        _ => {}
                     }
                 }
                 r = closing.changed() => {
@@ -352,6 +578,7 @@ pub(crate) fn spawn_watcher(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
                 }
             }
             seen = stamp(&path);
+            changed = None;
             let Some(hub) = weak.upgrade() else { return };
             hub.notice_disk().await;
         }
@@ -427,6 +654,30 @@ mod tests {
             judge(b"MAC_CODING_AGENTS = \"pi, claude\"").expect("valid"),
             ["pi", "claude"]
         );
+    }
+
+    #[test]
+    fn a_file_is_read_within_its_bound_and_a_writer_is_seen() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("hub.toml");
+        std::fs::write(&p, "a = 1\n").expect("write");
+        assert_eq!(read_file(&p).expect("read"), b"a = 1\n");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .expect("open");
+        assert_eq!(writer_holds(&p), Some(true));
+        f.write_all(&vec![b'#'; MAX_BYTES]).expect("grow");
+        drop(f);
+        assert_eq!(writer_holds(&p), Some(false));
+        let big = read_file(&p).expect("read");
+        assert!(big.len() < 200, "not read whole: {}", big.len());
+        let e = judge(&big).expect_err("over");
+        assert_eq!(e.message, "over 1 MiB");
+        // Another file's record differs; the same file's is the same.
+        assert_eq!(read_file(&p).expect("again"), big);
+        assert!(std::str::from_utf8(&big).is_err(), "never served");
     }
 
     #[test]

@@ -148,17 +148,24 @@ impl Hub {
                     m => ReplaceError::Internal(m),
                 })?;
         }
-        let path = self.opts.config.clone();
-        let data = bytes.clone();
-        let written = tokio::task::spawn_blocking(move || store::write_atomic(&path, &data))
+        let written = self
+            .write_config(bytes.clone(), &before)
             .await
-            .map_err(|e| ReplaceError::Internal(e.to_string()))
-            .and_then(|r| r.map_err(|e| ReplaceError::Internal(e.to_string())));
-        if let Err(e) = written {
-            if !restores {
-                let _ = self.db.record_intent(None).await;
+            .map_err(|e| ReplaceError::Internal(e.to_string()));
+        if !matches!(written, Ok(store::Replaced::Done)) && !restores {
+            let _ = self.db.record_intent(None).await;
+        }
+        match written {
+            Ok(store::Replaced::Done) => {}
+            // A hand edit landed after the compare: it stands, and is
+            // taken as one; this write was made on an older document.
+            Ok(store::Replaced::Raced) => {
+                let now = self.take_disk_change().await;
+                return Err(ReplaceError::Mismatch {
+                    current: now.revision.clone(),
+                });
             }
-            return Err(e);
+            Err(e) => return Err(e),
         }
         fault_stall_after_rename().await;
         let new = Arc::new(new);

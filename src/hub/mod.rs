@@ -149,6 +149,9 @@ pub struct HubOptions {
     /// A failover older than this no longer holds its rung off when
     /// headroom is judged (`--held-off-window`, default 1 h).
     pub held_off_window: Duration,
+    /// Directories a config that is a symlink may point into, beside its
+    /// own (`--config-link-dir`): a link to anywhere else is not taken.
+    pub config_link_dirs: Vec<PathBuf>,
 }
 
 impl HubOptions {
@@ -173,6 +176,7 @@ impl HubOptions {
             evict_after: Duration::from_secs(24 * 60 * 60),
             watch_config: true,
             held_off_window: fleet::DEFAULT_HELD_OFF_WINDOW,
+            config_link_dirs: Vec::new(),
         }
     }
 
@@ -432,11 +436,11 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
             opts.listen
         );
     }
-    let bytes = std::fs::read(&opts.config)
+    let bytes = disk::read_config(&opts.config, &opts.config_link_dirs)
         .wrap_err_with(|| format!("cannot read the config {}", opts.config.display()))?;
     // A hub killed mid-write leaves its temporary file: clear them, so
     // restarts do not pile them up (the document itself is whole).
-    match store::remove_stale_temps(&opts.config) {
+    match store::remove_stale_temps(&opts.config, &opts.config_link_dirs) {
         Ok(0) => {}
         Ok(n) => tracing::warn!(
             removed = n,

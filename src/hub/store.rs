@@ -52,13 +52,184 @@ pub fn write_target(path: &Path) -> std::io::Result<PathBuf> {
 /// SIGKILL); called once at start, before anything writes. Returns how
 /// many were removed. Only names of the exact form it makes are touched:
 /// beside the symlink's target when `path` is one, and beside `path`.
-pub fn remove_stale_temps(path: &Path) -> std::io::Result<usize> {
-    let target = write_target(path)?;
+/// A link the hub does not follow ([`resolve`]) is not swept through.
+pub fn remove_stale_temps(path: &Path, link_dirs: &[PathBuf]) -> std::io::Result<usize> {
+    let target = match resolve(path, link_dirs)? {
+        Ok(t) => t,
+        Err(_) => path.to_path_buf(),
+    };
     let mut removed = remove_stale_temps_beside(&target)?;
     if target != path {
         removed += remove_stale_temps_beside(path)?;
     }
     Ok(removed)
+}
+
+fn dir_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The file the hub's config `path` stands for: `path` itself, or, when
+/// it is a symlink, the file it resolves to (through every link) if that
+/// file lies in `path`'s own directory or in one of `link_dirs`
+/// (`--config-link-dir`), compared as canonical paths. `Ok(Err(why))`: a
+/// link to anywhere else, which the hub neither reads, serves nor writes
+/// (a `hub.toml` pointing at the hub's TLS key or `/etc/passwd`); `why`
+/// names no path but the config's, since `/v1/health` says it to anyone.
+pub fn resolve(path: &Path, link_dirs: &[PathBuf]) -> std::io::Result<Result<PathBuf, String>> {
+    let m = std::fs::symlink_metadata(path)?;
+    if !m.file_type().is_symlink() {
+        return Ok(Ok(path.to_path_buf()));
+    }
+    let target = write_target(path)?;
+    let own = std::fs::canonicalize(dir_of(path))?;
+    let within = target.parent().is_some_and(|t| {
+        t == own
+            || link_dirs
+                .iter()
+                .any(|d| std::fs::canonicalize(d).is_ok_and(|d| d == t))
+    });
+    if within {
+        Ok(Ok(target))
+    } else {
+        Ok(Err(format!(
+            "{} is a symlink to a file outside its own directory and every --config-link-dir; the hub does not follow it (point the link into its directory, or name the target's directory with --config-link-dir)",
+            path.display()
+        )))
+    }
+}
+
+/// How [`replace_checked`] ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Replaced {
+    /// The new document is in place, durably.
+    Done,
+    /// What was swapped out was not what the write was checked against (a
+    /// hand edit landed in between): it was swapped back, and the new
+    /// document is not on disk.
+    Raced,
+}
+
+/// `renameat2(2)` with `flags` (`RENAME_EXCHANGE`, `RENAME_NOREPLACE`).
+fn rename2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let from = std::ffi::CString::new(from.as_os_str().as_bytes())?;
+    let to = std::ffi::CString::new(to.as_os_str().as_bytes())?;
+    // SAFETY: two NUL-terminated paths that outlive the call.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            flags,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The filesystem (or kernel) has no such `renameat2` flag.
+fn unsupported(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS))
+}
+
+/// Replace the hub's config `path` (resolved by [`resolve`]: a link the
+/// hub does not follow is an error, never written through) with `bytes`,
+/// as [`write_atomic`] does, but only over the document the write was
+/// checked against: the new file, written and fsynced beside the old, is
+/// swapped in with `renameat2(RENAME_EXCHANGE)`, and what came out is
+/// given to `was` (true: the document the write was checked against). If
+/// it was not (a hand edit renamed into place, or written in place, after
+/// the check), the two are swapped back and [`Replaced::Raced`] is
+/// returned: the hand edit stands, and nothing of the write remains.
+///
+/// Where the filesystem has no `RENAME_EXCHANGE` (`EINVAL`/`ENOSYS`), the
+/// file is compared once more (`was` on `path` itself) and the new one
+/// renamed over it: a hand edit landing between that compare and the
+/// rename (microseconds) is replaced. A path with no file yet is taken
+/// with `RENAME_NOREPLACE`, so a file made meanwhile is never replaced.
+pub fn replace_checked(
+    path: &Path,
+    link_dirs: &[PathBuf],
+    bytes: &[u8],
+    was: &dyn Fn(&Path) -> bool,
+) -> std::io::Result<Replaced> {
+    let target = match resolve(path, link_dirs) {
+        Ok(Ok(t)) => t,
+        Ok(Err(why)) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                why,
+            ));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
+        Err(e) => return Err(e),
+    };
+    let path = target.as_path();
+    let (dir, prefix) = temp_place(path);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .tempfile_in(&dir)?;
+    tmp.write_all(bytes)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        tmp.as_file().set_permissions(meta.permissions())?;
+    }
+    tmp.as_file().sync_all()?;
+    // Removed when dropped: after a swap it holds what came out.
+    let tmp = tmp.into_temp_path();
+    let sync_dir = || std::fs::File::open(&dir)?.sync_all();
+    match rename2(&tmp, path, libc::RENAME_EXCHANGE) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && tmp.exists() => {
+            // No file at the path: only if none appears meanwhile.
+            return match rename2(&tmp, path, libc::RENAME_NOREPLACE) {
+                Ok(()) => {
+                    sync_dir()?;
+                    Ok(Replaced::Done)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(Replaced::Raced),
+                Err(e) if unsupported(&e) => {
+                    tmp.persist(path).map_err(|e| e.error)?;
+                    sync_dir()?;
+                    Ok(Replaced::Done)
+                }
+                Err(e) => Err(e),
+            };
+        }
+        Err(e) if unsupported(&e) => {
+            if !was(path) {
+                return Ok(Replaced::Raced);
+            }
+            tmp.persist(path).map_err(|e| e.error)?;
+            sync_dir()?;
+            return Ok(Replaced::Done);
+        }
+        Err(e) => return Err(e),
+    }
+    if was(&tmp) {
+        sync_dir()?;
+        return Ok(Replaced::Done);
+    }
+    // A hand edit came out: put it back. Had a later one been renamed
+    // into place meanwhile (over ours), the earlier is now back in place
+    // and the later out: the later stands.
+    rename2(&tmp, path, libc::RENAME_EXCHANGE)?;
+    let ours = std::fs::metadata(&tmp).is_ok_and(|m| m.len() == bytes.len() as u64)
+        && std::fs::read(&tmp).is_ok_and(|b| b == bytes);
+    if !ours {
+        rename2(&tmp, path, libc::RENAME_EXCHANGE)?;
+        tracing::warn!(path = %path.display(), "two hand edits were renamed into place during a config write; the later stands");
+    }
+    sync_dir()?;
+    Ok(Replaced::Raced)
 }
 
 fn remove_stale_temps_beside(path: &Path) -> std::io::Result<usize> {
@@ -148,7 +319,7 @@ mod tests {
             std::fs::write(dir.path().join(stale), "half a doc").expect("write");
         }
         std::fs::create_dir(dir.path().join(".hub.toml.dir123.tmp")).expect("dir");
-        assert_eq!(remove_stale_temps(&path).expect("sweep"), 2);
+        assert_eq!(remove_stale_temps(&path, &[]).expect("sweep"), 2);
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .expect("ls")
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
@@ -159,7 +330,7 @@ mod tests {
         want.sort();
         assert_eq!(left, want);
         assert_eq!(std::fs::read(&path).expect("read"), b"a = 1\n");
-        assert_eq!(remove_stale_temps(&path).expect("again"), 0);
+        assert_eq!(remove_stale_temps(&path, &[]).expect("again"), 0);
     }
 
     #[test]
@@ -183,7 +354,10 @@ mod tests {
         assert_eq!(std::fs::read_dir(b.path()).expect("ls").count(), 1);
         // A temp a killed write left beside the target is cleared.
         std::fs::write(b.path().join(".fleet.toml.Ab12Cd.tmp"), "x").expect("temp");
-        assert_eq!(remove_stale_temps(&link).expect("sweep"), 1);
+        // Not beside a target the hub does not follow.
+        assert_eq!(remove_stale_temps(&link, &[]).expect("sweep"), 0);
+        let named = [b.path().to_path_buf()];
+        assert_eq!(remove_stale_temps(&link, &named).expect("sweep"), 1);
         // A dangling link is refused, not replaced by a plain file.
         std::fs::remove_file(&target).expect("rm");
         assert!(write_atomic(&link, b"x").is_err());
@@ -193,6 +367,70 @@ mod tests {
                 .file_type()
                 .is_symlink()
         );
+    }
+
+    #[test]
+    fn a_link_is_followed_only_into_its_own_directory_or_a_named_one() {
+        let a = tempfile::tempdir().expect("tempdir");
+        let b = tempfile::tempdir().expect("tempdir");
+        let link = a.path().join("hub.toml");
+        // Within its own directory (through a second link too).
+        let beside = a.path().join("fleet.toml");
+        std::fs::write(&beside, "beside").expect("write");
+        std::os::unix::fs::symlink("fleet.toml", &link).expect("symlink");
+        let want = std::fs::canonicalize(&beside).expect("canonical");
+        assert_eq!(resolve(&link, &[]).expect("resolve"), Ok(want));
+        // Elsewhere: not followed, and the reason names no target.
+        let away = b.path().join("hub.key");
+        std::fs::write(&away, "key").expect("write");
+        std::fs::remove_file(&link).expect("rm");
+        std::os::unix::fs::symlink(&away, &link).expect("symlink");
+        let why = resolve(&link, &[]).expect("resolve").expect_err("outside");
+        assert!(why.contains("outside its own directory"), "{why}");
+        assert!(!why.contains(&b.path().display().to_string()), "{why}");
+        let e = replace_checked(&link, &[], b"new", &|_| true).expect_err("refused");
+        assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
+        assert_eq!(std::fs::read(&away).expect("read"), b"key");
+        // Named with --config-link-dir: followed and written through.
+        let named = [b.path().to_path_buf()];
+        let want = std::fs::canonicalize(&away).expect("canonical");
+        assert_eq!(resolve(&link, &named).expect("resolve"), Ok(want));
+        let done = replace_checked(&link, &named, b"new", &|_| true).expect("written");
+        assert_eq!(done, Replaced::Done);
+        assert_eq!(std::fs::read(&away).expect("read"), b"new");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("meta")
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    #[test]
+    fn a_checked_replace_swaps_back_when_the_file_is_not_what_was_checked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("hub.toml");
+        std::fs::write(&p, "hand edit").expect("write");
+        let was = |q: &Path| std::fs::read(q).is_ok_and(|b| b == b"checked");
+        assert_eq!(
+            replace_checked(&p, &[], b"new", &was).expect("raced"),
+            Replaced::Raced
+        );
+        assert_eq!(std::fs::read(&p).expect("read"), b"hand edit");
+        std::fs::write(&p, "checked").expect("write");
+        assert_eq!(
+            replace_checked(&p, &[], b"new", &was).expect("done"),
+            Replaced::Done
+        );
+        assert_eq!(std::fs::read(&p).expect("read"), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 1);
+        // No file yet: made, never over one made meanwhile.
+        let q = dir.path().join("new.toml");
+        assert_eq!(
+            replace_checked(&q, &[], b"first", &|_| true).expect("made"),
+            Replaced::Done
+        );
+        assert_eq!(std::fs::read(&q).expect("read"), b"first");
     }
 
     #[test]

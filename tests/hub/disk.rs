@@ -40,6 +40,11 @@ impl Hub {
     }
 
     fn spawn_db(dir: &Path, config: &Path, db: &Path) -> Hub {
+        Hub::spawn_args(dir, config, db, &[])
+    }
+
+    /// With more of the hub's options (`--config-link-dir DIR`).
+    fn spawn_args(dir: &Path, config: &Path, db: &Path, more: &[&std::ffi::OsStr]) -> Hub {
         let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
             .arg("hub")
             .arg("--config")
@@ -49,6 +54,7 @@ impl Hub {
             .arg("--db")
             .arg(db)
             .args(["--listen", "127.0.0.1:0"])
+            .args(more)
             .env("NO_COLOR", "1")
             .env("MACFLEET_LOG", "info")
             .stdout(Stdio::null())
@@ -495,8 +501,8 @@ async fn no_accepted_list_runs_on_the_built_in_order_loudly() {
 }
 
 /// The config a symlink in one directory to a file in another (a git
-/// checkout): a `PUT` writes the target and leaves the link; a hand edit of
-/// the target is noticed.
+/// checkout) the owner names with `--config-link-dir`: a `PUT` writes the
+/// target and leaves the link; a hand edit of the target is noticed.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_symlinked_config_is_written_through_and_its_target_watched() {
     let (dir, owner, _viewer, _worker) = common::hub_dir();
@@ -505,7 +511,12 @@ async fn a_symlinked_config_is_written_through_and_its_target_watched() {
     std::fs::rename(dir.path().join("hub.toml"), &target).expect("move");
     let link = dir.path().join("hub.toml");
     std::os::unix::fs::symlink(&target, &link).expect("symlink");
-    let hub = Hub::spawn_config(dir.path(), &link);
+    let hub = Hub::spawn_args(
+        dir.path(),
+        &link,
+        &dir.path().join("hub.db"),
+        &["--config-link-dir".as_ref(), checkout.path().as_os_str()],
+    );
     let (_, etag0, _, _) = config(&hub, &owner).await;
     let (status, v) = put(&hub, &owner, &etag0, VALID).await;
     assert_eq!(status, StatusCode::OK, "{v}");
@@ -714,4 +725,281 @@ async fn a_database_that_cannot_be_made_afresh_is_refused_with_503() {
     assert_eq!(post(&hub, &worker, &hb).await, StatusCode::OK);
     let h = health(&hub).await;
     assert_eq!(h["database"]["unavailable"], false, "{h}");
+}
+
+/// A hand editor that appends a comment every 0–30 ms by rename (write a
+/// temporary file beside, rename it over), against a loop of `GET` +
+/// `PUT` with `If-Match` made on what the `GET` read: no hand edit is
+/// lost, whichever `PUT` got 200 (the new file is swapped in and what came
+/// out compared with what the write was checked against).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hand_edit_renamed_in_during_a_put_is_never_lost() {
+    let (dir, owner, _viewer, _worker) = common::hub_dir();
+    let path = dir.path().join("hub.toml");
+    let hub = Hub::spawn(dir.path());
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let editor = {
+        let (path, stop) = (path.clone(), stop.clone());
+        let tmp = dir.path().join(".edit.tmp");
+        std::thread::spawn(move || {
+            let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+            let mut made = 0usize;
+            let t0 = Instant::now();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && made < 400
+                && t0.elapsed() < Duration::from_secs(8)
+            {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                std::thread::sleep(Duration::from_millis((seed >> 33) % 31));
+                let Ok(mut text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                text.push_str(&format!("# hand edit {made}\r\n"));
+                std::fs::write(&tmp, &text).expect("write the edit");
+                std::fs::rename(&tmp, &path).expect("rename the edit in");
+                made += 1;
+            }
+            made
+        })
+    };
+    let swap = |body: &str| {
+        let a = "\"opencode\", # first\r\n  \"claude\",";
+        let b = "\"claude\", # first\r\n  \"opencode\",";
+        if body.contains(a) {
+            body.replace(a, b)
+        } else {
+            body.replace(b, a)
+        }
+    };
+    let (mut ok, mut refused, mut puts) = (0, 0, 0);
+    let t0 = Instant::now();
+    while puts < 300 && t0.elapsed() < Duration::from_secs(6) {
+        let (_, etag, _, body) = config(&hub, &owner).await;
+        let (status, v) = put(&hub, &owner, &etag, &swap(&body)).await;
+        match status {
+            StatusCode::OK => ok += 1,
+            StatusCode::PRECONDITION_FAILED => refused += 1,
+            other => panic!("PUT answered {other}: {v}"),
+        }
+        puts += 1;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let made = editor.join().expect("editor");
+    let on_disk = std::fs::read_to_string(&path).expect("read");
+    let lost: Vec<usize> = (0..made)
+        .filter(|i| !on_disk.contains(&format!("# hand edit {i}\r\n")))
+        .collect();
+    eprintln!(
+        "{puts} PUTs ({ok} 200, {refused} 412) against {made} hand edits by rename: {} lost",
+        lost.len()
+    );
+    assert!(
+        made >= 50 && ok >= 20,
+        "too little raced: {made} edits, {ok} PUTs taken"
+    );
+    assert!(lost.is_empty(), "hand edits lost: {lost:?}");
+    // The hub holds what is on disk, and took every edit.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, _, _, body) = config(&hub, &owner).await;
+    assert_eq!(body, on_disk);
+}
+
+/// A fake private key, made at run time.
+fn fake_key() -> String {
+    let body: String = (0..24).map(|i| format!("Mk{i:02}Zq")).collect();
+    format!("-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n")
+}
+
+/// `hub.toml` a symlink to a file in another directory (the hub's TLS
+/// key) or to `/etc/passwd`: the hub starts, does not take it (health
+/// says why), serves none of it to any role, and a `PUT` writes nothing
+/// through it. Named with `--config-link-dir`, the same link is followed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_config_linked_out_of_its_directory_is_neither_served_nor_written() {
+    let (dir, owner, viewer, worker) = common::hub_dir();
+    let secrets = tempfile::tempdir().expect("tempdir");
+    let key = secrets.path().join("hub.key");
+    let key_text = fake_key();
+    std::fs::write(&key, &key_text).expect("key");
+    let link = dir.path().join("hub.toml");
+    for target in [key.as_path(), Path::new("/etc/passwd")] {
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(target, &link).expect("symlink");
+        let before = std::fs::read(target).expect("target");
+        let hub = Hub::spawn(dir.path());
+        for token in [&owner, &viewer, &worker] {
+            let (status, etag, invalid, body) = config(&hub, token).await;
+            assert_eq!(status, StatusCode::OK);
+            assert!(body.is_empty(), "{target:?} served: {body}");
+            let invalid = invalid.expect("the reason goes with it");
+            assert!(invalid.contains("symlink"), "{invalid}");
+            assert!(!etag.is_empty());
+        }
+        let h = health(&hub).await;
+        assert_eq!(h["status"], "degraded", "{h}");
+        let said = h.to_string();
+        assert!(said.contains("outside its own directory"), "{said}");
+        assert!(!said.contains(&target.display().to_string()), "{said}");
+        // Workers are told the built-in order, never the target's text.
+        let p = projection(&hub, &worker).await;
+        assert_eq!(p["config_revision"], "built-in", "{p}");
+        let (_, etag, _, _) = config(&hub, &owner).await;
+        let (status, v) = put(&hub, &owner, &etag, VALID).await;
+        assert!(status.is_server_error(), "{status} {v}");
+        assert_eq!(std::fs::read(target).expect("target"), before);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("link")
+                .file_type()
+                .is_symlink()
+        );
+    }
+    // Named as a directory the config may link into: followed, and served
+    // to its owner as it stands.
+    std::fs::write(&key, VALID).expect("a document there");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&key, &link).expect("symlink");
+    let hub = Hub::spawn_args(
+        dir.path(),
+        &link,
+        &dir.path().join("hub.db"),
+        &["--config-link-dir".as_ref(), secrets.path().as_os_str()],
+    );
+    let (status, _, invalid, body) = config(&hub, &owner).await;
+    assert_eq!(
+        (status, invalid, body.as_str()),
+        (StatusCode::OK, None, VALID)
+    );
+}
+
+/// Comments holding an API key and a balance: an owner reads the document
+/// byte for byte under its ETag; a viewer and a worker get it scrubbed
+/// (comments included) under the weak form of the same ETag, which
+/// `If-None-Match` matches.
+#[tokio::test(flavor = "multi_thread")]
+async fn only_an_owner_reads_the_document_raw() {
+    let (dir, owner, viewer, worker) = common::hub_dir();
+    let secret = token_shaped();
+    let doc = format!(
+        "# key for the runners: {secret}\n# credit_balance=12.40\n[fleet]\nMAC_CODING_AGENTS = [\"claude\"] # api_key={secret}\n[runner]\napi_key = \"{secret}\"\n"
+    );
+    std::fs::write(dir.path().join("hub.toml"), &doc).expect("config");
+    let hub = Hub::spawn(dir.path());
+    let (status, etag, _, body) = config(&hub, &owner).await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, doc.as_str()));
+    assert!(etag.starts_with('"'), "{etag}");
+    for token in [&viewer, &worker] {
+        let (status, weak, _, body) = config(&hub, token).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(!body.contains(&secret) && !body.contains("12.40"), "{body}");
+        assert!(body.contains("MAC_CODING_AGENTS = [\"claude\"]"), "{body}");
+        // Still a document, with the same list.
+        let located = macfleet::agents_doc::locate(&body).expect("scrubbed, still TOML");
+        assert_eq!(located.agents, ["claude"], "{body}");
+        assert_eq!(weak, format!("W/{etag}"));
+        let r = http()
+            .get(hub.path("/v1/config"))
+            .bearer_auth(token)
+            .header("if-none-match", &weak)
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(r.status(), StatusCode::NOT_MODIFIED);
+    }
+}
+
+/// A hand-written file over 1 MiB (a valid document padded with 48 MiB of
+/// comments): it does not validate ("over 1 MiB"), is never served or
+/// projected, and the hub never reads it whole (its memory stays within a
+/// few MiB); a small file after it is taken as usual.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hand_written_file_over_1_mib_does_not_validate_and_is_never_read_whole() {
+    let (dir, owner, _viewer, worker) = common::hub_dir();
+    let path = dir.path().join("hub.toml");
+    let hub = Hub::spawn(dir.path());
+    let (_, etag0, _, _) = config(&hub, &owner).await;
+    let rev0 = projection(&hub, &worker).await["config_revision"].clone();
+    let rss0 = common::rss_kib(hub.child.id());
+    {
+        use std::io::Write;
+        let tmp = dir.path().join(".big.tmp");
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).expect("big"));
+        f.write_all(VALID.as_bytes()).expect("write");
+        let line = format!("# {}\n", "x".repeat(1021));
+        for _ in 0..48 * 1024 {
+            f.write_all(line.as_bytes()).expect("write");
+        }
+        f.flush().expect("flush");
+        drop(f);
+        std::fs::rename(&tmp, &path).expect("rename in");
+    }
+    let (etag1, _) = etag_change(&hub, &owner, &etag0, Duration::from_secs(3)).await;
+    let rss1 = common::rss_kib(hub.child.id());
+    let (status, _, invalid, body) = config(&hub, &owner).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.is_empty(), "served {} bytes", body.len());
+    let invalid = invalid.expect("the reason goes with it");
+    assert!(invalid.contains("over 1 MiB"), "{invalid}");
+    assert_eq!(projection(&hub, &worker).await["config_revision"], rev0);
+    assert_eq!(history(&hub, &owner).await.len(), 1, "never a revision");
+    let h = health(&hub).await;
+    assert!(h.to_string().contains("over 1 MiB"), "{h}");
+    eprintln!("hub RSS {rss0} KiB before, {rss1} KiB with the 48 MiB file");
+    assert!(rss1 < rss0 + 8 * 1024, "{rss0} -> {rss1} KiB");
+    // Mended by a PUT on its ETag, which replaces it.
+    let (status, v) = put(&hub, &owner, &etag1, VALID).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), VALID);
+    let rss2 = common::rss_kib(hub.child.id());
+    assert!(rss2 < rss0 + 8 * 1024, "{rss0} -> {rss2} KiB");
+}
+
+/// A writer that writes the file in place in two parts with a pause
+/// between (the first part a valid document by itself): nothing is taken
+/// while it holds the file open; once it closes, the whole file is one
+/// `(changed on disk)` revision.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_caught_mid_write_is_not_a_revision() {
+    use std::io::Write;
+    let (dir, owner, _viewer, worker) = common::hub_dir();
+    let path = dir.path().join("hub.toml");
+    let hub = Hub::spawn(dir.path());
+    let (_, etag0, _, _) = config(&hub, &owner).await;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .expect("open to write");
+    f.write_all(b"[fleet]\nMAC_CODING_AGENTS = [\"claude\"]\n")
+        .expect("first part");
+    f.flush().expect("flush");
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(1800) {
+        let (_, etag, _, _) = config(&hub, &owner).await;
+        assert_eq!(etag, etag0, "taken while its writer holds it");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    f.write_all(b"[human]\nimportant = true\n")
+        .expect("the rest");
+    drop(f);
+    let (etag1, took) = etag_change(&hub, &owner, &etag0, Duration::from_secs(2)).await;
+    eprintln!("taken {} ms after its writer closed it", took.as_millis());
+    let (_, _, invalid, body) = config(&hub, &owner).await;
+    assert!(invalid.is_none());
+    assert_eq!(
+        body,
+        "[fleet]\nMAC_CODING_AGENTS = [\"claude\"]\n[human]\nimportant = true\n"
+    );
+    let h = history(&hub, &owner).await;
+    assert_eq!(h.len(), 2, "one revision for the whole edit: {h:?}");
+    assert_eq!(
+        format!("\"{}\"", h[0]["revision"].as_str().unwrap_or("")),
+        etag1
+    );
+    assert_eq!(
+        projection(&hub, &worker).await["agents"],
+        serde_json::json!(["claude"])
+    );
 }
