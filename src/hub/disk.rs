@@ -560,7 +560,7 @@ pub(crate) fn spawn_watcher(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
                         changed = Some(std::time::Instant::now());
                         continue;
                     }
-                    if !changed.is_some_and(|t| t.elapsed() >= POLL_SETTLE) {
+                    if changed.is_none_or(|t| t.elapsed() < POLL_SETTLE) {
                         continue;
                     }
                     let target = store::resolve(&path, &dirs).ok().and_then(Result::ok);
