@@ -155,7 +155,10 @@ pub struct Projection {
     /// Healthy workers that would have no route under the new order.
     pub no_route: usize,
     /// Healthy workers that would stand on another rung than the one they
-    /// run now (another agent, or no route where they had one, or back).
+    /// stand on under today's order (another agent, or no route where
+    /// they had one, or back): a worker that follows today's order counts
+    /// from the agent it runs now, one still on an older list from where
+    /// today's order puts it once it takes it.
     pub change_rung: usize,
     pub warnings: Vec<Warning>,
 }
@@ -224,6 +227,20 @@ pub fn rung_of<'o, W: Seat>(worker: &W, order: &'o [String]) -> (Option<&'o str>
     (None, unreported)
 }
 
+/// Where `worker` stands under `today` (the hub's list now): its active
+/// agent when it follows that list already, else where that list puts it
+/// once it takes it. A worker still on an older revision is counted
+/// against the list it is about to follow, so the count of workers that
+/// change rung is the same right after a colleague's write as a minute
+/// later, once the fleet has moved onto it.
+fn settled<'w, W: Seat>(worker: &'w W, today: &'w [String]) -> Option<&'w str> {
+    if worker.agents().eq(today.iter().map(String::as_str)) {
+        worker.active_agent()
+    } else {
+        rung_of(worker, today).0
+    }
+}
+
 /// What `new` would do, against `today` (the hub's order now), over
 /// `workers` as the hub reports them.
 pub fn project<W: Seat>(workers: &[W], today: &[String], new: &[String]) -> Projection {
@@ -239,6 +256,18 @@ pub fn project_grouped<W: Seat>(
     groups: &[(W, usize)],
     today: &[String],
     new: &[String],
+) -> Projection {
+    project_from(groups, today, new, true)
+}
+
+/// `settle`: a worker not yet on `today` changes rung from where `today`
+/// puts it (a projection of a new order); else from its active agent (a
+/// drill, which judges where workers stand now).
+fn project_from<W: Seat>(
+    groups: &[(W, usize)],
+    today: &[String],
+    new: &[String],
+    settle: bool,
 ) -> Projection {
     let healthy: Vec<(&W, usize)> = groups
         .iter()
@@ -263,7 +292,12 @@ pub fn project_grouped<W: Seat>(
         for i in passed {
             rungs[i].unreported += n;
         }
-        if rung != w.active_agent() {
+        let from = if settle {
+            settled(*w, today)
+        } else {
+            w.active_agent()
+        };
+        if rung != from {
             change_rung += n;
         }
         match rung.and_then(|a| new.iter().position(|x| x == a)) {
@@ -357,7 +391,7 @@ pub fn drill_grouped<W: Seat>(
     // The warnings judge an order about to be written; a drill writes none.
     Projection {
         warnings: Vec::new(),
-        ..project_grouped(&seen, today, today)
+        ..project_from(&seen, today, today, false)
     }
 }
 
@@ -479,6 +513,35 @@ mod tests {
     }
 
     const LIST: [&str; 3] = ["opencode", "pi", "claude"];
+
+    /// A colleague put pi first; the workers have not taken that list
+    /// yet (still on opencode under the old one). An edit that keeps pi
+    /// first moves none of them from where the hub's list puts them; one
+    /// that puts opencode back moves them all: at once, not only once the
+    /// fleet has moved onto the colleague's list.
+    #[test]
+    fn workers_not_yet_on_todays_list_count_from_where_it_puts_them() {
+        let caps = [("opencode", OK), ("pi", OK), ("claude", OK)];
+        let behind = worker("w1", &LIST, Some("opencode"), &caps);
+        let on = worker("w2", &["pi", "opencode", "claude"], Some("pi"), &caps);
+        let today = v(&["pi", "opencode", "claude"]);
+        let keeps = v(&["pi", "opencode", "cursor", "claude"]);
+        let reverts = v(&LIST);
+        let p = project(&[behind.clone(), on.clone()], &today, &keeps);
+        assert_eq!(p.change_rung, 0, "both stand on pi under today's list");
+        let p = project(&[behind.clone(), on.clone()], &today, &reverts);
+        assert_eq!(p.change_rung, 2);
+        // A minute later, the first worker on today's list: the same.
+        let moved = worker("w1", &["pi", "opencode", "claude"], Some("pi"), &caps);
+        assert_eq!(
+            project(&[moved.clone(), on.clone()], &today, &keeps).change_rung,
+            0
+        );
+        assert_eq!(project(&[moved, on], &today, &reverts).change_rung, 2);
+        // A drill judges where workers stand now.
+        let d = drill(&[behind], &today, &[]);
+        assert_eq!(d.change_rung, 1, "it would go to pi");
+    }
 
     #[test]
     fn counts_follow_the_workers_rule() {
