@@ -4,8 +4,9 @@
 //! the owner is building; the document to send is rendered from them by the
 //! format-preserving editor, so what is reviewed is what is written.
 
+use super::merge::{self, Choice, Clash, Intent};
 use crate::agents_doc::{
-    self, DocError, Edited, Op, Outcome, RebaseError, Sides, commented_out, validate_list,
+    self, DocError, Edited, Op, RebaseError, Sides, commented_out, validate_list,
 };
 use crate::wire::is_agent_name;
 
@@ -17,6 +18,11 @@ pub struct PendingEdit {
     base_text: String,
     base_revision: String,
     base: Vec<String>,
+    /// The owner's edit as intents on named agents (each move, add and
+    /// remove), replayed onto `base` to give `order`; a rebase replays
+    /// them onto the hub's newer list.
+    ops: Vec<Intent>,
+    /// `ops` replayed onto `base`.
     order: Vec<String>,
     /// The whole document as the owner typed it in `$EDITOR` (its list was
     /// the order then); later moves are made on it. `None`: the hub's
@@ -29,8 +35,19 @@ pub struct PendingEdit {
 /// One state of the edit, for undo and redo.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Step {
+    ops: Vec<Intent>,
+    /// `ops` replayed onto the base (or, for a list no replay gives, one
+    /// with a duplicate, that list as set).
     order: Vec<String>,
     typed: Option<String>,
+}
+
+impl Step {
+    /// Replayed onto `base` (another document's list, after a rebase).
+    fn onto(mut self, base: &[String]) -> Step {
+        self.order = merge::replay(base, &self.ops);
+        self
+    }
 }
 
 /// One agent of the pending order (or of the base, if removed), with its
@@ -72,7 +89,10 @@ pub enum Rebased {
     ListChanged(Box<Conflict>),
 }
 
-/// A pending order that met another change of the list.
+/// A pending edit that met a change of the list it cannot all be
+/// replayed onto: some agents both sides touched in ways that cannot both
+/// hold. Everything else of both is kept; each conflicting agent keeps
+/// theirs or mine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
     /// Base, theirs and mine, for a side-by-side view.
@@ -80,6 +100,12 @@ pub struct Conflict {
     /// The edit as it was, so nothing typed is lost before the choice.
     pub mine: PendingEdit,
     theirs: PendingEdit,
+    /// My intents (and undo/redo) on their document, before the choices.
+    onto: PendingEdit,
+    /// The agents both touched, each with what theirs and mine did.
+    pub clashes: Vec<Clash>,
+    /// One per clash: which side it keeps (mine until chosen).
+    pub choices: Vec<Choice>,
 }
 
 impl Conflict {
@@ -88,16 +114,58 @@ impl Conflict {
         &self.theirs.base_revision
     }
 
-    /// Carry the pending order onto the hub's document as a new edit to
-    /// review; undo goes back to the hub's order.
-    pub fn carry(self) -> PendingEdit {
-        let mut edit = self.theirs;
-        let typed = self
-            .mine
-            .typed
-            .and_then(|t| edit.rebased_typed(&self.mine.base_text, t));
-        edit.change(self.mine.order, typed);
+    /// The list on the hub now.
+    pub fn theirs_order(&self) -> &[String] {
+        &self.theirs.base
+    }
+
+    /// Keep `choice` for the `i`th conflicting agent.
+    pub fn choose(&mut self, i: usize, choice: Choice) {
+        if let Some(c) = self.choices.get_mut(i) {
+            *c = choice;
+        }
+    }
+
+    /// The conflicts where mine is kept: each undoes their change.
+    pub fn undone(&self) -> Vec<Clash> {
+        self.clashes
+            .iter()
+            .zip(&self.choices)
+            .filter(|(_, c)| **c == Choice::Mine)
+            .map(|(c, _)| c.clone())
+            .collect()
+    }
+
+    /// The edit went on on the Ladder over [`Conflict::merged`] (on their
+    /// document) before the choice: the choice is made on that edit.
+    pub fn follow(&mut self, plan: &PendingEdit) {
+        if plan.base_revision == self.theirs.base_revision && plan.base == self.theirs.base {
+            self.onto = plan.clone();
+        }
+    }
+
+    /// My edit replayed onto their document with the choices made: every
+    /// intent of mine kept but those on an agent that keeps theirs; undo
+    /// and redo walk my steps, resolved the same way.
+    pub fn merged(&self) -> PendingEdit {
+        let mut edit = self.onto.clone();
+        let base = edit.base.clone();
+        let resolve = |s: &mut Step| {
+            s.ops = merge::resolved(&s.ops, &self.clashes, &self.choices);
+            s.order = merge::replay(&base, &s.ops);
+        };
+        edit.undo.iter_mut().for_each(resolve);
+        edit.redo.iter_mut().for_each(resolve);
+        let mut now = edit.step();
+        resolve(&mut now);
+        edit.set_step(now);
         edit
+    }
+
+    /// Carry the pending edit onto the hub's document with the choices
+    /// made ([`Conflict::merged`]), as a new edit to review.
+    pub fn carry(self) -> PendingEdit {
+        self.merged()
     }
 
     /// Drop the pending order: an edit of the hub's document with nothing
@@ -117,6 +185,7 @@ impl PendingEdit {
             base_revision: revision.into(),
             order: base.clone(),
             base,
+            ops: Vec::new(),
             typed: None,
             undo: Vec::new(),
             redo: Vec::new(),
@@ -142,6 +211,7 @@ impl PendingEdit {
             base_revision: revision.into(),
             order: in_force.clone(),
             base: in_force,
+            ops: Vec::new(),
             typed: None,
             undo: Vec::new(),
             redo: Vec::new(),
@@ -166,6 +236,11 @@ impl PendingEdit {
     /// The list as the owner has it now.
     pub fn order(&self) -> &[String] {
         &self.order
+    }
+
+    /// The owner's edit as intents on named agents, in the order made.
+    pub fn intents(&self) -> &[Intent] {
+        &self.ops
     }
 
     /// Does the pending order (or a document typed in `$EDITOR`) differ
@@ -196,6 +271,7 @@ impl PendingEdit {
 
     fn step(&self) -> Step {
         Step {
+            ops: self.ops.clone(),
             order: self.order.clone(),
             typed: self.typed.clone(),
         }
@@ -203,21 +279,37 @@ impl PendingEdit {
 
     fn restore(&mut self, s: Step) -> Step {
         let now = self.step();
-        (self.order, self.typed) = (s.order, s.typed);
+        (self.ops, self.order, self.typed) = (s.ops, s.order, s.typed);
         now
     }
 
-    fn change(&mut self, order: Vec<String>, typed: Option<String>) {
-        if order != self.order || typed != self.typed {
+    /// Replace the state with `s` (a rebase, a resolved conflict).
+    fn set_step(&mut self, s: Step) {
+        (self.ops, self.order, self.typed) = (s.ops, s.order, s.typed);
+    }
+
+    /// One undoable step: `ops` become the edit's intents.
+    fn record(&mut self, ops: Vec<Intent>, typed: Option<String>) {
+        let order = merge::replay(&self.base, &ops);
+        self.record_order(ops, order, typed);
+    }
+
+    fn record_order(&mut self, ops: Vec<Intent>, order: Vec<String>, typed: Option<String>) {
+        if ops != self.ops || order != self.order || typed != self.typed {
             let was = self.step();
-            (self.order, self.typed) = (order, typed);
+            (self.ops, self.order, self.typed) = (ops, order, typed);
             self.undo.push(was);
             self.redo.clear();
         }
     }
 
-    fn change_order(&mut self, order: Vec<String>) {
-        self.change(order, self.typed.clone());
+    /// One step to `order` (a list back from `$EDITOR`, a revert): the
+    /// intents that make it from the order now. A list no intents give
+    /// (a duplicate) is kept as set, for [`PendingEdit::check`] to refuse.
+    fn change(&mut self, order: Vec<String>, typed: Option<String>) {
+        let mut ops = self.ops.clone();
+        ops.extend(merge::intents_between(&self.order, &order));
+        self.record_order(ops, order, typed);
     }
 
     fn out_of_range(&self, index: usize) -> DocError {
@@ -238,8 +330,27 @@ impl PendingEdit {
         }
         let mut order = self.order.clone();
         let a = order.remove(from);
-        order.insert(to, a);
-        self.change_order(order);
+        order.insert(to, a.clone());
+        // Moves of one agent in a row are one intent: where it ends.
+        let mut ops = self.ops.clone();
+        let run = match ops.last() {
+            Some(Intent::Move { agent, .. }) if *agent == a => Some(false),
+            Some(Intent::Add { agent, .. }) if *agent == a => Some(true),
+            _ => None,
+        };
+        let before = match run {
+            Some(_) => {
+                ops.pop();
+                merge::replay(&self.base, &ops)
+            }
+            None => self.order.clone(),
+        };
+        let op = match run {
+            Some(true) => merge::add_intent(&order, &a),
+            _ => merge::move_intent(&before, &order, &a),
+        };
+        ops.extend(op);
+        self.record(ops, self.typed.clone());
         Ok(to)
     }
 
@@ -295,7 +406,9 @@ impl PendingEdit {
         }
         let mut order = self.order.clone();
         order.insert(at, name.to_string());
-        self.change_order(order);
+        let mut ops = self.ops.clone();
+        ops.extend(merge::add_intent(&order, name));
+        self.record(ops, self.typed.clone());
         Ok(at)
     }
 
@@ -307,16 +420,18 @@ impl PendingEdit {
             .get(at)
             .cloned()
             .ok_or_else(|| self.out_of_range(at))?;
-        let mut order = self.order.clone();
-        order.remove(at);
-        self.change_order(order);
+        let mut ops = self.ops.clone();
+        ops.push(Intent::Remove {
+            agent: name.clone(),
+        });
+        self.record(ops, self.typed.clone());
         Ok(name)
     }
 
     /// Replace the pending order (a document back from `$EDITOR`, a revert
     /// to a history entry). Not validated here: see [`PendingEdit::check`].
     pub fn set_order(&mut self, order: Vec<String>) {
-        self.change_order(order);
+        self.change(order, self.typed.clone());
     }
 
     /// The whole document as typed in `$EDITOR` becomes the pending edit
@@ -494,34 +609,47 @@ impl PendingEdit {
                 Rebased::AlreadyThere(fresh)
             });
         }
-        let outcome = agents_doc::classify(&self.base_text, &self.order, theirs)?;
         let fresh = PendingEdit::new(theirs, revision).map_err(RebaseError::Newer)?;
-        let onto_theirs = |mut edit: PendingEdit| {
-            edit.undo = self.undo.clone();
-            edit.redo = self.redo.clone();
-            edit.order = self.order.clone();
-            edit.typed = self
-                .typed
-                .clone()
-                .and_then(|t| edit.rebased_typed(&self.base_text, t));
-            edit
-        };
-        Ok(match outcome {
-            Outcome::Replayed { .. } => Rebased::Replayed(onto_theirs(fresh)),
-            Outcome::AlreadyThere => {
-                let edit = onto_theirs(fresh);
-                if edit.is_pending() {
-                    Rebased::Replayed(edit)
-                } else {
-                    Rebased::AlreadyThere(edit)
-                }
+        // My intents onto their list, with my undo and redo: a list left
+        // as it was keeps the order exactly (even one no replay gives).
+        let same = fresh.base == self.base;
+        let mut onto = fresh.clone();
+        let theirs_base = fresh.base.clone();
+        let mine_onto = |mut s: Step| {
+            if same {
+                return s;
             }
-            Outcome::ListChanged(sides) => Rebased::ListChanged(Box::new(Conflict {
-                sides,
-                mine: self.clone(),
-                theirs: fresh,
-            })),
-        })
+            s.ops = merge::steadied(&self.base, &theirs_base, &s.ops);
+            s.onto(&theirs_base)
+        };
+        onto.undo = self.undo.iter().cloned().map(mine_onto).collect();
+        onto.redo = self.redo.iter().cloned().map(mine_onto).collect();
+        let now = mine_onto(self.step());
+        onto.set_step(now);
+        onto.typed = self
+            .typed
+            .clone()
+            .and_then(|t| onto.rebased_typed(&self.base_text, t));
+        let m = merge::merge(&self.base, &fresh.base, &self.ops);
+        if same || m.clashes.is_empty() {
+            return Ok(if onto.is_pending() {
+                Rebased::Replayed(onto)
+            } else {
+                Rebased::AlreadyThere(onto)
+            });
+        }
+        Ok(Rebased::ListChanged(Box::new(Conflict {
+            sides: Sides {
+                base: self.base.clone(),
+                theirs: fresh.base.clone(),
+                mine: self.order.clone(),
+            },
+            mine: self.clone(),
+            theirs: fresh,
+            onto,
+            choices: vec![Choice::Mine; m.clashes.len()],
+            clashes: m.clashes,
+        })))
     }
 }
 
@@ -806,6 +934,106 @@ mod tests {
             panic!("expected already there");
         };
         assert!(!done.is_pending());
+    }
+
+    /// Alice moved codex to the top (and wrote a comment of her own);
+    /// Bob, meanwhile, brought cursor back: his edit is replayed onto her
+    /// document as intents, so both stand, with no conflict, and every
+    /// byte of hers stays.
+    #[test]
+    fn a_rebase_replays_the_intents_so_their_change_of_the_list_stands() {
+        let mut e = edit();
+        e.add("cursor", None).expect("add");
+        assert_eq!(e.intents().len(), 1);
+        assert_eq!(
+            e.intents()[0].to_string(),
+            "add cursor right after opencode"
+        );
+        let theirs = DOC
+            .replace(
+                "    \"opencode\", # cheap\n",
+                "    \"codex\", # alice: first now\n    \"opencode\", # cheap\n",
+            )
+            .replace("    \"codex\",\n]", "]");
+        let Ok(Rebased::Replayed(r)) = e.rebase(&theirs, "r2") else {
+            panic!("both stand: {:?}", e.rebase(&theirs, "r2"));
+        };
+        assert_eq!(r.base_order(), v(&["codex", "opencode", "claude"]));
+        assert_eq!(r.order(), v(&["codex", "opencode", "cursor", "claude"]));
+        assert_eq!(
+            r.render().expect("render"),
+            theirs.replace("# \"cursor\",  #", "\"cursor\",   #"),
+            "their document, with cursor back on its line"
+        );
+        // Undo walks my steps, on their list now.
+        let mut u = r.clone();
+        assert!(u.undo() && !u.is_pending() && u.redo());
+        assert_eq!(u.order(), r.order());
+    }
+
+    #[test]
+    fn moves_in_a_row_are_one_intent_and_undo_walks_each() {
+        let mut e = edit();
+        e.move_down(0).expect("J");
+        e.move_down(1).expect("J");
+        assert_eq!(e.order(), v(&["claude", "codex", "opencode"]));
+        assert_eq!(e.intents().len(), 1, "{:?}", e.intents());
+        assert_eq!(e.intents()[0].to_string(), "opencode goes to the bottom");
+        assert!(e.undo());
+        assert_eq!(e.order(), v(&["claude", "opencode", "codex"]));
+        assert_eq!(
+            e.intents()[0].to_string(),
+            "opencode goes right after claude"
+        );
+        // Onto a list where someone put pi first: opencode still ends last.
+        e.redo();
+        let theirs = DOC.replace("    \"codex\",\n", "    \"codex\",\n    \"pi\",\n");
+        let Ok(Rebased::Replayed(r)) = e.rebase(&theirs, "r2") else {
+            panic!("replayed");
+        };
+        assert_eq!(r.order(), v(&["claude", "codex", "pi", "opencode"]));
+    }
+
+    #[test]
+    fn a_conflict_is_only_an_agent_both_touched_and_each_keeps_theirs_or_mine() {
+        // Mine moved codex to the top and removed claude; theirs removed
+        // codex (and left claude alone).
+        let mut e = edit();
+        e.move_to(2, 0).expect("move");
+        e.remove(2).expect("remove claude");
+        let theirs = DOC.replace("    \"codex\",\n", "");
+        let Ok(Rebased::ListChanged(c)) = e.rebase(&theirs, "r2") else {
+            panic!("a conflict on codex");
+        };
+        assert_eq!(c.clashes.len(), 1, "{:?}", c.clashes);
+        assert_eq!(c.clashes[0].agent, "codex");
+        assert_eq!(
+            c.clashes[0].undoes("alice's"),
+            "this undoes alice's removal of codex"
+        );
+        // Mine until chosen: the Ladder shows my edit on their list.
+        assert_eq!(c.merged().order(), v(&["codex", "opencode"]));
+        assert_eq!(c.merged().base_revision(), "r2");
+        assert_eq!(c.undone().len(), 1);
+        let mut t = c.clone();
+        t.choose(0, Choice::Theirs);
+        assert_eq!(
+            t.merged().order(),
+            v(&["opencode"]),
+            "claude's removal stands"
+        );
+        assert!(t.undone().is_empty());
+        let carried = t.carry();
+        let text = carried.render().expect("render");
+        assert!(
+            !text.contains("\"claude\"") && !text.contains("\"codex\""),
+            "{text}"
+        );
+        // Undo walks back my steps, resolved the same way.
+        let mut back = carried.clone();
+        assert!(back.undo());
+        assert_eq!(back.order(), v(&["opencode", "claude"]));
+        assert!(!back.is_pending());
     }
 
     #[test]

@@ -70,10 +70,20 @@ pub enum Action {
     EraseAll,
     /// `y`: send, quit, drop, switch: what the question asked.
     Yes,
-    /// `c` on the conflict: carry mine onto theirs.
+    /// `c` on the conflict: take the merged result (both edits, each
+    /// conflicting agent as chosen).
     Carry,
+    /// `t` on the conflict: the selected agent keeps theirs.
+    KeepTheirs,
+    /// `m` on the conflict: the selected agent keeps mine.
+    KeepMine,
     /// `D` on the conflict: drop mine (asks again).
     DropMine,
+    /// `o` while a draft an earlier session kept is offered: it becomes
+    /// the pending edit again.
+    OpenDraft,
+    /// `D` while a draft is offered: drop it (its files too).
+    DropDraft,
     ScrollDown,
     ScrollUp,
 }
@@ -143,6 +153,9 @@ pub enum Scope {
     Picker,
     /// `:ctx` with an edit pending: the question.
     Switching,
+    /// A draft an earlier session on this hub kept is offered: these keys
+    /// answer it, every other key is the pane's.
+    Draft,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,6 +196,8 @@ pub struct Binding {
     pub scope: Scope,
     /// How many of `keys` a hint names (the first ones).
     pub shown: usize,
+    /// Panes where this key does nothing (the help leaves it out there).
+    pub not_on: &'static [&'static str],
 }
 
 const fn b(
@@ -199,7 +214,14 @@ const fn b(
         help,
         scope,
         shown: 1,
+        not_on: &[],
     }
+}
+
+/// A binding of every pane but `panes`, where it does nothing.
+const fn not_on(mut b: Binding, panes: &'static [&'static str]) -> Binding {
+    b.not_on = panes;
+    b
 }
 
 /// A binding whose hint names its first `shown` keys (`n/Esc back`).
@@ -208,7 +230,9 @@ const fn shown(mut b: Binding, shown: usize) -> Binding {
     b
 }
 
-use Scope::{Add, Command, Conflict, Global, Only, Picker, Prompt, Quitting, Review, Switching};
+use Scope::{
+    Add, Command, Conflict, Draft, Global, Only, Picker, Prompt, Quitting, Review, Switching,
+};
 
 const DIGITS: &[Key] = &[
     k('1'),
@@ -316,19 +340,28 @@ pub const BINDINGS: &[Binding] = &[
         "close / clear the filter",
         Global,
     ),
-    b(
-        &[k('f')],
-        "f",
-        Action::WorkerFailovers,
-        "this worker's failovers",
-        Global,
+    // A worker's failovers: there is no worker on the Ladder or History.
+    not_on(
+        b(
+            &[k('f')],
+            "f",
+            Action::WorkerFailovers,
+            "this worker's failovers",
+            Global,
+        ),
+        &["ladder", "history"],
     ),
-    b(
-        &[k('v')],
-        "v",
-        Action::Raw,
-        "raw JSON, as the hub sent it",
-        Global,
+    // The hub's JSON of a worker, failover, recovery or revision: an
+    // agent of the Ladder has none.
+    not_on(
+        b(
+            &[k('v')],
+            "v",
+            Action::Raw,
+            "raw JSON, as the hub sent it",
+            Global,
+        ),
+        &["ladder"],
     ),
     b(
         &[k(':')],
@@ -522,12 +555,40 @@ pub const BINDINGS: &[Binding] = &[
         Review,
     ),
     b(&[ctrl('c')], "C-c", Action::Quit, "quit", Review),
-    // The conflict after a 412 that changed the list.
+    // The conflict: agents both edits touched in ways that cannot both hold.
+    b(
+        &[k('t')],
+        "t",
+        Action::KeepTheirs,
+        "keep theirs for the selected agent",
+        Conflict,
+    ),
+    b(
+        &[k('m')],
+        "m",
+        Action::KeepMine,
+        "keep mine for the selected agent",
+        Conflict,
+    ),
+    b(
+        &[k('j'), code(KeyCode::Down)],
+        "j ↓",
+        Action::ScrollDown,
+        "next conflicting agent",
+        Conflict,
+    ),
+    b(
+        &[k('k'), code(KeyCode::Up)],
+        "k ↑",
+        Action::ScrollUp,
+        "previous conflicting agent",
+        Conflict,
+    ),
     b(
         &[k('c')],
         "c",
         Action::Carry,
-        "carry mine onto theirs",
+        "take the merged result (a new edit to review)",
         Conflict,
     ),
     b(
@@ -553,7 +614,7 @@ pub const BINDINGS: &[Binding] = &[
         "quit anyway",
         Quitting,
     ),
-    b(&[ctrl('c')], "C-c", Action::Quit, "quit", Quitting),
+    b(&[ctrl('c')], "C-c", Action::Quit, "quit anyway", Quitting),
     // The `:` command line.
     b(
         &[code(KeyCode::Enter)],
@@ -615,6 +676,21 @@ pub const BINDINGS: &[Binding] = &[
         "switch, dropping the edit",
         Switching,
     ),
+    // A draft kept by an earlier session on this hub, offered.
+    b(
+        &[k('o')],
+        "o",
+        Action::OpenDraft,
+        "open the draft: it is the pending edit again",
+        Draft,
+    ),
+    b(
+        &[k('D')],
+        "D",
+        Action::DropDraft,
+        "drop the draft (its file too)",
+        Draft,
+    ),
 ];
 
 /// A hint names keys by their actions: each group is written as its
@@ -651,8 +727,14 @@ pub enum Hints {
     List,
     /// The status line under the Ladder.
     Ladder,
+    /// The status line under the Ladder, for an owner: the edit keys first.
+    LadderOwner,
+    /// The status line under History (an owner's: `R revert`).
+    History,
     /// The status line under a detail.
     Detail,
+    /// The status line under a revision's detail, for an owner.
+    RevisionDetail,
     /// The status line under the rollout's list of workers behind.
     Rollout,
     /// The diff under review.
@@ -667,6 +749,8 @@ pub enum Hints {
     Command,
     Picker,
     Switching,
+    /// The offer of a draft an earlier session kept.
+    Draft,
     /// The bottom of a detail's box.
     DetailBox,
     /// The bottom of the raw JSON's box.
@@ -705,12 +789,49 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
         ],
     ),
     (
+        Hints::LadderOwner,
+        Only("ladder"),
+        &[
+            h(&[&[Action::MoveAgentDown, Action::MoveAgentUp]], "move"),
+            h(&[&[Action::AddAgent]], "add"),
+            h(&[&[Action::RemoveAgent]], "remove"),
+            h(&[&[Action::Write]], "write"),
+            h(&[&[Action::EditDocument]], "editor"),
+            h(&[&[Action::Help]], "help"),
+            h(&[&[Action::Quit]], "quit"),
+        ],
+    ),
+    (
+        Hints::History,
+        Only("history"),
+        &[
+            h(&[&[Action::Help]], "help"),
+            h(&[&[Action::Filter]], "filter"),
+            h(&[&[Action::Sort]], "sort"),
+            h(&[&[Action::Detail]], "detail"),
+            h(&[&[Action::Revert]], "revert"),
+            h(&[&[Action::Refetch]], "refetch"),
+            h(&[&[Action::Quit]], "quit"),
+        ],
+    ),
+    (
         Hints::Detail,
         Global,
         &[
             h(&[&[Action::Back]], "close"),
             h(&[&[Action::Down, Action::Up]], "next"),
             h(&[&[Action::PageUp, Action::PageDown]], "scroll"),
+            h(&[&[Action::Help]], "help"),
+        ],
+    ),
+    (
+        Hints::RevisionDetail,
+        Only("history"),
+        &[
+            h(&[&[Action::Back]], "close"),
+            h(&[&[Action::Down, Action::Up]], "next"),
+            h(&[&[Action::PageUp, Action::PageDown]], "scroll"),
+            h(&[&[Action::Revert]], "revert"),
             h(&[&[Action::Help]], "help"),
         ],
     ),
@@ -742,10 +863,10 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
         Hints::Conflict,
         Conflict,
         &[
-            h(
-                &[&[Action::Carry]],
-                "carry mine onto theirs (a new edit to review)",
-            ),
+            h(&[&[Action::KeepTheirs]], "theirs"),
+            h(&[&[Action::KeepMine]], "mine"),
+            h(&[&[Action::ScrollDown, Action::ScrollUp]], "agent"),
+            h(&[&[Action::Carry]], "take the merged result"),
             h(&[&[Action::DropMine]], "drop mine (asks again)"),
         ],
     ),
@@ -793,6 +914,14 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
         Switching,
         &[h(&[&[Action::Yes]], "switches (the edit is dropped)")],
     ),
+    (
+        Hints::Draft,
+        Draft,
+        &[
+            h(&[&[Action::OpenDraft]], "opens it"),
+            h(&[&[Action::DropDraft]], "drops it"),
+        ],
+    ),
     (Hints::DetailBox, Global, &[h(&[&[Action::Back]], "close")]),
     (Hints::RawBox, Global, &[h(&[&[Action::Back]], "back")]),
     (
@@ -812,25 +941,6 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
 /// say no.
 pub fn action_for(ev: &KeyEvent) -> Option<Action> {
     find(ev, |s| matches!(s, Global | Only(_)))
-}
-
-/// The key press is the first key of `action`'s binding among the panes'
-/// (`q` of `q C-c`): `q` asks before quitting with an edit pending, the
-/// other keys of the binding (C-c) do not.
-pub fn is_first_key(ev: &KeyEvent, action: Action) -> bool {
-    let Some(b) = BINDINGS
-        .iter()
-        .find(|b| b.scope == Global && b.action == action)
-    else {
-        return false;
-    };
-    let mods = match ev.code {
-        KeyCode::Char(_) => ev.modifiers - KeyModifiers::SHIFT,
-        _ => ev.modifiers,
-    };
-    b.keys
-        .first()
-        .is_some_and(|k| k.code == ev.code && k.mods == mods)
 }
 
 /// The action bound to a key press in the filter prompt; `None` for a key
@@ -965,13 +1075,13 @@ pub struct HelpLine {
 }
 
 /// The help of the pane `pane` (its name) among panes titled `titles`, in
-/// table order: every pane's keys, then its own; the digit keys as one
-/// line per pane.
+/// table order: every pane's keys that do something there, then its own;
+/// the digit keys as one line per pane.
 pub fn help_for(pane: &str, titles: &[&str], ascii: bool) -> Vec<HelpLine> {
     let mut out = Vec::new();
     for b in BINDINGS {
         match b.scope {
-            Global => {}
+            Global if !b.not_on.contains(&pane) => {}
             Only(p) if p == pane => {}
             _ => continue,
         }
@@ -1005,7 +1115,7 @@ mod tests {
     #[test]
     fn every_key_is_bound_once_in_each_scope() {
         let scopes = [
-            Prompt, Add, Review, Conflict, Quitting, Command, Picker, Switching,
+            Prompt, Add, Review, Conflict, Quitting, Command, Picker, Switching, Draft,
         ];
         // The panes' keys: Global and every Only together (an Only key is
         // recognised in every pane, so that a read-only one can say no).
@@ -1065,6 +1175,19 @@ mod tests {
             "? help · / filter · s sort · Enter detail · x drill · r refetch · q quit"
         );
         assert_eq!(hints(Hints::HelpBox, ""), "? or Esc closes");
+        assert_eq!(
+            hints(Hints::LadderOwner, " · "),
+            "J/K move · a add · d remove · w write · e editor · ? help · q quit"
+        );
+        assert_eq!(
+            hints(Hints::History, " · "),
+            "? help · / filter · s sort · Enter detail · R revert · r refetch · q quit"
+        );
+        assert_eq!(
+            hints(Hints::RevisionDetail, " · "),
+            "Esc close · j/k next · PgUp/PgDn scroll · R revert · ? help"
+        );
+        assert_eq!(hints(Hints::Draft, ", "), "o opens it, D drops it");
     }
 
     #[test]
@@ -1087,12 +1210,14 @@ mod tests {
     }
 
     #[test]
-    fn only_q_is_the_first_key_of_quit() {
+    fn q_and_ctrl_c_are_both_quit_in_every_scope_that_takes_text() {
         let q = press(KeyCode::Char('q'), KeyModifiers::NONE);
         let ctrl_c = press(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert!(is_first_key(&q, Action::Quit));
-        assert!(!is_first_key(&ctrl_c, Action::Quit));
+        assert_eq!(action_for(&q), Some(Action::Quit));
         assert_eq!(action_for(&ctrl_c), Some(Action::Quit));
+        for s in [Prompt, Add, Review, Conflict, Quitting, Command] {
+            assert_eq!(action_in(s, &ctrl_c), Some(Action::Quit), "{s:?}");
+        }
     }
 
     #[test]
@@ -1142,6 +1267,21 @@ mod tests {
             action_for(&press(KeyCode::BackTab, KeyModifiers::CONTROL)),
             None
         );
+    }
+
+    #[test]
+    fn the_ladders_help_lists_only_keys_that_do_something_there() {
+        let t = ["Ladder", "Workers", "Failovers", "History"];
+        let on = |pane: &str, a: Action| help_for(pane, &t, false).iter().any(|b| b.action == a);
+        for a in [Action::WorkerFailovers, Action::Raw] {
+            assert!(!on("ladder", a), "{a:?} on the Ladder");
+            assert!(on("workers", a) && on("failovers", a), "{a:?}");
+        }
+        assert!(!on("history", Action::WorkerFailovers));
+        assert!(on("history", Action::Raw) && on("history", Action::Revert));
+        for a in [Action::Drill, Action::Write, Action::Detail, Action::Sort] {
+            assert!(on("ladder", a), "{a:?}");
+        }
     }
 
     #[test]

@@ -372,15 +372,15 @@ fn a_colleagues_write_under_a_pending_edit_is_said_on_the_ladder_and_w_diffs_ont
         !diff.contains("retries"),
         "their change is not undone: {diff}"
     );
-    // An open diff is remade onto a newer write that changed the list: the
-    // choice comes first.
-    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    // An open diff is remade onto a newer write that removed the agent
+    // this edit moved: the choice comes first.
+    let theirs = DOC.replace("    \"opencode\", # cheap\n", "");
     a.update(Msg::History(History {
-        revisions: vec![entry("r45", &["opencode", "pi", "codex"])],
+        revisions: vec![entry("r45", &["pi", "claude", "codex"])],
     }));
     a.update(Msg::Agents {
         revision: "r45".into(),
-        agents: v(&["opencode", "pi", "codex"]),
+        agents: v(&["pi", "claude", "codex"]),
         text: theirs,
     });
     assert!(
@@ -409,20 +409,21 @@ fn the_notice_of_a_colleagues_write_names_their_client() {
     use macfleet::wire::{History, HistoryEntry};
     let mut a = app(true);
     key(&mut a, 'J');
-    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    // They removed opencode, which this edit moved: a conflict.
+    let theirs = DOC.replace("    \"opencode\", # cheap\n", "");
     a.update(Msg::History(History {
         revisions: vec![HistoryEntry {
             revision: "r44".into(),
             at: fixture::t0() - chrono::TimeDelta::seconds(5),
             by: "alice".into(),
-            agents: v(&["opencode", "pi", "codex"]),
+            agents: v(&["pi", "claude", "codex"]),
             previous_agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
             client: Some("curl/8.5.0".into()),
         }],
     }));
     a.update(Msg::Agents {
         revision: "r44".into(),
-        agents: v(&["opencode", "pi", "codex"]),
+        agents: v(&["pi", "claude", "codex"]),
         text: theirs,
     });
     let s = screen_text(&a);
@@ -445,10 +446,11 @@ fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
     key(&mut a, 'w');
     key(&mut a, 'y');
     a.update(Msg::Written(Err(conflict())));
-    let theirs = DOC.replace("    \"codex\",    # last\n", "");
+    // They removed opencode, which this edit moved (J).
+    let theirs = DOC.replace("    \"opencode\", # cheap\n", "");
     a.update(Msg::Agents {
         revision: "r44".into(),
-        agents: v(&["opencode", "pi", "claude"]),
+        agents: v(&["pi", "claude", "codex"]),
         text: theirs.clone(),
     });
     assert!(
@@ -483,7 +485,7 @@ fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
     b.update(Msg::Written(Err(conflict())));
     b.update(Msg::Agents {
         revision: "r44".into(),
-        agents: v(&["opencode", "pi", "claude"]),
+        agents: v(&["pi", "claude", "codex"]),
         text: theirs,
     });
     key(&mut b, 'D');
@@ -497,6 +499,197 @@ fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
     key(&mut b, 'y');
     assert_eq!(b.model().edit.mode, Mode::Editing);
     assert!(!b.model().edit.is_pending());
+}
+
+fn alice_wrote(rev: &str, agents: &[&str]) -> Msg {
+    Msg::History(macfleet::wire::History {
+        revisions: vec![macfleet::wire::HistoryEntry {
+            revision: rev.into(),
+            at: fixture::t0() - chrono::TimeDelta::seconds(5),
+            by: "alice".into(),
+            agents: v(agents),
+            previous_agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+            client: None,
+        }],
+    })
+}
+
+/// The rank column, row by row, as drawn: `["0 pi", "1→2 opencode", …]`.
+fn ranks(a: &App) -> Vec<String> {
+    a.model()
+        .edit
+        .plan
+        .as_ref()
+        .map(|p| {
+            p.rungs()
+                .iter()
+                .map(|r| {
+                    let n = |x: Option<usize>| x.map_or("-".to_string(), |x| x.to_string());
+                    if r.changed() {
+                        format!("{}→{} {}", n(r.old), n(r.new), r.agent)
+                    } else {
+                        format!("{} {}", n(r.new), r.agent)
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Issue #27: Bob's `J` (opencode right after pi) is pending; alice moves
+/// codex to the top. The list changed, but not where Bob's did: his edit
+/// is replayed onto hers as intents, both stand, no conflict; the Ladder
+/// numbers his edit against her revision at once, and `w` is the diff onto
+/// it. Before, `w` offered only carrying Bob's whole list, which put
+/// codex back last.
+#[test]
+fn a_colleagues_change_of_the_list_elsewhere_and_mine_both_stand() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    a.update(alice_wrote("r44", &["codex", "opencode", "pi", "claude"]));
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: v(&["codex", "opencode", "pi", "claude"]),
+        text: DOC.replace("    \"codex\",    # last\n", "").replace(
+            "    \"opencode\"",
+            "    \"codex\",    # last\n    \"opencode\"",
+        ),
+    });
+    let s = screen_text(&a);
+    assert!(
+        s.contains("it changed the list: your edit is replayed onto r44, both stand"),
+        "{s}"
+    );
+    // The Ladder's ranks are against r44 (codex 0, unmoved), not r42.
+    assert_eq!(
+        ranks(&a),
+        v(&["0 codex", "2→1 pi", "1→2 opencode", "3 claude"]),
+        "{s}"
+    );
+    assert!(s.contains("2→1 pi") && s.contains("1→2 opencode"), "{s}");
+    key(&mut a, 'w');
+    let Mode::Review {
+        text,
+        if_match,
+        diff,
+        ..
+    } = a.model().edit.mode.clone()
+    else {
+        panic!("the diff, no conflict: {:?}", a.model().edit.mode)
+    };
+    assert_eq!(if_match, "r44");
+    assert!(
+        !diff.contains("-    \"codex\"") && !diff.contains("+    \"codex\""),
+        "alice's move is not undone:\n{diff}"
+    );
+    let order: Vec<&str> = ["codex", "pi", "opencode", "claude"].to_vec();
+    let at = |n: &str| text.find(&format!("\"{n}\"")).expect("listed");
+    assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{text}");
+    assert!(
+        text.contains("\"codex\",    # last"),
+        "their comment kept: {text}"
+    );
+}
+
+/// Issue #27: both moved pi — Bob to the bottom, alice to the top. Only pi
+/// conflicts; the Ladder shows Bob's edit replayed onto alice's revision
+/// (ranks against it, not against the base that is gone); `w` shows base,
+/// theirs, mine and the merged result; `t` keeps theirs for pi, `m` mine,
+/// and keeping mine says above the diff what it undoes, naming alice.
+#[test]
+fn a_real_conflict_is_chosen_per_agent_and_says_what_mine_undoes() {
+    let pi_down = |a: &mut App| {
+        key(a, 'a');
+        ui::typed(a, "cursor");
+        code(a, KeyCode::Enter);
+        key(a, 'g');
+        key(a, 'j');
+        for _ in 0..3 {
+            key(a, 'J');
+        }
+    };
+    let alice = |a: &mut App| {
+        a.update(alice_wrote("r44", &["pi", "opencode", "claude", "codex"]));
+        a.update(Msg::Agents {
+            revision: "r44".into(),
+            agents: v(&["pi", "opencode", "claude", "codex"]),
+            text: DOC.replace(
+                "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+                "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+            ),
+        });
+    };
+    let mut a = app(true);
+    pi_down(&mut a);
+    assert_eq!(
+        order(&a),
+        v(&["opencode", "cursor", "claude", "codex", "pi"])
+    );
+    alice(&mut a);
+    // Against r44: pi was 0 there (it was 1 on r42).
+    assert!(ranks(&a).contains(&"0→4 pi".to_string()), "{:?}", ranks(&a));
+    assert_eq!(
+        a.model().edit.plan.as_ref().map(|p| p.base_revision()),
+        Some("r44")
+    );
+    key(&mut a, 'w');
+    assert!(matches!(a.model().edit.mode, Mode::Conflict { .. }));
+    let s = screen_text(&a);
+    for want in [
+        "base r42",
+        "theirs r44",
+        "mine (pending)",
+        "merged",
+        "> pi: theirs moved it to #0, mine to #4",
+        "keeps mine: this undoes alice's move of pi to #0",
+    ] {
+        assert!(s.contains(want), "{want:?} in\n{s}");
+    }
+    assert!(!s.contains("cursor: "), "cursor is no conflict:\n{s}");
+    // t: theirs for pi; cursor's add stands.
+    let mut t = app(true);
+    pi_down(&mut t);
+    alice(&mut t);
+    key(&mut t, 'w');
+    key(&mut t, 't');
+    assert!(screen_text(&t).contains("keeps theirs"));
+    key(&mut t, 'c');
+    assert_eq!(
+        order(&t),
+        v(&["pi", "opencode", "cursor", "claude", "codex"])
+    );
+    key(&mut t, 'w');
+    let s = screen_text(&t);
+    assert!(
+        s.contains("write onto revision r44") && !s.contains("this undoes"),
+        "{s}"
+    );
+    // m: mine for pi, said above the diff.
+    key(&mut a, 'm');
+    key(&mut a, 'c');
+    assert_eq!(
+        order(&a),
+        v(&["opencode", "cursor", "claude", "codex", "pi"])
+    );
+    key(&mut a, 'w');
+    let s = screen_text(&a);
+    let note = s.find("this undoes alice's move of pi to #0").expect(&s);
+    assert!(
+        note < s.find("Plan:").expect("the plan line"),
+        "above the diff:\n{s}"
+    );
+    // u walks back Bob's steps (the add, three J) on alice's list.
+    code(&mut a, KeyCode::Esc);
+    key(&mut a, 'u');
+    assert_eq!(
+        order(&a),
+        v(&["opencode", "cursor", "claude", "pi", "codex"])
+    );
+    for _ in 0..3 {
+        key(&mut a, 'u');
+    }
+    assert!(!a.model().edit.is_pending(), "back to alice's list");
+    assert_eq!(order(&a), v(&["pi", "opencode", "claude", "codex"]));
 }
 
 #[test]
@@ -514,11 +707,23 @@ fn q_with_a_pending_edit_asks_first() {
     assert_eq!(a.model().edit.mode, Mode::ConfirmQuit);
     key(&mut a, 'y');
     assert!(a.quits());
-    // C-c is the hard quit: it never asks.
+    // C-c asks like q (it quit at once, the edit lost); at the question
+    // it is the answer that quits.
     let mut b = app(true);
     key(&mut b, 'J');
     ctrl(&mut b, 'c');
+    assert!(!b.quits(), "C-c with an edit pending asks");
+    assert_eq!(b.model().edit.mode, Mode::ConfirmQuit);
+    assert!(screen_text(&b).contains("quit anyway?"));
+    key(&mut b, 'n');
+    assert!(!b.quits() && b.model().edit.is_pending());
+    ctrl(&mut b, 'c');
+    ctrl(&mut b, 'c');
     assert!(b.quits());
+    // With nothing pending C-c quits at once.
+    let mut c = app(true);
+    ctrl(&mut c, 'c');
+    assert!(c.quits());
 }
 
 #[test]
@@ -1228,15 +1433,16 @@ fn the_conflict_says_who_and_the_base_whole_at_80_columns() {
             revision: "r44".into(),
             at: fixture::t0() - chrono::TimeDelta::seconds(5),
             by: "demo-owner".into(),
-            agents: v(&["opencode", "pi", "claude"]),
+            agents: v(&["pi", "claude", "codex"]),
             previous_agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
             client: Some("macfleet/0.1.0 (agents)".into()),
         }],
     }));
+    // They removed opencode, which `J` moved: a conflict.
     a.update(Msg::Agents {
         revision: "r44".into(),
-        agents: v(&["opencode", "pi", "claude"]),
-        text: DOC.replace("    \"codex\",    # last\n", ""),
+        agents: v(&["pi", "claude", "codex"]),
+        text: DOC.replace("    \"opencode\", # cheap\n", ""),
     });
     assert!(matches!(a.model().edit.mode, Mode::Conflict { .. }));
     let s = screen_text(&a);

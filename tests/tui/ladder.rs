@@ -257,10 +257,12 @@ fn a_colleagues_write_under_a_pending_edit_is_said_at_once_and_w_diffs_onto_it()
     assert!(t.wait_exit(SOON).success());
 }
 
-/// Two actors: with `J` pending in the TUI, a colleague moves an agent with
-/// `macfleet agents` (the real binary, the same hub). The Ladder says their
-/// write changed the list, and `w` shows the conflict's choice before any
-/// diff; nothing of ours is sent before the choice.
+/// Two actors: with `J` (opencode down one) pending in the TUI, a colleague
+/// moves opencode to the bottom with `macfleet agents` (the real binary,
+/// the same hub). The Ladder says their write changed what ours did, and
+/// `w` shows the conflict's choice before any diff; nothing of ours is sent
+/// before the choice. (A move of another agent is no conflict: see
+/// `merge::`.)
 #[test]
 fn a_colleagues_change_of_the_list_under_a_pending_edit_asks_before_any_diff() {
     let hub = Hub::start();
@@ -268,14 +270,14 @@ fn a_colleagues_change_of_the_list_under_a_pending_edit_asks_before_any_diff() {
     t.send("J");
     t.wait_for("EDIT PENDING", SOON);
     let out = common::macfleet(
-        &["agents", "move", "claude", "0", "--hub", &hub.url],
+        &["agents", "move", "opencode", "3", "--hub", &hub.url],
         &[("MAC_HUB_TOKEN", &hub.owner)],
     );
     assert!(out.status.success(), "{}", common::text(&out.stderr));
     let s = t.wait_until("the notice on the Ladder, with who", SOON, |s| {
         s.contains("was pending") && s.contains("by alice via macfleet/")
     });
-    assert!(s.contains("it changed the list"), "{s}");
+    assert!(s.contains("it changed agents your edit changed"), "{s}");
     t.send("w");
     let s = t.wait_for("the hub's list changed", SOON);
     assert!(
@@ -285,7 +287,7 @@ fn a_colleagues_change_of_the_list_under_a_pending_edit_asks_before_any_diff() {
     assert!(s.contains("mine (pending)"), "{s}");
     assert_eq!(hub.history_len(), 2, "nothing of ours sent");
     t.send("c");
-    t.wait_for("your order now stands on the hub's document", SOON);
+    t.wait_for("the merged result is pending", SOON);
     t.send("w");
     t.wait_for("write onto revision", SOON);
     t.send("y");
@@ -344,7 +346,8 @@ fn a_concurrent_change_of_the_list_asks_and_carrying_mine_keeps_theirs_around_it
     t.send("J");
     t.send("w");
     t.wait_for("write onto revision", SOON);
-    let theirs = DOC.replace("    \"claude\",   # strong\n", "");
+    // They removed opencode, which `J` moved: a conflict.
+    let theirs = DOC.replace("    \"opencode\", # cheap\n", "");
     hub.other_owner_writes(&theirs);
     t.send("y");
     let s = t.wait_for("the hub's list changed", SOON);
@@ -356,7 +359,7 @@ fn a_concurrent_change_of_the_list_asks_and_carrying_mine_keeps_theirs_around_it
     };
     assert!(s.contains("theirs") && s.contains("mine (pending)"), "{s}");
     t.send("c");
-    t.wait_for("your order now stands on the hub's document", SOON);
+    t.wait_for("the merged result is pending", SOON);
     assert_eq!(
         hub.history_len(),
         2,

@@ -29,10 +29,15 @@ mod fallback;
 mod hangup;
 /// `:` jumps, `v` and a bad command in the binary.
 mod jump;
+/// No key drops an edit (C-c, SIGHUP, SIGTERM: a draft offered next
+/// time; `d d d`), and the words an owner needs.
+mod keep;
 /// The owner's edit in the binary against `macfleet hub`.
 mod ladder;
 /// The large-fleet mode through `update`: summaries and windows.
 mod large;
+/// Two actors' edits of the list merged in the binary against one hub.
+mod merge;
 /// The failover log's live heap, by a counting allocator.
 mod memory;
 /// The on-call screens through `update`.

@@ -439,10 +439,11 @@ fn a_412_that_changed_the_list_shows_base_theirs_and_mine() {
                 current_revision: Some("r44".into()),
                 message: String::new(),
             })));
+            // They removed opencode, which `J` moved: a conflict.
             a.update(Msg::Agents {
                 revision: "r44".into(),
-                agents: ["opencode", "pi", "codex"].map(String::from).to_vec(),
-                text: fixture::DOC.replace("    \"claude\",   # strong\n", ""),
+                agents: ["pi", "claude", "codex"].map(String::from).to_vec(),
+                text: fixture::DOC.replace("    \"opencode\", # cheap\n", ""),
             });
             let mut h = fixture::history(fixture::t0());
             h.revisions.insert(
@@ -451,7 +452,7 @@ fn a_412_that_changed_the_list_shows_base_theirs_and_mine() {
                     revision: "r44".into(),
                     at: fixture::t0() - chrono::TimeDelta::minutes(2),
                     by: "bob".into(),
-                    agents: ["opencode", "pi", "codex"].map(String::from).to_vec(),
+                    agents: ["pi", "claude", "codex"].map(String::from).to_vec(),
                     previous_agents: fixture::LADDER.map(String::from).to_vec(),
                     client: None,
                 },

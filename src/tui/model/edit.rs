@@ -10,7 +10,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::plan::{Conflict, PendingEdit, Projection};
+use crate::plan::{Clash, Conflict, PendingEdit, Projection};
 use crate::wire::WorkerState;
 
 /// The pending edit and the screen it is on.
@@ -38,6 +38,17 @@ pub struct LadderEdit {
     /// A colleague wrote while this edit was pending: said on the Ladder
     /// until the edit is written or dropped.
     pub overtaken: Option<Overtaken>,
+    /// A conflict was settled keeping mine for some agents: what of their
+    /// change that undoes, said above the diff until written or dropped.
+    pub undoes: Option<Undoes>,
+}
+
+/// The conflicts settled with mine: each undoes a change of `revision`'s
+/// writer (`this undoes alice's move of pi to #0`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undoes {
+    pub revision: String,
+    pub clashes: Vec<Clash>,
 }
 
 /// Another write reached the hub while an edit was pending. The edit was
@@ -52,6 +63,9 @@ pub struct Overtaken {
     pub revision: String,
     /// Their write changed the list: `w` opens this choice first.
     pub conflict: Option<Box<Conflict>>,
+    /// Their write changed the list and the edit was replayed onto it
+    /// with no conflict: both stand.
+    pub merged: bool,
 }
 
 /// A document typed in `$EDITOR` that could not become the pending edit.
@@ -59,6 +73,25 @@ pub struct Overtaken {
 pub struct Draft {
     pub text: String,
     pub error: String,
+}
+
+/// A pending edit a session kept as a draft when it ended without asking
+/// (the terminal closed, SIGHUP, SIGTERM), offered by the next session on
+/// that hub: `o` makes it the pending edit again (replayed onto the hub's
+/// revision now, as after a 412), `D` drops it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptDraft {
+    /// The runner's name for it (where it is kept).
+    pub id: String,
+    /// When it was kept.
+    pub at: DateTime<Utc>,
+    /// The revision the edit was begun on, and that document.
+    pub revision: String,
+    pub base: String,
+    /// The document as the edit would have written it.
+    pub document: String,
+    /// The pending order (what stands when the document does not render).
+    pub order: Vec<String>,
 }
 
 /// Lines starting with this at the top of the editor's document are ours
@@ -170,11 +203,14 @@ pub enum Mode {
     },
     /// `y` was pressed: the write is on its way.
     Sending { if_match: String },
-    /// The hub's list changed under the edit: base, theirs and mine side
-    /// by side; `c` carries mine onto theirs, `D` drops mine (asks again).
+    /// The hub's list changed under the edit and some agents were touched
+    /// by both: base, theirs, mine and the merged result side by side;
+    /// `t`/`m` keep theirs or mine for the conflicting agent at `at`, `c`
+    /// takes the merged result, `D` drops mine (asks again).
     Conflict {
         conflict: Box<Conflict>,
         confirm_drop: bool,
+        at: usize,
     },
     /// `q` with a pending edit: `y` quits, anything else stays.
     ConfirmQuit,

@@ -14,6 +14,7 @@ use ratatui::text::{Line, Span};
 
 use super::Ask;
 use crate::client::ClientError;
+use crate::plan::Choice;
 use crate::plan::PendingEdit;
 use crate::plan::Rebased;
 use crate::tui::keys::{self, Action, Hints, Scope};
@@ -21,7 +22,8 @@ use crate::tui::model::Model;
 use crate::tui::model::config::HistKey;
 use crate::tui::model::config::OnDisk;
 use crate::tui::model::edit::{
-    Draft, LadderEdit, MAX_REOPENS, Mode, Overtaken, Rollout, strip_notes, with_notes, with_reason,
+    Draft, LadderEdit, MAX_REOPENS, Mode, Overtaken, Rollout, Undoes, strip_notes, with_notes,
+    with_reason,
 };
 use crate::tui::msg::Effect;
 use crate::tui::pane::{Cx, Detail};
@@ -62,6 +64,10 @@ pub fn action(
     let at = sel
         .as_ref()
         .and_then(|a| plan.order().iter().position(|x| x == a));
+    // Where the cursor goes after the key: with the agent (a move), or
+    // (`d`) on the agent now in its place, as in vim and k9s, so `d d d`
+    // removes three; past the end, the new last one.
+    let mut follow = sel.clone();
     let result: Result<String, String> = match action {
         Action::MoveAgentDown | Action::MoveAgentUp => match at {
             None => Err("select an agent of the list to move it".into()),
@@ -84,7 +90,11 @@ pub fn action(
             None => Err("select an agent of the list to remove it".into()),
             Some(i) => plan
                 .remove(i)
-                .map(|a| format!("{a} removed (u undoes)"))
+                .map(|a| {
+                    let o = plan.order();
+                    follow = o.get(i).or(o.last()).cloned();
+                    format!("{a} removed (u undoes)")
+                })
                 .map_err(|e| e.to_string()),
         },
         Action::Undo => Ok(if plan.undo() {
@@ -120,8 +130,7 @@ pub fn action(
     m.edit.error = None;
     m.edit.rollout = None;
     asks.push(Ask::Reorder);
-    if let Some(a) = sel {
-        // The cursor goes with the agent.
+    if let Some(a) = follow {
         asks.push(Ask::Select(Detail::Agent(a)));
         asks.push(Ask::Reorder);
     }
@@ -403,16 +412,18 @@ pub fn revert(m: &mut Model, selected: Option<HistKey>, asks: &mut Vec<Ask>) {
 /// `w`: the diff screen of the whole document, or why it cannot be
 /// written.
 fn review(m: &mut Model, asks: &mut Vec<Ask>) {
-    if let Some(c) = m.edit.overtaken.as_ref().and_then(|o| o.conflict.clone()) {
-        // Their write changed the list: choose before any diff.
+    if let Some(mut c) = m.edit.overtaken.as_ref().and_then(|o| o.conflict.clone()) {
+        // Their write touched agents this edit touched too: choose before
+        // any diff, on the edit as it stands now (moves made since count).
+        if let Some(p) = &m.edit.plan {
+            c.follow(p);
+        }
         m.edit.mode = Mode::Conflict {
             conflict: c,
             confirm_drop: false,
+            at: 0,
         };
-        say(
-            asks,
-            "the list changed on the hub: c carries yours onto theirs, D drops yours",
-        );
+        say(asks, CONFLICT_SAY);
         return;
     }
     if let Some(d) = mending(m) {
@@ -455,6 +466,38 @@ fn review(m: &mut Model, asks: &mut Vec<Ask>) {
         }
         Err(e) => say(asks, format!("cannot write: {e} (the edit is kept)")),
     }
+}
+
+const CONFLICT_SAY: &str = "the hub's list changed where yours did: t/m keep theirs or mine for each agent both changed, c takes the merged result, D drops yours";
+
+/// The writer of `revision` as the undo note names them: `alice's`, `the
+/// hand edit's` (the file changed on disk), `their` (not in the history
+/// yet).
+fn whose(m: &Model, revision: &str) -> String {
+    match m.config.written(revision) {
+        // `(changed on disk)`: a name in brackets is no person's.
+        Some(h) if h.by.starts_with('(') => "the hand edit's".into(),
+        Some(h) => format!("{}'s", h.by),
+        None => "their".into(),
+    }
+}
+
+/// Above the diff: what of a colleague's change the edit undoes, for each
+/// conflict settled with mine that the edit still holds.
+pub fn undo_notes(m: &Model) -> Vec<String> {
+    let (Some(u), Some(p)) = (&m.edit.undoes, &m.edit.plan) else {
+        return Vec::new();
+    };
+    if p.base_revision() != u.revision {
+        return Vec::new();
+    }
+    let pos = |l: &[String], a: &str| l.iter().position(|x| x == a);
+    let who = whose(m, &u.revision);
+    u.clashes
+        .iter()
+        .filter(|c| pos(p.order(), &c.agent) != pos(p.base_order(), &c.agent))
+        .map(|c| c.undoes(&who))
+        .collect()
 }
 
 /// A key while the add prompt, the diff, the conflict or the quit
@@ -536,15 +579,49 @@ pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>
         Mode::Conflict {
             conflict,
             confirm_drop,
+            at,
         } => match action {
+            Some(a @ (Action::KeepTheirs | Action::KeepMine)) => {
+                *confirm_drop = false;
+                let choice = if a == Action::KeepMine {
+                    Choice::Mine
+                } else {
+                    Choice::Theirs
+                };
+                conflict.choose(*at, choice);
+                // The Ladder shows the merged result as chosen so far.
+                m.edit.plan = Some(conflict.merged());
+                if *at + 1 < conflict.clashes.len() {
+                    *at += 1;
+                }
+                asks.push(Ask::Reorder);
+            }
+            Some(Action::ScrollDown) => {
+                *confirm_drop = false;
+                *at = (*at + 1).min(conflict.clashes.len().saturating_sub(1));
+            }
+            Some(Action::ScrollUp) => {
+                *confirm_drop = false;
+                *at = at.saturating_sub(1);
+            }
             Some(Action::Carry) => {
                 let c = (**conflict).clone();
+                let undone = c.undone();
+                let revision = c.theirs_revision().to_string();
                 m.edit.plan = Some(c.carry());
                 m.edit.mode = Mode::Editing;
                 m.edit.overtaken = None;
+                m.edit.undoes = (!undone.is_empty()).then_some(Undoes {
+                    revision,
+                    clashes: undone,
+                });
                 say(
                     asks,
-                    "your order now stands on the hub's document: review it, then w",
+                    if m.edit.undoes.is_some() {
+                        "the merged result is pending: w shows the diff and what it undoes"
+                    } else {
+                        "the merged result is pending, theirs where both changed an agent: w shows the diff"
+                    },
                 );
                 asks.push(Ask::Reorder);
             }
@@ -554,6 +631,7 @@ pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>
                 m.edit.plan = Some(c.drop_mine());
                 m.edit.mode = Mode::Editing;
                 m.edit.overtaken = None;
+                m.edit.undoes = None;
                 say(asks, "your pending edit was dropped");
                 asks.push(Ask::Reorder);
             }
@@ -733,25 +811,33 @@ pub fn overtaken(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask
     let open = matches!(m.edit.mode, Mode::Review { .. } | Mode::Conflict { .. });
     match plan.rebase(theirs, revision) {
         Ok(Rebased::Replayed(p)) => {
+            let merged = p.base_order() != plan.base_order();
             m.edit.plan = Some(p);
             m.edit.overtaken = Some(Overtaken {
                 from,
                 revision: revision.to_string(),
                 conflict: None,
+                merged,
             });
             if open {
                 review(m, asks);
             }
+            let onto = if open {
+                "the diff is onto it: y sends"
+            } else {
+                "w shows the diff onto it"
+            };
             say(
                 asks,
-                format!(
-                    "{revision} was written while your edit was pending; it left the list alone: your order now stands on it ({})",
-                    if open {
-                        "the diff is onto it: y sends"
-                    } else {
-                        "w shows the diff onto it"
-                    }
-                ),
+                if merged {
+                    format!(
+                        "{revision} was written while your edit was pending and changed the list: your edit is replayed onto it, both stand ({onto})"
+                    )
+                } else {
+                    format!(
+                        "{revision} was written while your edit was pending; it left the list alone: your order now stands on it ({onto})"
+                    )
+                },
             );
         }
         Ok(Rebased::AlreadyThere(p)) => {
@@ -766,10 +852,14 @@ pub fn overtaken(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask
             );
         }
         Ok(Rebased::ListChanged(c)) => {
+            // The Ladder shows the edit replayed onto their list (mine
+            // kept where both touched an agent, until chosen).
+            m.edit.plan = Some(c.merged());
             m.edit.overtaken = Some(Overtaken {
                 from,
                 revision: revision.to_string(),
                 conflict: Some(c),
+                merged: true,
             });
             if open {
                 review(m, asks);
@@ -777,7 +867,7 @@ pub fn overtaken(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask
                 say(
                     asks,
                     format!(
-                        "{revision} was written while your edit was pending and changed the list: w shows theirs and yours to choose"
+                        "{revision} was written while your edit was pending and changed agents yours did: w shows theirs and yours to choose"
                     ),
                 );
             }
@@ -799,6 +889,7 @@ pub fn rebase_onto(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<A
             let whole = p
                 .typed()
                 .is_some_and(|t| differs_outside_list(t, p.base_text()));
+            let merged = p.base_order() != plan.base_order();
             m.edit.plan = Some(p);
             review(m, asks);
             say(
@@ -806,6 +897,10 @@ pub fn rebase_onto(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<A
                 if whole {
                     format!(
                         "onto {revision}: the document from $EDITOR is kept whole; its new diff shows what of the other change it undoes (y sends)"
+                    )
+                } else if merged {
+                    format!(
+                        "replayed onto {revision}: their change of the list and yours both stand; review the new diff (y sends)"
                     )
                 } else {
                     format!("replayed onto {revision}: review the new diff (y sends)")
@@ -821,14 +916,14 @@ pub fn rebase_onto(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<A
             );
         }
         Ok(crate::plan::Rebased::ListChanged(c)) => {
+            m.edit.plan = Some(c.merged());
             m.edit.mode = Mode::Conflict {
                 conflict: c,
                 confirm_drop: false,
+                at: 0,
             };
-            say(
-                asks,
-                "the list changed on the hub: c carries yours onto theirs, D drops yours",
-            );
+            say(asks, CONFLICT_SAY);
+            asks.push(Ask::Reorder);
         }
         Err(e) => say(
             asks,
@@ -869,8 +964,9 @@ pub fn draw_body(cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
         Mode::Conflict {
             conflict,
             confirm_drop,
+            at,
         } => {
-            draw_conflict(cx, area, buf, conflict, *confirm_drop);
+            draw_conflict(cx, area, buf, conflict, *confirm_drop, *at);
             true
         }
         _ => false,
@@ -905,9 +1001,21 @@ fn draw_diff(cx: &Cx, area: Rect, buf: &mut Buffer, diff: &str, rev: &str, scrol
         );
     }
     let w = usize::from(area.width);
-    let plan = plan_lines(cx, w);
-    for (i, l) in plan.iter().enumerate() {
+    // What of a colleague's change this undoes comes first.
+    let notes = undo_notes(cx.model);
+    for (i, l) in notes.iter().enumerate() {
         if let Some(r) = row(area, 1 + i as u16) {
+            line(
+                r,
+                buf,
+                fit_line(Line::styled(hub(l).into_owned(), t.bad()), w, t.ellipsis()),
+            );
+        }
+    }
+    let plan = plan_lines(cx, w);
+    let below = 1 + notes.len() as u16;
+    for (i, l) in plan.iter().enumerate() {
+        if let Some(r) = row(area, below + i as u16) {
             line(
                 r,
                 buf,
@@ -915,7 +1023,7 @@ fn draw_diff(cx: &Cx, area: Rect, buf: &mut Buffer, diff: &str, rev: &str, scrol
             );
         }
     }
-    let top = 1 + plan.len() as u16;
+    let top = below + plan.len() as u16;
     for (i, l) in diff.lines().skip(scroll).enumerate() {
         let Some(r) = row(area, i as u16 + top) else {
             break;
@@ -979,6 +1087,7 @@ fn draw_conflict(
     buf: &mut Buffer,
     c: &crate::plan::Conflict,
     confirm_drop: bool,
+    at: usize,
 ) {
     let t = cx.theme;
     let s = &c.sides;
@@ -1018,12 +1127,15 @@ fn draw_conflict(
             }
         }
     }
-    let col_w = (area.width / 3).max(1);
+    let merged = c.merged();
+    let col_w = (area.width / 4).max(1);
     let cols = [
         (format!("base {}", c.mine.base_revision()), &s.base),
         (format!("theirs {}", c.theirs_revision()), &s.theirs),
         ("mine (pending)".to_string(), &s.mine),
+        ("merged".to_string(), &merged.order().to_vec()),
     ];
+    let clashing = |a: &str| c.clashes.iter().any(|k| k.agent == a);
     for (k, (title, list)) in cols.iter().enumerate() {
         let x = area.x + col_w * k as u16;
         let cell = |i: u16| {
@@ -1045,20 +1157,47 @@ fn draw_conflict(
         }
         for (i, a) in list.iter().enumerate() {
             if let Some(r) = cell(3 + i as u16) {
-                line(
-                    r,
-                    buf,
-                    Line::raw(fit(
-                        &format!("{i} {}", hub(a)),
-                        col_w as usize - 1,
-                        t.ellipsis(),
-                    )),
-                );
+                let text = fit(&format!("{i} {}", hub(a)), col_w as usize - 1, t.ellipsis());
+                let style = if clashing(a) {
+                    t.warn()
+                } else {
+                    ratatui::style::Style::new()
+                };
+                line(r, buf, Line::styled(text, style));
             }
         }
     }
-    let n = s.base.len().max(s.theirs.len()).max(s.mine.len()) as u16;
-    if let Some(r) = row(area, 4 + n) {
+    let n = s
+        .base
+        .len()
+        .max(s.theirs.len())
+        .max(s.mine.len())
+        .max(merged.order().len()) as u16;
+    // Each agent both changed: what each side did, the choice, and what
+    // keeping mine undoes.
+    let who = whose(cx.model, c.theirs_revision());
+    let w = usize::from(area.width);
+    let mut y = 4 + n;
+    for (i, (k, choice)) in c.clashes.iter().zip(&c.choices).enumerate() {
+        let Some(r) = row(area, y) else { break };
+        let mark = if i == at { ">" } else { " " };
+        let kept = match choice {
+            Choice::Mine => "keeps mine",
+            Choice::Theirs => "keeps theirs",
+        };
+        let text = format!("{mark} {} {} {kept}", hub(&k.describe()), t.sep());
+        let style = if i == at { t.title() } else { t.warn() };
+        line(r, buf, Line::styled(fit(&text, w, t.ellipsis()), style));
+        y += 1;
+        if *choice == Choice::Mine {
+            // What keeping mine undoes, on a line of its own.
+            let Some(r) = row(area, y) else { break };
+            let note = format!("    {}", hub(&k.undoes(&who)));
+            line(r, buf, Line::styled(fit(&note, w, t.ellipsis()), t.bad()));
+            y += 1;
+        }
+    }
+    if let Some(r) = row(area, y + 1) {
         let text = if confirm_drop {
             format!(
                 "drop your pending order for good? {} · any other key keeps it",
@@ -1067,7 +1206,7 @@ fn draw_conflict(
         } else {
             keys::hints(Hints::Conflict, &format!(" {} ", t.sep()))
         };
-        line(r, buf, Line::styled(text, t.title()));
+        line(r, buf, Line::styled(fit(&text, w, t.ellipsis()), t.title()));
     }
 }
 

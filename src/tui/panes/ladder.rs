@@ -16,7 +16,6 @@ use crate::plan::Rung;
 use crate::tui::keys::{self, Action, Hints};
 use crate::tui::model::Model;
 use crate::tui::model::away::{self, AwayNow};
-use crate::tui::model::config;
 use crate::tui::model::edit::Overtaken;
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
 use crate::tui::pane::{Changes, Cx, Detail, Handled, List, ListNav, Pane, SortBy};
@@ -257,7 +256,8 @@ impl Ladder {
         let list = &self.list;
         let away = cx.model.log.away_last_hour(cx.now);
         let unknown = unknown_agents(&cx.model.ladder_agents());
-        let pending = cx.model
+        let pending = cx
+            .model
             .edit
             .plan
             .as_ref()
@@ -292,7 +292,10 @@ impl Ladder {
                 vec![
                     Span::raw(rank),
                     Span::styled(name, cell_style(cx.theme, cx.stale, name_style)),
-                    Span::styled(fmt::count(c.capable), cell_style(cx.theme, cx.stale, can_style)),
+                    Span::styled(
+                        fmt::count(c.capable),
+                        cell_style(cx.theme, cx.stale, can_style),
+                    ),
                     Span::raw(run_text(cx, a, c.active)),
                     Span::raw(format!(
                         "{}/{}/{}",
@@ -305,9 +308,15 @@ impl Ladder {
                     } else {
                         let now = self.away_now.get(a.as_str()).map_or(0, |n| n.total());
                         let style = if now > 0 { t.warn() } else { t.muted() };
-                        Span::styled(away_now_text(&self.away_now, t.sep(), a), cell_style(cx.theme, cx.stale, style))
+                        Span::styled(
+                            away_now_text(&self.away_now, t.sep(), a),
+                            cell_style(cx.theme, cx.stale, style),
+                        )
                     },
-                    Span::styled(fmt::away(t.sep(), &k), cell_style(cx.theme, cx.stale, away_style)),
+                    Span::styled(
+                        fmt::away(t.sep(), &k),
+                        cell_style(cx.theme, cx.stale, away_style),
+                    ),
                 ]
             })
             .collect();
@@ -343,11 +352,7 @@ pub fn away_now_text(away_now: &HashMap<String, AwayNow>, sep: &str, agent: &str
         let detail = if known == 0 {
             String::new()
         } else {
-            format!(
-                " {} {}",
-                sep,
-                &s[s.find(": ").map_or(0, |i| i + 2)..]
-            )
+            format!(" {} {}", sep, &s[s.find(": ").map_or(0, |i| i + 2)..])
         };
         s = format!("{}: no cause {}{}", a.total(), a.unrecorded, detail);
     }
@@ -516,7 +521,6 @@ fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
     }
 }
 
-
 /// Under the rows while a drill is shown: what it assumes and where the
 /// healthy workers would land (the RUN column has it rung by rung):
 /// `drill: opencode down · 31 of 40 healthy workers change rung · no route
@@ -562,7 +566,10 @@ pub fn headroom_text(cx: &Cx) -> Option<(String, bool)> {
         return None;
     }
     if agg.one_failure == 0 {
-        return Some(("no healthy worker is one failure from no route".into(), false));
+        return Some((
+            "no healthy worker is one failure from no route".into(),
+            false,
+        ));
     }
     let by: Vec<String> = cx
         .model
@@ -589,20 +596,23 @@ pub fn headroom_text(cx: &Cx) -> Option<(String, bool)> {
 /// list and what `w` does now.
 fn overtaken_text(cx: &Cx, o: &Overtaken) -> [String; 2] {
     let short = |r: &str| hub(&r.chars().take(12).collect::<String>()).into_owned();
-    let who = cx
-        .model
-        .config
-        .written(&o.revision)
-        .map(|h| {
-            format!(
-                " by {}, {} ago,",
-                hub(&config::who(h)),
-                fmt::age_at(cx.now, h.at)
-            )
-        })
-        .unwrap_or_default();
+    let (done, who) = match cx.model.config.written(&o.revision) {
+        Some(h) => (
+            fmt::written_by(h),
+            format!(", {} ago,", fmt::age_at(cx.now, h.at)),
+        ),
+        None => ("written".to_string(), String::new()),
+    };
     let what = if o.conflict.is_some() {
-        "  it changed the list: w shows theirs and yours to choose".to_string()
+        format!(
+            "  it changed agents your edit changed: the Ladder shows yours replayed onto {} (mine where both did), w shows theirs and yours to choose",
+            short(&o.revision)
+        )
+    } else if o.merged {
+        format!(
+            "  it changed the list: your edit is replayed onto {}, both stand (w shows the diff onto it)",
+            short(&o.revision)
+        )
     } else {
         format!(
             "  it left the list alone: your order now stands on {} (w shows the diff onto it)",
@@ -611,7 +621,7 @@ fn overtaken_text(cx: &Cx, o: &Overtaken) -> [String; 2] {
     };
     [
         format!(
-            "! {} written{who} while this edit (begun on {}) was pending",
+            "! {} {done}{who} while this edit (begun on {}) was pending",
             short(&o.revision),
             short(&o.from)
         ),
