@@ -478,6 +478,7 @@ pub fn tui_options(global: &Global, label: String, read_only: bool) -> crate::tu
     crate::tui::TuiOptions {
         hub_label: label,
         read_only,
+        read_only_flag: global.read_only,
         ascii: global.ascii,
         mouse: global.mouse,
         // no-color.org: any non-empty value.

@@ -15,10 +15,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::keys::{self, Action, Hints, Move};
+use super::keys::{self, Action, Hints, Move, Scope};
 use super::model::Model;
 use super::model::conn::{FORBIDDEN, HubClock, REFUSED, Stream};
-use super::model::edit::Mode;
+use super::model::edit::{KeptDraft, Mode};
 use super::msg::{Effect, Msg};
 use super::overlays::{self, Ask, Overlays};
 pub use super::pane::{Changes, Cx, Detail, Filter, Handled, Pane};
@@ -54,6 +54,17 @@ pub struct App {
     /// Something visible may have changed since the last frame.
     dirty: bool,
     quit: bool,
+    /// The edit screen the quit question was asked over, for when the
+    /// answer is to stay.
+    quit_back: Option<Mode>,
+    /// Why this session does not write (the flag, the context, the
+    /// token's role), as the edit keys say it; the runner knows.
+    read_only_why: Option<String>,
+    /// A draft an earlier session on this hub kept, offered (`o`, `D`),
+    /// and how many more wait behind it.
+    offered: Option<(KeptDraft, usize)>,
+    /// The draft opened or dropped, for the runner to forget.
+    settled: Option<String>,
 }
 
 impl App {
@@ -74,6 +85,10 @@ impl App {
             changes: Changes::default(),
             dirty: true,
             quit: false,
+            quit_back: None,
+            read_only_why: None,
+            offered: None,
+            settled: None,
         }
     }
 
@@ -129,6 +144,30 @@ impl App {
     /// Whether the session holds a writer (the runner knows).
     pub fn set_can_write(&mut self, can: bool) {
         self.model.can_write = can;
+    }
+
+    /// Why the session does not write, for the edit keys to say
+    /// (`read-only: started with --read-only`); the runner knows.
+    pub fn set_read_only_why(&mut self, why: Option<String>) {
+        self.read_only_why = why;
+    }
+
+    /// Offer a draft an earlier session on this hub kept (`None`: none
+    /// left), with how many more wait behind it.
+    pub fn offer_draft(&mut self, d: Option<KeptDraft>, more: usize) {
+        self.offered = d.map(|d| (d, more));
+        self.dirty = true;
+    }
+
+    /// The draft on offer.
+    pub fn offered_draft(&self) -> Option<&KeptDraft> {
+        self.offered.as_ref().map(|(d, _)| d)
+    }
+
+    /// The draft opened or dropped since last asked: the runner removes
+    /// its files.
+    pub fn take_settled_draft(&mut self) -> Option<String> {
+        self.settled.take()
     }
 
     /// The contexts `:ctx` offers, and the one the session is on.
@@ -273,7 +312,7 @@ impl App {
                     self.overlay.detail = Some(d);
                     self.overlay.detail_scroll = 0;
                 }
-                Ask::Quit => self.quit = true,
+                Ask::Quit => self.ask_quit(),
             }
         }
     }
@@ -592,24 +631,34 @@ impl App {
         }
         if self.model.edit.takes_keys() {
             self.dirty = true;
+            let asked = self.model.edit.mode == Mode::ConfirmQuit;
             overlays::edit::key(&mut self.model, k, fx, &mut asks);
+            if asked && self.model.edit.mode == Mode::Editing {
+                // Stayed: back to the screen the question was asked on
+                // (the diff, the conflict, the add prompt and its text).
+                if let Some(back) = self.quit_back.take() {
+                    self.model.edit.mode = back;
+                }
+            }
             self.run(asks);
             return;
+        }
+        if self.offered.is_some() {
+            if let Some(a) = keys::action_in(Scope::Draft, &k) {
+                self.dirty = true;
+                self.draft_key(a, &mut asks);
+                self.run(asks);
+                return;
+            }
         }
         let Some(action) = keys::action_for(&k) else {
             return;
         };
         self.dirty = true;
-        // `q` asks first with an edit pending; C-c quits at once.
-        let asks_first = keys::is_first_key(&k, Action::Quit) && self.model.edit.is_pending();
         if self.overlay.help {
             match action {
                 Action::Help | Action::Back => self.overlay.help = false,
-                Action::Quit if asks_first => {
-                    self.overlay.help = false;
-                    self.model.edit.mode = Mode::ConfirmQuit;
-                }
-                Action::Quit => self.quit = true,
+                Action::Quit => self.ask_quit(),
                 _ => {}
             }
             return;
@@ -622,8 +671,8 @@ impl App {
             self.drill_key();
             return;
         }
-        if action == Action::Quit && asks_first {
-            self.model.edit.mode = Mode::ConfirmQuit;
+        if action == Action::Quit {
+            self.ask_quit();
             return;
         }
         if self.overlay.detail == Some(Detail::Rollout) {
@@ -672,7 +721,8 @@ impl App {
     fn edit_key(&mut self, action: Action, fx: &mut Vec<Effect>) {
         let mut asks = Vec::new();
         if !self.model.can_write {
-            self.say("read-only");
+            let why = self.read_only_why.as_deref().unwrap_or("read-only");
+            self.say(why.to_string());
         } else if action == Action::Revert && self.view() == "history" {
             let sel = match self.pane().selected(&self.model) {
                 Some(Detail::Revision(k)) => Some(k),
@@ -687,6 +737,97 @@ impl App {
             overlays::edit::action(&mut self.model, action, sel, fx, &mut asks);
         }
         self.run(asks);
+    }
+
+    /// `o` or `D` while a draft is offered. `o` makes it the pending edit
+    /// again: on the revision it was begun on, or replayed onto the hub's
+    /// revision now as a 412 is (`overlays::edit::rebase_onto`: the new
+    /// diff to review, or base / theirs / mine to choose on). `D` drops it.
+    fn draft_key(&mut self, action: Action, asks: &mut Vec<Ask>) {
+        let Some((d, _)) = self.offered.as_ref() else {
+            return;
+        };
+        let when = draft_time(d, self.model.now());
+        if action == Action::DropDraft {
+            let (d, _) = self.offered.take().expect("offered");
+            self.settled = Some(d.id);
+            asks.push(Ask::Say(format!("the draft from {when} is dropped")));
+            return;
+        }
+        let m = &mut self.model;
+        if !m.can_write {
+            let why = self.read_only_why.as_deref().unwrap_or("read-only");
+            asks.push(Ask::Say(format!("{why}: the draft is kept")));
+            return;
+        }
+        let (Some(text), Some(revision)) = (m.config.text.clone(), m.config.revision.clone())
+        else {
+            asks.push(Ask::Say(
+                "the hub's document has not arrived yet: o again in a moment".into(),
+            ));
+            return;
+        };
+        if m.edit.is_pending() || matches!(m.edit.mode, Mode::Sending { .. }) {
+            asks.push(Ask::Say(
+                "an edit is pending here: write it or undo it (u) before o opens the draft".into(),
+            ));
+            return;
+        }
+        let (d, _) = self.offered.take().expect("offered");
+        self.settled = Some(d.id.clone());
+        // The edit as it stood: its document on the revision it was begun
+        // on (its order where the document does not render).
+        let restored =
+            crate::plan::PendingEdit::new(d.base.clone(), d.revision.clone()).map(|mut p| {
+                if p.set_document(&d.document).is_err() {
+                    p.set_order(d.order.clone());
+                }
+                p
+            });
+        let m = &mut self.model;
+        m.edit.mode = Mode::Editing;
+        m.edit.error = None;
+        m.edit.rollout = None;
+        m.edit.overtaken = None;
+        asks.push(Ask::Land("ladder"));
+        match restored {
+            Ok(p) if d.revision == revision => {
+                let pending = p.is_pending();
+                m.edit.plan = Some(p);
+                asks.push(Ask::Say(if pending {
+                    format!(
+                        "the draft from {when} is pending again on {}: w shows its diff",
+                        ui::hub(&revision)
+                    )
+                } else {
+                    format!("the hub already holds the draft from {when}: nothing pending")
+                }));
+            }
+            Ok(p) => {
+                // Another revision since: replayed as after a 412.
+                m.edit.plan = Some(p);
+                overlays::edit::rebase_onto(m, &text, &revision, asks);
+            }
+            Err(e) => {
+                // Its base does not read as a list (a mend): the document
+                // stands whole on the hub's now.
+                match crate::plan::PendingEdit::new(text, revision).and_then(|mut p| {
+                    p.set_document(&d.document)?;
+                    Ok(p)
+                }) {
+                    Ok(p) => {
+                        m.edit.plan = Some(p);
+                        asks.push(Ask::Say(format!(
+                            "the draft from {when} is pending again (its first document does not read: {e}): w shows its diff"
+                        )));
+                    }
+                    Err(e) => asks.push(Ask::Say(format!(
+                        "the draft from {when} cannot be opened: {e} (its file is removed; nothing changed)"
+                    ))),
+                }
+            }
+        }
+        asks.push(Ask::Reorder);
     }
 
     /// `x`: the selected rung of the Ladder marked down in the drill, or
@@ -716,10 +857,32 @@ impl App {
         self.say(text);
     }
 
+    /// `q`, C-c, or a prompt's C-c: quit, or with an edit pending ask
+    /// first (`y` quits, any other key stays), whichever key it was: no
+    /// key drops an edit unasked. Asked again (`y`, C-c at the question),
+    /// it quits.
+    fn ask_quit(&mut self) {
+        let m = &mut self.model;
+        if !m.edit.is_pending() || m.edit.mode == Mode::ConfirmQuit {
+            self.quit = true;
+            return;
+        }
+        // The question holds the status line and the keys: nothing typed
+        // goes to a prompt under it.
+        self.overlay.help = false;
+        self.overlay.cmd.editing = false;
+        self.pane_mut().list_mut().filter_mut().editing = false;
+        let back = std::mem::replace(&mut self.model.edit.mode, Mode::ConfirmQuit);
+        self.quit_back = match back {
+            Mode::Adding { .. } | Mode::Review { .. } | Mode::Conflict { .. } => Some(back),
+            _ => None,
+        };
+    }
+
     /// The keys every pane shares (the key table's `Global` scope).
     fn shared_key(&mut self, action: Action, fx: &mut Vec<Effect>) {
         match action {
-            Action::Quit => self.quit = true,
+            Action::Quit => self.ask_quit(),
             Action::ShowView(i) if i < self.panes.len() => self.switch(i),
             Action::NextView => self.switch((self.current + 1) % self.panes.len()),
             Action::PrevView => {
@@ -778,7 +941,7 @@ impl App {
         let f = self.pane_mut().list_mut().filter_mut();
         match (action, k.code) {
             (Some(Action::Quit), _) => {
-                self.quit = true;
+                self.ask_quit();
                 return;
             }
             (Some(Action::PromptEraseAll), _) => f.text.clear(),
@@ -985,14 +1148,37 @@ impl App {
             )
         {
             let c = list.cursor();
-            let hints = match &o.detail {
-                Some(Detail::Rollout) => Hints::Rollout,
-                Some(_) => Hints::Detail,
-                None => pane.hints(),
+            // An owner is shown the keys that edit; a read-only session
+            // the ones it has.
+            let hints = match (&o.detail, pane.hints()) {
+                (Some(Detail::Rollout), _) => Hints::Rollout,
+                (Some(Detail::Revision(_)), _) if m.can_write => Hints::RevisionDetail,
+                (Some(_), _) => Hints::Detail,
+                (None, Hints::Ladder) if m.can_write => Hints::LadderOwner,
+                (None, Hints::History) if !m.can_write => Hints::List,
+                (None, h) => h,
             };
+            let offer = self.offered.as_ref().map(|(d, more)| {
+                let more = match more {
+                    0 => String::new(),
+                    1 => " (1 more after it)".to_string(),
+                    n => format!(" ({n} more after it)"),
+                };
+                let rev: String = d.revision.chars().take(12).collect();
+                format!(
+                    "a draft from {} on revision {}{more}: {}",
+                    draft_time(d, m.now()),
+                    ui::hub(&rev),
+                    keys::hints(Hints::Draft, ", ")
+                )
+            });
             let status = header::Status {
                 typing: filter.editing.then_some(filter.text.as_str()),
-                message: self.status.as_ref().map(|s| s.text.as_str()),
+                message: self
+                    .status
+                    .as_ref()
+                    .map(|s| s.text.as_str())
+                    .or(offer.as_deref()),
                 hub_error: m.conn.last_error.as_deref().filter(|_| cx.stale),
                 hints,
                 pos: c.pos,
@@ -1011,6 +1197,16 @@ impl App {
             };
             overlays::help::draw(t, &of, area, buf);
         }
+    }
+}
+
+/// When a draft was kept, as the offer says it: `19:02Z` the same day
+/// (the TUI's clock times are UTC), else with its date.
+fn draft_time(d: &KeptDraft, now: chrono::DateTime<chrono::Utc>) -> String {
+    if d.at.date_naive() == now.date_naive() {
+        d.at.format("%H:%MZ").to_string()
+    } else {
+        d.at.format("%Y-%m-%d %H:%MZ").to_string()
     }
 }
 

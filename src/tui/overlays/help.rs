@@ -2,11 +2,13 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use crate::tui::keys::{self, HelpLine, help_for, prompt_keys};
 use crate::tui::ui::theme::Theme;
+use crate::tui::ui::header::wrap;
 use crate::tui::ui::{fit_line, line};
 
 /// What the help is of: the pane on screen among the panes, and whether
@@ -21,31 +23,97 @@ pub struct Of<'a> {
     pub fields: (&'a [&'a str], Option<&'a str>),
 }
 
-fn key_line(t: &Theme, of: &Of, b: &HelpLine) -> Line<'static> {
-    let label = &b.label;
-    let mut help = b.help.clone();
-    if b.action.is_edit() && !of.can_write {
-        help.push_str(" (read-only)");
+/// The width of the keys' column.
+const LABEL: usize = 7;
+
+/// One entry of the help: the keys (or a word) in the keys' column, and
+/// what they do, wrapped under itself when it is longer than its column.
+struct Entry {
+    label: String,
+    text: String,
+    muted: bool,
+}
+
+impl Entry {
+    /// A key; an edit key of a session that does not write is greyed
+    /// (a line above the first says why).
+    fn key(of: &Of, b: &HelpLine) -> Entry {
+        Entry {
+            label: b.label.clone(),
+            text: b.help.clone(),
+            muted: b.action.is_edit() && !of.can_write,
+        }
     }
-    Line::from(vec![
-        Span::styled(format!("{label:<7}"), t.title()),
-        Span::raw(help),
-    ])
+
+    fn plain(label: &str, text: impl Into<String>) -> Entry {
+        Entry {
+            label: label.to_string(),
+            text: text.into(),
+            muted: false,
+        }
+    }
+
+    /// The entry whole, on one line.
+    fn line(&self, t: &Theme) -> Line<'static> {
+        self.rows(t, usize::MAX).remove(0)
+    }
+
+    /// The entry as rows of at most `width` cells: what it does wrapped at
+    /// spaces, each row after the first under the text, never cut (a word
+    /// longer than the column is broken across rows).
+    fn rows(&self, t: &Theme, width: usize) -> Vec<Line<'static>> {
+        if self.label.is_empty() {
+            let style = if self.muted { t.muted() } else { Style::default() };
+            return wrap(&self.text, width.max(1))
+                .into_iter()
+                .map(|r| Line::styled(r, style))
+                .collect();
+        }
+        let lead = self.label.chars().count().max(LABEL);
+        let room = width.saturating_sub(lead).max(8);
+        let (label_style, style) = if self.muted {
+            (t.muted(), t.muted())
+        } else {
+            (t.title(), Style::default())
+        };
+        wrap(&self.text, room)
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let label = if i == 0 { self.label.as_str() } else { "" };
+                Line::from(vec![
+                    Span::styled(format!("{label:<lead$}"), label_style),
+                    Span::styled(r, style),
+                ])
+            })
+            .collect()
+    }
 }
 
 /// The pane's keys, then the filter prompt's: both from the key table.
-pub fn sections(t: &Theme, of: &Of) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
-    let keys = help_for(of.pane, of.titles, t.ascii)
-        .iter()
-        .map(|b| key_line(t, of, b))
-        .collect();
+fn entries(t: &Theme, of: &Of) -> (Vec<Entry>, Vec<Entry>) {
+    let mut keys = Vec::new();
+    let mut said = false;
+    for b in help_for(of.pane, of.titles, t.ascii) {
+        if b.action.is_edit() && !of.can_write && !std::mem::replace(&mut said, true) {
+            keys.push(Entry {
+                label: String::new(),
+                text: "read-only: these keys do nothing".into(),
+                muted: true,
+            });
+        }
+        keys.push(Entry::key(of, &b));
+    }
     let mut prompt = vec![
-        Line::raw(""),
-        Line::styled("in the filter prompt:", t.muted()),
+        Entry::plain("", ""),
+        Entry {
+            label: String::new(),
+            text: "in the filter prompt:".into(),
+            muted: true,
+        },
     ];
     prompt.extend(prompt_keys().map(|b| {
-        key_line(
-            t,
+        Entry::key(
             of,
             &HelpLine {
                 label: keys::label(b, t.ascii),
@@ -56,50 +124,74 @@ pub fn sections(t: &Theme, of: &Of) -> (Vec<Line<'static>>, Vec<Line<'static>>) 
     }));
     let (fields, note) = of.fields;
     if !fields.is_empty() {
-        prompt.push(Line::from(vec![
-            Span::styled(format!("{:<7}", "fields"), t.title()),
-            Span::raw(fields.join(" ")),
-        ]));
-        prompt.push(Line::raw(format!(
-            "{:<7}f:v prefix, f:v$ whole, !f:v not",
-            ""
-        )));
+        prompt.push(Entry::plain("fields", fields.join(" ")));
+        prompt.push(Entry::plain(" ", "f:v prefix, f:v$ whole, !f:v not"));
         if let Some(n) = note {
             let n = if t.ascii {
                 n.replace('↓', "v").replace('↑', "^")
             } else {
                 n.to_string()
             };
-            prompt.push(Line::raw(format!("{:<7}{n}", "")));
+            prompt.push(Entry::plain(" ", n));
         }
     }
     (keys, prompt)
 }
 
-/// Every line of the help, in order.
+/// The pane's keys, then the filter prompt's, each entry on one line.
+pub fn sections(t: &Theme, of: &Of) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
+    let (keys, prompt) = entries(t, of);
+    (
+        keys.iter().map(|e| e.line(t)).collect(),
+        prompt.iter().map(|e| e.line(t)).collect(),
+    )
+}
+
+/// Every line of the help, in order, each entry on one line.
 pub fn lines(t: &Theme, of: &Of) -> Vec<Line<'static>> {
     let (mut keys, prompt) = sections(t, of);
     keys.extend(prompt);
     keys
 }
 
+/// `entries` as rows of `width`.
+fn rows_of(t: &Theme, entries: &[Entry], width: usize) -> Vec<Line<'static>> {
+    entries.iter().flat_map(|e| e.rows(t, width)).collect()
+}
+
 pub fn draw(t: &Theme, of: &Of, screen: Rect, buf: &mut Buffer) {
-    let (mut lines, prompt) = sections(t, of);
+    let (keys, prompt) = entries(t, of);
+    let one_w = 62.min(screen.width);
+    let one: Vec<Line> = rows_of(t, &keys, usize::from(one_w.saturating_sub(2)))
+        .into_iter()
+        .chain(rows_of(t, &prompt, usize::from(one_w.saturating_sub(2))))
+        .collect();
     // Two columns when one does not fit the screen's height.
-    let two = (lines.len() + prompt.len()) as u16 + 2 > screen.height && screen.width >= 60;
-    let w = if two {
-        100.min(screen.width)
+    let two = one.len() as u16 + 2 > screen.height && screen.width >= 60;
+    let w = if two { 100.min(screen.width) } else { one_w };
+    let inner_w = w.saturating_sub(2);
+    let half = if two { inner_w / 2 } else { inner_w };
+    let (lines, right) = if two {
+        // The view's keys split in two (by rows, each entry whole in its
+        // column), the prompt's under the right half; each column's text
+        // wrapped at its width (a space between the columns).
+        let col = usize::from(half).saturating_sub(1);
+        let rows: Vec<Vec<Line>> = keys.iter().map(|e| e.rows(t, col)).collect();
+        let prompt_rows = rows_of(t, &prompt, usize::from(inner_w - half));
+        let total: usize = rows.iter().map(Vec::len).sum::<usize>() + prompt_rows.len();
+        let (mut left, mut right) = (Vec::new(), Vec::new());
+        for r in rows {
+            if left.len() + r.len() <= total.div_ceil(2) && right.is_empty() {
+                left.extend(r);
+            } else {
+                right.extend(r);
+            }
+        }
+        right.extend(prompt_rows);
+        (left, right)
     } else {
-        62.min(screen.width)
+        (one, Vec::new())
     };
-    let mut right: Vec<Line> = Vec::new();
-    if two {
-        // The view's keys split in two, the prompt's under the right half.
-        right = lines.split_off((lines.len() + prompt.len()).div_ceil(2).min(lines.len()));
-        right.extend(prompt);
-    } else {
-        lines.extend(prompt);
-    }
     let h = (lines.len().max(right.len()) as u16 + 2).min(screen.height);
     let area = Rect {
         x: screen.x + (screen.width - w) / 2,
@@ -118,14 +210,11 @@ pub fn draw(t: &Theme, of: &Of, screen: Rect, buf: &mut Buffer) {
         ));
     let inner = block.inner(area);
     block.render(area, buf);
-    let half = if two { inner.width / 2 } else { inner.width };
-    let right_len = right.len();
     for (i, l) in lines.into_iter().take(inner.height as usize).enumerate() {
-        let width = if i < right_len { half } else { inner.width };
         let r = Rect {
             y: inner.y + i as u16,
             height: 1,
-            width,
+            width: half,
             ..inner
         };
         line(r, buf, fit_line(l, usize::from(r.width), t.ellipsis()));

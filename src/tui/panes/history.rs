@@ -7,6 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 
+use crate::tui::keys::Hints;
 use crate::tui::model::Model;
 use crate::tui::model::config::HistKey;
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
@@ -86,6 +87,11 @@ impl Pane for History {
 
     fn fields(&self) -> (&'static [&'static str], Option<&'static str>) {
         (FIELDS, None)
+    }
+
+    /// `R revert` among the keys (the app shows it to an owner only).
+    fn hints(&self) -> Hints {
+        Hints::History
     }
 
     /// Newest first as the hub sends it; one row per entry.

@@ -89,13 +89,18 @@ pub fn edit_with(editor: &str, text: &str) -> Result<String, String> {
 /// own (0600) in `$XDG_STATE_HOME/macfleet/drafts/` (0700; by default under
 /// `~/.local/state`). Returns its path.
 pub fn keep_draft(text: &str) -> Result<String, String> {
-    let dir = super::log::default_file()
-        .and_then(|f| f.parent().map(|d| d.join("drafts")))
-        .ok_or("no $XDG_STATE_HOME or $HOME to keep it under")?;
-    keep_draft_in(&dir, text)
+    keep_draft_in(&drafts_dir()?, text)
 }
 
-fn keep_draft_in(dir: &Path, text: &str) -> Result<String, String> {
+/// `$XDG_STATE_HOME/macfleet/drafts/` (by default under `~/.local/state`).
+pub fn drafts_dir() -> Result<std::path::PathBuf, String> {
+    super::log::default_file()
+        .and_then(|f| f.parent().map(|d| d.join("drafts")))
+        .ok_or_else(|| "no $XDG_STATE_HOME or $HOME to keep it under".to_string())
+}
+
+/// [`keep_draft`] in `dir` (made 0700 if need be): a new file of its own.
+pub fn keep_draft_in(dir: &Path, text: &str) -> Result<String, String> {
     let dir = dir.to_path_buf();
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     #[cfg(unix)]
@@ -121,7 +126,8 @@ fn keep_draft_in(dir: &Path, text: &str) -> Result<String, String> {
     Err(format!("no free file name in {}", dir.display()))
 }
 
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+/// Write a new file (never over one), mode 0600, synced.
+pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     let mut o = std::fs::OpenOptions::new();
     o.write(true).create_new(true);
     #[cfg(unix)]

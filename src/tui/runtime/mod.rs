@@ -1,6 +1,7 @@
 //! What runs the TUI: the loop (`run`), the terminal, the input threads,
 //! the hub tasks (`net`), `$EDITOR` and the log file.
 
+pub mod draft;
 pub mod editor;
 pub mod input;
 pub mod log;

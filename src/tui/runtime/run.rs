@@ -16,9 +16,10 @@ use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
 use super::input::{self, Input};
-use super::{editor, net, term};
+use super::{draft, editor, net, term};
 use crate::client::{Client, ClientError, WriteGrant, Writer};
 use crate::tui::app::App;
+use crate::wire::Whoami;
 use crate::tui::msg::{Effect, Msg};
 use crate::tui::ui::theme::Theme;
 
@@ -29,6 +30,9 @@ pub struct TuiOptions {
     /// says its own name.
     pub hub_label: String,
     pub read_only: bool,
+    /// Read-only because of `--read-only` (else, when `read_only`, because
+    /// of the context): what the edit keys say.
+    pub read_only_flag: bool,
     pub ascii: bool,
     pub mouse: bool,
     /// `NO_COLOR` is set (the caller reads the environment).
@@ -131,6 +135,12 @@ pub async fn run(
         net,
         switcher: opts.switcher.clone(),
         read_only: opts.read_only,
+        read_only_flag: opts.read_only_flag,
+        label: opts.hub_label.clone(),
+        context: opts.context.clone(),
+        who: None,
+        drafts: Vec::new(),
+        drafts_of: None,
         switch_to: None,
         frame: Buffer::empty(Rect::new(0, 0, w, h)),
         last: None,
@@ -140,8 +150,26 @@ pub async fn run(
     };
     ui.apply(Msg::Resize(w, h));
     ui.apply(tick());
+    ui.say_read_only();
     let end = ui.run(in_rx, rx).await;
+    // A session that ends without asking (not `q`) keeps a pending edit.
+    let kept = match &end {
+        End::Quit => None,
+        End::Signal(s) => ui.keep_pending(s),
+        End::TerminalGone(why) => ui.keep_pending(why),
+        End::Failed(e) => ui.keep_pending(&e.to_string()),
+    };
     drop(ui);
+    if let Some(path) = kept {
+        // Said where it can still be read: the screen restored first.
+        drop(_guard);
+        if !term::is_gone() {
+            eprintln!(
+                "macfleet: the pending edit is kept in {}: the next macfleet on this hub offers it",
+                path.display()
+            );
+        }
+    }
     match end {
         End::Quit => tracing::info!("tui done: quit"),
         End::Signal(s) => tracing::info!(signal = s, "tui done: signal"),
@@ -180,6 +208,17 @@ struct Ui {
     net: net::Net,
     switcher: Option<Switcher>,
     read_only: bool,
+    /// Read-only by `--read-only` (else by the context, when `read_only`).
+    read_only_flag: bool,
+    /// The hub as the session named it, and the context it came from.
+    label: String,
+    context: Option<String>,
+    /// What the hub last said of us (its name and instance name a draft).
+    who: Option<Whoami>,
+    /// Drafts kept for this hub not offered yet (the app shows one).
+    drafts: Vec<crate::tui::model::edit::KeptDraft>,
+    /// The hub whose drafts were looked for (its instance, else label).
+    drafts_of: Option<String>,
     /// `:ctx` chose this context: switch before the next frame.
     switch_to: Option<String>,
     frame: Buffer,
@@ -259,13 +298,23 @@ impl Ui {
     fn apply(&mut self, m: Msg) {
         let t = Instant::now();
         let full_page = matches!(&m, Msg::Workers { page, .. } if !page.delta);
-        if let Msg::Whoami(who) = &m {
+        let whoami = if let Msg::Whoami(who) = &m {
             // The writer exists only for an owner's token in a session that
             // was granted one.
             self.writer = self.grant.as_ref().and_then(|g| g.writer(who));
             self.app.set_can_write(self.writer.is_some());
+            self.who = Some(who.clone());
+            self.say_read_only();
+            true
+        } else {
+            false
+        };
+        let effects = self.app.update(m);
+        if whoami {
+            self.look_for_drafts();
         }
-        for e in self.app.update(m) {
+        self.settle_drafts();
+        for e in effects {
             match e {
                 Effect::Write { text, if_match } => self.write(text, if_match),
                 // Only a session that may write edits the document.
@@ -307,6 +356,11 @@ impl Ui {
         self.hub_tx = tx;
         self.grant = if self.read_only { None } else { s.grant };
         self.writer = None;
+        self.label = s.label.clone();
+        self.context = Some(name.to_string());
+        self.who = None;
+        self.drafts.clear();
+        self.drafts_of = None;
         // A document waiting for `$EDITOR` belonged to the old hub.
         self.editor = None;
         let old = &self.app;
@@ -316,8 +370,109 @@ impl Ui {
         self.app = app;
         self.apply(Msg::Resize(w, h));
         self.apply(tick());
+        self.say_read_only();
         self.app.say(format!("switched to {name}"));
         Ok(rx)
+    }
+
+    /// Why this session does not write, for the edit keys to say: the
+    /// flag, the context, the token's role, or that the hub has not said
+    /// yet; `None` once it holds a writer.
+    fn say_read_only(&mut self) {
+        let why = if self.writer.is_some() {
+            None
+        } else if self.grant.is_none() && self.read_only_flag {
+            Some("read-only: started with --read-only".to_string())
+        } else if self.grant.is_none() {
+            Some(match &self.context {
+                Some(c) => format!("read-only: the context {c:?} is read-only"),
+                None => "read-only: this session does not write".to_string(),
+            })
+        } else if let Some(who) = &self.who {
+            Some(format!(
+                "read-only: the token of {:?} has the {} role; only an owner writes the list",
+                who.name, who.role
+            ))
+        } else {
+            Some(
+                "read-only until the hub says whose token this is (it has not answered yet)"
+                    .to_string(),
+            )
+        };
+        self.app.set_read_only_why(why);
+    }
+
+    /// Once the hub has said who it is (and that we may write): the
+    /// drafts an earlier session on it kept, the newest offered.
+    fn look_for_drafts(&mut self) {
+        let Some(who) = &self.who else {
+            return;
+        };
+        let of = who.instance.clone().unwrap_or_else(|| self.label.clone());
+        if self.writer.is_none() || self.drafts_of.as_deref() == Some(of.as_str()) {
+            return;
+        }
+        self.drafts_of = Some(of);
+        self.drafts = draft::kept_for(who.instance.as_deref(), &self.label);
+        // Oldest last: `pop` offers the newest first.
+        self.drafts.reverse();
+        if !self.drafts.is_empty() {
+            tracing::info!(drafts = self.drafts.len(), "drafts kept for this hub");
+        }
+        self.offer_next();
+    }
+
+    fn offer_next(&mut self) {
+        let next = self.drafts.pop();
+        let more = self.drafts.len();
+        self.app.offer_draft(next, more);
+    }
+
+    /// The offered draft was opened or dropped: its files go, the next one
+    /// (if any) is offered.
+    fn settle_drafts(&mut self) {
+        let Some(id) = self.app.take_settled_draft() else {
+            return;
+        };
+        if let Err(e) = draft::forget(&id) {
+            tracing::warn!(error = %e, "a draft could not be removed");
+            self.app.say(format!("the draft could not be removed: {e}"));
+        }
+        self.offer_next();
+    }
+
+    /// The session ends without asking: a pending edit is kept as a draft
+    /// (the document it would write, the hub, its revision). Its path.
+    fn keep_pending(&self, why: &str) -> Option<PathBuf> {
+        let m = self.app.model();
+        if !m.edit.is_pending() {
+            return None;
+        }
+        let plan = m.edit.plan.as_ref()?;
+        let who = self.who.as_ref();
+        let saved = draft::Saved {
+            hub: who.map_or_else(|| self.label.clone(), |w| w.hub.clone()),
+            label: self.label.clone(),
+            instance: who.and_then(|w| w.instance.clone()),
+            revision: plan.base_revision().to_string(),
+            base: plan.base_text().to_string(),
+            document: plan
+                .render()
+                .unwrap_or_else(|_| plan.working_text().to_string()),
+            order: plan.order().to_vec(),
+            saved_at: chrono::Utc::now(),
+            why: why.to_string(),
+        };
+        match draft::save(&saved) {
+            Ok(path) => {
+                tracing::info!(path = %path.display(), %why, "the pending edit is kept as a draft");
+                Some(path)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the pending edit could not be kept");
+                None
+            }
+        }
     }
 
     /// Send exactly the reviewed document through the one `Writer`; the

@@ -59,6 +59,22 @@ pub fn stamp_s(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%SZ").to_string()
 }
 
+/// How a history entry came about, as a sentence says it: `written by
+/// alice via macfleet/0.1.0 (tui)`, or `changed by hand on disk` for what
+/// the hub records as `(changed on disk)` (its wire word in
+/// docs/hub-api.md, kept there and in the History's BY column).
+/// Terminal-safe.
+pub fn written_by(h: &crate::wire::HistoryEntry) -> String {
+    if h.by == "(changed on disk)" {
+        "changed by hand on disk".to_string()
+    } else {
+        format!(
+            "written by {}",
+            crate::tui::ui::hub(&crate::tui::model::config::who(h))
+        )
+    }
+}
+
 /// The status word: `OK`, `DEGRADED 2`, `NO ROUTE 1,024`, `HUB DOWN`.
 pub fn verdict(v: Verdict) -> String {
     match v {
