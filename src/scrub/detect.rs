@@ -463,9 +463,8 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
     };
     if overflow {
         for m in ac.find_overlapping_iter(text) {
-            match TRIGGERS[m.pattern().as_usize()].1 {
-                t @ (Trig::Url | Trig::Word | Trig::Curl) => phase2(m.start(), m.end(), t),
-                _ => {}
+            if let t @ (Trig::Url | Trig::Word | Trig::Curl) = TRIGGERS[m.pattern().as_usize()].1 {
+                phase2(m.start(), m.end(), t);
             }
         }
     } else {
