@@ -166,7 +166,11 @@ fn an_offered_draft_on_the_same_revision_is_pending_again_after_o() {
         a.take_settled_draft().as_deref(),
         Some("/state/macfleet/drafts/draft-20261201-190200.json")
     );
-    assert!(status(&a).contains("is pending again on r42"), "{}", status(&a));
+    assert!(
+        status(&a).contains("is pending again on r42"),
+        "{}",
+        status(&a)
+    );
     key(&mut a, 'w');
     let Mode::Review { text, .. } = &a.model().edit.mode else {
         panic!("{:?}", a.model().edit.mode);
@@ -282,10 +286,7 @@ fn the_help_wraps_its_lines_instead_of_cutting_them() {
                 key(&mut a, pane);
                 key(&mut a, '?');
                 let s = screen(&a);
-                let boxed: Vec<&str> = s
-                    .lines()
-                    .filter(|l| l.contains('│'))
-                    .collect();
+                let boxed: Vec<&str> = s.lines().filter(|l| l.contains('│')).collect();
                 assert!(!boxed.is_empty(), "{s}");
                 for l in &boxed {
                     assert!(!l.contains('…'), "{w}x{h} pane {pane}: cut:\n{s}");
@@ -332,7 +333,9 @@ fn a_hand_edit_under_a_pending_edit_reads_changed_by_hand_on_disk() {
     });
     let s = screen(&a);
     assert!(
-        s.contains("! r44 changed by hand on disk, 5s ago, while this edit (begun on r42) was pending"),
+        s.contains(
+            "! r44 changed by hand on disk, 5s ago, while this edit (begun on r42) was pending"
+        ),
         "{s}"
     );
     assert!(!s.contains("written by (changed on disk)"), "{s}");
@@ -505,7 +508,12 @@ fn sighup_and_sigterm_keep_the_pending_edit_and_the_next_session_offers_it() {
     signal(&t, libc::SIGHUP);
     t.wait_exit(SOON);
     let kept = drafts(state.path());
-    assert_eq!(kept.len(), 2, "a .toml and a .json: {kept:?}\n{}", t.log_tail());
+    assert_eq!(
+        kept.len(),
+        2,
+        "a .toml and a .json: {kept:?}\n{}",
+        t.log_tail()
+    );
     for p in &kept {
         let mode = std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "{}", p.display());

@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use crate::tui::keys::{self, HelpLine, help_for, prompt_keys};
-use crate::tui::ui::theme::Theme;
 use crate::tui::ui::header::wrap;
+use crate::tui::ui::theme::Theme;
 use crate::tui::ui::{fit_line, line};
 
 /// What the help is of: the pane on screen among the panes, and whether
@@ -63,7 +63,11 @@ impl Entry {
     /// longer than the column is broken across rows).
     fn rows(&self, t: &Theme, width: usize) -> Vec<Line<'static>> {
         if self.label.is_empty() {
-            let style = if self.muted { t.muted() } else { Style::default() };
+            let style = if self.muted {
+                t.muted()
+            } else {
+                Style::default()
+            };
             return wrap(&self.text, width.max(1))
                 .into_iter()
                 .map(|r| Line::styled(r, style))

@@ -168,12 +168,21 @@ mod tests {
         }
         assert_eq!(mode(&dir), 0o700);
         let toml = std::fs::read_to_string(&new).expect("read");
-        assert!(toml.starts_with("# macfleet: a pending edit of prod-hub"), "{toml}");
+        assert!(
+            toml.starts_with("# macfleet: a pending edit of prod-hub"),
+            "{toml}"
+        );
         assert!(toml.contains("revision r42"), "{toml}");
-        assert!(toml.ends_with("MAC_CODING_AGENTS = [\"b\", \"a\"]\n"), "{toml}");
+        assert!(
+            toml.ends_with("MAC_CODING_AGENTS = [\"b\", \"a\"]\n"),
+            "{toml}"
+        );
         let found = for_hub(&dir, Some("i1"), "another label");
         assert_eq!(found.len(), 2, "{found:?}");
-        assert_eq!(found[0].id, new.with_extension("json").display().to_string());
+        assert_eq!(
+            found[0].id,
+            new.with_extension("json").display().to_string()
+        );
         assert_eq!(found[0].order, vec!["b".to_string(), "a".to_string()]);
         assert!(for_hub(&dir, Some("i9"), "http://127.0.0.1:7878").is_empty());
         forget(&found[0].id).expect("forget");

@@ -19,9 +19,9 @@ use super::input::{self, Input};
 use super::{draft, editor, net, term};
 use crate::client::{Client, ClientError, WriteGrant, Writer};
 use crate::tui::app::App;
-use crate::wire::Whoami;
 use crate::tui::msg::{Effect, Msg};
 use crate::tui::ui::theme::Theme;
+use crate::wire::Whoami;
 
 /// How the session looks and behaves; the caller reads flags and `NO_COLOR`.
 #[derive(Debug, Clone, Default)]
