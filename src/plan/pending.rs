@@ -962,7 +962,8 @@ mod tests {
         assert_eq!(r.order(), v(&["codex", "opencode", "cursor", "claude"]));
         assert_eq!(
             r.render().expect("render"),
-            theirs.replace("# \"cursor\",  #", "\"cursor\",   #"),
+            // Alice's comment ends the shared column: the line's own bytes.
+            theirs.replace("# \"cursor\",  #", "\"cursor\",  #"),
             "their document, with cursor back on its line"
         );
         // Undo walks my steps, on their list now.
@@ -1139,14 +1140,30 @@ mod tests {
                 .expect("diff")
                 .contains("-retries = 5\n+retries = 9\n")
         );
-        // Their list changed: carrying mine keeps what was typed.
+        // Their list changed where mine did not: their removal stands in
+        // what was typed, and the rest of what was typed is kept.
         let theirs = DOC.replace("    \"codex\",\n", "");
+        let Ok(Rebased::Replayed(r)) = e.rebase(&theirs, "r3") else {
+            panic!("expected a replay");
+        };
+        assert_eq!(r.base_revision(), "r3");
+        assert_eq!(
+            r.render().expect("render"),
+            typed.replace("    \"codex\",\n", "")
+        );
+        // A conflict keeps it too: theirs removed codex, mine moved it.
+        let mut e = edit();
+        e.set_document(&typed).expect("typed");
+        e.move_to(2, 0).expect("move");
         let Ok(Rebased::ListChanged(c)) = e.rebase(&theirs, "r3") else {
             panic!("expected a conflict");
         };
         let carried = c.carry();
         assert_eq!(carried.base_revision(), "r3");
-        assert_eq!(carried.render().expect("render"), typed);
+        assert!(
+            carried.render().expect("render").contains("retries = 9"),
+            "what was typed is kept"
+        );
     }
 
     #[test]
