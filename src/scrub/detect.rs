@@ -264,6 +264,17 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("api/webhooks/", Trig::Special(Special::DiscordHook)),
     ("curl", Trig::Curl),
     ("contribsys", Trig::Word),
+    ("cloudflare", Trig::Word),
+    ("sourcegraph", Trig::Word),
+    ("clickhouse", Trig::Word),
+    ("bitbucket", Trig::Word),
+    ("sumologic", Trig::Word),
+    ("telegram", Trig::Word),
+    ("discord", Trig::Word),
+    ("heroku", Trig::Word),
+    ("hubspot", Trig::Word),
+    ("mailchimp", Trig::Word),
+    ("snyk", Trig::Word),
     ("sonar", Trig::Word),
     ("accessid", Trig::Word),
     ("access_id", Trig::Word),
@@ -949,6 +960,10 @@ fn is_filler(body: &[u8]) -> bool {
         || ["example", "your_", "_here", "placeholder", "changeme"]
             .iter()
             .any(|w| contains_ci(body, w.as_bytes()))
+        // `…AccessTokenHere`, `KEYHERE`.
+        || (body.len() > 4
+            && body[body.len() - 4..].eq_ignore_ascii_case(b"here")
+            && body[body.len() - 5].is_ascii_alphabetic())
 }
 
 /// The characters people fill a key's place with (`x`, `a`, `0`, `1`) make
@@ -977,6 +992,37 @@ fn is_blank(body: &[u8]) -> bool {
         }
     }
     is_blank_counts(&counts, n)
+}
+
+/// A value that reads as random, for a name that is not a secret's by
+/// itself (a vendor's bare name): 32 to 256 token characters mixing
+/// classes, an unbroken alphanumeric stretch of 16 or more, and at least
+/// 3.3 bits of Shannon entropy a character (random hex has about 3.7,
+/// base62 about 4.7, English words and hashes' names far less at this
+/// length), and no filler.
+fn is_random(v: &[u8]) -> bool {
+    if !(32..=256).contains(&v.len())
+        || !v.iter().all(|&c| is_b64token(c))
+        || classes(v) < 2
+        || longest_alnum_run(v) < 16
+        || is_filler(v)
+    {
+        return false;
+    }
+    let mut counts = [0u32; 128];
+    for &c in v {
+        counts[c as usize] += 1;
+    }
+    let n = v.len() as f64;
+    let bits: f64 = counts
+        .iter()
+        .filter(|&&k| k > 0)
+        .map(|&k| {
+            let p = f64::from(k) / n;
+            -p * p.log2()
+        })
+        .sum();
+    bits >= 3.3
 }
 
 /// A token's body that is words, not random: three or more camel-case
@@ -1880,8 +1926,18 @@ impl Scanner<'_> {
         let Ok(ident) = std::str::from_utf8(&b[s..e]) else {
             return;
         };
-        let Some(class) = keys::classify(ident) else {
-            return self.glued(s, e);
+        let (class, random_only) = match keys::classify(ident) {
+            Some(c) => (c, false),
+            None if keys::is_vendor(ident) => (
+                keys::KeyClass {
+                    kind: Kind::Token,
+                    mode: Mode::Value,
+                    near_secret: false,
+                    url_only: false,
+                },
+                true,
+            ),
+            None => return self.glued(s, e),
         };
         // `--token VALUE` on a command line.
         let flag = b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace());
@@ -1949,6 +2005,14 @@ impl Scanner<'_> {
             Some(b':') if b.get(j + 1) != Some(&b':') => {
                 if (s >= 3 && &b[s - 3..s] == b"://") || b[j + 1..].starts_with(b"//") {
                     return; // a URL's user name or scheme: `url` handles those
+                }
+                // `io.jsonwebtoken:jjwt-jackson`: a Maven group, not a key.
+                if j == e
+                    && ["io.", "com.", "org.", "net."]
+                        .iter()
+                        .any(|p| ident.starts_with(p))
+                {
+                    return;
                 }
                 j += 1;
                 if b.get(j) == Some(&b'=') {
@@ -2037,6 +2101,9 @@ impl Scanner<'_> {
             && is_name(&b[v..end])
             && !self.overlaps_hard(v, end)
         {
+            return;
+        }
+        if random_only && !is_random(&b[v..end]) {
             return;
         }
         match class.mode {
@@ -2334,7 +2401,8 @@ impl Scanner<'_> {
             return !self.overlaps_hard(v, re);
         }
         let w = &self.b[v..end];
-        (is_benign(w) || is_filler(w)) && !self.overlaps_hard(v, end)
+        // One character (`PuttyPassword=0`) holds no secret.
+        (w.len() == 1 || is_benign(w) || is_filler(w)) && !self.overlaps_hard(v, end)
     }
 
     /// A value that starts in a URL's authority ends with it, and at an

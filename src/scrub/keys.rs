@@ -300,6 +300,27 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     None
 }
 
+/// A vendor's bare name used as a key (`cloudflare: "…"`,
+/// `SOURCEGRAPH=…`): its value is a secret only when it is random (see
+/// `detect::is_random`), as gitleaks' rules read such a name.
+pub(super) fn is_vendor(ident: &str) -> bool {
+    const VENDORS: &[&str] = &[
+        "cloudflare",
+        "sourcegraph",
+        "clickhouse",
+        "bitbucket",
+        "sumologic",
+        "telegram",
+        "discord",
+        "heroku",
+        "hubspot",
+        "mailchimp",
+        "snyk",
+    ];
+    let w = split(ident);
+    w.n >= 1 && any(w.last[2], VENDORS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
