@@ -598,6 +598,19 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
         ));
     }
     let bytes = read_body(body, MAX_CONFIG_BYTES, hub.opts.limits.body_timeout).await?;
+    // A file the hub cannot read or replace (a directory at its path, mode
+    // 000, its directory read-only): 503, never a 200 with nothing on disk.
+    if let Some(why) = super::config_unusable(&hub.opts.config) {
+        let mut resp = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "config_unavailable",
+            format!("{why}; nothing was written: retry once it is fixed"),
+        )
+        .into_response();
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        return Ok(resp);
+    }
     let client = client_of(headers);
     match hub
         .replace_config_from(&p.name, client.as_deref(), &if_match, bytes)
@@ -618,11 +631,17 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
             Err(err)
         }
         Err(ReplaceError::Unavailable(e)) => {
-            tracing::error!(error = %e, "config write refused");
+            hub.repeats.error(
+                "config-write-refused",
+                &format!("config write refused: {e}"),
+            );
             let mut resp = ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "database_unavailable",
-                "the hub's database cannot be opened at its path; nothing was written: retry once it is back",
+                format!(
+                    "the hub's database cannot be written at its path ({}); nothing was written: retry once it is back",
+                    excerpt(&e)
+                ),
             )
             .into_response();
             resp.headers_mut()
@@ -734,11 +753,15 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
             ),
         )),
         Err(IngestError::Unavailable(e)) => {
-            tracing::error!(error = %e, "heartbeat refused");
+            hub.repeats
+                .error("heartbeat-refused", &format!("heartbeat refused: {e}"));
             Ok(retry(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "database_unavailable",
-                "the hub's database cannot be opened at its path; nothing was stored: retry this heartbeat".into(),
+                format!(
+                    "the hub's database cannot be written at its path ({}); nothing was stored: retry this heartbeat",
+                    excerpt(&e)
+                ),
                 "5",
             ))
         }

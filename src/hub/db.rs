@@ -70,6 +70,8 @@ pub enum DbError {
     WriterGone,
     #[error("database: {0}")]
     Other(String),
+    #[error("database: {0}")]
+    Damaged(String),
 }
 
 /// What a failover query asks for.
@@ -97,6 +99,56 @@ pub struct Db {
     quick_check_problems: u64,
     /// Batches not committed and reads that failed (`GET /metrics`).
     errors: Arc<AtomicU64>,
+    /// What a remade file takes from the hub's memory.
+    held: Arc<Mutex<Option<HeldBindings>>>,
+}
+
+/// A database opened at start, and what the hub reads of it first: any
+/// statement of these that meets damage fails the open, so the file is
+/// set aside then rather than the start refused.
+struct Opened {
+    writer: Connection,
+    read: Connection,
+    problems: Vec<String>,
+    head: u64,
+    last_history: Option<HistoryEntry>,
+    intent: Option<HistoryEntry>,
+    instance: Option<String>,
+}
+
+impl Opened {
+    fn probe(path: &Path) -> Result<Opened, DbError> {
+        let writer = open(path)?;
+        let read = open(path)?;
+        // Damaged pages are said at start, not found out later as rows
+        // that silently are not there.
+        let problems = quick_check(&read).unwrap_or_else(|e| vec![e.to_string()]);
+        let head: u64 = read.query_row("SELECT COALESCE(MAX(seq), 0) FROM failovers", [], |r| {
+            r.get::<_, i64>(0)
+        })? as u64;
+        let unreadable = Unreadable::default();
+        let last_history = read_history(&read, 1, &unreadable)?.into_iter().next();
+        // What the hub reads next, read here first.
+        read_history(&read, 1_000, &unreadable)?;
+        read.query_row("SELECT COUNT(*) FROM worker_pools", [], |r| {
+            r.get::<_, i64>(0)
+        })?;
+        let instance = read
+            .query_row("SELECT value FROM meta WHERE key = 'instance'", [], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()?;
+        let intent = read_intent(&read)?;
+        Ok(Opened {
+            writer,
+            read,
+            problems,
+            head,
+            last_history,
+            intent,
+            instance,
+        })
+    }
 }
 
 /// What became of the database file while the hub ran.
@@ -111,6 +163,428 @@ pub struct FileState {
     /// Failover records pruned from each pool while it held more than its
     /// fair share of the log's bound.
     dropped: Mutex<std::collections::BTreeMap<String, u64>>,
+    /// The last time the file was found damaged and set aside.
+    damage: Mutex<Option<Damage>>,
+    /// Times it was.
+    damaged: AtomicU64,
+    /// Statements that met a damaged page (SQLITE_CORRUPT, SQLITE_NOTADB).
+    corrupt_statements: AtomicU64,
+    /// Why the database's directory would fail the next start, or the
+    /// next remake, though the file is written now (`None`: it would not).
+    place: Mutex<Option<String>>,
+    /// Repeating problems, said once then counted.
+    repeats: crate::hub::repeats::Repeats,
+}
+
+/// A damaged database file found and set aside (at start, or under the
+/// running hub), and what the fresh one at its path was made from.
+#[derive(Debug, Clone)]
+pub struct Damage {
+    pub at: DateTime<Utc>,
+    /// What was wrong with it.
+    pub why: String,
+    /// Where it was moved (`<name>.damaged-<UTC time>`, with its `-wal`
+    /// and `-shm` beside it).
+    pub moved_to: PathBuf,
+    /// Found when the hub started (not while it ran).
+    pub at_start: bool,
+    /// What the fresh file holds of it.
+    pub kept: Salvage,
+}
+
+/// What a fresh database was given from the damaged one and from what the
+/// hub held in memory.
+#[derive(Debug, Clone, Default)]
+pub struct Salvage {
+    /// Rows copied from the damaged file, as far as each table read.
+    pub failovers: u64,
+    pub history: u64,
+    pub bindings: u64,
+    /// The damaged file's tables whose copy stopped at damage.
+    pub stopped: Vec<&'static str>,
+    /// The instance id carried over (a TUI sees the same hub).
+    pub instance: bool,
+    /// Bindings carried from what the hub held in memory.
+    pub bindings_held: u64,
+    /// The newest history entry carried from memory.
+    pub history_head: bool,
+}
+
+impl Salvage {
+    /// One sentence: what the fresh file holds, and what it could not.
+    pub fn sentence(&self) -> String {
+        let n = |count: u64, one: &str, many: &str| {
+            format!("{count} {}", if count == 1 { one } else { many })
+        };
+        let mut kept = Vec::new();
+        if self.instance {
+            kept.push("the hub's instance id".to_string());
+        }
+        let bindings = self.bindings.max(self.bindings_held);
+        kept.push(n(bindings, "pool binding", "pool bindings"));
+        if self.history_head && self.history == 0 {
+            kept.push("the newest history entry".into());
+        } else {
+            kept.push(n(self.history, "history entry", "history entries"));
+        }
+        kept.push(n(self.failovers, "failover record", "failover records"));
+        let mut s = format!("kept {}", kept.join(", "));
+        if !self.instance {
+            s.push_str("; the instance id is new (a TUI sees another hub)");
+        }
+        if self.stopped.is_empty() {
+            s.push_str("; every row of it that read was copied");
+        } else {
+            s.push_str(&format!(
+                "; lost what did not read of {} (the rows are in the damaged file)",
+                self.stopped.join(", ")
+            ));
+        }
+        s
+    }
+}
+
+/// What the hub holds in memory that a fresh database must keep: every
+/// worker id's pool (so a remade file does not free another pool's ids).
+pub type HeldBindings = Box<dyn Fn() -> Vec<(String, String)> + Send + 'static>;
+
+/// Whether a SQLite error says the file is damaged (or not a database).
+fn is_damage(e: &rusqlite::Error) -> bool {
+    use rusqlite::ffi::ErrorCode;
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+    )
+}
+
+impl DbError {
+    /// The file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB).
+    pub fn is_damage(&self) -> bool {
+        match self {
+            DbError::Sqlite(e) => is_damage(e),
+            DbError::Damaged(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Whether the hub may make files in `dir` (as the user it runs as).
+pub(crate) fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a NUL-terminated path; access(2) only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+/// The first 16 bytes of every SQLite database file.
+const HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// What is wrong with the file at `path` as far as its size and header
+/// tell, given the largest size it was seen at (`None`: nothing seen).
+/// The hub never vacuums, so a live database never shrinks.
+fn looks_damaged(path: &Path, seen: u64) -> Option<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    if len < seen {
+        return Some(format!("it shrank from {seen} to {len} bytes"));
+    }
+    let mut head = [0u8; 100];
+    if f.read_exact(&mut head).is_err() {
+        return Some(format!("it is {len} bytes long, shorter than a header"));
+    }
+    if &head[..16] != HEADER {
+        return Some("its header is not SQLite's".into());
+    }
+    // The size the header gives (valid while the change counter matches
+    // its "version valid for"): a file shorter than that lost its end.
+    let be = |at: usize| u32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    let page = match u16::from_be_bytes([head[16], head[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    let pages = u64::from(be(28));
+    if be(24) == be(92) && pages > 0 && len < pages * page {
+        return Some(format!(
+            "it is {len} bytes long, shorter than the {} its header gives",
+            pages * page
+        ));
+    }
+    None
+}
+
+/// The `-wal` and `-shm` beside `path`.
+fn sidecars(path: &Path) -> [PathBuf; 2] {
+    let with = |s: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(s);
+        PathBuf::from(p)
+    };
+    [with("-wal"), with("-shm")]
+}
+
+/// Move a damaged database (and its `-wal` and `-shm`) aside as
+/// `<name>.damaged-<UTC time>` beside it, never over anything: nothing
+/// of it is deleted. Returns where it went.
+pub fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let stamp = Utc::now().format("%Y%m%dT%H%M%SZ");
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "hub.db".into());
+    for n in 0..1000u32 {
+        let suffix = if n == 0 {
+            String::new()
+        } else {
+            format!(".{n}")
+        };
+        let to = dir.join(format!("{name}.damaged-{stamp}{suffix}"));
+        let taken = std::iter::once(to.clone())
+            .chain(sidecars(&to))
+            .any(|p| std::fs::symlink_metadata(p).is_ok());
+        if taken {
+            continue;
+        }
+        std::fs::rename(path, &to)?;
+        for (from, into) in sidecars(path).into_iter().zip(sidecars(&to)) {
+            match std::fs::rename(&from, &into) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        return Ok(to);
+    }
+    Err(std::io::Error::other(format!(
+        "every name {name}.damaged-{stamp}.N is taken"
+    )))
+}
+
+/// What a fresh database is given besides the damaged file's rows.
+#[derive(Default)]
+struct Carried {
+    instance: Option<String>,
+    bindings: Vec<(String, String)>,
+    history_head: Option<HistoryEntry>,
+    intent: Option<HistoryEntry>,
+    /// The failover log's head: seqs carry on from it.
+    head: u64,
+}
+
+/// Copy what reads of the damaged database at `from` (a copy of it, made
+/// in a temporary directory, so the damaged file is left as it was) into
+/// `conn`: each table row by row from its start until damage stops it,
+/// and from its end back as far as it reads.
+fn salvage_rows(conn: &Connection, from: &Path, kept: &mut Salvage) {
+    let Ok(tmp) = tempfile::tempdir() else { return };
+    let copy = tmp.path().join("salvage.db");
+    if std::fs::copy(from, &copy).is_err() {
+        return;
+    }
+    let [wal, _] = sidecars(from);
+    let [wal_copy, _] = sidecars(&copy);
+    if std::fs::copy(&wal, &wal_copy).is_ok() {
+        // SQLite deletes the WAL of a database file shorter than a page
+        // (an empty database has none); the copy is given a first page of
+        // zeros, so the WAL's pages (page 1 among them) are read.
+        if let Some(page) = wal_page_size(&wal_copy) {
+            let short = std::fs::metadata(&copy).is_ok_and(|m| m.len() < page);
+            if short {
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&copy)
+                    .and_then(|f| f.set_len(page));
+            }
+        }
+    }
+    let Ok(old) = Connection::open(&copy) else {
+        return;
+    };
+    let _ = old.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    );
+    // A file shorter than its header says is refused whole otherwise;
+    // with this SQLite reads the pages there are (the copy's schema is
+    // never written).
+    let _ = old.execute_batch("PRAGMA writable_schema = ON");
+    for table in ["meta", "worker_pools", "history", "failovers"] {
+        let mut copied = 0u64;
+        let mut stopped = false;
+        for order in ["ASC", "DESC"] {
+            let r = copy_table(&old, conn, table, order, &mut copied);
+            stopped |= r.is_err();
+            if r.is_ok() {
+                break;
+            }
+        }
+        if stopped {
+            kept.stopped.push(table);
+        }
+        match table {
+            "worker_pools" => kept.bindings = copied,
+            "history" => kept.history = copied,
+            "failovers" => kept.failovers = copied,
+            _ => {}
+        }
+    }
+    // Seqs and history ids carry on past what the damaged file had given.
+    let _ = (|| -> rusqlite::Result<()> {
+        let mut st = old.prepare("SELECT name, seq FROM sqlite_sequence")?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        for r in rows.flatten() {
+            conn.execute(
+                "UPDATE sqlite_sequence SET seq = MAX(seq, ?2) WHERE name = ?1",
+                params![r.0, r.1],
+            )?;
+        }
+        Ok(())
+    })();
+}
+
+/// The page size a WAL's header gives, if it is a WAL.
+fn wal_page_size(wal: &Path) -> Option<u64> {
+    use std::io::Read;
+    let mut head = [0u8; 12];
+    std::fs::File::open(wal).ok()?.read_exact(&mut head).ok()?;
+    let magic = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+    if magic & !1 != 0x377f_0682 {
+        return None;
+    }
+    let page = u32::from_be_bytes([head[8], head[9], head[10], head[11]]);
+    (page >= 512).then_some(u64::from(page))
+}
+
+/// Copy `table`'s rows from `old` into `new` in rowid `order` until one
+/// does not read; `Err` when damage stopped the copy.
+fn copy_table(
+    old: &Connection,
+    new: &Connection,
+    table: &str,
+    order: &str,
+    copied: &mut u64,
+) -> rusqlite::Result<()> {
+    let mut st = old.prepare(&format!("SELECT * FROM {table} ORDER BY rowid {order}"))?;
+    let cols: Vec<String> = st.column_names().iter().map(|c| c.to_string()).collect();
+    let marks: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
+    let mut ins = new.prepare(&format!(
+        "INSERT OR REPLACE INTO {table} ({}) VALUES ({})",
+        cols.join(", "),
+        marks.join(", ")
+    ))?;
+    let mut rows = st.query([])?;
+    while let Some(row) = rows.next()? {
+        let values: Vec<rusqlite::types::Value> = (0..cols.len())
+            .map(|i| row.get::<_, rusqlite::types::Value>(i))
+            .collect::<rusqlite::Result<_>>()?;
+        *copied += ins.execute(rusqlite::params_from_iter(values))? as u64;
+    }
+    Ok(())
+}
+
+/// Make a fresh database at `path` (nothing is there now): open it, copy
+/// what reads of the damaged file `from` (if any), then what the hub
+/// holds, which wins: its instance id, every pool binding, the newest
+/// history entry, a config write in progress, the failover log's head.
+fn remake(
+    path: &Path,
+    from: Option<&Path>,
+    carried: &Carried,
+) -> Result<(Connection, Salvage), DbError> {
+    let mut conn = open(path)?;
+    let mut kept = Salvage::default();
+    let instance = |c: &Connection| {
+        c.query_row("SELECT value FROM meta WHERE key = 'instance'", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .ok()
+    };
+    if let Some(from) = from {
+        let fresh = instance(&conn);
+        salvage_rows(&conn, from, &mut kept);
+        // The damaged file's own id replaced the fresh one's.
+        kept.instance = instance(&conn) != fresh;
+    }
+    let tx = conn.transaction()?;
+    if let Some(i) = &carried.instance {
+        tx.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('instance', ?1)",
+            params![i],
+        )?;
+        kept.instance = true;
+    }
+    for (worker, pool) in &carried.bindings {
+        tx.execute(
+            "INSERT OR REPLACE INTO worker_pools (worker, pool) VALUES (?1, ?2)",
+            params![worker, pool],
+        )?;
+    }
+    kept.bindings_held = carried.bindings.len() as u64;
+    if let Some(h) = &carried.history_head {
+        let newest: Option<String> = tx
+            .query_row(
+                "SELECT revision FROM history ORDER BY id DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if newest.as_deref() != Some(h.revision.as_str()) {
+            insert_history(&tx, h)?;
+        }
+        kept.history_head = true;
+    }
+    if let Some(h) = &carried.intent {
+        tx.execute(
+            "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents, client) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                h.revision,
+                time(h.at),
+                h.by,
+                serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
+                serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
+                h.client,
+            ],
+        )?;
+    }
+    // Seqs only grow, across the new file too.
+    let seq: i64 = tx
+        .query_row(
+            "SELECT COALESCE(MAX(seq), 0) FROM (SELECT seq FROM sqlite_sequence WHERE name = 'failovers' UNION ALL SELECT MAX(seq) FROM failovers)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap_or(0);
+    let head = seq.max(carried.head as i64);
+    tx.execute("DELETE FROM sqlite_sequence WHERE name = 'failovers'", [])?;
+    tx.execute(
+        "INSERT INTO sqlite_sequence (name, seq) VALUES ('failovers', ?1)",
+        params![head],
+    )?;
+    tx.commit()?;
+    Ok((conn, kept))
+}
+
+fn insert_history(c: &Connection, h: &HistoryEntry) -> rusqlite::Result<usize> {
+    c.execute(
+        "INSERT INTO history (revision, at, by, agents, previous_agents, client) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            h.revision,
+            time(h.at),
+            h.by,
+            serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
+            serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
+            h.client,
+        ],
+    )
 }
 
 /// The start of the error a command gets while the database cannot be
@@ -311,17 +785,77 @@ impl Db {
     /// Open (or create) the database and start its writer thread.
     pub fn open(path: &Path, bounds: Bounds, on_commit: OnCommit) -> Result<Db, DbError> {
         let started_empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
-        if started_empty {
-            tracing::warn!(
-                path = %path.display(),
-                "the database file is empty (truncated?): starting a fresh history and failover log"
-            );
-        }
-        let writer_conn = open(path)?;
-        let read = open(path)?;
-        // Damaged pages are said at start, not found out later as rows
-        // that silently are not there.
-        let problems = quick_check(&read).unwrap_or_else(|e| vec![e.to_string()]);
+        let state = Arc::new(FileState::default());
+        // A file cut short (or its header gone) is damaged before SQLite
+        // reads a page of it.
+        let [wal, _] = sidecars(path);
+        let wal_len = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        let cut = if started_empty {
+            // SQLite would delete the WAL of an empty file, and what it
+            // holds with it: a file truncated under a hub that was killed.
+            (wal_len > 0 && wal_page_size(&wal).is_some())
+                .then(|| format!("it is 0 bytes long, beside a WAL of {wal_len} bytes"))
+        } else {
+            looks_damaged(path, 0)
+        };
+        let probed = match cut {
+            Some(why) => Err(DbError::Damaged(why)),
+            None => Opened::probe(path),
+        };
+        let opened = match probed {
+            Ok(o) => {
+                if started_empty {
+                    tracing::warn!(
+                        path = %path.display(),
+                        "the database file is empty (truncated?): starting a fresh history and failover log"
+                    );
+                }
+                o
+            }
+            // A damaged file is set aside (never deleted) and the hub starts
+            // on a fresh one made of what reads of it, instead of refusing
+            // to start, ever again, on the same error.
+            Err(e) if e.is_damage() => {
+                let why = e.to_string();
+                let moved = set_aside(path).map_err(|io| {
+                    DbError::Other(format!(
+                        "{} is damaged ({why}) and cannot be moved aside: {io}",
+                        path.display()
+                    ))
+                })?;
+                let (conn, kept) = remake(path, Some(&moved), &Carried::default())?;
+                drop(conn);
+                let o = Opened::probe(path)?;
+                tracing::error!(
+                    path = %path.display(),
+                    moved_to = %moved.display(),
+                    "the database is damaged ({why}): moved aside to {} and started on a fresh one: {}",
+                    moved.display(),
+                    kept.sentence()
+                );
+                state.damaged.store(1, Ordering::Release);
+                if let Ok(mut d) = state.damage.lock() {
+                    *d = Some(Damage {
+                        at: Utc::now(),
+                        why,
+                        moved_to: moved,
+                        at_start: true,
+                        kept,
+                    });
+                }
+                o
+            }
+            Err(e) => return Err(e),
+        };
+        let Opened {
+            writer: writer_conn,
+            read,
+            problems,
+            head,
+            last_history,
+            intent,
+            instance,
+        } = opened;
         if !problems.is_empty() {
             tracing::error!(
                 path = %path.display(),
@@ -330,12 +864,6 @@ impl Db {
                 "the database failed SQLite's quick_check: some history or failovers may be unreadable or gone"
             );
         }
-        let head: u64 = read.query_row("SELECT COALESCE(MAX(seq), 0) FROM failovers", [], |r| {
-            r.get::<_, i64>(0)
-        })? as u64;
-        let last_history = read_history(&read, 1, &Unreadable::default())?
-            .into_iter()
-            .next();
         // A damaged log is counted as far as it reads.
         let counts = pool_counts(&read).unwrap_or_else(|e| {
             tracing::error!(error = %e, "cannot count the failover log's records per pool");
@@ -343,16 +871,21 @@ impl Db {
         });
         let head = Arc::new(AtomicU64::new(head));
         let read = Arc::new(Mutex::new(read));
-        let state = Arc::new(FileState::default());
         let (tx, rx) = std::sync::mpsc::sync_channel(4096);
         let errors = Arc::new(AtomicU64::new(0));
+        let held = Arc::new(Mutex::new(None));
         let writer = Writer {
             conn: writer_conn,
             path: path.to_path_buf(),
             id: file_id(path),
+            size: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+            suspect: None,
             read: read.clone(),
             state: state.clone(),
             last_history,
+            intent,
+            instance,
+            held: held.clone(),
             head: head.clone(),
             bounds,
             on_commit,
@@ -374,7 +907,42 @@ impl Db {
             state,
             quick_check_problems: problems.len() as u64,
             errors,
+            held,
         })
+    }
+
+    /// What a database made afresh under the running hub takes from its
+    /// memory: every worker id's pool (`f` is asked at that moment).
+    pub fn hold_bindings(&self, f: HeldBindings) {
+        if let Ok(mut h) = self.held.lock() {
+            *h = Some(f);
+        }
+    }
+
+    /// The last damaged file found and set aside, if any.
+    pub fn damage(&self) -> (u64, Option<Damage>) {
+        (
+            self.state.damaged.load(Ordering::Acquire),
+            self.state.damage.lock().ok().and_then(|d| d.clone()),
+        )
+    }
+
+    /// Statements that met damage (SQLITE_CORRUPT, SQLITE_NOTADB) since
+    /// the hub started.
+    pub fn corrupt_statements(&self) -> u64 {
+        self.state.corrupt_statements.load(Ordering::Relaxed)
+    }
+
+    /// Why the database's place (its directory) would fail the next start
+    /// or a remake, though the file is written now.
+    pub fn place_problem(&self) -> Option<String> {
+        self.state.place.lock().ok().and_then(|p| p.clone())
+    }
+
+    /// Repeating problems of the database, said once then counted (the
+    /// routes refusing writes for it share them).
+    pub fn repeats(&self) -> &crate::hub::repeats::Repeats {
+        &self.state.repeats
     }
 
     /// Queue failovers for the next batch. `None` when the queue is full
@@ -428,38 +996,7 @@ impl Db {
     /// The config write in progress when the hub last stopped, if its
     /// history entry was never recorded.
     pub fn intent(&self) -> Result<Option<HistoryEntry>, DbError> {
-        self.with_read(|c| {
-            let row = c
-                .query_row(
-                    "SELECT revision, at, by, agents, previous_agents, client FROM config_intent WHERE id = 1",
-                    [],
-                    |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, String>(2)?,
-                            r.get::<_, String>(3)?,
-                            r.get::<_, String>(4)?,
-                            r.get::<_, Option<String>>(5)?,
-                        ))
-                    },
-                )
-                .optional()?;
-            let Some((revision, at, by, agents, previous, client)) = row else {
-                return Ok(None);
-            };
-            let list = |t: &str| -> Result<Vec<String>, DbError> {
-                serde_json::from_str(t).map_err(|e| DbError::Other(e.to_string()))
-            };
-            Ok(Some(HistoryEntry {
-                revision,
-                at: parse_time(&at)?,
-                by,
-                agents: list(&agents)?,
-                previous_agents: list(&previous)?,
-                client,
-            }))
-        })
+        self.with_read(read_intent)
     }
 
     /// Wait until everything queued so far is committed.
@@ -500,8 +1037,14 @@ impl Db {
             .lock()
             .map_err(|_| DbError::Other("read connection poisoned".into()))?;
         let r = f(&conn);
-        if r.is_err() {
+        if let Err(e) = &r {
             self.errors.fetch_add(1, Ordering::Relaxed);
+            if e.is_damage() {
+                // The writer looks at the file within a second.
+                self.state
+                    .corrupt_statements
+                    .fetch_add(1, Ordering::Relaxed);
+            }
         }
         r
     }
@@ -660,6 +1203,40 @@ impl Db {
     }
 }
 
+/// The config write in progress recorded in `c`, if any.
+fn read_intent(c: &Connection) -> Result<Option<HistoryEntry>, DbError> {
+    let row = c
+                .query_row(
+                    "SELECT revision, at, by, agents, previous_agents, client FROM config_intent WHERE id = 1",
+                    [],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, String>(3)?,
+                            r.get::<_, String>(4)?,
+                            r.get::<_, Option<String>>(5)?,
+                        ))
+                    },
+                )
+                .optional()?;
+    let Some((revision, at, by, agents, previous, client)) = row else {
+        return Ok(None);
+    };
+    let list = |t: &str| -> Result<Vec<String>, DbError> {
+        serde_json::from_str(t).map_err(|e| DbError::Other(e.to_string()))
+    };
+    Ok(Some(HistoryEntry {
+        revision,
+        at: parse_time(&at)?,
+        by,
+        agents: list(&agents)?,
+        previous_agents: list(&previous)?,
+        client,
+    }))
+}
+
 /// Newest first; an unreadable entry is skipped and noted.
 fn read_history(
     c: &Connection,
@@ -806,11 +1383,22 @@ struct Writer {
     path: PathBuf,
     /// The identity of the file `conn` writes (`None`: there is none).
     id: Option<(u64, u64)>,
+    /// The largest size the file was seen at: a live database never
+    /// shrinks (the hub never vacuums).
+    size: u64,
+    /// A statement met damage in the file (SQLITE_CORRUPT, SQLITE_NOTADB).
+    suspect: Option<String>,
     read: Arc<Mutex<Connection>>,
     state: Arc<FileState>,
     /// The newest history entry, to begin a new file's history with (the
     /// list in force survives a restart).
     last_history: Option<HistoryEntry>,
+    /// The config write in progress, as committed.
+    intent: Option<HistoryEntry>,
+    /// This database's instance id: a file made afresh keeps it.
+    instance: Option<String>,
+    /// Every worker id's pool, from the hub's memory.
+    held: Arc<Mutex<Option<HeldBindings>>>,
     head: Arc<AtomicU64>,
     bounds: Bounds,
     on_commit: OnCommit,
@@ -850,22 +1438,86 @@ fn fair_shares(counts: &PoolCounts, bound: u64) -> PoolCounts {
 }
 
 impl Writer {
-    /// Make sure `conn` writes the file at the path: when the file was
-    /// removed or replaced, make it afresh there (the failover log's seqs
-    /// carry on from the head; the history begins with the list in force)
-    /// and say so. `Err` when it cannot be opened.
+    /// Make sure `conn` writes a sound file at the path: when the file
+    /// was removed or replaced, make it afresh there; when it is damaged
+    /// (shrunk, its header gone, a statement met damage), move it aside as
+    /// `<name>.damaged-<UTC time>` and make it afresh from what reads of it
+    /// and what the hub holds (its instance id, every pool binding, the
+    /// newest history entry, the failover log's head), and say so. `Err`
+    /// when it cannot be.
     fn ensure_file(&mut self) -> Result<(), String> {
         let now = file_id(&self.path);
-        if now.is_some() && now == self.id {
-            return Ok(());
-        }
-        if self.id.is_some() {
-            tracing::error!(
-                path = %self.path.display(),
-                "the database file was removed or replaced while the hub ran; making it afresh at its path: the history and the failover log begin afresh now"
-            );
-        }
-        match self.reopen() {
+        let same = now.is_some() && now == self.id;
+        let damage = if same {
+            match self
+                .suspect
+                .take()
+                .or_else(|| looks_damaged(&self.path, self.size))
+            {
+                None => {
+                    self.seen_sound();
+                    return Ok(());
+                }
+                Some(why) => Some(why),
+            }
+        } else {
+            None
+        };
+        let made = match &damage {
+            Some(why) => {
+                let why = format!("{}: {why}", self.path.display());
+                let r = set_aside(&self.path)
+                    .map_err(|e| {
+                        DbError::Other(format!(
+                            "it is damaged ({why}) and cannot be moved aside: {e}"
+                        ))
+                    })
+                    .and_then(|moved| {
+                        self.reopen(Some(&moved))
+                            .map(|kept| (moved, kept))
+                            .map_err(|e| {
+                                DbError::Other(format!("damaged ({why}), moved aside: {e}"))
+                            })
+                    });
+                match r {
+                    Ok((moved, kept)) => {
+                        tracing::error!(
+                            path = %self.path.display(),
+                            moved_to = %moved.display(),
+                            "the database was damaged under the running hub ({why}): moved aside to {} and made afresh at its path: {}",
+                            moved.display(),
+                            kept.sentence()
+                        );
+                        self.state.damaged.fetch_add(1, Ordering::AcqRel);
+                        if let Ok(mut d) = self.state.damage.lock() {
+                            *d = Some(Damage {
+                                at: Utc::now(),
+                                why,
+                                moved_to: moved,
+                                at_start: false,
+                                kept,
+                            });
+                        }
+                        Ok(())
+                    }
+                    Err(e) => {
+                        // Looked at again on the next commit and second.
+                        self.suspect = Some(format!("{e}"));
+                        Err(e)
+                    }
+                }
+            }
+            None => {
+                if self.id.is_some() {
+                    tracing::error!(
+                        path = %self.path.display(),
+                        "the database file was removed or replaced while the hub ran; making it afresh at its path: the history and the failover log begin afresh now"
+                    );
+                }
+                self.reopen(None).map(|_| ())
+            }
+        };
+        match made {
             Ok(()) => {
                 self.state.recreated.fetch_add(1, Ordering::AcqRel);
                 if let Ok(mut at) = self.state.recreated_at.lock() {
@@ -874,52 +1526,99 @@ impl Writer {
                 if let Ok(mut u) = self.state.unavailable.lock() {
                     *u = None;
                 }
+                let _ = self.state.repeats.ended("database-unavailable");
+                self.seen_sound();
                 Ok(())
             }
             Err(e) => {
                 let why = format!("{UNAVAILABLE}: {}: {e}", self.path.display());
+                self.state.repeats.error("database-unavailable", &why);
                 if let Ok(mut u) = self.state.unavailable.lock() {
-                    if u.is_none() {
-                        tracing::error!("{why}");
-                    }
                     *u = Some(why.clone());
                 }
-                self.id = None;
+                if damage.is_none() {
+                    self.id = None;
+                }
                 Err(why)
             }
         }
     }
 
-    fn reopen(&mut self) -> Result<(), DbError> {
-        let mut conn = open(&self.path)?;
-        let head = self.head.load(Ordering::Acquire) as i64;
-        let tx = conn.transaction()?;
-        // Seqs only grow, across the new file too.
-        tx.execute("DELETE FROM sqlite_sequence WHERE name = 'failovers'", [])?;
-        tx.execute(
-            "INSERT INTO sqlite_sequence (name, seq) VALUES ('failovers', ?1)",
-            params![head],
-        )?;
-        if let Some(h) = &self.last_history {
-            tx.execute(
-                "INSERT INTO history (revision, at, by, agents, previous_agents) VALUES (?1, ?2, '(initial)', ?3, ?4)",
-                params![
-                    h.revision,
-                    time(Utc::now()),
-                    serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
-                    serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
-                ],
-            )?;
+    /// The file is sound now: remember its size, and whether its place
+    /// would let the next start (or a remake) make its `-wal`, `-shm` or a
+    /// fresh file.
+    fn seen_sound(&mut self) {
+        if let Ok(m) = std::fs::metadata(&self.path) {
+            self.size = self.size.max(m.len());
         }
-        tx.commit()?;
+        let dir = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let problem = (!writable(&dir)).then(|| {
+            format!(
+                "the database's directory {} cannot be written by the hub: the file is written now, but the next start will fail (SQLite makes its -wal and -shm there) and a removed or damaged file cannot be made afresh",
+                dir.display()
+            )
+        });
+        match &problem {
+            Some(p) => self.state.repeats.warn("database-place", p),
+            None => {
+                if self.state.repeats.ended("database-place").is_some() {
+                    tracing::info!(dir = %dir.display(), "the database's directory can be written again");
+                }
+            }
+        }
+        if let Ok(mut p) = self.state.place.lock() {
+            *p = problem;
+        }
+    }
+
+    /// Make the file afresh at the path (from the damaged file `from`,
+    /// set aside, when there is one) and point both connections at it.
+    fn reopen(&mut self, from: Option<&Path>) -> Result<Salvage, DbError> {
+        // The old connections let go first, without a checkpoint: a
+        // closing connection deletes its `-wal` by name, which would be the
+        // new file's, and a damaged file is kept as it was found.
+        let no_ckpt = rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE;
+        let _ = self.conn.set_db_config(no_ckpt, true);
+        self.conn = Connection::open_in_memory()?;
+        if let Ok(mut r) = self.read.lock() {
+            let _ = r.set_db_config(no_ckpt, true);
+            *r = Connection::open_in_memory()?;
+        }
+        let bindings = match self.held.lock() {
+            Ok(h) => h.as_ref().map(|f| f()).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        let carried = Carried {
+            instance: self.instance.clone(),
+            bindings,
+            history_head: self.last_history.clone(),
+            intent: self.intent.clone(),
+            head: self.head.load(Ordering::Acquire),
+        };
+        let (conn, kept) = remake(&self.path, from, &carried)?;
         let read = open(&self.path)?;
         self.id = file_id(&self.path);
+        self.size = 0;
         self.conn = conn;
-        self.counts.clear();
+        self.counts = pool_counts(&read).unwrap_or_default();
+        if let Some(h) = from.and(read_history(&read, 1, &Unreadable::default()).ok()) {
+            if let Some(h) = h.into_iter().next() {
+                self.last_history = Some(h);
+            }
+        }
+        let head: i64 = read
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM failovers", [], |r| {
+                r.get(0)
+            })
+            .unwrap_or(0);
+        self.head.fetch_max(head as u64, Ordering::AcqRel);
         if let Ok(mut r) = self.read.lock() {
             *r = read;
         }
-        Ok(())
+        Ok(kept)
     }
 
     /// Commit a batch into the file at the path, checking the file's
@@ -944,9 +1643,30 @@ impl Writer {
                 binds,
                 unbinds,
             };
-            let (records, dropped) = commit(&mut self.conn, &batch, self.bounds, &mut counts)
-                .map_err(|e| e.to_string())?;
-            if file_id(&self.path).is_some() && file_id(&self.path) == self.id {
+            let (records, dropped) = match commit(&mut self.conn, &batch, self.bounds, &mut counts)
+            {
+                Ok(c) => c,
+                // Not into a damaged file: it is set aside, made afresh, and
+                // the batch committed again there.
+                Err(e) if e.is_damage() => {
+                    self.state
+                        .corrupt_statements
+                        .fetch_add(1, Ordering::Relaxed);
+                    self.suspect = Some(format!("a commit met damage: {e}"));
+                    continue;
+                }
+                Err(e) => return Err(e.to_string()),
+            };
+            let same = file_id(&self.path).is_some() && file_id(&self.path) == self.id;
+            if same && self.suspect.is_none() {
+                // Damaged between the look before and the commit: the
+                // commit went into a file no restart would read.
+                if let Some(why) = looks_damaged(&self.path, self.size) {
+                    self.suspect = Some(why);
+                    continue;
+                }
+            }
+            if same {
                 self.counts = counts;
                 if !dropped.is_empty() {
                     if let Ok(mut d) = self.state.dropped.lock() {
@@ -959,7 +1679,7 @@ impl Writer {
             }
         }
         Err(format!(
-            "{UNAVAILABLE}: {} keeps being removed",
+            "{UNAVAILABLE}: {} keeps being removed or damaged",
             self.path.display()
         ))
     }
@@ -1015,6 +1735,16 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 if let Some((h, _)) = history.last() {
                     w.last_history = Some(h.clone());
                 }
+                // The write in progress, as a remade file must hold it.
+                if let Some((i, _)) = intents.last() {
+                    w.intent = i.clone();
+                }
+                if w.intent
+                    .as_ref()
+                    .is_some_and(|i| history.iter().any(|(h, _)| h.revision == i.revision))
+                {
+                    w.intent = None;
+                }
                 let done = history.into_iter().map(|(_, tx)| tx);
                 let done = done.chain(intents.into_iter().map(|(_, tx)| tx));
                 for tx in done.chain(binds.into_iter().map(|(_, _, tx)| tx)) {
@@ -1028,7 +1758,9 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 }
             }
             Err(e) => {
-                tracing::error!(error = %e, "database batch failed");
+                w.state
+                    .repeats
+                    .error("database-batch", &format!("database batch failed: {e}"));
                 w.errors.fetch_add(1, Ordering::Relaxed);
                 for (_, tx) in history {
                     let _ = tx.send(Err(e.clone()));

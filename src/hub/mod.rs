@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod pacing;
 pub mod prefetch;
 pub mod recovery;
+pub mod repeats;
 pub mod serve;
 pub mod store;
 pub mod streams;
@@ -309,6 +310,48 @@ pub struct Hub {
     pub metrics: Arc<metrics::HubMetrics>,
     /// Workers back on a higher rung (`GET /v1/recoveries`).
     pub recoveries: recovery::Recoveries,
+    /// Repeating problems (the config's place, refused writes), said once
+    /// in the log, then counted once a minute.
+    pub repeats: repeats::Repeats,
+}
+
+/// Why the config at `path` cannot be read or replaced now, as the user
+/// the hub runs as (`None`: it can; a file missing for a moment, between
+/// an editor's rename and the next, is not a problem). What the sweeper
+/// says once a second in health, and what a `PUT` is refused for (503
+/// `config_unavailable`) rather than acknowledged with nothing on disk.
+pub fn config_unusable(path: &std::path::Path) -> Option<String> {
+    let shown = path.display();
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    match std::fs::metadata(&target) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(format!("the config {shown} cannot be looked at ({e})")),
+        Ok(m) if m.is_dir() => {
+            return Some(format!(
+                "the config {shown} is a directory, not a file: a write cannot replace it and the next start cannot read it"
+            ));
+        }
+        Ok(m) if !m.is_file() => {
+            return Some(format!("the config {shown} is not a regular file"));
+        }
+        Ok(_) => {
+            if let Err(e) = std::fs::File::open(&target) {
+                return Some(format!(
+                    "the config {shown} cannot be read by the hub ({e}): the next start would fail, and a write would keep the file's mode"
+                ));
+            }
+        }
+    }
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    (!db::writable(&dir)).then(|| {
+        format!(
+            "the config's directory {} cannot be written by the hub: a write cannot replace {shown}",
+            dir.display()
+        )
+    })
 }
 
 impl Hub {
@@ -363,6 +406,41 @@ impl Hub {
             problems.push(format!(
                 "the database {db} was removed or replaced while the hub ran; it was made afresh at its path at {}: the history and the failover log began afresh then",
                 crate::wire::fmt_time(at)
+            ));
+        }
+        let (_, damage) = self.db.damage();
+        if let Some(d) = &damage {
+            let moved = d.moved_to.display();
+            let kept = d.kept.sentence();
+            let why = &d.why;
+            // Said instead of the sentence for a removed file, when the
+            // damage was the last reason the file was made afresh.
+            if recreated_at.is_some_and(|r| r <= d.at + chrono::Duration::seconds(1)) {
+                problems.retain(|p| !p.contains("was removed or replaced while the hub ran"));
+            }
+            problems.push(if d.at_start {
+                format!(
+                    "the database {db} was damaged when the hub started ({why}): it was moved aside to {moved} (nothing of it deleted) and the hub started on a fresh one: {kept}"
+                )
+            } else {
+                format!(
+                    "the database {db} was found damaged under the running hub at {} ({why}): it was moved aside to {moved} (nothing of it deleted) and made afresh at its path: {kept}; what was acknowledged since is in the fresh file",
+                    crate::wire::fmt_time(d.at)
+                )
+            });
+        }
+        let corrupt = self.db.corrupt_statements();
+        if corrupt > 0 && damage.is_none() {
+            problems.push(format!(
+                "{corrupt} statements met damage in the database {db} since the hub started (SQLITE_CORRUPT): some history or failovers cannot be read"
+            ));
+        }
+        if let Some(p) = self.db.place_problem() {
+            problems.push(p);
+        }
+        if let Some(p) = config_unusable(&self.opts.config) {
+            problems.push(format!(
+                "{p}; config writes are refused (503 config_unavailable) until it is fixed"
             ));
         }
         let damaged = self.db.quick_check_problems();
@@ -575,8 +653,25 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         closing: tokio::sync::watch::Sender::new(false),
         metrics: hub_metrics,
         recoveries: recovery::Recoveries::new(opts.bounds.failovers),
+        repeats: repeats::Repeats::default(),
         opts,
     });
+    // A database made afresh under the running hub keeps every worker id's
+    // pool, from memory: a remade file never frees another pool's ids.
+    let weak = Arc::downgrade(&hub);
+    hub.db.hold_bindings(Box::new(move || {
+        let Some(hub) = weak.upgrade() else {
+            return Vec::new();
+        };
+        hub.pools
+            .lock()
+            .map(|p| {
+                p.iter()
+                    .map(|(w, pool)| (w.to_string(), pool.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }));
     // The `config` event the interrupted write never sent.
     if let Some(by) = reconciled {
         publish_config(&hub, &hub.current(), &by);
@@ -630,6 +725,23 @@ fn evict_lost(hub: &Hub) {
     }
 }
 
+/// Once a second: say in the log, once (then a count once a minute), that
+/// the config cannot be read or replaced; and when it can again.
+fn look_at_the_config(hub: &Hub) {
+    const KEY: &str = "config-unusable";
+    match config_unusable(&hub.opts.config) {
+        Some(p) => hub.repeats.warn(
+            KEY,
+            &format!("{p}; config writes are refused (503 config_unavailable)"),
+        ),
+        None => {
+            if hub.repeats.ended(KEY).is_some() {
+                tracing::info!(path = %hub.opts.config.display(), "the config can be read and replaced again");
+            }
+        }
+    }
+}
+
 fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
     let weak = Arc::downgrade(hub);
     tokio::spawn(async move {
@@ -644,6 +756,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
                 f.sweep(std::time::Instant::now(), Utc::now(), interval);
             }
             evict_lost(&hub);
+            look_at_the_config(&hub);
             hub.publish_summary(&mut last_summary);
         }
     })

@@ -10,6 +10,9 @@ mod common;
 mod api;
 /// SIGKILL in the middle of writes: the file is whole, the hub restarts.
 mod crash;
+/// A damaged database and a config the hub cannot read or replace
+/// (issue 29): noticed, set aside, made afresh, refused with 503.
+mod damage;
 /// The owner's file and the database under the running hub: hand edits,
 /// symlinks, interrupted writes, a removed or damaged database.
 mod disk;

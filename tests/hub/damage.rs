@@ -1,0 +1,690 @@
+//! A damaged database and a config the hub cannot read or replace, under a
+//! real `macfleet hub` process (issue 29, "The database"): the damage is
+//! noticed within 2 s, the file set aside (never deleted) and made afresh
+//! from what the hub holds; what must be durable is refused with 503 while
+//! it cannot be; a start on a damaged file starts and says what was lost;
+//! health says `degraded` with the reason while the next write or start
+//! would fail.
+
+use crate::common::{self, HubProcess, Spawn};
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use macfleet::hub::auth;
+use macfleet::wire::Role;
+use reqwest::StatusCode;
+use serde_json::Value;
+
+const VALID: &str = "[fleet]\nMAC_CODING_AGENTS = [\"claude\", \"opencode\"]\n";
+const OTHER: &str = "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"pi\"]\n";
+
+/// A hub directory with a second worker token, of another pool (`other`).
+fn hub_dir() -> (tempfile::TempDir, Tokens) {
+    let (dir, owner, viewer, worker) = common::hub_dir();
+    let other = format!("{}{}", "mft_test_", "othr".repeat(6));
+    let path = dir.path().join("tokens.toml");
+    let mut text = std::fs::read_to_string(&path).expect("tokens");
+    text.push('\n');
+    text.push_str(&auth::token_entry("other", Role::Worker, &other));
+    std::fs::write(&path, text).expect("tokens");
+    (
+        dir,
+        Tokens {
+            owner,
+            viewer,
+            worker,
+            other,
+        },
+    )
+}
+
+struct Tokens {
+    owner: String,
+    viewer: String,
+    worker: String,
+    other: String,
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(15))
+        .build()
+        .expect("http")
+}
+
+fn at(hub: &HubProcess, p: &str) -> String {
+    format!("{}{p}", hub.url)
+}
+
+/// A heartbeat's status, `Retry-After` and body.
+async fn post(hub: &HubProcess, token: &str, hb: &Value) -> (StatusCode, Option<String>, Value) {
+    let r = http()
+        .post(at(hub, "/v1/heartbeats"))
+        .bearer_auth(token)
+        .json(hb)
+        .send()
+        .await
+        .expect("POST heartbeat");
+    let status = r.status();
+    let retry = r
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (status, retry, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn get(hub: &HubProcess, token: &str, p: &str) -> (StatusCode, Value) {
+    let r = http()
+        .get(at(hub, p))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("GET");
+    let status = r.status();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn etag(hub: &HubProcess, owner: &str) -> String {
+    let r = http()
+        .get(at(hub, "/v1/config"))
+        .bearer_auth(owner)
+        .send()
+        .await
+        .expect("GET config");
+    r.headers()
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// A `PUT` on the current revision: status, `Retry-After`, body.
+async fn put(hub: &HubProcess, owner: &str, body: &str) -> (StatusCode, Option<String>, Value) {
+    let tag = etag(hub, owner).await;
+    let r = http()
+        .put(at(hub, "/v1/config"))
+        .bearer_auth(owner)
+        .header("content-type", "application/toml")
+        .header("if-match", if tag.is_empty() { "*".into() } else { tag })
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("PUT config");
+    let status = r.status();
+    let retry = r
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (status, retry, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn health(hub: &HubProcess) -> Value {
+    http()
+        .get(at(hub, "/v1/health"))
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("health")
+        .json()
+        .await
+        .expect("health JSON")
+}
+
+/// Health once a problem matching `what` is in it, within `within`.
+async fn until_problem(hub: &HubProcess, within: Duration, what: impl Fn(&str) -> bool) -> Value {
+    let t0 = Instant::now();
+    loop {
+        let h = health(hub).await;
+        let found = h["problems"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p.as_str().is_some_and(&what)));
+        if found {
+            assert_eq!(h["status"], "degraded", "{h}");
+            return h;
+        }
+        assert!(t0.elapsed() < within, "never said within {within:?}: {h}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+fn problem<'a>(h: &'a Value, what: &str) -> &'a str {
+    h["problems"]
+        .as_array()
+        .and_then(|p| {
+            p.iter()
+                .filter_map(Value::as_str)
+                .find(|p| p.contains(what))
+        })
+        .unwrap_or_else(|| panic!("no problem with {what:?}: {h}"))
+}
+
+async fn instance(hub: &HubProcess, owner: &str) -> String {
+    let (s, v) = get(hub, owner, "/v1/whoami").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    v["instance"].as_str().expect("instance").to_string()
+}
+
+async fn failover_ids(hub: &HubProcess, viewer: &str) -> Vec<String> {
+    let (s, v) = get(hub, viewer, "/v1/failovers?since=0&limit=1000").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    v["events"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e["id"].as_str().map(str::to_string))
+        .collect()
+}
+
+async fn newest_history(hub: &HubProcess, owner: &str) -> (String, String) {
+    let (s, v) = get(hub, owner, "/v1/config/history").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let e = &v["revisions"][0];
+    (
+        e["revision"].as_str().unwrap_or_default().to_string(),
+        e["by"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// The files set aside beside `db` (`<name>.damaged-<UTC time>`, not
+/// their `-wal` and `-shm`).
+fn set_aside(db: &Path) -> Vec<PathBuf> {
+    let name = db.file_name().expect("name").to_string_lossy().into_owned();
+    let mut out: Vec<PathBuf> = std::fs::read_dir(db.parent().expect("dir"))
+        .expect("ls")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.starts_with(&format!("{name}.damaged-"))
+                    && !n.ends_with("-wal")
+                    && !n.ends_with("-shm")
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `truncate -s 0`: the file keeps its inode.
+fn truncate(path: &Path) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open")
+        .set_len(0)
+        .expect("truncate");
+}
+
+fn heartbeat(worker: &str, failovers: &[&str]) -> Value {
+    let fos: Vec<Value> = failovers
+        .iter()
+        .map(|id| common::failover(id, "rate_limited", "cap"))
+        .collect();
+    common::heartbeat(worker, None, Value::Array(fos))
+}
+
+/// `truncate -s 0 hub.db` under a running hub (the identity check alone
+/// misses it: same inode). Within 2 s the hub finds it, moves the file
+/// aside as `hub.db.damaged-<UTC time>` (kept, not deleted) and makes it
+/// afresh from what it holds: its instance id (a TUI sees the same hub),
+/// every pool binding (another pool still cannot take a worker id, after
+/// a restart too), the history's head; the heartbeat and the write made
+/// after it are in the fresh file, and a restart starts on it. Before: 200s
+/// into the damaged file, health `ok`, and the next start refused with
+/// `database disk image is malformed`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_truncated_database_is_set_aside_and_made_afresh_from_what_the_hub_holds() {
+    let (dir, t) = hub_dir();
+    let db = dir.path().join("hub.db");
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-1"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, _, v) = put(&hub, &t.owner, VALID).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let written = v["revision"].as_str().expect("revision").to_string();
+    let id = instance(&hub, &t.owner).await;
+    assert_eq!(health(&hub).await["status"], "ok");
+
+    truncate(&db);
+    let t0 = Instant::now();
+    let h = until_problem(&hub, Duration::from_secs(2), |p| p.contains("damaged")).await;
+    let noticed = t0.elapsed();
+    let p = problem(&h, "damaged");
+    assert!(
+        p.contains("hub.db") && p.contains("moved aside to") && p.contains(".damaged-"),
+        "{p}"
+    );
+    assert!(
+        p.contains("instance id") && p.contains("1 pool binding"),
+        "{p}"
+    );
+    eprintln!("noticed in {noticed:?}: {p}");
+    let aside = set_aside(&db);
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert_eq!(
+        std::fs::metadata(&aside[0]).expect("kept").len(),
+        0,
+        "as it was found"
+    );
+    assert!(
+        hub.log().contains("moved aside to"),
+        "the log says so: {}",
+        hub.log()
+    );
+
+    // The same hub, the same bindings, the same list; what comes now is in
+    // the fresh file.
+    assert_eq!(instance(&hub, &t.owner).await, id);
+    assert_eq!(
+        newest_history(&hub, &t.owner).await,
+        (written.clone(), "alice".into())
+    );
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-2"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, _, v) = post(&hub, &t.other, &heartbeat("w-1", &[])).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    let (s, _, v) = put(&hub, &t.owner, OTHER).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let second = v["revision"].as_str().expect("revision").to_string();
+    let ids = failover_ids(&hub, &t.viewer).await;
+    // f-1 was in the damaged file's WAL (a young database, never
+    // checkpointed), and copied from it.
+    assert!(
+        ids.contains(&"f-1".into()) && ids.contains(&"f-2".into()),
+        "{ids:?}"
+    );
+
+    drop(hub);
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    assert_eq!(
+        instance(&hub, &t.owner).await,
+        id,
+        "a restart is the same hub"
+    );
+    assert_eq!(
+        newest_history(&hub, &t.owner).await,
+        (second, "alice".into())
+    );
+    assert!(failover_ids(&hub, &t.viewer).await.contains(&"f-2".into()));
+    // Sent first after the restart: the binding is in the fresh file.
+    let (s, _, v) = post(&hub, &t.other, &heartbeat("w-1", &[])).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert_eq!(set_aside(&db).len(), 1, "nothing else set aside");
+}
+
+/// `rm hub.db hub.db-wal hub.db-shm` under the running hub shares the
+/// remake: the fresh file keeps the instance id (before: a new one, so a
+/// TUI took the same hub for another) and every pool binding (before:
+/// gone, so after a restart another pool's token took the worker id).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_removed_under_the_hub_keeps_its_instance_and_bindings() {
+    let (dir, t) = hub_dir();
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-1"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let id = instance(&hub, &t.owner).await;
+    for name in ["hub.db", "hub.db-wal", "hub.db-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(name));
+    }
+    until_problem(&hub, Duration::from_secs(2), |p| {
+        p.contains("removed or replaced")
+    })
+    .await;
+    assert_eq!(instance(&hub, &t.owner).await, id);
+    drop(hub);
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    assert_eq!(
+        instance(&hub, &t.owner).await,
+        id,
+        "the same hub after a restart"
+    );
+    let (s, _, v) = post(&hub, &t.other, &heartbeat("w-1", &[])).await;
+    assert_eq!(s, StatusCode::CONFLICT, "sent first after the restart: {v}");
+}
+
+/// A start on a damaged file (a hub stopped, then its `hub.db` cut to
+/// half its length: what a truncation under an older hub that went on
+/// writing left, as the issue found it): the hub starts, moves it aside and
+/// says what it kept and lost, in health and the log. Before: it refused
+/// to start, every time, with `database disk image is malformed`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_on_a_damaged_database_sets_it_aside_and_says_what_was_lost() {
+    let (dir, t) = hub_dir();
+    let db = dir.path().join("hub.db");
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    for i in 0..10 {
+        let ids: Vec<String> = (0..100).map(|j| format!("f-{i}-{j}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &ids)).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    let (s, _, v) = put(&hub, &t.owner, VALID).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    stop(hub);
+    let len = std::fs::metadata(&db).expect("hub.db").len();
+    assert!(len > 64 * 1024, "{len} bytes");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .expect("open")
+        .set_len(len / 2)
+        .expect("cut");
+
+    let hub = HubProcess::try_spawn(dir.path(), Spawn::default())
+        .unwrap_or_else(|log| panic!("the hub refused to start on the damaged file:\n{log}"));
+    let h = health(&hub).await;
+    assert_eq!(h["status"], "degraded", "{h}");
+    let p = problem(&h, "damaged when the hub started");
+    assert!(p.contains("moved aside to") && p.contains("kept"), "{p}");
+    eprintln!("{p}");
+    let aside = set_aside(&db);
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert_eq!(
+        std::fs::metadata(&aside[0]).expect("kept").len(),
+        len / 2,
+        "kept as it was found"
+    );
+    assert!(hub.log().contains("is damaged"), "{}", hub.log());
+    // It serves, and takes what must be durable.
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-2", &["g-1"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, _, v) = put(&hub, &t.owner, OTHER).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(failover_ids(&hub, &t.viewer).await.contains(&"g-1".into()));
+    // And it starts again on the fresh file, with nothing more set aside.
+    drop(hub);
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    assert!(failover_ids(&hub, &t.viewer).await.contains(&"g-1".into()));
+    assert_eq!(set_aside(&db).len(), 1);
+}
+
+/// The issue's own start: a hub killed, then `truncate -s 0 hub.db`, its
+/// WAL left beside it. SQLite would delete the WAL of an empty file (and
+/// the start said only `started_empty`); the hub sets both aside, as they
+/// were, and starts on a fresh file made of what the WAL holds: the same
+/// instance id, the binding, the history, the failovers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_on_an_emptied_database_with_its_wal_keeps_what_the_wal_holds() {
+    let (dir, t) = hub_dir();
+    let db = dir.path().join("hub.db");
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-1", "f-2"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, _, v) = put(&hub, &t.owner, VALID).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let written = v["revision"].as_str().expect("revision").to_string();
+    let id = instance(&hub, &t.owner).await;
+    drop(hub); // SIGKILL: the WAL stays.
+    let wal = dir.path().join("hub.db-wal");
+    let wal_len = std::fs::metadata(&wal).expect("a WAL").len();
+    assert!(wal_len > 0);
+    truncate(&db);
+
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    let h = health(&hub).await;
+    let p = problem(&h, "damaged when the hub started");
+    assert!(p.contains("beside a WAL"), "{p}");
+    eprintln!("{p}");
+    let aside = set_aside(&db);
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    let mut kept_wal = aside[0].as_os_str().to_owned();
+    kept_wal.push("-wal");
+    assert_eq!(
+        std::fs::metadata(PathBuf::from(kept_wal))
+            .map(|m| m.len())
+            .ok(),
+        Some(wal_len),
+        "its WAL kept beside it, as it was"
+    );
+    assert_eq!(instance(&hub, &t.owner).await, id, "the same hub to a TUI");
+    assert_eq!(
+        newest_history(&hub, &t.owner).await,
+        (written, "alice".into())
+    );
+    let ids = failover_ids(&hub, &t.viewer).await;
+    assert!(
+        ids.contains(&"f-1".into()) && ids.contains(&"f-2".into()),
+        "{ids:?}"
+    );
+    let (s, _, v) = post(&hub, &t.other, &heartbeat("w-1", &[])).await;
+    assert_eq!(s, StatusCode::CONFLICT, "the binding kept: {v}");
+}
+
+/// SIGTERM, and wait (at most 10 s) for the orderly stop.
+fn stop(mut hub: HubProcess) {
+    unsafe { libc::kill(hub.child.id() as i32, libc::SIGTERM) };
+    for _ in 0..500 {
+        if let Ok(Some(_)) = hub.child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the hub did not stop on SIGTERM");
+}
+
+fn chmod(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// A directory and files the hub, run as `nobody`, can use.
+fn open_to_nobody(dir: &Path) {
+    chmod(dir, 0o777);
+    chmod(&dir.join("hub.toml"), 0o666);
+    chmod(&dir.join("tokens.toml"), 0o644);
+}
+
+/// The database's directory made read-only (the hub runs as `nobody`, so
+/// the mode stops it): health `degraded` within 2 s naming the directory
+/// and the next start, though the file is still written. Then the file
+/// truncated while it cannot be moved aside: what must be durable (a
+/// heartbeat with failovers, a new worker's first heartbeat, a config
+/// write) gets 503 `database_unavailable` with `Retry-After` and the
+/// reason, other heartbeats are taken; once the directory is writable
+/// again the file is set aside and made afresh and the next one is taken.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_database_that_cannot_be_set_aside_refuses_what_must_be_durable() {
+    let (dir, t) = hub_dir();
+    open_to_nobody(dir.path());
+    let db_dir = dir.path().join("db");
+    std::fs::create_dir(&db_dir).expect("db dir");
+    chmod(&db_dir, 0o777);
+    let db = db_dir.join("hub.db");
+    let db_arg = db.to_string_lossy().into_owned();
+    let how = Spawn {
+        extra: &["--db", &db_arg],
+        as_nobody: true,
+        ..Spawn::default()
+    };
+    let hub = HubProcess::spawn(dir.path(), how);
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-1"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(health(&hub).await["status"], "ok");
+
+    chmod(&db_dir, 0o555);
+    let h = until_problem(&hub, Duration::from_secs(2), |p| {
+        p.contains("directory") && p.contains("next start")
+    })
+    .await;
+    assert!(problem(&h, "next start").contains(&db_dir.display().to_string()));
+    // The file itself is still written: nothing refused yet.
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-2"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+
+    truncate(&db);
+    let h = until_problem(&hub, Duration::from_secs(2), |p| {
+        p.contains("database_unavailable")
+    })
+    .await;
+    assert_eq!(h["database"]["unavailable"], true, "{h}");
+    assert!(problem(&h, "database_unavailable").contains("cannot be moved aside"));
+    let (s, retry, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-3"])).await;
+    assert_eq!(
+        (s, retry.as_deref(), v["error"]["code"].as_str()),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some("5"),
+            Some("database_unavailable")
+        ),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("damaged")),
+        "the reason: {v}"
+    );
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-new", &[])).await;
+    assert_eq!(
+        s,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "a new worker's binding: {v}"
+    );
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &[])).await;
+    assert_eq!(
+        s,
+        StatusCode::OK,
+        "a known worker's plain heartbeat is taken: {v}"
+    );
+    let (s, retry, v) = put(&hub, &t.owner, VALID).await;
+    assert_eq!(
+        (s, retry.as_deref(), v["error"]["code"].as_str()),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some("5"),
+            Some("database_unavailable")
+        ),
+        "{v}"
+    );
+    assert!(set_aside(&db).is_empty());
+
+    chmod(&db_dir, 0o777);
+    let t0 = Instant::now();
+    loop {
+        let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-4"])).await;
+        if s == StatusCode::OK {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5), "{s} {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(set_aside(&db).len(), 1);
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-new", &[])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let ids = failover_ids(&hub, &t.viewer).await;
+    assert!(
+        ids.contains(&"f-4".into()) && !ids.contains(&"f-3".into()),
+        "{ids:?}"
+    );
+    // Said once, not once a refusal.
+    let log = hub.log();
+    let said = log
+        .lines()
+        .filter(|l| l.contains("heartbeat refused"))
+        .count();
+    assert!(said <= 1, "{said} lines:\n{log}");
+}
+
+/// The config path replaced by a directory, then the config made
+/// unreadable (mode 000; the hub runs as `nobody` so the mode stops it):
+/// each is `degraded` in health within 2 s with its reason, and a `PUT`
+/// (of the same bytes, too) answers 503 `config_unavailable` with the
+/// reason instead of 200 with nothing on disk (or a new file of mode 000
+/// no restart can read). The log says it once, not 20 times a second.
+/// Fixed, health is `ok` and a `PUT` is taken.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_config_the_hub_cannot_read_or_replace_is_degraded_and_refused() {
+    let (dir, t) = hub_dir();
+    open_to_nobody(dir.path());
+    let config = dir.path().join("hub.toml");
+    let how = Spawn {
+        as_nobody: true,
+        ..Spawn::default()
+    };
+    let hub = HubProcess::spawn(dir.path(), how);
+    let (s, _, v) = put(&hub, &t.owner, VALID).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let tag = etag(&hub, &t.owner).await;
+
+    std::fs::remove_file(&config).expect("rm");
+    std::fs::create_dir(&config).expect("mkdir");
+    chmod(&config, 0o777);
+    let h = until_problem(&hub, Duration::from_secs(2), |p| {
+        p.contains("is a directory")
+    })
+    .await;
+    assert!(problem(&h, "is a directory").contains("hub.toml"));
+    let r = http()
+        .put(at(&hub, "/v1/config"))
+        .bearer_auth(&t.owner)
+        .header("content-type", "application/toml")
+        .header("if-match", &tag)
+        .body(VALID)
+        .send()
+        .await
+        .expect("PUT");
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        r.headers().get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("5")
+    );
+    let v: Value = r.json().await.expect("JSON");
+    assert_eq!(v["error"]["code"], "config_unavailable", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("is a directory")),
+        "{v}"
+    );
+    assert!(config.is_dir(), "nothing written");
+    // Two seconds of it: said once, not 20 times a second.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let log = hub.log();
+    let lines = log
+        .lines()
+        .filter(|l| l.contains("hub.toml") && (l.contains("WARN") || l.contains("ERROR")))
+        .count();
+    assert!(lines <= 2, "{lines} lines:\n{log}");
+
+    std::fs::remove_dir(&config).expect("rmdir");
+    std::fs::write(&config, VALID).expect("back");
+    chmod(&config, 0o000);
+    let root = unsafe { libc::geteuid() } == 0;
+    let h = until_problem(&hub, Duration::from_secs(2), |p| {
+        p.contains("cannot be read")
+    })
+    .await;
+    assert!(problem(&h, "cannot be read").contains("next start"));
+    let (s, _, v) = put(&hub, &t.owner, OTHER).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("config_unavailable")),
+        "{v} (root: {root})"
+    );
+    let mode = {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(&config)
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode, 0, "the file untouched");
+
+    chmod(&config, 0o666);
+    let t0 = Instant::now();
+    while health(&hub).await["status"] != "ok" {
+        assert!(
+            t0.elapsed() < Duration::from_secs(3),
+            "{}",
+            health(&hub).await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (s, _, v) = put(&hub, &t.owner, OTHER).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+}
