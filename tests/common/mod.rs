@@ -323,7 +323,19 @@ impl HubProcess {
                 });
             }
         }
-        let mut child = Kill(cmd.spawn().expect("hub starts"));
+        // A copy of the binary just written may be busy for a moment: a
+        // process another test forks meanwhile holds its descriptor until
+        // it execs (ETXTBSY).
+        let mut tries = 0;
+        let mut child = loop {
+            match cmd.spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                r => break Kill(r.expect("hub starts")),
+            }
+        };
         let stderr = child.stderr.take().expect("stderr");
         let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let (tx, rx) = std::sync::mpsc::channel::<String>();
