@@ -583,3 +583,81 @@ fn a_viewers_session_says_why_it_does_not_write() {
     t.send("q");
     assert!(t.wait_exit(SOON).success());
 }
+
+/// The terminal closed under an owner with an edit pending: the binary on
+/// a pty that is not its controlling terminal (its own session, so no
+/// SIGHUP: the watchdog notices the hang-up), the master closed. The edit
+/// is kept as a draft all the same, within the second the shutdown gets.
+#[test]
+fn a_terminal_that_closes_under_a_pending_edit_keeps_it() {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+
+    let hub = Hub::start();
+    let state = tempfile::tempdir().expect("tempdir");
+    let (master, slave) = pty::openpty();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_macfleet"));
+    cmd.args(["--hub", &hub.url])
+        .env("TERM", "xterm-256color")
+        .env("MAC_HUB_TOKEN", &hub.owner)
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_CONFIG_HOME", state.path())
+        .env_remove("NO_COLOR")
+        .env_remove("MAC_HUB_URL")
+        .stdin(Stdio::from(slave.try_clone().expect("dup")))
+        .stdout(Stdio::from(slave.try_clone().expect("dup")))
+        .stderr(Stdio::from(slave));
+    // SAFETY: setsid is async-signal-safe: a session of its own, so
+    // closing the master sends it no SIGHUP.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = pty::Kill(cmd.spawn().expect("spawn"));
+    let mut m = std::fs::File::from(master);
+    // SAFETY: makes our own descriptor non-blocking.
+    unsafe {
+        let fl = libc::fcntl(m.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(m.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK);
+    }
+    let mut seen = Vec::new();
+    let read_until = |m: &mut std::fs::File, what: &str, seen: &mut Vec<u8>| {
+        let end = Instant::now() + START;
+        let mut buf = [0u8; 8192];
+        while !String::from_utf8_lossy(seen).contains(what) {
+            assert!(Instant::now() < end, "no {what:?} on the terminal");
+            match m.read(&mut buf) {
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        seen.clear();
+    };
+    read_until(&mut m, "live", &mut seen);
+    m.write_all(b"1").expect("key");
+    read_until(&mut m, "codex", &mut seen);
+    std::thread::sleep(Duration::from_millis(500));
+    m.write_all(b"J").expect("key");
+    read_until(&mut m, "EDIT PENDING", &mut seen);
+    drop(m);
+    let end = Instant::now() + SOON;
+    while child.try_wait().expect("try_wait").is_none() {
+        assert!(
+            Instant::now() < end,
+            "still running after its terminal closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kept = drafts(state.path());
+    assert_eq!(kept.len(), 2, "a .toml and a .json: {kept:?}");
+    let toml = std::fs::read_to_string(&kept[1]).expect("the toml");
+    assert!(toml.contains("the terminal hung up"), "{toml}");
+    assert!(toml.ends_with(&pi_first()), "{toml}");
+}
