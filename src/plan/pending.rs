@@ -162,6 +162,26 @@ impl Conflict {
         edit
     }
 
+    /// The edit as it was before this conflict, with the intents made on
+    /// [`Conflict::merged`] since (on the Ladder, before the choice)
+    /// appended: what to replay onto a newer revision while the conflict
+    /// is not chosen on yet, so it stays one.
+    pub fn mine_now(&self, plan: &PendingEdit) -> PendingEdit {
+        let shown = self.merged();
+        let extra = plan
+            .ops
+            .strip_prefix(shown.ops.as_slice())
+            .filter(|_| plan.base_revision == shown.base_revision)
+            .unwrap_or_default();
+        let mut mine = self.mine.clone();
+        if !extra.is_empty() {
+            let mut ops = mine.ops.clone();
+            ops.extend_from_slice(extra);
+            mine.record(ops, mine.typed.clone());
+        }
+        mine
+    }
+
     /// Carry the pending edit onto the hub's document with the choices
     /// made ([`Conflict::merged`]), as a new edit to review.
     pub fn carry(self) -> PendingEdit {
@@ -1035,6 +1055,34 @@ mod tests {
         assert!(back.undo());
         assert_eq!(back.order(), v(&["opencode", "claude"]));
         assert!(!back.is_pending());
+    }
+
+    /// A conflict not chosen on yet, and another revision arrives (a
+    /// key elsewhere): it is still a conflict, with a move made on the
+    /// Ladder meanwhile kept.
+    #[test]
+    fn a_conflict_not_chosen_on_stays_one_on_a_newer_revision() {
+        let mut e = edit();
+        e.move_to(2, 0).expect("codex to the top");
+        let theirs = DOC.replace("    \"codex\",\n", "");
+        let Ok(Rebased::ListChanged(c)) = e.rebase(&theirs, "r2") else {
+            panic!("a conflict on codex");
+        };
+        let mut shown = c.merged();
+        shown.move_to(2, 1).expect("claude up, on the Ladder");
+        let mine = c.mine_now(&shown);
+        assert_eq!(mine.base_revision(), "r1");
+        let newer = theirs.replace("retries = 2", "retries = 3");
+        let Ok(Rebased::ListChanged(c2)) = mine.rebase(&newer, "r3") else {
+            panic!("still a conflict");
+        };
+        assert_eq!(c2.clashes.len(), 1);
+        assert_eq!(c2.merged().order(), v(&["codex", "claude", "opencode"]));
+        // Rebasing what was shown instead would lose the conflict.
+        assert!(matches!(
+            shown.rebase(&newer, "r3"),
+            Ok(Rebased::Replayed(_))
+        ));
     }
 
     #[test]

@@ -640,12 +640,32 @@ fn a_real_conflict_is_chosen_per_agent_and_says_what_mine_undoes() {
         "theirs r44",
         "mine (pending)",
         "merged",
-        "> pi: theirs moved it to #0, mine to #4",
-        "keeps mine: this undoes alice's move of pi to #0",
+        "> pi: theirs moved it to #0, mine to #4 · keeps mine",
+        "this undoes alice's move of pi to #0",
     ] {
         assert!(s.contains(want), "{want:?} in\n{s}");
     }
     assert!(!s.contains("cursor: "), "cursor is no conflict:\n{s}");
+    // A newer revision (another key) before the choice: still a conflict.
+    let mut n = app(true);
+    pi_down(&mut n);
+    alice(&mut n);
+    n.update(Msg::Agents {
+        revision: "r45".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+        text: DOC
+            .replace(
+                "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+                "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+            )
+            .replace("retries = 2", "retries = 3"),
+    });
+    key(&mut n, 'w');
+    assert!(
+        matches!(n.model().edit.mode, Mode::Conflict { .. }),
+        "the conflict is not lost: {:?}",
+        n.model().edit.mode
+    );
     // t: theirs for pi; cursor's add stands.
     let mut t = app(true);
     pi_down(&mut t);

@@ -809,9 +809,22 @@ pub fn overtaken(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask
         .as_ref()
         .map_or_else(|| plan.base_revision().to_string(), |o| o.from.clone());
     let open = matches!(m.edit.mode, Mode::Review { .. } | Mode::Conflict { .. });
-    match plan.rebase(theirs, revision) {
+    // A conflict not chosen on yet stays one on the newer revision: the
+    // edit as it was before it (with what was done on the Ladder since)
+    // is replayed, not the merged result shown meanwhile, which keeps
+    // mine for the conflicting agents.
+    let outstanding = match &m.edit.mode {
+        Mode::Conflict { conflict, .. } => Some(conflict.as_ref()),
+        _ => m
+            .edit
+            .overtaken
+            .as_ref()
+            .and_then(|o| o.conflict.as_deref()),
+    };
+    let source = outstanding.map_or_else(|| plan.clone(), |c| c.mine_now(plan));
+    match source.rebase(theirs, revision) {
         Ok(Rebased::Replayed(p)) => {
-            let merged = p.base_order() != plan.base_order();
+            let merged = p.base_order() != source.base_order();
             m.edit.plan = Some(p);
             m.edit.overtaken = Some(Overtaken {
                 from,
