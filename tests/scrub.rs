@@ -1366,7 +1366,7 @@ fn vendor_tokens_with_a_known_prefix_are_caught_bare() {
 #[test]
 fn vendor_names_take_a_random_value_and_near_misses_stay() {
     let mut r = Rng::new(131);
-    for name in ["cloudflare", "SOURCEGRAPH", "discord", "heroku"] {
+    for name in ["cloudflare", "CLOUDFLARE", "my_cloudflare"] {
         let key = r.b62(40);
         let text = format!("{name}: \"{key}\"");
         assert_eq!(

@@ -51,8 +51,8 @@ enum Special {
     Telegram,
     /// 32 hex characters near an `….openai.azure.com` endpoint.
     AzureOpenai,
-    /// `<15–16 digit app id>|<app secret>` (Facebook); the trigger is a
-    /// digit and `|`.
+    /// `<15–16 digit app id>|<app secret>` (Facebook); the trigger is the
+    /// `|`.
     FacebookPair,
     /// `A3-XXXXXX-…` (1Password secret keys).
     OnePassword,
@@ -239,25 +239,15 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("absk", Trig::Token(Fam::More)),
     ("bedrock-api", Trig::Token(Fam::More)),
     ("v1.0-", Trig::Token(Fam::More)),
-    ("atbb", Trig::Token(Fam::More)),
-    ("eaam", Trig::Token(Fam::More)),
-    ("eaac", Trig::Token(Fam::More)),
+    // Three bytes where a fourth would do: more triggers of four bytes or
+    // more would take a third Teddy automaton (see [`FAST_AC`]).
+    ("atb", Trig::Token(Fam::More)),
+    ("eaa", Trig::Token(Fam::More)),
     ("fm2_", Trig::Token(Fam::More)),
-    ("fm1a_", Trig::Token(Fam::More)),
-    ("fm1r_", Trig::Token(Fam::More)),
-    ("ico-", Trig::Token(Fam::More)),
+    ("fm1", Trig::Token(Fam::More)),
     (":aa", Trig::Special(Special::Telegram)),
     ("openai.azure.", Trig::Special(Special::AzureOpenai)),
-    ("0|", Trig::Special(Special::FacebookPair)),
-    ("1|", Trig::Special(Special::FacebookPair)),
-    ("2|", Trig::Special(Special::FacebookPair)),
-    ("3|", Trig::Special(Special::FacebookPair)),
-    ("4|", Trig::Special(Special::FacebookPair)),
-    ("5|", Trig::Special(Special::FacebookPair)),
-    ("6|", Trig::Special(Special::FacebookPair)),
-    ("7|", Trig::Special(Special::FacebookPair)),
-    ("8|", Trig::Special(Special::FacebookPair)),
-    ("9|", Trig::Special(Special::FacebookPair)),
+    ("|", Trig::Special(Special::FacebookPair)),
     ("a3-", Trig::Special(Special::OnePassword)),
     ("-us", Trig::Special(Special::Mailchimp)),
     ("4b1d", Trig::Special(Special::ClickHouse)),
@@ -265,21 +255,8 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("curl", Trig::Curl),
     ("contribsys", Trig::Word),
     ("cloudflare", Trig::Word),
-    ("sourcegraph", Trig::Word),
-    ("clickhouse", Trig::Word),
-    ("bitbucket", Trig::Word),
-    ("sumologic", Trig::Word),
-    ("telegram", Trig::Word),
-    ("discord", Trig::Word),
-    ("heroku", Trig::Word),
-    ("hubspot", Trig::Word),
-    ("mailchimp", Trig::Word),
-    ("snyk", Trig::Word),
     ("sonar", Trig::Word),
-    ("accessid", Trig::Word),
-    ("access_id", Trig::Word),
-    ("access-id", Trig::Word),
-    ("access.id", Trig::Word),
+    ("sumo", Trig::Word),
 ];
 
 static TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -1288,7 +1265,6 @@ const SIMPLE: &[Simple] = &[
     simple(&[b"ATBB"],    Fam::More,        Kind::Token,             28,  STRICT, is_alnum,   false),
     simple(FACEBOOK,      Fam::More,        Kind::Token,             96,  STRICT, is_alnum,   false),
     simple(FLY,           Fam::More,        Kind::Token,             40,  STRICT, is_b64_eq,  false),
-    simple(&[b"ico-"],    Fam::More,        Kind::Token,             32,  STRICT, is_alnum,   false),
 ];
 
 /// Base64 with its padding (Bedrock and Fly.io tokens).
@@ -1724,7 +1700,7 @@ impl Scanner<'_> {
             // `1308742762612587|rhoK1cbv0DOU_RTX_87O4MkX7AI`: the secret
             // after the app id.
             Special::FacebookPair => {
-                let bar = ms + 1;
+                let bar = ms;
                 let mut s = bar;
                 while s > 0 && bar - s <= 16 && b[s - 1].is_ascii_digit() {
                     s -= 1;
