@@ -1978,6 +1978,37 @@ mod tests {
         assert!(db.intent().expect("read").is_none());
     }
 
+    /// A damaged file is moved aside with its `-wal` and `-shm`, byte for
+    /// byte, and never over another set aside in the same second.
+    #[test]
+    fn a_damaged_file_is_set_aside_never_over_another() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("hub.db");
+        let mut moved = Vec::new();
+        for round in 0..3u8 {
+            std::fs::write(&path, [round; 10]).expect("db");
+            std::fs::write(dir.path().join("hub.db-wal"), [round; 3]).expect("wal");
+            moved.push(set_aside(&path).expect("set aside"));
+            assert!(!path.exists() && !dir.path().join("hub.db-wal").exists());
+        }
+        for (round, to) in moved.iter().enumerate() {
+            let name = to.file_name().expect("name").to_string_lossy().into_owned();
+            assert!(name.starts_with("hub.db.damaged-"), "{name}");
+            assert_eq!(std::fs::read(to).expect("kept"), [round as u8; 10]);
+            let [wal, _] = sidecars(to);
+            assert_eq!(std::fs::read(wal).expect("its wal"), [round as u8; 3]);
+        }
+        assert!(looks_damaged(&moved[0], 0).is_some_and(|w| w.contains("shorter than a header")));
+        std::fs::write(&moved[0], [0u8; 200]).expect("a page of zeros");
+        assert_eq!(
+            looks_damaged(&moved[0], 0).as_deref(),
+            Some("its header is not SQLite's")
+        );
+        assert!(
+            looks_damaged(&moved[0], 4096).is_some_and(|w| w.contains("shrank from 4096 to 200"))
+        );
+    }
+
     /// A database from before ids were scoped by token keeps its rows and
     /// seqs, and takes the same id from a second token.
     #[test]
