@@ -1,8 +1,9 @@
 //! `macfleet agents show|set|move|add|remove`: scripted, format-preserving
 //! edits of `MAC_CODING_AGENTS`, on a local file (`--file`) or through the
 //! hub (`--hub`, `PUT` with `If-Match`). Each prints the diff it applied;
-//! a diff that was not applied (dry run, refused, read-only) has
-//! `not written: <why>` above it.
+//! a diff that was not applied has `not written: <why>` above it: a dry
+//! run's on stdout, a refused write's (typo, read-only, the hub's 4xx) on
+//! stderr with nothing on stdout. `show` prints only the list on stdout.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -109,14 +110,17 @@ impl AgentsCommand {
     }
 }
 
+/// The list on stdout, one `RANK  NAME` a line and nothing else (`| wc -l`,
+/// `| awk`); the revision, for people, on stderr, as `get workers`' summary.
 fn show(text: &str, revision: Option<&str>) -> Result<()> {
     let located = agents_doc::locate(text)?;
     let mut out = std::io::stdout().lock();
     for (i, a) in located.agents.iter().enumerate() {
         writeln!(out, "{i}  {}", for_terminal(a))?;
     }
+    out.flush()?;
     if let Some(r) = revision {
-        writeln!(out, "revision {}", for_terminal(r))?;
+        eprintln!("revision {}", for_terminal(r));
     }
     for a in agents_doc::unknown_agents(&located.agents) {
         let warning = agents_doc::unknown_agent_warning(&a);
@@ -165,13 +169,24 @@ fn edit(text: &str, op: &Op, label: &str) -> Result<Option<Change>> {
     }))
 }
 
-/// A diff that was not applied, said so above it so that it is never taken
-/// for a change made.
+/// A dry run's diff, on stdout (it is what was asked for), said not
+/// written above it so that it is never taken for a change made.
 fn not_written(why: &str, diff: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "not written: {why}")?;
     out.write_all(diff.as_bytes())?;
     out.flush()?;
+    Ok(())
+}
+
+/// A refused write (a typo, read-only, a viewer's token, the hub's 4xx or
+/// any failed `PUT`): its reason and the diff on stderr, nothing on
+/// stdout, so that a script reading stdout never takes it for a change.
+fn refused(why: &str, diff: &str) -> Result<()> {
+    let mut err = std::io::stderr().lock();
+    writeln!(err, "not written: {why}")?;
+    err.write_all(diff.as_bytes())?;
+    err.flush()?;
     Ok(())
 }
 
@@ -309,12 +324,12 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
             if typos.len() == 1 { "is" } else { "are" },
             if typos.len() == 1 { "it" } else { "them" },
         );
-        not_written(&why, &change.diff)?;
+        refused(&why, &change.diff)?;
         return Err(eyre!(Exit::new(exit::VALIDATION, why)));
     }
     if global.read_only || target.read_only {
         let why = "read-only: this session does not write (drop --read-only, or use a context that is not read_only)";
-        not_written(why, &change.diff)?;
+        refused(why, &change.diff)?;
         return Err(eyre!(Exit::new(exit::NOT_ALLOWED, why)));
     }
     let who = client.whoami().await?;
@@ -323,13 +338,13 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
             "not allowed: the token of {:?} has the {} role; only an owner writes the list",
             who.name, who.role
         );
-        not_written(&why, &change.diff)?;
+        refused(&why, &change.diff)?;
         return Err(eyre!(Exit::new(exit::NOT_ALLOWED, why)));
     };
     let accepted = match writer.put_config(&change.edited.text, &doc.revision).await {
         Ok(a) => a,
         Err(e) => {
-            not_written(&crate::scrub::scrub(&e.to_string()), &change.diff)?;
+            refused(&crate::scrub::scrub(&e.to_string()), &change.diff)?;
             return Err(eyre!(e));
         }
     };

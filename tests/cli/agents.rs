@@ -162,6 +162,13 @@ async fn hub_edits_go_through_if_match() {
         "{}",
         text(&viewer_write.stderr)
     );
+    assert_eq!(text(&viewer_write.stdout), "", "a refusal, on stderr only");
+    assert!(
+        text(&viewer_write.stderr).contains("not written: not allowed")
+            && text(&viewer_write.stderr).contains("--- a/hub.toml"),
+        "{}",
+        text(&viewer_write.stderr)
+    );
     assert_eq!(
         read_only.status.code(),
         Some(6),
@@ -276,11 +283,13 @@ async fn hub_edits_refuse_unreported_names_and_dry_run_projects() {
     );
     assert_eq!(stored(), FLEET, "dry runs write nothing");
 
-    // A name nobody reported and no known agent: refused, nothing lost.
+    // A name nobody reported and no known agent: refused, nothing lost;
+    // the reason and the diff on stderr, nothing on stdout (issue 27).
     assert_eq!(typo.status.code(), Some(4), "{}", text(&typo.stderr));
-    let out = text(&typo.stdout);
+    assert_eq!(text(&typo.stdout), "", "a refusal prints nothing on stdout");
+    let out = text(&typo.stderr);
     assert!(
-        out.starts_with("not written: \"bogus\" is not a known agent"),
+        out.contains("not written: \"bogus\" is not a known agent"),
         "{out}"
     );
     assert!(out.contains("+  \"bogus\""), "{out}");
@@ -297,12 +306,14 @@ async fn hub_edits_refuse_unreported_names_and_dry_run_projects() {
         "{}",
         text(&seen.stdout)
     );
-    // Read-only: the diff, said not written.
+    // Read-only: the diff, said not written, on stderr.
     assert_eq!(ro.status.code(), Some(6), "{}", text(&ro.stderr));
+    assert_eq!(text(&ro.stdout), "", "a refusal prints nothing on stdout");
     assert!(
-        text(&ro.stdout).starts_with("not written: read-only"),
+        text(&ro.stderr).starts_with("not written: read-only")
+            && text(&ro.stderr).contains("--- a/hub.toml"),
         "{}",
-        text(&ro.stdout)
+        text(&ro.stderr)
     );
     assert_eq!(stored(), FLEET);
 
@@ -406,12 +417,64 @@ async fn an_edit_onto_a_hub_file_that_does_not_validate_is_refused_with_why() {
         .iter()
         .enumerate()
         .map(|(i, a)| format!("{i}  {a}\n"))
-        .collect::<String>()
-        + &format!("revision {}\n", kept.projected_revision);
+        .collect::<String>();
     assert_eq!(shown, want, "{}", text(&got.stderr));
+    assert!(
+        text(&got.stderr).contains(&format!("revision {}\n", kept.projected_revision)),
+        "{}",
+        text(&got.stderr)
+    );
     assert!(
         text(&got.stderr).starts_with("warning: the hub's file does not validate (line 2"),
         "{}",
         text(&got.stderr)
+    );
+}
+
+/// A write the hub refuses (4xx): its reason and the diff on stderr,
+/// nothing on stdout (issue 27). A hand edit leaves the hub's file a few
+/// bytes under the hub's 1 MiB bound; `agents add cursor` makes a document
+/// over it, which the hub answers 413 (exit 4, as validation).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_the_hub_refuses_prints_its_reason_and_diff_on_stderr_only() {
+    let h = TestHub::start().await;
+    let head = "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"claude\"]\n# ";
+    let pad = macfleet::hub::disk::MAX_BYTES - head.len() - 8;
+    let big = format!("{head}{}\n", "x".repeat(pad));
+    std::fs::write(h.config_path(), &big).expect("a hand edit");
+    let c = h.client(&h.owner);
+    common::eventually(200, || async {
+        c.config()
+            .await
+            .ok()
+            .filter(|d| d.text.len() == big.len() && d.invalid.is_none())
+            .map(|_| ())
+    })
+    .await
+    .expect("the hub serves the hand edit");
+    let (url, owner) = (h.url(), h.owner.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        macfleet(
+            &["agents", "add", "cursor"],
+            &[
+                ("MAC_HUB_URL", url.as_str()),
+                ("MAC_HUB_TOKEN", owner.as_str()),
+            ],
+        )
+    })
+    .await
+    .expect("join");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert_eq!(text(&out.stdout), "", "nothing on stdout: {err}");
+    assert!(err.starts_with("not written: "), "{err}");
+    assert!(
+        err.contains("+MAC_CODING_AGENTS = [\"opencode\", \"claude\", \"cursor\"]"),
+        "the diff: {err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("file"),
+        big,
+        "nothing written"
     );
 }

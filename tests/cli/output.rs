@@ -789,3 +789,58 @@ async fn get_worker_since_starts_after_the_latest_recovery_onto_the_rung() {
     );
     assert!(line.contains("2 in the last hour"), "{line}");
 }
+
+/// Scripts read stdout (issue 27): `get agents` and `agents show` print
+/// only the list there, one `RANK  NAME` a line, the revision on stderr;
+/// `get failovers --worker` of a worker the hub does not know says so on
+/// stderr and exits 1 (a known worker with no failovers is no error).
+#[tokio::test(flavor = "multi_thread")]
+async fn scripts_read_only_the_list_and_an_unknown_worker_is_said() {
+    let h = TestHub::start().await;
+    beat(
+        &h,
+        "w-001",
+        json!([common::failover("w-001-1", "auth", "401")]),
+    )
+    .await;
+    beat(&h, "w-002", json!([])).await;
+    let rev = h.client(&h.viewer).config().await.expect("config").revision;
+    let env = env_for(&h, &h.viewer);
+    for a in [&["get", "agents"][..], &["agents", "show"]] {
+        let o = run(args(a), env.clone()).await;
+        assert_eq!(o.status.code(), Some(0), "{a:?}: {}", text(&o.stderr));
+        assert_eq!(text(&o.stdout), "0  opencode\n1  claude\n", "{a:?}");
+        assert!(
+            text(&o.stderr).contains(&format!("revision {rev}\n")),
+            "{a:?}: {}",
+            text(&o.stderr)
+        );
+    }
+    for output in ["table", "json"] {
+        let nosuch = run(
+            args(&["get", "failovers", "--worker", "nosuch", "-o", output]),
+            env.clone(),
+        )
+        .await;
+        assert_eq!(nosuch.status.code(), Some(1), "{}", text(&nosuch.stderr));
+        assert_eq!(text(&nosuch.stdout), "", "nothing on stdout");
+        assert!(
+            text(&nosuch.stderr).contains("no worker nosuch reports to this hub"),
+            "{}",
+            text(&nosuch.stderr)
+        );
+    }
+    let quiet = run(
+        args(&["get", "failovers", "--worker", "w-002"]),
+        env.clone(),
+    )
+    .await;
+    assert_eq!(quiet.status.code(), Some(0), "{}", text(&quiet.stderr));
+    let one = run(
+        args(&["get", "failovers", "--worker", "w-001"]),
+        env.clone(),
+    )
+    .await;
+    assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
+    assert!(text(&one.stdout).contains("w-001"), "{}", text(&one.stdout));
+}

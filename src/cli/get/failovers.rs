@@ -5,12 +5,12 @@
 use std::io::Write;
 
 use chrono::{DateTime, Utc};
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, eyre};
 
-use super::out::{write_json, write_jsonl};
+use super::out::{line, write_json, write_jsonl};
 use super::table::{age, render_table};
-use crate::cli::{GetArgs, Output};
-use crate::client::{Client, FailoverQuery};
+use crate::cli::{Exit, GetArgs, Output, exit};
+use crate::client::{Client, FailoverQuery, PagePart};
 use crate::scrub::scrub;
 use crate::wire::{FailoverRecord, FailoversPage};
 
@@ -163,6 +163,11 @@ pub async fn snapshot(
 ) -> Result<()> {
     let filter = Filter::from_args(args);
     let page = newest_failovers(client, &filter, args.limit).await?;
+    if page.events.is_empty() {
+        if let Some(id) = &filter.worker {
+            known_worker(client, id).await?;
+        }
+    }
     if args.output == Output::Json {
         return write_json(out, &page);
     }
@@ -232,6 +237,29 @@ pub async fn snapshot(
     );
     out.write_all(table.as_bytes())?;
     Ok(())
+}
+
+/// `--worker ID` matched nothing: is it a worker with no failovers yet, or
+/// one the hub does not know? The hub's failover filter answers both with
+/// an empty page, so the workers are read (streamed, to the first match):
+/// an unknown one exits 1 with the words `get worker ID` uses.
+pub async fn known_worker(client: &Client, id: &str) -> Result<()> {
+    let mut reader = client.workers_stream(None).await?;
+    loop {
+        match reader.next().await? {
+            PagePart::Head(_) => {}
+            PagePart::Item(w) if w.worker == id => return Ok(()),
+            PagePart::Item(_) => {}
+            PagePart::End(_) => break,
+        }
+    }
+    Err(eyre!(Exit::new(
+        exit::ERROR,
+        format!(
+            "no worker {} reports to this hub (see: macfleet get workers)",
+            line(id)
+        )
+    )))
 }
 
 /// One failover on one line, as `--watch` prints them.

@@ -276,10 +276,13 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
                     .collect();
                 return write_jsonl(&mut out, &rows);
             }
+            // Only the list on stdout (`| wc -l`, `| awk '{print $2}'`);
+            // the revision, for people, on stderr, as `get workers`' summary.
             for (i, a) in agents.iter().enumerate() {
                 writeln!(out, "{i}  {}", for_terminal(a))?;
             }
-            writeln!(out, "revision {}", for_terminal(&revision))?;
+            out.flush()?;
+            eprintln!("revision {}", for_terminal(&revision));
         }
         GetWhat::History => {
             let h = client.history().await?;
