@@ -12,4 +12,5 @@ pub mod sim;
 pub mod text;
 pub mod textsafe;
 pub mod tui;
+pub mod verdict;
 pub mod wire;

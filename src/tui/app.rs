@@ -561,6 +561,10 @@ impl App {
                 m.failed(what, at, error, false);
                 self.dirty = true;
             }
+            Msg::OutOfBounds { what, error, at } => {
+                m.broke_bound(what, at, error);
+                self.dirty = true;
+            }
             Msg::Refused { what, at } => {
                 m.failed(what, at, REFUSED.to_string(), true);
                 self.dirty = true;

@@ -106,6 +106,13 @@ pub enum Msg {
         error: String,
         at: Instant,
     },
+    /// The hub's answer to `what` broke a bound of the API (`error` names
+    /// the request and the bound): it answers, out of the contract.
+    OutOfBounds {
+        what: Fetch,
+        error: String,
+        at: Instant,
+    },
     /// The hub answered 401 to `what`: it does not know this token.
     Refused {
         what: Fetch,

@@ -28,6 +28,10 @@ pub enum ConnLabel {
     Live,
     Polling,
     Disconnected(Duration),
+    /// The hub answers and broke a bound of the API (an endless body, an
+    /// entry past its size), for this long: not down, and not to be
+    /// trusted either.
+    BrokeBound(Duration),
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +46,9 @@ pub struct Conn {
     pub refused: bool,
     /// The last answer was 403.
     pub forbidden: bool,
+    /// The last failure of the worker poll (or whoami) was an answer that
+    /// broke a bound of the API: `HUB ERROR`, not `HUB DOWN`.
+    pub broke_bound: bool,
 }
 
 /// The hub's clock: its `now` at a local monotonic instant.

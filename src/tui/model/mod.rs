@@ -115,6 +115,7 @@ impl Model {
                 last_error: None,
                 refused: false,
                 forbidden: false,
+                broke_bound: false,
             },
             fleet: Fleet::default(),
             log: FailLog::default(),
@@ -147,7 +148,12 @@ impl Model {
         } else if self.conn.forbidden {
             ConnLabel::Forbidden
         } else if let Some(t) = self.conn.failing_since {
-            ConnLabel::Disconnected(self.mono_now.saturating_duration_since(t))
+            let d = self.mono_now.saturating_duration_since(t);
+            if self.conn.broke_bound {
+                ConnLabel::BrokeBound(d)
+            } else {
+                ConnLabel::Disconnected(d)
+            }
         } else if self.conn.last_ok.is_none() {
             ConnLabel::Connecting
         } else if self.conn.stream == Stream::Up {
@@ -160,7 +166,15 @@ impl Model {
     /// The status word, from the hub's own judgement of each worker.
     pub fn verdict(&self) -> Option<Verdict> {
         let built_in = self.health.as_ref().is_some_and(|h| h.built_in_order);
-        verdict::verdict(self.conn_label(), &self.fleet.agg, built_in)
+        // The red banner's "does not validate": the hub's health, or the
+        // file as the screen last read it.
+        let invalid = self
+            .health
+            .as_ref()
+            .and_then(|h| h.config.as_ref())
+            .is_some_and(|c| c.invalid.is_some())
+            || self.config.on_disk.is_some();
+        verdict::verdict(self.conn_label(), &self.fleet.agg, built_in, invalid)
     }
 
     /// The data on screen is from a hub we cannot currently reach (or
@@ -168,7 +182,10 @@ impl Model {
     pub fn is_stale(&self) -> bool {
         self.conn.refused
             || self.conn.forbidden
-            || matches!(self.conn_label(), ConnLabel::Disconnected(_))
+            || matches!(
+                self.conn_label(),
+                ConnLabel::Disconnected(_) | ConnLabel::BrokeBound(_)
+            )
     }
 
     /// The hub's problems as one banner line, when it says it is degraded
@@ -280,6 +297,7 @@ impl Model {
         self.conn.last_error = None;
         self.conn.refused = false;
         self.conn.forbidden = false;
+        self.conn.broke_bound = false;
     }
 
     pub fn advance_mono(&mut self, t: Instant) {
@@ -516,6 +534,17 @@ impl Model {
         }
         self.conn.refused |= refused;
         self.conn.last_error = Some(error);
+    }
+
+    /// The hub's answer to `what` at `at` broke a bound of the API
+    /// (`error` names the request and the bound): the word is `HUB ERROR`
+    /// while the worker poll meets it, and what is on screen is the last
+    /// known.
+    pub fn broke_bound(&mut self, what: Fetch, at: Instant, error: String) {
+        self.failed(what, at, error, false);
+        if matches!(what, Fetch::Workers | Fetch::Whoami) {
+            self.conn.broke_bound = true;
+        }
     }
 
     /// The hub answered 403 to `what` at `at`.

@@ -260,6 +260,11 @@ fn refused_or_failed(what: Fetch, e: &ClientError) -> Msg {
             what,
             at: Instant::now(),
         },
+        e @ ClientError::OutOfBounds { .. } => Msg::OutOfBounds {
+            what,
+            error: e.to_string(),
+            at: Instant::now(),
+        },
         e => failed(what, e),
     }
 }

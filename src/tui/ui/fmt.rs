@@ -75,17 +75,10 @@ pub fn written_by(h: &crate::wire::HistoryEntry) -> String {
     }
 }
 
-/// The status word: `OK`, `DEGRADED 2`, `NO ROUTE 1,024`, `HUB DOWN`.
+/// The status word: `OK`, `DEGRADED 2`, `NO ROUTE 1,024`, `HUB DOWN`, as
+/// the domain words it ([`crate::verdict`]).
 pub fn verdict(v: Verdict) -> String {
-    match v {
-        Verdict::Ok => "OK".into(),
-        Verdict::Degraded(n) => format!("DEGRADED {}", count(n)),
-        Verdict::NoRoute(n) => format!("NO ROUTE {}", count(n)),
-        Verdict::HubDown => "HUB DOWN".into(),
-        Verdict::BuiltInOrder => "BUILT-IN ORDER".into(),
-        Verdict::Unauthorized => "UNAUTHORIZED".into(),
-        Verdict::Forbidden => "FORBIDDEN".into(),
-    }
+    v.to_string()
 }
 
 /// `8: rate_limited 5 · auth 3`: failovers by cause, most first.

@@ -22,6 +22,10 @@ pub fn conn_text(m: &Model) -> String {
             "disconnected {}",
             fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
         ),
+        ConnLabel::BrokeBound(d) => format!(
+            "answers out of contract {}",
+            fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
+        ),
     }
 }
 
@@ -74,7 +78,10 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
         let conn_style = match m.conn_label() {
             ConnLabel::Live => t.ok(),
             ConnLabel::Polling | ConnLabel::Connecting => t.warn(),
-            ConnLabel::Disconnected(_) | ConnLabel::Refused | ConnLabel::Forbidden => t.bad(),
+            ConnLabel::Disconnected(_)
+            | ConnLabel::BrokeBound(_)
+            | ConnLabel::Refused
+            | ConnLabel::Forbidden => t.bad(),
         };
         spans.push(Span::styled(conn_text(m), conn_style));
         if m.is_stale() {
@@ -168,6 +175,18 @@ pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut B
                 t.bad(),
             ));
             spans.push(Span::styled(" · last known: ", t.muted()));
+        } else if let ConnLabel::BrokeBound(d) = m.conn_label() {
+            // The hub answers, out of the contract: its answers are
+            // refused, and what follows is the last one that kept it.
+            let age = m.data_age().unwrap_or_default();
+            spans.push(Span::styled(
+                format!(
+                    "hub broke the API {} · last known {} ago: ",
+                    fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64)),
+                    fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
+                ),
+                t.bad(),
+            ));
         } else if let Some(d) = m.refused_for() {
             // The hub answers and refuses the token: a replaced hub, or a
             // revoked token. What follows is the last hub that took it.

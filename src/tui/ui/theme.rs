@@ -110,18 +110,15 @@ impl Theme {
         )
     }
 
-    /// The status word: green `OK`, yellow `DEGRADED`, red `NO ROUTE` and
-    /// `HUB DOWN`; reverse video under NO_COLOR.
+    /// The status word: green `OK`, yellow `DEGRADED`, red from `AT RISK`
+    /// up (`NO ROUTE`, `HUB DOWN`, `HUB ERROR`, `CONFIG INVALID`, …);
+    /// reverse video under NO_COLOR.
     pub fn verdict(&self, v: crate::tui::model::verdict::Verdict) -> Style {
         use crate::tui::model::verdict::Verdict;
         self.badge(match v {
             Verdict::Ok => Color::Green,
             Verdict::Degraded(_) => Color::Yellow,
-            Verdict::NoRoute(_)
-            | Verdict::HubDown
-            | Verdict::BuiltInOrder
-            | Verdict::Unauthorized
-            | Verdict::Forbidden => Color::Red,
+            _ => Color::Red,
         })
     }
 
