@@ -147,8 +147,17 @@ fn unsupported(e: &std::io::Error) -> bool {
 /// swapped in with `renameat2(RENAME_EXCHANGE)`, and what came out is
 /// given to `was` (true: the document the write was checked against). If
 /// it was not (a hand edit renamed into place, or written in place, after
-/// the check), the two are swapped back and [`Replaced::Raced`] is
-/// returned: the hand edit stands, and nothing of the write remains.
+/// the check), it is swapped back and [`Replaced::Raced`] is returned:
+/// the hand edit stands, and nothing of the write remains.
+///
+/// Nothing that came out of the path is deleted unless it is the hub's
+/// own new file (by inode) or the document the write was checked against.
+/// A second hand edit renamed over the new file between the swap and the
+/// swap back comes out of the swap back instead of the new file: it is the
+/// newer, so it is swapped in too, and the earlier hand edit, which then
+/// comes out, is kept beside the config as
+/// `<name>.earlier-edit-<UTC time>` (never over anything), with a warning
+/// in the log; and so on for a third (see [`settle_swapped`]).
 ///
 /// Where the filesystem has no `RENAME_EXCHANGE` (`EINVAL`/`ENOSYS`), the
 /// file is compared once more (`was` on `path` itself) and the new one
@@ -160,6 +169,19 @@ pub fn replace_checked(
     link_dirs: &[PathBuf],
     bytes: &[u8],
     was: &dyn Fn(&Path) -> bool,
+) -> std::io::Result<Replaced> {
+    replace_checked_hooked(path, link_dirs, bytes, was, &|_| {})
+}
+
+/// [`replace_checked`], calling `before_swap_back(round)` right before each
+/// exchange that puts a hand edit back (round 0: the first swap back): a
+/// unit test renames more hand edits in there.
+fn replace_checked_hooked(
+    path: &Path,
+    link_dirs: &[PathBuf],
+    bytes: &[u8],
+    was: &dyn Fn(&Path) -> bool,
+    before_swap_back: &dyn Fn(u32),
 ) -> std::io::Result<Replaced> {
     let target = match resolve(path, link_dirs) {
         Ok(Ok(t)) => t,
@@ -183,7 +205,9 @@ pub fn replace_checked(
         tmp.as_file().set_permissions(meta.permissions())?;
     }
     tmp.as_file().sync_all()?;
-    // Removed when dropped: after a swap it holds what came out.
+    let ours = inode(tmp.path())?;
+    // Removed when dropped, until the swap: after it, the temporary name
+    // holds what came out, which is removed only once known to be ours.
     let tmp = tmp.into_temp_path();
     let sync_dir = || std::fs::File::open(&dir)?.sync_all();
     match rename2(&tmp, path, libc::RENAME_EXCHANGE) {
@@ -214,22 +238,105 @@ pub fn replace_checked(
         }
         Err(e) => return Err(e),
     }
-    if was(&tmp) {
+    // From here the temporary name holds what came out of the path: never
+    // deleted by a drop (an error below leaves it, and says so).
+    let swapped = tmp.keep().map_err(|e| e.error)?;
+    if was(&swapped) {
+        // The document checked against: its bytes are the hub's.
+        std::fs::remove_file(&swapped)?;
         sync_dir()?;
         return Ok(Replaced::Done);
     }
-    // A hand edit came out: put it back. Had a later one been renamed
-    // into place meanwhile (over ours), the earlier is now back in place
-    // and the later out: the later stands.
-    rename2(&tmp, path, libc::RENAME_EXCHANGE)?;
-    let ours = std::fs::metadata(&tmp).is_ok_and(|m| m.len() == bytes.len() as u64)
-        && std::fs::read(&tmp).is_ok_and(|b| b == bytes);
-    if !ours {
-        rename2(&tmp, path, libc::RENAME_EXCHANGE)?;
-        tracing::warn!(path = %path.display(), "two hand edits were renamed into place during a config write; the later stands");
+    let settled = settle_swapped(path, &swapped, ours, before_swap_back);
+    if let Err(e) = &settled {
+        tracing::error!(path = %path.display(), kept = %swapped.display(), error = %e, "a config write could not put a hand edit back; what came out of the config is kept under the temporary name");
     }
+    settled?;
     sync_dir()?;
     Ok(Replaced::Raced)
+}
+
+fn inode(path: &Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path)?;
+    Ok((m.dev(), m.ino()))
+}
+
+/// How many hand edits renamed in one after another during one swap back
+/// are put in place before the one out is simply kept aside.
+const SWAP_BACK_ROUNDS: u32 = 16;
+
+/// After a swap put the hub's new file (inode `ours`) at `path` and a hand
+/// edit came out into `swapped`: put the hand edit back, and make sure
+/// whatever comes out is the hub's own file before deleting it.
+///
+/// Each exchange puts the file held in `swapped` at `path` and takes out
+/// what was there. If that is the file the hub had put there before (no
+/// one renamed anything in since), the file now at `path` stands: what
+/// came out is the hub's new file (removed) or an earlier hand edit
+/// displaced for a later one (kept aside, [`keep_aside`]). Anything else
+/// came out because someone renamed it over what the hub had put there:
+/// it is the newest hand edit, and goes back in the next round. Every
+/// file another writer renamed onto `path` thus either stands at `path`,
+/// is replaced there by that writer's own later rename, or is kept.
+fn settle_swapped(
+    path: &Path,
+    swapped: &Path,
+    ours: (u64, u64),
+    before_swap_back: &dyn Fn(u32),
+) -> std::io::Result<()> {
+    let mut placed = ours;
+    for round in 0..SWAP_BACK_ROUNDS {
+        let held = inode(swapped)?;
+        before_swap_back(round);
+        rename2(swapped, path, libc::RENAME_EXCHANGE)?;
+        let out = inode(swapped)?;
+        if out != placed {
+            // Renamed in over what the hub had put there: the newest.
+            placed = held;
+            continue;
+        }
+        if out == ours {
+            std::fs::remove_file(swapped)?;
+            return Ok(());
+        }
+        let kept = keep_aside(path, swapped)?;
+        tracing::warn!(path = %path.display(), kept = %kept.display(), "two hand edits were renamed into place during a config write; the later stands, the earlier is kept");
+        return Ok(());
+    }
+    let kept = keep_aside(path, swapped)?;
+    tracing::warn!(path = %path.display(), kept = %kept.display(), "hand edits kept being renamed into place during a config write; the last one out is kept");
+    Ok(())
+}
+
+/// Move `from` (beside `path`) to `<name>.earlier-edit-<UTC time>`, never
+/// over anything (a hard link, then the old name removed). Returns where.
+fn keep_aside(path: &Path, from: &Path) -> std::io::Result<PathBuf> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
+    let dir = dir_of(path);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "config".into());
+    for n in 0..1000u32 {
+        let suffix = if n == 0 {
+            String::new()
+        } else {
+            format!(".{n}")
+        };
+        let to = dir.join(format!("{name}.earlier-edit-{stamp}{suffix}"));
+        match std::fs::hard_link(from, &to) {
+            Ok(()) => {
+                std::fs::remove_file(from)?;
+                return Ok(to);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "every name {name}.earlier-edit-{stamp}.N is taken"
+    )))
 }
 
 fn remove_stale_temps_beside(path: &Path) -> std::io::Result<usize> {
@@ -431,6 +538,89 @@ mod tests {
             Replaced::Done
         );
         assert_eq!(std::fs::read(&q).expect("read"), b"first");
+    }
+
+    /// The double race: a second hand edit renamed in over the new file
+    /// between the swap and the swap back (the hook stands for the editor
+    /// there). The later stands at the path, the earlier is kept beside it,
+    /// nothing of either is deleted; with a third renamed in during the
+    /// next swap back, the newest stands and the one the hub took out is
+    /// kept (the one the third replaced was replaced by its own writer).
+    #[test]
+    fn a_second_hand_edit_during_the_swap_back_is_kept_not_deleted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("hub.toml");
+        let rename_in = |text: &str| {
+            let t = dir.path().join(".edit.tmp");
+            std::fs::write(&t, text).expect("write the edit");
+            std::fs::rename(&t, &p).expect("rename the edit in");
+        };
+        let was = |q: &Path| std::fs::read(q).is_ok_and(|b| b == b"checked");
+        let listing = || {
+            let mut names: Vec<(String, String)> = std::fs::read_dir(dir.path())
+                .expect("ls")
+                .map(|e| {
+                    let e = e.expect("entry");
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let text = std::fs::read_to_string(e.path()).expect("read");
+                    let name = match name.split_once(".earlier-edit-") {
+                        Some((head, _)) => format!("{head}.earlier-edit-*"),
+                        None => name,
+                    };
+                    (name, text)
+                })
+                .collect();
+            names.sort();
+            names
+        };
+        std::fs::write(&p, "edit 1").expect("write");
+        let hook = |round: u32| {
+            if round == 0 {
+                rename_in("edit 2");
+            }
+        };
+        let r = replace_checked_hooked(&p, &[], b"new", &was, &hook).expect("raced");
+        assert_eq!(r, Replaced::Raced);
+        assert_eq!(
+            listing(),
+            vec![
+                ("hub.toml".into(), "edit 2".into()),
+                ("hub.toml.earlier-edit-*".into(), "edit 1".into()),
+            ]
+        );
+        for f in std::fs::read_dir(dir.path()).expect("ls") {
+            let f = f.expect("entry").path();
+            if f != p {
+                std::fs::remove_file(f).expect("rm");
+            }
+        }
+        // A third, renamed in over the second while the hub puts it back.
+        std::fs::write(&p, "edit 1").expect("write");
+        let hook = |round: u32| match round {
+            0 => rename_in("edit 2"),
+            1 => rename_in("edit 3"),
+            _ => {}
+        };
+        let r = replace_checked_hooked(&p, &[], b"new", &was, &hook).expect("raced");
+        assert_eq!(r, Replaced::Raced);
+        assert_eq!(
+            listing(),
+            vec![
+                ("hub.toml".into(), "edit 3".into()),
+                ("hub.toml.earlier-edit-*".into(), "edit 2".into()),
+            ]
+        );
+        // No second edit: the first stands, only the hub's file goes.
+        for f in std::fs::read_dir(dir.path()).expect("ls") {
+            let f = f.expect("entry").path();
+            if f != p {
+                std::fs::remove_file(f).expect("rm");
+            }
+        }
+        std::fs::write(&p, "edit 1").expect("write");
+        let r = replace_checked_hooked(&p, &[], b"new", &was, &|_| {}).expect("raced");
+        assert_eq!(r, Replaced::Raced);
+        assert_eq!(listing(), vec![("hub.toml".into(), "edit 1".into())]);
     }
 
     #[test]
