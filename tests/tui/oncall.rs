@@ -855,3 +855,47 @@ async fn the_hubs_own_problems_are_a_banner_and_the_built_in_order_a_status_word
         "{whole}"
     );
 }
+
+/// A hub whose answer to the worker poll breaks a bound of the API is
+/// `HUB ERROR` (issue 28), not `HUB DOWN`: it answers, out of the
+/// contract, and the request and the bound are on the status line.
+#[test]
+fn a_hub_breaking_a_bound_is_hub_error_not_hub_down() {
+    use macfleet::tui::model::verdict::Verdict;
+    use macfleet::wire::WorkerState;
+    let now = t0();
+    let (mut a, m0) = app(0, false);
+    let mut w = fixture::worker(0, now);
+    w.received_at = now;
+    w.state = WorkerState::Healthy;
+    w.active_agent = Some("opencode".into());
+    a.update(Msg::Workers {
+        page: fixture::page(vec![w], now, false, 2),
+        at: m0,
+    });
+    a.settle();
+    let error = "the hub at http://127.0.0.1:9 broke a bound of the API on GET /v1/summary: over 1 MiB; refused";
+    a.update(Msg::OutOfBounds {
+        what: macfleet::tui::msg::Fetch::Workers,
+        error: error.into(),
+        at: m0 + std::time::Duration::from_secs(1),
+    });
+    a.update(Msg::Tick {
+        mono: m0 + std::time::Duration::from_secs(20),
+        wall: now,
+    });
+    a.settle();
+    assert_eq!(a.model().verdict(), Some(Verdict::HubError));
+    let rows = screen(&a);
+    assert!(rows[0].starts_with(" HUB ERROR  macfleet"), "{}", rows[0]);
+    assert!(
+        !rows.join("\n").contains("disconnected"),
+        "{}",
+        rows.join("\n")
+    );
+    assert!(
+        rows.join("\n").contains("last known"),
+        "{}",
+        rows.join("\n")
+    );
+}
