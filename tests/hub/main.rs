@@ -33,7 +33,7 @@ mod resources;
 mod sim;
 /// `GET /v1/summary`, kept as the fleet changes (issue 22).
 mod summary;
-/// `/v1/health`'s status word (issue 28).
-mod word;
 /// `/v1/workers` windows: sorted, filtered, paged on the hub (issue 22).
 mod windows;
+/// `/v1/health`'s status word (issue 28).
+mod word;

@@ -36,10 +36,10 @@ mod keep;
 mod ladder;
 /// The large-fleet mode through `update`: summaries and windows.
 mod large;
-/// Two actors' edits of the list merged in the binary against one hub.
-mod merge;
 /// The failover log's live heap, by a counting allocator.
 mod memory;
+/// Two actors' edits of the list merged in the binary against one hub.
+mod merge;
 /// The on-call screens through `update`.
 mod oncall;
 /// Issue #21's TUI: recoveries, headroom, the drill; #17's pool and clock.
