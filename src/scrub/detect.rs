@@ -1440,7 +1440,7 @@ fn jwt(b: &[u8], i: usize) -> TokenScan {
 
 impl Scanner<'_> {
     fn emit(&mut self, start: usize, end: usize, kind: Kind, prio: u8) {
-        if start < end {
+        if start < end && !self.overlaps_placeholder(start, end) {
             self.spans.push(Span {
                 start,
                 end,
@@ -1448,6 +1448,36 @@ impl Scanner<'_> {
                 prio,
             });
         }
+    }
+
+    /// Whether `start..end` runs into a `[redacted:<kind>]` the text already
+    /// holds (a second scrub of scrubbed text): such a span is not emitted,
+    /// so what was redacted stays as it is and a second scrub changes
+    /// nothing (`token_=$password_[redacted:password]` would otherwise lose
+    /// its placeholder's name to a wider `token` span).
+    fn overlaps_placeholder(&self, start: usize, end: usize) -> bool {
+        let p = PLACEHOLDER_PREFIX.as_bytes();
+        // A placeholder is `[redacted:`, a kind's name and `]`: one that
+        // starts more than that before `start` ends before it.
+        let from = start.saturating_sub(p.len() + 32);
+        let to = end.min(self.b.len());
+        let mut i = from;
+        while i < to {
+            // Only a prefix that starts before `to` matters: search no further.
+            let stop = (to + p.len() - 1).min(self.b.len());
+            let Some(off) = self.b[i..stop].windows(p.len()).position(|w| w == p) else {
+                return false;
+            };
+            let at = i + off;
+            if at >= to {
+                return false;
+            }
+            if placeholder_at(self.b, at).is_some_and(|pe| pe > start) {
+                return true;
+            }
+            i = at + 1;
+        }
+        false
     }
 
     /// Emit `start..end`, named after the token at `start` if one is there.
