@@ -30,7 +30,12 @@ async fn answered(owner: &Client) -> u64 {
         .map_or(0, |n| n as u64)
 }
 
+// 100,000 simulated workers against a debug hub: the rate it measures
+// depends on the machine's load (621/s against a bound of 575 while the
+// rest of tests/hub ran beside it on 2 cores; 58 s and within the bound
+// alone), so scripts/test runs it by itself after the suite.
 #[tokio::test]
+#[ignore = "load-sensitive: scripts/test runs it alone after the suite"]
 async fn a_large_fleet_is_paced_within_the_bound_and_none_is_judged_lost() {
     let (dir, owner_token, viewer_token, worker_token) = common::hub_dir();
     let hub = HubProcess::spawn(
