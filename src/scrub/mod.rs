@@ -205,9 +205,26 @@ pub struct Finding {
 /// Returns the input unchanged (borrowed, no allocation) when nothing was
 /// found.
 pub fn scrub(text: &str) -> Cow<'_, str> {
+    let Some(mut out) = scrub_once(text) else {
+        return Cow::Borrowed(text);
+    };
+    // What a redaction leaves can read as a secret of another shape (a
+    // value next to a placeholder): scan again until nothing changes, so
+    // scrubbed text scrubs to itself. Clean text pays nothing for this.
+    for _ in 0..4 {
+        match scrub_once(&out) {
+            Some(next) => out = next,
+            None => break,
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// One scan: `None` when nothing is found.
+fn scrub_once(text: &str) -> Option<String> {
     let found = find_secrets(text);
     if found.is_empty() {
-        return Cow::Borrowed(text);
+        return None;
     }
     let mut out = String::with_capacity(text.len() + 24 * found.len());
     let mut last = 0;
@@ -219,7 +236,7 @@ pub fn scrub(text: &str) -> Cow<'_, str> {
         last = f.range.end;
     }
     out.push_str(&text[last..]);
-    Cow::Owned(out)
+    Some(out)
 }
 
 /// Like [`scrub`], for an owned string: gives it back untouched when clean.
