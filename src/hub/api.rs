@@ -404,7 +404,56 @@ async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
     if !wants_json {
         return "ok".into_response();
     }
-    axum::Json(hub.health()).into_response()
+    let health = hub.health();
+    let Ok(mut v) = serde_json::to_value(&health) else {
+        return axum::Json(health).into_response();
+    };
+    // The status word (crate::verdict), as the hub can know it: never one
+    // of the client's (HUB DOWN, UNAUTHORIZED, FORBIDDEN, HUB ERROR). From
+    // AT RISK up, `status` is `degraded` and the fleet's part is a problem.
+    let figures = crate::verdict::Figures {
+        built_in: health.built_in_order,
+        config_invalid: health.config.as_ref().is_some_and(|c| c.invalid.is_some()),
+        ..hub
+            .summary()
+            .map(|s| {
+                let n = |x: u64| usize::try_from(x).unwrap_or(usize::MAX);
+                crate::verdict::Figures {
+                    workers: n(s.workers),
+                    healthy: n(s.healthy),
+                    no_route: n(s.no_route),
+                    degraded: n(s.degraded),
+                    one_failure: n(s.one_failure_from_no_route),
+                    ..Default::default()
+                }
+            })
+            .unwrap_or_default()
+    };
+    let word = crate::verdict::verdict(crate::verdict::Reach::Up, &figures)
+        .unwrap_or(crate::verdict::Verdict::Ok);
+    let fleet_problem = match word {
+        crate::verdict::Verdict::NoRoute(n) => Some(format!(
+            "{n} live workers have no route (nothing they can run)"
+        )),
+        crate::verdict::Verdict::AtRisk(n) => Some(format!(
+            "{n} of {} healthy workers are one failure from no route (over a quarter, as MacfleetHeadroomLow pages)",
+            figures.healthy
+        )),
+        _ => None,
+    };
+    if let Some(o) = v.as_object_mut() {
+        o.insert("word".into(), word.to_string().into());
+        if word.is_degraded_status() {
+            o.insert("status".into(), "degraded".into());
+        }
+        if let (Some(p), Some(list)) = (
+            fleet_problem,
+            o.get_mut("problems").and_then(|p| p.as_array_mut()),
+        ) {
+            list.push(p.into());
+        }
+    }
+    axum::Json(v).into_response()
 }
 
 async fn whoami(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> ApiResult<axum::Json<Whoami>> {
