@@ -224,7 +224,13 @@ fn heartbeat(worker: &str, failovers: &[&str]) -> Value {
         .iter()
         .map(|id| common::failover(id, "rate_limited", "cap"))
         .collect();
-    common::heartbeat(worker, None, Value::Array(fos))
+    let mut hb = common::heartbeat(worker, None, Value::Array(fos));
+    // A rung it can run below its active one: a lone worker one failure
+    // from no route is AT RISK and health `degraded` (issue 28).
+    hb["agents"] = serde_json::json!(["opencode", "claude", "pi"]);
+    hb["capabilities"]["pi"] =
+        serde_json::json!({"binary": true, "token": true, "preflight": "ok"});
+    hb
 }
 
 /// `truncate -s 0 hub.db` under a running hub (the identity check alone

@@ -187,10 +187,16 @@ async fn history(hub: &Hub, token: &str) -> Vec<Value> {
 
 /// A heartbeat's answer: the projection the worker is told.
 async fn projection(hub: &Hub, worker_token: &str) -> Value {
+    let mut hb = common::heartbeat("w-1", None, serde_json::json!([]));
+    // A rung it can run below its active one: a lone worker one failure
+    // from no route is AT RISK and health `degraded` (issue 28).
+    hb["agents"] = serde_json::json!(["opencode", "claude", "pi"]);
+    hb["capabilities"]["pi"] =
+        serde_json::json!({"binary": true, "token": true, "preflight": "ok"});
     let r = http()
         .post(hub.path("/v1/heartbeats"))
         .bearer_auth(worker_token)
-        .json(&common::heartbeat("w-1", None, serde_json::json!([])))
+        .json(&hb)
         .send()
         .await
         .expect("heartbeat");

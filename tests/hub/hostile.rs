@@ -104,7 +104,14 @@ async fn failover_times_far_from_the_hubs_clock_are_refused() {
 #[tokio::test]
 async fn an_unreadable_stored_row_never_takes_a_page_down() {
     let mut h = TestHub::start().await;
-    let fo = |id: &str| heartbeat("w-db", None, json!([failover(id, "rate_limited", "429")]));
+    // A rung it can run below its active one: a lone worker one failure
+    // from no route is AT RISK and health `degraded` (issue 28).
+    let fo = |id: &str| {
+        let mut hb = heartbeat("w-db", None, json!([failover(id, "rate_limited", "429")]));
+        hb["agents"] = json!(["opencode", "claude", "pi"]);
+        hb["capabilities"]["pi"] = json!({"binary": true, "token": true, "preflight": "ok"});
+        hb
+    };
     for id in ["before-1", "before-2"] {
         let (s, v) = post_heartbeat(&h, &fo(id)).await;
         assert_eq!(s, StatusCode::OK, "{v}");

@@ -35,3 +35,5 @@ mod sim;
 mod summary;
 /// `/v1/workers` windows: sorted, filtered, paged on the hub (issue 22).
 mod windows;
+/// `/v1/health`'s status word (issue 28).
+mod word;
