@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::auth::Principal;
 use super::db::FailoverFilter;
-use super::domain::{IngestError, ReplaceError};
+use super::domain::{IngestError, ReplaceError, Replaced, Replay};
 use super::events::Event;
 use super::fleet::Cursor;
 use super::ingest::HeartbeatIn;
@@ -617,6 +617,60 @@ fn doc_error(e: DocError) -> ApiError {
     }
 }
 
+/// The header a client names its write with, so that a retry is answered
+/// with the first answer (docs/hub-api.md, "Idempotency-Key").
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+/// Longest `Idempotency-Key`.
+pub const MAX_IDEMPOTENCY_KEY: usize = 255;
+
+/// The request's `Idempotency-Key`: 1 to 255 printable ASCII characters;
+/// any other shape (or two of them) is a 400 with a sentence.
+fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
+    let bad = |why: &str| {
+        Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!(
+                "Idempotency-Key {why}: it is 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters (a UUID, say), one per write"
+            ),
+        ))
+    };
+    let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
+    let Some(v) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return bad("is sent twice");
+    }
+    let b = v.as_bytes();
+    if b.is_empty() {
+        return bad("is empty");
+    }
+    if b.len() > MAX_IDEMPOTENCY_KEY {
+        return bad(&format!("is {} bytes long", b.len()));
+    }
+    if !b.iter().all(|c| (0x20..0x7f).contains(c)) {
+        return bad("holds a character that is not printable ASCII");
+    }
+    Ok(Some(String::from_utf8_lossy(b).into_owned()))
+}
+
+/// The first answer again, for a retry by its key.
+fn replayed(r: Replay) -> Response {
+    let mut resp = (
+        StatusCode::OK,
+        [(header::ETAG, format!("\"{}\"", r.revision))],
+        axum::Json(ConfigAccepted {
+            revision: r.revision,
+            agents: r.agents,
+        }),
+    )
+        .into_response();
+    resp.headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    resp
+}
+
 async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Response> {
     let (parts, body) = req.into_parts();
     let headers = &parts.headers;
@@ -628,6 +682,18 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
             "unsupported_media_type",
             "the config is sent as Content-Type: application/toml",
         ));
+    }
+    let key = idempotency_key(headers)?;
+    let bytes = read_body(body, MAX_CONFIG_BYTES, hub.opts.limits.body_timeout).await?;
+    // A key the hub holds is answered with the first answer before
+    // If-Match is judged (and again under the write lock, for a retry
+    // that races its first attempt).
+    if let Some(k) = &key {
+        match hub.replay_of(k, &bytes) {
+            Ok(Some(r)) => return Ok(replayed(r)),
+            Ok(None) => {}
+            Err(e) => return Ok(replace_error(&hub, e)),
+        }
     }
     let if_match = headers
         .get(header::IF_MATCH)
@@ -646,7 +712,6 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
             "If-Match takes the ETag as it was sent, quoted: \"<revision>\" (or *)",
         ));
     }
-    let bytes = read_body(body, MAX_CONFIG_BYTES, hub.opts.limits.body_timeout).await?;
     // A file the hub cannot read or replace (a directory at its path, mode
     // 000, its directory read-only): 503, never a 200 with nothing on disk.
     if let Some(why) = super::config_unusable(&hub.opts.config) {
@@ -662,12 +727,28 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
     }
     let client = client_of(headers);
     match hub
-        .replace_config_from(&p.name, client.as_deref(), &if_match, bytes)
+        .replace_config_keyed(&p.name, client.as_deref(), &if_match, key.as_deref(), bytes)
         .await
     {
-        Ok(c) => Ok(accepted(&c)),
-        Err(ReplaceError::Doc(e)) => Err(doc_error(e)),
-        Err(ReplaceError::Mismatch { current }) => {
+        Ok(Replaced::Now(c)) => Ok(accepted(&c)),
+        Ok(Replaced::Replayed(r)) => Ok(replayed(r)),
+        Err(e) => Ok(replace_error(&hub, e)),
+    }
+}
+
+/// The answer a refused write gets.
+fn replace_error(hub: &Hub, e: ReplaceError) -> Response {
+    match e {
+        ReplaceError::KeyReused { first } => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "idempotency_key_reused",
+            format!(
+                "this Idempotency-Key was sent with another document (written as revision {first}); nothing was written: send a new key with each new write"
+            ),
+        )
+        .into_response(),
+        ReplaceError::Doc(e) => doc_error(e).into_response(),
+        ReplaceError::Mismatch { current } => {
             let mut err = ApiError::new(
                 StatusCode::PRECONDITION_FAILED,
                 "revision_mismatch",
@@ -677,9 +758,9 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
             );
             err.detail.current_revision = Some(current.clone());
             err.etag = Some(current);
-            Err(err)
+            err.into_response()
         }
-        Err(ReplaceError::Unavailable(e)) => {
+        ReplaceError::Unavailable(e) => {
             hub.repeats.error(
                 "config-write-refused",
                 &format!("config write refused: {e}"),
@@ -695,9 +776,9 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
             .into_response();
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            Ok(resp)
+            resp
         }
-        Err(ReplaceError::Internal(e)) => Err(ApiError::internal(e)),
+        ReplaceError::Internal(e) => ApiError::internal(e).into_response(),
     }
 }
 

@@ -50,7 +50,13 @@ enum Cmd {
     Failovers(Vec<NewFailover>, oneshot::Sender<Result<(), String>>),
     History(HistoryEntry, oneshot::Sender<Result<(), String>>),
     /// Set (or clear) the config write in progress.
-    Intent(Option<HistoryEntry>, oneshot::Sender<Result<(), String>>),
+    /// With the write's `Idempotency-Key`, which its history entry takes
+    /// over when it is recorded.
+    Intent(
+        Option<HistoryEntry>,
+        Option<String>,
+        oneshot::Sender<Result<(), String>>,
+    ),
     /// Bind a worker id to a pool, durably.
     Bind(String, String, oneshot::Sender<Result<(), String>>),
     /// Forget the bindings of workers the hub forgot.
@@ -696,6 +702,24 @@ fn open(path: &Path) -> Result<Connection, DbError> {
             conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN client TEXT"))?;
         }
     }
+    // ... and the write's `Idempotency-Key` (a retry is answered from it).
+    for table in ["history", "config_intent"] {
+        let has: bool = conn.query_row(
+            &format!(
+                "SELECT COUNT(*) > 0 FROM pragma_table_info('{table}') WHERE name = 'idempotency_key'"
+            ),
+            [],
+            |r| r.get(0),
+        )?;
+        if !has {
+            conn.execute_batch(&format!(
+                "ALTER TABLE {table} ADD COLUMN idempotency_key TEXT"
+            ))?;
+        }
+    }
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS history_by_key ON history (idempotency_key) WHERE idempotency_key IS NOT NULL",
+    )?;
     // This database's identity: a restart keeps it, a fresh database (or
     // another hub's) has another, so a client can tell a replaced hub.
     conn.execute(
@@ -975,8 +999,19 @@ impl Db {
     /// transaction; a hub killed between the rename and that entry finds
     /// it at start ([`Db::intent`]) and records the write as its author's.
     pub async fn record_intent(&self, entry: Option<HistoryEntry>) -> Result<(), DbError> {
+        self.record_intent_keyed(entry, None).await
+    }
+
+    /// [`Db::record_intent`] with the write's `Idempotency-Key`: the
+    /// history entry of that revision keeps it ([`Db::keyed`]), also when
+    /// it is recorded by the next start after a kill.
+    pub async fn record_intent_keyed(
+        &self,
+        entry: Option<HistoryEntry>,
+        key: Option<String>,
+    ) -> Result<(), DbError> {
         let (tx, rx) = oneshot::channel();
-        self.send(Cmd::Intent(entry, tx)).await?;
+        self.send(Cmd::Intent(entry, key, tx)).await?;
         rx.await
             .map_err(|_| DbError::WriterGone)?
             .map_err(DbError::Other)
@@ -1059,6 +1094,28 @@ impl Db {
     /// [`Db::history`]).
     pub fn latest_history(&self) -> Result<Option<HistoryEntry>, DbError> {
         Ok(self.history(16)?.into_iter().next())
+    }
+
+    /// The write that carried `Idempotency-Key: key`, if a history entry
+    /// still holds it: its revision and list (the first answer).
+    pub fn keyed(&self, key: &str) -> Result<Option<(String, Vec<String>)>, DbError> {
+        self.with_read(|c| {
+            let row = c
+                .prepare_cached(
+                    "SELECT revision, agents FROM history WHERE idempotency_key = ?1 ORDER BY id DESC LIMIT 1",
+                )?
+                .query_row(params![key], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })
+                .optional()?;
+            match row {
+                None => Ok(None),
+                Some((revision, agents)) => Ok(Some((
+                    revision,
+                    serde_json::from_str(&agents).map_err(|e| DbError::Other(e.to_string()))?,
+                ))),
+            }
+        })
     }
 
     /// Newest first.
@@ -1629,7 +1686,7 @@ impl Writer {
         &mut self,
         failovers: &[NewFailover],
         history: &[(HistoryEntry, Ack)],
-        intents: &[(Option<HistoryEntry>, Ack)],
+        intents: &[(Option<HistoryEntry>, Option<String>, Ack)],
         binds: &[(String, String, Ack)],
         unbinds: &[String],
     ) -> Result<Vec<FailoverRecord>, String> {
@@ -1699,7 +1756,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
         let mut failovers: Vec<NewFailover> = Vec::new();
         let mut acks: Vec<Ack> = Vec::new();
         let mut history: Vec<(HistoryEntry, Ack)> = Vec::new();
-        let mut intents: Vec<(Option<HistoryEntry>, Ack)> = Vec::new();
+        let mut intents: Vec<(Option<HistoryEntry>, Option<String>, Ack)> = Vec::new();
         let mut binds: Vec<(String, String, Ack)> = Vec::new();
         let mut unbinds: Vec<String> = Vec::new();
         let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
@@ -1710,7 +1767,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 acks.push(ack);
             }
             Cmd::History(e, tx) => history.push((e, tx)),
-            Cmd::Intent(e, tx) => intents.push((e, tx)),
+            Cmd::Intent(e, key, tx) => intents.push((e, key, tx)),
             Cmd::Bind(w, p, tx) => binds.push((w, p, tx)),
             Cmd::Unbind(ws) => unbinds.extend(ws),
             Cmd::Flush(tx) => flushes.push(tx),
@@ -1736,7 +1793,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                     w.last_history = Some(h.clone());
                 }
                 // The write in progress, as a remade file must hold it.
-                if let Some((i, _)) = intents.last() {
+                if let Some((i, _, _)) = intents.last() {
                     w.intent = i.clone();
                 }
                 if w.intent
@@ -1746,7 +1803,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                     w.intent = None;
                 }
                 let done = history.into_iter().map(|(_, tx)| tx);
-                let done = done.chain(intents.into_iter().map(|(_, tx)| tx));
+                let done = done.chain(intents.into_iter().map(|(_, _, tx)| tx));
                 for tx in done.chain(binds.into_iter().map(|(_, _, tx)| tx)) {
                     let _ = tx.send(Ok(()));
                 }
@@ -1765,7 +1822,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 for (_, tx) in history {
                     let _ = tx.send(Err(e.clone()));
                 }
-                for (_, tx) in intents {
+                for (_, _, tx) in intents {
                     let _ = tx.send(Err(e.clone()));
                 }
                 for (_, _, tx) in binds {
@@ -1797,7 +1854,7 @@ type Committed = (Vec<FailoverRecord>, Vec<(String, u64)>);
 struct Batch<'a> {
     failovers: &'a [NewFailover],
     history: &'a [(HistoryEntry, Ack)],
-    intents: &'a [(Option<HistoryEntry>, Ack)],
+    intents: &'a [(Option<HistoryEntry>, Option<String>, Ack)],
     binds: &'a [(String, String, Ack)],
     unbinds: &'a [String],
 }
@@ -1870,11 +1927,11 @@ fn commit(
         )?;
         // Intents before history: a write's intent is committed before its
         // rename, so its history entry always comes in a later batch.
-        for (i, _) in intents {
+        for (i, key, _) in intents {
             match i {
                 Some(h) => {
                     tx.execute(
-                        "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents, client) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6)",
+                        "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents, client, idempotency_key) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                         params![
                             h.revision,
                             time(h.at),
@@ -1883,6 +1940,7 @@ fn commit(
                             serde_json::to_string(&h.previous_agents)
                                 .unwrap_or_else(|_| "[]".into()),
                             h.client,
+                            key,
                         ],
                     )?;
                 }
@@ -1900,6 +1958,11 @@ fn commit(
                 serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
                 h.client,
             ])?;
+            // The key of the write this entry records stays with it.
+            tx.execute(
+                "UPDATE history SET idempotency_key = (SELECT idempotency_key FROM config_intent WHERE revision = ?1) WHERE id = last_insert_rowid()",
+                params![h.revision],
+            )?;
             // The write this entry records is no longer in progress.
             tx.execute(
                 "DELETE FROM config_intent WHERE revision = ?1",

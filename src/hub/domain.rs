@@ -31,6 +31,32 @@ pub enum ReplaceError {
     /// The disk or the runtime failed; the old document stands.
     #[error("{0}")]
     Internal(String),
+    /// The `Idempotency-Key` is held by a write of another document.
+    #[error("the Idempotency-Key was sent with another document (revision {first})")]
+    KeyReused { first: String },
+}
+
+/// What a `PUT` carrying an `Idempotency-Key` the hub holds is answered:
+/// the first answer, the accepted revision and its list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replay {
+    pub revision: String,
+    pub agents: Vec<String>,
+}
+
+/// What a config write did.
+pub enum Replaced {
+    /// Judged now: the document current after it.
+    Now(Arc<Current>),
+    /// A retry of a write the hub holds, by its key: nothing written.
+    Replayed(Replay),
+}
+
+fn db_error(e: impl std::fmt::Display) -> ReplaceError {
+    match e.to_string() {
+        m if m.contains(UNAVAILABLE) => ReplaceError::Unavailable(m),
+        m => ReplaceError::Internal(m),
+    }
 }
 
 /// Why a heartbeat was not taken in. Nothing is stored in any case.
@@ -99,9 +125,49 @@ impl Hub {
         if_match: &str,
         bytes: bytes::Bytes,
     ) -> Result<Arc<Current>, ReplaceError> {
+        match self
+            .replace_config_keyed(by, client, if_match, None, bytes)
+            .await?
+        {
+            Replaced::Now(c) => Ok(c),
+            Replaced::Replayed(_) => Err(ReplaceError::Internal("a replay without a key".into())),
+        }
+    }
+
+    /// The first answer to the write that carried `key`, if the hub holds
+    /// it; [`ReplaceError::KeyReused`] when that write sent another
+    /// document than `bytes` (a revision is the hash of the bytes).
+    pub fn replay_of(&self, key: &str, bytes: &[u8]) -> Result<Option<Replay>, ReplaceError> {
+        let Some((revision, agents)) = self.db.keyed(key).map_err(db_error)? else {
+            return Ok(None);
+        };
+        if revision != store::revision_of(bytes) {
+            return Err(ReplaceError::KeyReused { first: revision });
+        }
+        Ok(Some(Replay { revision, agents }))
+    }
+
+    /// [`Hub::replace_config_from`] with the request's `Idempotency-Key`
+    /// (already checked for shape): a key the hub holds is answered with
+    /// the first answer under the write lock, before `If-Match` is judged,
+    /// so a retry racing its first attempt never writes twice; otherwise
+    /// the key is recorded with the history entry.
+    pub async fn replace_config_keyed(
+        &self,
+        by: &str,
+        client: Option<&str>,
+        if_match: &str,
+        key: Option<&str>,
+        bytes: bytes::Bytes,
+    ) -> Result<Replaced, ReplaceError> {
         let text = agents_doc::decode(&bytes)?;
         let located = agents_doc::locate(text)?;
         let _guard = self.write_lock.lock().await;
+        if let Some(key) = key {
+            if let Some(r) = self.replay_of(key, &bytes)? {
+                return Ok(Replaced::Replayed(r));
+            }
+        }
         // The file may have been edited by hand since the hub last read it,
         // the moment before this write, before the watcher could notice:
         // such an edit is taken in first, so that a `PUT` made on the older
@@ -123,7 +189,7 @@ impl Hub {
             self.opts.heartbeat_interval_s,
         );
         if new.revision == before.revision {
-            return Ok(before);
+            return Ok(Replaced::Now(before));
         }
         // The list in force brought back over a document that did not
         // validate: nothing new for History, the feed or the fleet.
@@ -141,12 +207,9 @@ impl Hub {
         // not as a hand edit.
         if !restores {
             self.db
-                .record_intent(Some(entry.clone()))
+                .record_intent_keyed(Some(entry.clone()), key.map(str::to_string))
                 .await
-                .map_err(|e| match e.to_string() {
-                    m if m.contains(UNAVAILABLE) => ReplaceError::Unavailable(m),
-                    m => ReplaceError::Internal(m),
-                })?;
+                .map_err(db_error)?;
         }
         let written = self
             .write_config(bytes.clone(), &before)
@@ -172,7 +235,7 @@ impl Hub {
         self.current.store(new.clone());
         if restores {
             tracing::info!(%by, revision = %new.revision, "config replaced with the list in force");
-            return Ok(new);
+            return Ok(Replaced::Now(new));
         }
         if let Err(e) = self.db.record_history(entry).await {
             // The document is stored, and its intent: a restart records it.
@@ -184,7 +247,7 @@ impl Hub {
             f.resync(&new.projected);
         }
         tracing::info!(%by, revision = %new.revision, agents = ?new.agents, "config replaced");
-        Ok(new)
+        Ok(Replaced::Now(new))
     }
 
     /// Take in a parsed heartbeat sent with the token named `token`,

@@ -18,6 +18,8 @@ mod damage;
 mod disk;
 /// The `state` and `sync` events held to the contract.
 mod events;
+/// `Idempotency-Key` on writes: a retry gets the first answer (issue 27).
+mod idempotency;
 /// Hostile requests, clocks stepped under a hub, pools.
 mod hostile;
 /// The auth matrix and same-shape runs over every route.
