@@ -15,12 +15,13 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::keys::{self, Action, Hints, Move, Scope};
+use super::keys::{self, Action, Hints, Move};
 use super::model::Model;
 use super::model::conn::{FORBIDDEN, HubClock, REFUSED, Stream};
-use super::model::edit::{KeptDraft, Mode};
+use super::model::edit::KeptDraft;
 use super::msg::{Effect, Msg};
-use super::overlays::{self, Ask, Overlays};
+use super::overlays::edit::Mode;
+use super::overlays::{self, Ask, Ctx, Frame, Open, Overlays, Yield};
 pub use super::pane::{Changes, Cx, Detail, Filter, Handled, Pane};
 use super::panes;
 use super::ui::theme::Theme;
@@ -43,7 +44,8 @@ pub struct App {
     /// Every view, in tab order, and the one on screen.
     panes: Vec<Box<dyn Pane>>,
     current: usize,
-    /// What is open over the pane: help, a detail, the command line.
+    /// What opens over the pane, top first: the command line, the edit
+    /// screens, the help, a detail.
     overlay: Overlays,
     status: Option<Status>,
     theme: Theme,
@@ -54,17 +56,6 @@ pub struct App {
     /// Something visible may have changed since the last frame.
     dirty: bool,
     quit: bool,
-    /// The edit screen the quit question was asked over, for when the
-    /// answer is to stay.
-    quit_back: Option<Mode>,
-    /// Why this session does not write (the flag, the context, the
-    /// token's role), as the edit keys say it; the runner knows.
-    read_only_why: Option<String>,
-    /// A draft an earlier session on this hub kept, offered (`o`, `D`),
-    /// and how many more wait behind it.
-    offered: Option<(KeptDraft, usize)>,
-    /// The draft opened or dropped, for the runner to forget.
-    settled: Option<String>,
 }
 
 impl App {
@@ -85,10 +76,6 @@ impl App {
             changes: Changes::default(),
             dirty: true,
             quit: false,
-            quit_back: None,
-            read_only_why: None,
-            offered: None,
-            settled: None,
         }
     }
 
@@ -100,8 +87,14 @@ impl App {
     }
 
     /// What is open over the pane (read-only).
-    pub fn overlay(&self) -> &Overlays {
-        &self.overlay
+    pub fn overlay(&self) -> Open<'_> {
+        self.overlay.open()
+    }
+
+    /// The screen the owner's edit is on (the Ladder, the add prompt, the
+    /// diff, the conflict, the quit question).
+    pub fn edit_mode(&self) -> &Mode {
+        self.overlay.edit.mode()
     }
 
     pub fn theme(&self) -> &Theme {
@@ -149,37 +142,36 @@ impl App {
     /// Why the session does not write, for the edit keys to say
     /// (`read-only: started with --read-only`); the runner knows.
     pub fn set_read_only_why(&mut self, why: Option<String>) {
-        self.read_only_why = why;
+        self.overlay.edit.set_read_only_why(why);
     }
 
     /// Offer a draft an earlier session on this hub kept (`None`: none
     /// left), with how many more wait behind it.
     pub fn offer_draft(&mut self, d: Option<KeptDraft>, more: usize) {
-        self.offered = d.map(|d| (d, more));
+        self.overlay.edit.offer_draft(d, more);
         self.dirty = true;
     }
 
     /// The draft on offer.
     pub fn offered_draft(&self) -> Option<&KeptDraft> {
-        self.offered.as_ref().map(|(d, _)| d)
+        self.overlay.edit.offered_draft()
     }
 
     /// The draft opened or dropped since last asked: the runner removes
     /// its files.
     pub fn take_settled_draft(&mut self) -> Option<String> {
-        self.settled.take()
+        self.overlay.edit.take_settled_draft()
     }
 
-    /// The contexts `:ctx` offers, and the one the session is on.
     /// What the Workers view says until a worker reports (the demo: its
     /// fleet is starting), instead of that none has reported yet.
     pub fn set_coming(&mut self, text: Option<String>) {
         self.model.coming = text;
     }
 
+    /// The contexts `:ctx` offers, and the one the session is on.
     pub fn set_contexts(&mut self, names: Vec<String>, current: Option<String>) {
-        self.overlay.contexts.names = names;
-        self.overlay.contexts.current = current;
+        self.overlay.command.set_contexts(names, current);
     }
 
     /// What a frame is drawn from.
@@ -304,14 +296,11 @@ impl App {
                 }
                 Ask::Land(name) => {
                     if let Some(i) = self.index_of(name) {
-                        self.overlay.detail = None;
+                        self.overlay.give_way(Yield::Land);
                         self.current = i;
                     }
                 }
-                Ask::Open(d) => {
-                    self.overlay.detail = Some(d);
-                    self.overlay.detail_scroll = 0;
-                }
+                Ask::Open(d) => self.overlay.detail.open(Some(d)),
                 Ask::Quit => self.ask_quit(),
             }
         }
@@ -488,6 +477,7 @@ impl App {
             }
             Msg::Config(ev) => {
                 if m.apply_config(ev, &mut self.changes) {
+                    self.overlay.edit.forget_unchanged(m);
                     fx.push(Effect::FetchConfig);
                 }
                 self.dirty = true;
@@ -502,18 +492,12 @@ impl App {
                 m.config.agents = agents;
                 m.config.revision = Some(revision.clone());
                 m.config.text = Some(text.clone());
-                if std::mem::take(&mut m.edit.rebase_wanted) {
-                    overlays::edit::rebase_onto(m, &text, &revision, &mut asks);
-                } else if m.edit.plan.as_ref().map(|p| p.base_revision()) != Some(revision.as_str())
-                {
-                    m.forget_unchanged_edit();
-                    overlays::edit::overtaken(m, &text, &revision, &mut asks);
-                }
+                self.overlay.edit.document(m, &text, &revision, &mut asks);
                 self.changes.agents = true;
                 self.dirty = true;
             }
             Msg::DiskInvalid(d) => {
-                overlays::edit::disk_invalid(m, d, &mut asks);
+                self.overlay.edit.on_disk(m, d, &mut asks);
                 self.changes.agents = true;
                 self.dirty = true;
             }
@@ -527,7 +511,7 @@ impl App {
                 self.dirty = true;
             }
             Msg::Written(r) => {
-                overlays::edit::written(m, r, &mut fx, &mut asks);
+                self.overlay.edit.answer(m, r, &mut fx, &mut asks);
                 self.changes.agents = true;
                 self.dirty = true;
             }
@@ -574,7 +558,7 @@ impl App {
                 self.dirty = true;
             }
             Msg::SwitchFailed { error } => {
-                let text = overlays::command::switch_failed(&mut self.overlay, &error);
+                let text = overlays::command::switch_failed(&mut self.overlay.command, &error);
                 asks.push(Ask::Say(text));
                 self.dirty = true;
             }
@@ -610,6 +594,8 @@ impl App {
         }
     }
 
+    /// A key: the filter prompt while it is open; else the overlays, top
+    /// first, then the pane, then the keys every pane shares.
     fn key(&mut self, k: KeyEvent, fx: &mut Vec<Effect>) {
         if k.kind == KeyEventKind::Release {
             return;
@@ -618,220 +604,86 @@ impl App {
             self.filter_key(k);
             return;
         }
+        let action = keys::action_for(&k);
         let mut asks = Vec::new();
-        let names = self.names();
-        if overlays::command::key(
-            &mut self.overlay,
-            &self.model,
-            &names,
-            panes::FIRST,
-            k,
-            fx,
-            &mut asks,
-        ) {
+        if self.overlaid(|o, cx| o.key(&k, action, cx), fx, &mut asks) {
             self.dirty = true;
             self.run(asks);
             return;
         }
-        if self.model.edit.takes_keys() {
-            self.dirty = true;
-            let asked = self.model.edit.mode == Mode::ConfirmQuit;
-            overlays::edit::key(&mut self.model, k, fx, &mut asks);
-            if asked && self.model.edit.mode == Mode::Editing {
-                // Stayed: back to the screen the question was asked on
-                // (the diff, the conflict, the add prompt and its text).
-                if let Some(back) = self.quit_back.take() {
-                    self.model.edit.mode = back;
-                }
-            }
-            self.run(asks);
-            return;
-        }
-        if self.offered.is_some() {
-            if let Some(a) = keys::action_in(Scope::Draft, &k) {
-                self.dirty = true;
-                self.draft_key(a, &mut asks);
-                self.run(asks);
-                return;
-            }
-        }
-        let Some(action) = keys::action_for(&k) else {
+        let Some(action) = action else {
             return;
         };
         self.dirty = true;
-        if self.overlay.help {
-            match action {
-                Action::Help | Action::Back => self.overlay.help = false,
-                Action::Quit => self.ask_quit(),
-                _ => {}
-            }
-            return;
+        if !self.pane_key(action, fx) {
+            self.shared_key(action, fx);
         }
+    }
+
+    /// Hand the overlays a key (or an action), with what they act on.
+    fn overlaid(
+        &mut self,
+        f: impl FnOnce(&mut Overlays, &mut Ctx) -> bool,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) -> bool {
+        let rows = self.body_rows();
+        let page = self.size.1.saturating_sub(8).max(1) as usize;
+        let names = self.names();
+        let mut cx = Ctx {
+            model: &mut self.model,
+            pane: self.panes[self.current].as_mut(),
+            names: &names,
+            first: panes::FIRST,
+            rows,
+            page,
+            fx,
+            asks,
+        };
+        f(&mut self.overlay, &mut cx)
+    }
+
+    /// A key of the pane on screen: its edit keys, the drill, its own
+    /// actions, moving its cursor. False when it is not the pane's.
+    fn pane_key(&mut self, action: Action, fx: &mut Vec<Effect>) -> bool {
         if action.is_edit() {
             self.edit_key(action, fx);
-            return;
+            return true;
         }
         if action == Action::Drill {
             self.drill_key();
-            return;
-        }
-        if action == Action::Quit {
-            self.ask_quit();
-            return;
-        }
-        if self.overlay.detail == Some(Detail::Rollout) {
-            // The rollout's list of workers behind: j/k scroll it.
-            let s = &mut self.overlay.detail_scroll;
-            match action {
-                Action::Down => {
-                    *s += 1;
-                    return;
-                }
-                Action::Up => {
-                    *s = s.saturating_sub(1);
-                    return;
-                }
-                _ => {}
-            }
+            return true;
         }
         let i = self.current;
-        match self.panes[i].handle(action, &mut self.model, self.overlay.detail.as_ref()) {
+        match self.panes[i].handle(action, &mut self.model, self.overlay.shows()) {
             Handled::No => {}
-            Handled::Yes => return,
+            Handled::Yes => return true,
             Handled::Open(d) => {
-                self.overlay.detail = Some(d);
-                self.overlay.detail_scroll = 0;
-                return;
+                self.overlay.detail.open(Some(d));
+                return true;
             }
         }
         if let Some(m) = action.movement() {
-            if self.overlay.detail.is_some() && !matches!(action, Action::Down | Action::Up) {
-                // PgUp/PgDn/g/G scroll the detail text.
-                self.scroll_detail(action);
-            } else {
-                self.nav(m);
-                if self.overlay.detail.is_some() {
-                    self.overlay.detail = self.pane().selected(&self.model);
-                    self.overlay.detail_scroll = 0;
-                }
-            }
-            return;
+            self.nav(m);
+            return true;
         }
-        self.shared_key(action, fx);
+        false
     }
 
     /// An edit key (the key table's `Only("ladder")` and `R` on History):
-    /// refused in a read-only session, else the edit overlay's.
+    /// the edit overlay's.
     fn edit_key(&mut self, action: Action, fx: &mut Vec<Effect>) {
         let mut asks = Vec::new();
-        if !self.model.can_write {
-            let why = self.read_only_why.as_deref().unwrap_or("read-only");
-            self.say(why.to_string());
-        } else if action == Action::Revert && self.view() == "history" {
-            let sel = match self.pane().selected(&self.model) {
-                Some(Detail::Revision(k)) => Some(k),
-                _ => None,
-            };
-            overlays::edit::revert(&mut self.model, sel, &mut asks);
-        } else if self.view() == "ladder" && self.overlay.detail.is_none() {
-            let sel = match self.pane().selected(&self.model) {
-                Some(Detail::Agent(a)) => Some(a),
-                _ => None,
-            };
-            overlays::edit::action(&mut self.model, action, sel, fx, &mut asks);
-        }
+        self.overlaid(
+            |o, cx| {
+                let over = o.shows().is_some();
+                o.edit.edit_key(action, over, cx);
+                true
+            },
+            fx,
+            &mut asks,
+        );
         self.run(asks);
-    }
-
-    /// `o` or `D` while a draft is offered. `o` makes it the pending edit
-    /// again: on the revision it was begun on, or replayed onto the hub's
-    /// revision now as a 412 is (`overlays::edit::rebase_onto`: the new
-    /// diff to review, or base / theirs / mine to choose on). `D` drops it.
-    fn draft_key(&mut self, action: Action, asks: &mut Vec<Ask>) {
-        let Some((d, _)) = self.offered.as_ref() else {
-            return;
-        };
-        let when = draft_time(d, self.model.now());
-        if action == Action::DropDraft {
-            let (d, _) = self.offered.take().expect("offered");
-            self.settled = Some(d.id);
-            asks.push(Ask::Say(format!("the draft from {when} is dropped")));
-            return;
-        }
-        let m = &mut self.model;
-        if !m.can_write {
-            let why = self.read_only_why.as_deref().unwrap_or("read-only");
-            asks.push(Ask::Say(format!("{why}: the draft is kept")));
-            return;
-        }
-        let (Some(text), Some(revision)) = (m.config.text.clone(), m.config.revision.clone())
-        else {
-            asks.push(Ask::Say(
-                "the hub's document has not arrived yet: o again in a moment".into(),
-            ));
-            return;
-        };
-        if m.edit.is_pending() || matches!(m.edit.mode, Mode::Sending { .. }) {
-            asks.push(Ask::Say(
-                "an edit is pending here: write it or undo it (u) before o opens the draft".into(),
-            ));
-            return;
-        }
-        let (d, _) = self.offered.take().expect("offered");
-        self.settled = Some(d.id.clone());
-        // The edit as it stood: its document on the revision it was begun
-        // on (its order where the document does not render).
-        let restored =
-            crate::plan::PendingEdit::new(d.base.clone(), d.revision.clone()).map(|mut p| {
-                if p.set_document(&d.document).is_err() {
-                    p.set_order(d.order.clone());
-                }
-                p
-            });
-        let m = &mut self.model;
-        m.edit.mode = Mode::Editing;
-        m.edit.error = None;
-        m.edit.rollout = None;
-        m.edit.overtaken = None;
-        asks.push(Ask::Land("ladder"));
-        match restored {
-            Ok(p) if d.revision == revision => {
-                let pending = p.is_pending();
-                m.edit.plan = Some(p);
-                asks.push(Ask::Say(if pending {
-                    format!(
-                        "the draft from {when} is pending again on {}: w shows its diff",
-                        ui::hub(&revision)
-                    )
-                } else {
-                    format!("the hub already holds the draft from {when}: nothing pending")
-                }));
-            }
-            Ok(p) => {
-                // Another revision since: replayed as after a 412.
-                m.edit.plan = Some(p);
-                overlays::edit::rebase_onto(m, &text, &revision, asks);
-            }
-            Err(e) => {
-                // Its base does not read as a list (a mend): the document
-                // stands whole on the hub's now.
-                match crate::plan::PendingEdit::new(text, revision).and_then(|mut p| {
-                    p.set_document(&d.document)?;
-                    Ok(p)
-                }) {
-                    Ok(p) => {
-                        m.edit.plan = Some(p);
-                        asks.push(Ask::Say(format!(
-                            "the draft from {when} is pending again (its first document does not read: {e}): w shows its diff"
-                        )));
-                    }
-                    Err(e) => asks.push(Ask::Say(format!(
-                        "the draft from {when} cannot be opened: {e} (its file is removed; nothing changed)"
-                    ))),
-                }
-            }
-        }
-        asks.push(Ask::Reorder);
     }
 
     /// `x`: the selected rung of the Ladder marked down in the drill, or
@@ -841,7 +693,7 @@ impl App {
             self.say("x drills on the Ladder (1): it marks the selected rung down");
             return;
         }
-        if self.overlay.detail.is_some() {
+        if self.overlay.shows().is_some() {
             return;
         }
         let Some(Detail::Agent(agent)) = self.pane().selected(&self.model) else {
@@ -866,25 +718,23 @@ impl App {
     /// key drops an edit unasked. Asked again (`y`, C-c at the question),
     /// it quits.
     fn ask_quit(&mut self) {
-        let m = &mut self.model;
-        if !m.edit.is_pending() || m.edit.mode == Mode::ConfirmQuit {
+        if self.overlay.edit.ask_quit(&self.model) {
             self.quit = true;
             return;
         }
         // The question holds the status line and the keys: nothing typed
         // goes to a prompt under it.
-        self.overlay.help = false;
-        self.overlay.cmd.editing = false;
+        self.overlay.give_way(Yield::Question);
         self.pane_mut().list_mut().filter_mut().editing = false;
-        let back = std::mem::replace(&mut self.model.edit.mode, Mode::ConfirmQuit);
-        self.quit_back = match back {
-            Mode::Adding { .. } | Mode::Review { .. } | Mode::Conflict { .. } => Some(back),
-            _ => None,
-        };
     }
 
     /// The keys every pane shares (the key table's `Global` scope).
     fn shared_key(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        let mut asks = Vec::new();
+        if self.overlaid(|o, cx| o.open_on(action, cx), fx, &mut asks) {
+            self.run(asks);
+            return;
+        }
         match action {
             Action::Quit => self.ask_quit(),
             Action::ShowView(i) if i < self.panes.len() => self.switch(i),
@@ -893,7 +743,7 @@ impl App {
                 self.switch((self.current + self.panes.len() - 1) % self.panes.len())
             }
             Action::Filter => {
-                self.overlay.detail = None;
+                self.overlay.give_way(Yield::Filter);
                 self.pane_mut().list_mut().filter_mut().editing = true;
             }
             Action::Sort => {
@@ -904,31 +754,12 @@ impl App {
                 self.pane_mut().list_mut().flip();
                 self.reorder();
             }
-            Action::Detail if self.overlay.detail.is_none() => {
-                self.overlay.detail = self.pane().selected(&self.model);
-                self.overlay.detail_scroll = 0;
+            Action::Back if !self.pane().list().filter().text.is_empty() => {
+                let f = self.pane_mut().list_mut().filter_mut();
+                f.recall = std::mem::take(&mut f.text);
+                self.reorder();
             }
-            Action::Raw => self.toggle_raw(),
-            Action::Back if self.overlay.raw => {
-                let o = &mut self.overlay;
-                o.raw = false;
-                o.detail_scroll = 0;
-                if std::mem::take(&mut o.raw_from_list) {
-                    o.detail = None;
-                }
-            }
-            Action::Back => {
-                if self.overlay.detail.is_some() {
-                    self.overlay.detail = None;
-                } else if !self.pane().list().filter().text.is_empty() {
-                    let f = self.pane_mut().list_mut().filter_mut();
-                    f.recall = std::mem::take(&mut f.text);
-                    self.reorder();
-                }
-            }
-            Action::Help => self.overlay.help = true,
             Action::WorkerFailovers => self.worker_failovers(),
-            Action::Command => overlays::command::open(&mut self.overlay),
             Action::Refetch => {
                 self.say("refetching");
                 fx.push(Effect::Refetch);
@@ -981,13 +812,11 @@ impl App {
 
     /// Show the `i`th pane.
     fn switch(&mut self, i: usize) {
-        self.overlay.raw = false;
-        self.overlay.raw_from_list = false;
+        self.overlay.give_way(Yield::Switch);
         if i != self.current {
             self.panes[i].shown();
         }
         self.current = i;
-        self.overlay.detail = None;
         self.rescroll();
     }
 
@@ -996,67 +825,19 @@ impl App {
         self.pane_mut().list_mut().nav(m, rows);
     }
 
-    fn scroll_detail(&mut self, action: Action) {
-        let page = self.size.1.saturating_sub(8).max(1) as usize;
-        let s = &mut self.overlay.detail_scroll;
-        *s = match action {
-            Action::Top => 0,
-            Action::Bottom => usize::MAX / 2,
-            Action::PageDown => *s + page,
-            Action::PageUp => s.saturating_sub(page),
-            _ => *s,
-        };
-    }
-
     /// The worker in view: the one whose detail is open (a failover's
     /// detail is its worker's too), else the selected worker or failover.
     fn worker_in_view(&self) -> Option<String> {
         match self
             .overlay
-            .detail
-            .clone()
+            .shows()
+            .cloned()
             .or_else(|| self.pane().selected(&self.model))?
         {
             Detail::Worker(id) => Some(id),
             Detail::Failover(seq) => self.model.log.get(seq).map(|r| r.worker.to_string()),
             Detail::Recovery(seq) => self.model.recs.get(seq).map(|r| r.worker.to_string()),
             Detail::Agent(_) | Detail::Revision(_) | Detail::Rollout => None,
-        }
-    }
-
-    /// `v`: the worker, failover or revision in view as the hub's JSON;
-    /// again (or Esc) goes back.
-    fn toggle_raw(&mut self) {
-        let o = &mut self.overlay;
-        if o.raw {
-            o.raw = false;
-            o.detail_scroll = 0;
-            if std::mem::take(&mut o.raw_from_list) {
-                o.detail = None;
-            }
-            return;
-        }
-        let from_list = o.detail.is_none();
-        let target = o
-            .detail
-            .clone()
-            .or_else(|| self.panes[self.current].selected(&self.model));
-        match target {
-            Some(
-                d @ (Detail::Worker(_)
-                | Detail::Failover(_)
-                | Detail::Recovery(_)
-                | Detail::Revision(_)),
-            ) => {
-                let o = &mut self.overlay;
-                o.detail = Some(d);
-                o.raw = true;
-                o.raw_from_list = from_list;
-                o.detail_scroll = 0;
-            }
-            _ => {
-                self.say("v shows a worker, a failover, a recovery or a revision as the hub's JSON")
-            }
         }
     }
 
@@ -1082,7 +863,7 @@ impl App {
             MouseEventKind::ScrollDown => self.nav(Move::Down),
             MouseEventKind::ScrollUp => self.nav(Move::Up),
             MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
-                if self.overlay.detail.is_some() || self.overlay.help {
+                if self.overlay.holds_clicks() {
                     return;
                 }
                 let t = self.table_area();
@@ -1095,8 +876,9 @@ impl App {
         self.dirty = true;
     }
 
-    /// Draw the whole screen: the header and tabs, the edit screen, the
-    /// detail or the pane, the status line, the switcher and the help.
+    /// Draw the whole screen: the header and tabs, the body (an overlay's
+    /// that holds it, else the pane's), the status line (likewise), and
+    /// what overlays draw over everything (the switcher, the help).
     pub fn draw(&self, buf: &mut Buffer) {
         let area = buf.area;
         buf.reset();
@@ -1111,7 +893,8 @@ impl App {
         let pane = self.pane();
         let list = pane.list();
         let titles: Vec<&str> = self.panes.iter().map(|p| p.title()).collect();
-        header::draw(t, m, o.contexts.current.as_deref(), a.header, buf);
+        let names = self.names();
+        header::draw(t, m, o.command.current(), a.header, buf);
         let filter = list.filter();
         header::draw_tabs(
             t,
@@ -1127,10 +910,15 @@ impl App {
             a.tabs,
             buf,
         );
-        if overlays::edit::draw_body(&cx, a.body, buf) {
-            // The diff under review or a conflict to choose on.
-        } else if let Some(d) = &o.detail {
-            overlays::detail::draw(&cx, d, o.detail_scroll, o.raw, a.body, buf);
+        let f = Frame {
+            cx: &cx,
+            pane,
+            names: &names,
+            titles: &titles,
+            first: panes::FIRST,
+        };
+        if o.draw_body(&f, a.body, buf) {
+            // The diff under review, a conflict to choose on, a detail.
         } else if m.conn.last_ok.is_none() {
             // Nothing from the hub yet: say where we are trying.
             let mut text = format!("connecting to {}", ui::hub(&m.hub_label));
@@ -1141,48 +929,23 @@ impl App {
         } else {
             pane.draw(&cx, a.body, buf);
         }
-        if a.status.height > 0
-            && !overlays::edit::draw_status(&cx, a.status, buf)
-            && !overlays::command::draw_status(
-                t,
-                o,
-                &overlays::command::commands(&self.names(), panes::FIRST),
-                a.status,
-                buf,
-            )
-        {
+        if a.status.height > 0 && !o.draw_status(&f, a.status, buf) {
             let c = list.cursor();
             // An owner is shown the keys that edit; a read-only session
             // the ones it has.
-            let hints = match (&o.detail, pane.hints()) {
-                (Some(Detail::Rollout), _) => Hints::Rollout,
-                (Some(Detail::Revision(_)), _) if m.can_write => Hints::RevisionDetail,
-                (Some(_), _) => Hints::Detail,
-                (None, Hints::Ladder) if m.can_write => Hints::LadderOwner,
-                (None, Hints::History) if !m.can_write => Hints::List,
-                (None, h) => h,
-            };
-            let offer = self.offered.as_ref().map(|(d, more)| {
-                let more = match more {
-                    0 => String::new(),
-                    1 => " (1 more after it)".to_string(),
-                    n => format!(" ({n} more after it)"),
-                };
-                let rev: String = d.revision.chars().take(12).collect();
-                format!(
-                    "a draft from {} on revision {}{more}: {}",
-                    draft_time(d, m.now()),
-                    ui::hub(&rev),
-                    keys::hints(Hints::Draft, ", ")
-                )
+            let hints = o.hints(m).unwrap_or(match pane.hints() {
+                Hints::Ladder if m.can_write => Hints::LadderOwner,
+                Hints::History if !m.can_write => Hints::List,
+                h => h,
             });
+            let note = o.note(m);
             let status = header::Status {
                 typing: filter.editing.then_some(filter.text.as_str()),
                 message: self
                     .status
                     .as_ref()
                     .map(|s| s.text.as_str())
-                    .or(offer.as_deref()),
+                    .or(note.as_deref()),
                 hub_error: m.conn.last_error.as_deref().filter(|_| cx.stale),
                 hints,
                 pos: c.pos,
@@ -1190,27 +953,7 @@ impl App {
             };
             header::draw_status(t, &status, a.status, a.body, buf);
         }
-        overlays::command::draw_picker(t, o, a.body, buf);
-        if o.help {
-            let of = overlays::help::Of {
-                pane: pane.name(),
-                title: pane.title(),
-                titles: &titles,
-                can_write: m.can_write,
-                fields: pane.fields(),
-            };
-            overlays::help::draw(t, &of, area, buf);
-        }
-    }
-}
-
-/// When a draft was kept, as the offer says it: `19:02Z` the same day
-/// (the TUI's clock times are UTC), else with its date.
-fn draft_time(d: &KeptDraft, now: chrono::DateTime<chrono::Utc>) -> String {
-    if d.at.date_naive() == now.date_naive() {
-        d.at.format("%H:%MZ").to_string()
-    } else {
-        d.at.format("%Y-%m-%d %H:%MZ").to_string()
+        o.draw_over(&f, &a, area, buf);
     }
 }
 

@@ -5,8 +5,8 @@ use crossterm::event::KeyCode;
 use macfleet::client::ClientError;
 use macfleet::tui::app::App;
 use macfleet::tui::fixture::{self, DOC, REVISION};
-use macfleet::tui::model::edit::Mode;
 use macfleet::tui::msg::{Effect, Msg};
+use macfleet::tui::overlays::edit::Mode;
 use macfleet::tui::panes::{history::History as HistoryPane, ladder::Ladder};
 use macfleet::tui::ui::theme::Theme;
 use macfleet::wire::ConfigAccepted;
@@ -100,16 +100,13 @@ fn d_removes_and_a_brings_a_commented_out_name_back_in_its_place() {
     assert!(a.pane_as::<Ladder>().list.rows.iter().any(|r| r == "pi"));
     key(&mut a, 'u');
     key(&mut a, 'a');
-    assert!(matches!(a.model().edit.mode, Mode::Adding { .. }));
+    assert!(matches!(*a.edit_mode(), Mode::Adding { .. }));
     for c in "cursor".chars() {
         key(&mut a, c);
     }
-    assert!(matches!(
-        &a.model().edit.mode,
-        Mode::Adding { error: None, .. }
-    ));
+    assert!(matches!(a.edit_mode(), Mode::Adding { error: None, .. }));
     code(&mut a, KeyCode::Enter);
-    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert_eq!(*a.edit_mode(), Mode::Editing);
     // `# "cursor"` stands after pi in the document: it comes back there.
     assert_eq!(
         order(&a),
@@ -130,7 +127,7 @@ fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
     for c in "claude".chars() {
         key(&mut a, c);
     }
-    let Mode::Adding { text, error, .. } = &a.model().edit.mode else {
+    let Mode::Adding { text, error, .. } = a.edit_mode() else {
         panic!("the prompt")
     };
     assert_eq!(text, "claude");
@@ -139,14 +136,14 @@ fn the_add_prompt_validates_as_you_type_and_keeps_what_was_typed() {
         "{error:?}"
     );
     code(&mut a, KeyCode::Enter);
-    assert!(matches!(&a.model().edit.mode, Mode::Adding { text, .. } if text == "claude"));
+    assert!(matches!(a.edit_mode(), Mode::Adding { text, .. } if text == "claude"));
     assert!(!a.model().edit.is_pending());
     code(&mut a, KeyCode::Esc);
-    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert_eq!(*a.edit_mode(), Mode::Editing);
     key(&mut a, 'a');
     key(&mut a, 'B');
     assert!(
-        matches!(&a.model().edit.mode, Mode::Adding { error: Some(_), .. }),
+        matches!(a.edit_mode(), Mode::Adding { error: Some(_), .. }),
         "a malformed name"
     );
 }
@@ -161,9 +158,9 @@ fn a_name_nobody_reports_is_asked_about_before_it_is_added() {
     ui::typed(&mut a, "gemnii");
     code(&mut a, KeyCode::Enter);
     assert!(
-        matches!(&a.model().edit.mode, Mode::Adding { text, unknown: true, .. } if text == "gemnii"),
+        matches!(a.edit_mode(), Mode::Adding { text, unknown: true, .. } if text == "gemnii"),
         "{:?}",
-        a.model().edit.mode
+        *a.edit_mode()
     );
     assert!(!a.model().edit.is_pending(), "nothing added yet");
     let s = screen_text(&a);
@@ -175,19 +172,19 @@ fn a_name_nobody_reports_is_asked_about_before_it_is_added() {
     );
     code(&mut a, KeyCode::Esc);
     assert!(
-        matches!(&a.model().edit.mode, Mode::Adding { text, unknown: false, .. } if text == "gemnii"),
+        matches!(a.edit_mode(), Mode::Adding { text, unknown: false, .. } if text == "gemnii"),
         "Esc goes back keeping the text: {:?}",
-        a.model().edit.mode
+        *a.edit_mode()
     );
     code(&mut a, KeyCode::Enter);
     code(&mut a, KeyCode::Enter);
-    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert_eq!(*a.edit_mode(), Mode::Editing);
     assert!(order(&a).contains(&"gemnii".to_string()), "added anyway");
     // A name workers report (or a known agent) is added at once.
     key(&mut a, 'a');
     ui::typed(&mut a, "cursor");
     code(&mut a, KeyCode::Enter);
-    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert_eq!(*a.edit_mode(), Mode::Editing);
     assert!(order(&a).contains(&"cursor".to_string()));
 }
 
@@ -206,9 +203,9 @@ fn ctrl_u_clears_the_add_prompt_and_a_hint_with_nothing_to_offer_ends_cleanly() 
     );
     ctrl(&mut a, 'u');
     assert!(
-        matches!(&a.model().edit.mode, Mode::Adding { text, error: None, .. } if text.is_empty()),
+        matches!(a.edit_mode(), Mode::Adding { text, error: None, .. } if text.is_empty()),
         "{:?}",
-        a.model().edit.mode
+        *a.edit_mode()
     );
     ui::typed(&mut a, "cu");
     let last = ui::row(&ui::drawn(&a, w, h), h - 1);
@@ -230,7 +227,7 @@ fn w_shows_the_whole_documents_diff_and_y_sends_exactly_it() {
         if_match,
         diff,
         ..
-    } = a.model().edit.mode.clone()
+    } = a.edit_mode().clone()
     else {
         panic!("the diff screen")
     };
@@ -243,7 +240,7 @@ fn w_shows_the_whole_documents_diff_and_y_sends_exactly_it() {
     );
     assert!(text.ends_with("]\nretries = 2\n"));
     assert!(code(&mut a, KeyCode::Esc).is_empty());
-    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert_eq!(*a.edit_mode(), Mode::Editing);
     assert!(a.model().edit.is_pending(), "n/Esc keeps the edit");
     key(&mut a, 'w');
     let fx = key(&mut a, 'y');
@@ -275,7 +272,7 @@ fn a_failed_write_keeps_the_edit_and_w_retries() {
         "connection refused".into(),
     ))));
     assert!(a.model().edit.is_pending());
-    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert_eq!(*a.edit_mode(), Mode::Editing);
     assert!(status(&a).contains("connection refused"), "{}", status(&a));
     assert_eq!(
         a.model().edit.error.as_deref(),
@@ -313,8 +310,8 @@ fn a_412_over_another_key_replays_the_order_and_shows_the_new_diff() {
         agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
         text: theirs,
     });
-    let Mode::Review { text, if_match, .. } = a.model().edit.mode.clone() else {
-        panic!("the new diff to confirm, not {:?}", a.model().edit.mode)
+    let Mode::Review { text, if_match, .. } = a.edit_mode().clone() else {
+        panic!("the new diff to confirm, not {:?}", *a.edit_mode())
     };
     assert_eq!(if_match, "r44");
     assert!(text.contains("retries = 3"), "theirs is kept: {text}");
@@ -362,9 +359,9 @@ fn a_colleagues_write_under_a_pending_edit_is_said_on_the_ladder_and_w_diffs_ont
         if_match,
         diff,
         ..
-    } = a.model().edit.mode.clone()
+    } = a.edit_mode().clone()
     else {
-        panic!("the diff, not {:?}", a.model().edit.mode)
+        panic!("the diff, not {:?}", *a.edit_mode())
     };
     assert_eq!(if_match, "r44", "onto the hub's revision now");
     assert!(text.contains("retries = 3"), "theirs kept: {text}");
@@ -384,19 +381,19 @@ fn a_colleagues_write_under_a_pending_edit_is_said_on_the_ladder_and_w_diffs_ont
         text: theirs,
     });
     assert!(
-        matches!(a.model().edit.mode, Mode::Conflict { .. }),
+        matches!(*a.edit_mode(), Mode::Conflict { .. }),
         "{:?}",
-        a.model().edit.mode
+        *a.edit_mode()
     );
     code(&mut a, KeyCode::Esc);
     assert!(
-        matches!(a.model().edit.mode, Mode::Conflict { .. }),
+        matches!(*a.edit_mode(), Mode::Conflict { .. }),
         "a choice, not a diff"
     );
     key(&mut a, 'c');
     key(&mut a, 'w');
-    let Mode::Review { if_match, .. } = a.model().edit.mode.clone() else {
-        panic!("the diff after the choice, not {:?}", a.model().edit.mode)
+    let Mode::Review { if_match, .. } = a.edit_mode().clone() else {
+        panic!("the diff after the choice, not {:?}", *a.edit_mode())
     };
     assert_eq!(if_match, "r45");
     assert_eq!(a.model().edit.overtaken, None, "chosen: the notice goes");
@@ -454,16 +451,16 @@ fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
         text: theirs.clone(),
     });
     assert!(
-        matches!(a.model().edit.mode, Mode::Conflict { .. }),
+        matches!(*a.edit_mode(), Mode::Conflict { .. }),
         "{:?}",
-        a.model().edit.mode
+        *a.edit_mode()
     );
     assert!(a.model().edit.is_pending());
     key(&mut a, 'D');
     key(&mut a, 'x');
     assert!(
         matches!(
-            a.model().edit.mode,
+            *a.edit_mode(),
             Mode::Conflict {
                 confirm_drop: false,
                 ..
@@ -472,7 +469,7 @@ fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
         "a second key is needed"
     );
     key(&mut a, 'c');
-    assert_eq!(a.model().edit.mode, Mode::Editing);
+    assert_eq!(*a.edit_mode(), Mode::Editing);
     let plan = a.model().edit.plan.clone().expect("carried");
     assert_eq!(plan.base_revision(), "r44");
     assert_eq!(plan.order(), &v(&["pi", "opencode", "claude", "codex"])[..]);
@@ -490,14 +487,14 @@ fn a_412_that_changed_the_list_asks_carry_or_drop_and_drop_asks_twice() {
     });
     key(&mut b, 'D');
     assert!(matches!(
-        b.model().edit.mode,
+        *b.edit_mode(),
         Mode::Conflict {
             confirm_drop: true,
             ..
         }
     ));
     key(&mut b, 'y');
-    assert_eq!(b.model().edit.mode, Mode::Editing);
+    assert_eq!(*b.edit_mode(), Mode::Editing);
     assert!(!b.model().edit.is_pending());
 }
 
@@ -573,9 +570,9 @@ fn a_colleagues_change_of_the_list_elsewhere_and_mine_both_stand() {
         if_match,
         diff,
         ..
-    } = a.model().edit.mode.clone()
+    } = a.edit_mode().clone()
     else {
-        panic!("the diff, no conflict: {:?}", a.model().edit.mode)
+        panic!("the diff, no conflict: {:?}", *a.edit_mode())
     };
     assert_eq!(if_match, "r44");
     assert!(
@@ -633,7 +630,7 @@ fn a_real_conflict_is_chosen_per_agent_and_says_what_mine_undoes() {
         Some("r44")
     );
     key(&mut a, 'w');
-    assert!(matches!(a.model().edit.mode, Mode::Conflict { .. }));
+    assert!(matches!(*a.edit_mode(), Mode::Conflict { .. }));
     let s = screen_text(&a);
     for want in [
         "base r42",
@@ -662,9 +659,9 @@ fn a_real_conflict_is_chosen_per_agent_and_says_what_mine_undoes() {
     });
     key(&mut n, 'w');
     assert!(
-        matches!(n.model().edit.mode, Mode::Conflict { .. }),
+        matches!(*n.edit_mode(), Mode::Conflict { .. }),
         "the conflict is not lost: {:?}",
-        n.model().edit.mode
+        *n.edit_mode()
     );
     // t: theirs for pi; cursor's add stands.
     let mut t = app(true);
@@ -718,13 +715,13 @@ fn q_with_a_pending_edit_asks_first() {
     key(&mut a, 'J');
     key(&mut a, 'q');
     assert!(!a.quits());
-    assert_eq!(a.model().edit.mode, Mode::ConfirmQuit);
+    assert_eq!(*a.edit_mode(), Mode::ConfirmQuit);
     key(&mut a, 'n');
     assert!(!a.quits() && a.model().edit.is_pending());
     key(&mut a, '?');
     key(&mut a, 'q');
     assert!(!a.quits(), "from the help too");
-    assert_eq!(a.model().edit.mode, Mode::ConfirmQuit);
+    assert_eq!(*a.edit_mode(), Mode::ConfirmQuit);
     key(&mut a, 'y');
     assert!(a.quits());
     // C-c asks like q (it quit at once, the edit lost); at the question
@@ -733,7 +730,7 @@ fn q_with_a_pending_edit_asks_first() {
     key(&mut b, 'J');
     ctrl(&mut b, 'c');
     assert!(!b.quits(), "C-c with an edit pending asks");
-    assert_eq!(b.model().edit.mode, Mode::ConfirmQuit);
+    assert_eq!(*b.edit_mode(), Mode::ConfirmQuit);
     assert!(screen_text(&b).contains("quit anyway?"));
     key(&mut b, 'n');
     assert!(!b.quits() && b.model().edit.is_pending());
@@ -911,7 +908,7 @@ fn an_empty_list_is_refused_before_it_reaches_the_hub_and_the_edit_stays() {
     assert_eq!(order(&a), Vec::<String>::new());
     assert!(a.model().edit.is_pending());
     assert!(key(&mut a, 'w').is_empty(), "nothing sent");
-    assert_eq!(a.model().edit.mode, Mode::Editing, "no diff to confirm");
+    assert_eq!(*a.edit_mode(), Mode::Editing, "no diff to confirm");
     assert!(status(&a).starts_with("cannot write:"), "{}", status(&a));
     assert!(status(&a).ends_with("(the edit is kept)"), "{}", status(&a));
     key(&mut a, 'u');
@@ -996,8 +993,8 @@ fn e_opens_the_whole_document_and_what_comes_back_is_the_pending_edit() {
     // The projection follows it, and w shows and y sends exactly it.
     assert!(a.model().edit.projection.is_some());
     key(&mut a, 'w');
-    let Mode::Review { text, diff, .. } = a.model().edit.mode.clone() else {
-        panic!("the diff screen, not {:?}", a.model().edit.mode)
+    let Mode::Review { text, diff, .. } = a.edit_mode().clone() else {
+        panic!("the diff screen, not {:?}", *a.edit_mode())
     };
     assert_eq!(text, back);
     assert!(diff.contains("+    \"pi\",       # fastest"), "{diff}");
@@ -1256,8 +1253,8 @@ fn a_412_after_the_editor_keeps_what_was_typed_and_says_what_it_undoes() {
         agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
         text: theirs,
     });
-    let Mode::Review { text, diff, .. } = a.model().edit.mode.clone() else {
-        panic!("the new diff, not {:?}", a.model().edit.mode)
+    let Mode::Review { text, diff, .. } = a.edit_mode().clone() else {
+        panic!("the new diff, not {:?}", *a.edit_mode())
     };
     assert_eq!(text, typed, "what was typed, whole");
     assert!(
@@ -1299,7 +1296,7 @@ fn a_412_onto_a_file_that_does_not_validate_holds_w_and_e_mends_it() {
     let (text, on_disk) = broken();
     let fx = a.update(Msg::DiskInvalid(on_disk));
     assert!(fx.is_empty(), "nothing asked again: {fx:?}");
-    assert!(matches!(a.model().edit.mode, Mode::Editing));
+    assert!(matches!(*a.edit_mode(), Mode::Editing));
     assert!(a.model().edit.is_pending(), "the edit is kept");
     let s = screen_text(&a);
     assert!(
@@ -1309,7 +1306,7 @@ fn a_412_onto_a_file_that_does_not_validate_holds_w_and_e_mends_it() {
 
     let fx = key(&mut a, 'w');
     assert!(fx.is_empty(), "{fx:?}");
-    assert!(matches!(a.model().edit.mode, Mode::Editing), "no diff");
+    assert!(matches!(*a.edit_mode(), Mode::Editing), "no diff");
     let s = screen_text(&a);
     assert!(
         s.contains(&format!(
@@ -1346,9 +1343,9 @@ fn a_412_onto_a_file_that_does_not_validate_holds_w_and_e_mends_it() {
         if_match,
         diff,
         ..
-    } = a.model().edit.mode.clone()
+    } = a.edit_mode().clone()
     else {
-        panic!("the diff, not {:?}", a.model().edit.mode)
+        panic!("the diff, not {:?}", *a.edit_mode())
     };
     assert_eq!(if_match, "rb", "the broken file is what it replaces");
     assert_eq!(to_send, mended);
@@ -1464,7 +1461,7 @@ fn the_conflict_says_who_and_the_base_whole_at_80_columns() {
         agents: v(&["pi", "claude", "codex"]),
         text: DOC.replace("    \"opencode\", # cheap\n", ""),
     });
-    assert!(matches!(a.model().edit.mode, Mode::Conflict { .. }));
+    assert!(matches!(*a.edit_mode(), Mode::Conflict { .. }));
     let s = screen_text(&a);
     let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(

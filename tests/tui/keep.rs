@@ -10,8 +10,9 @@ use std::time::Duration;
 use crossterm::event::KeyCode;
 use macfleet::tui::app::App;
 use macfleet::tui::fixture::{self, DOC, REVISION};
-use macfleet::tui::model::edit::{KeptDraft, Mode};
+use macfleet::tui::model::edit::KeptDraft;
 use macfleet::tui::msg::Msg;
+use macfleet::tui::overlays::edit::Mode;
 use macfleet::tui::panes::ladder::Ladder;
 use macfleet::tui::ui::theme::Theme;
 
@@ -55,15 +56,15 @@ fn ctrl_c_from_every_prompt_and_screen_asks_and_staying_goes_back_to_it() {
     let mut a = app(true);
     key(&mut a, 'J');
     key(&mut a, 'w');
-    assert!(matches!(a.model().edit.mode, Mode::Review { .. }));
+    assert!(matches!(*a.edit_mode(), Mode::Review { .. }));
     ctrl(&mut a, 'c');
     assert!(!a.quits());
-    assert_eq!(a.model().edit.mode, Mode::ConfirmQuit);
+    assert_eq!(*a.edit_mode(), Mode::ConfirmQuit);
     key(&mut a, 'n');
     assert!(
-        matches!(a.model().edit.mode, Mode::Review { .. }),
+        matches!(*a.edit_mode(), Mode::Review { .. }),
         "back on the diff: {:?}",
-        a.model().edit.mode
+        *a.edit_mode()
     );
     // The add prompt, with what was typed.
     let mut a = app(true);
@@ -73,12 +74,12 @@ fn ctrl_c_from_every_prompt_and_screen_asks_and_staying_goes_back_to_it() {
     key(&mut a, 'u');
     ctrl(&mut a, 'c');
     assert!(!a.quits());
-    assert_eq!(a.model().edit.mode, Mode::ConfirmQuit);
+    assert_eq!(*a.edit_mode(), Mode::ConfirmQuit);
     code(&mut a, KeyCode::Esc);
     assert!(
-        matches!(&a.model().edit.mode, Mode::Adding { text, .. } if text == "cu"),
+        matches!(a.edit_mode(), Mode::Adding { text, .. } if text == "cu"),
         "{:?}",
-        a.model().edit.mode
+        *a.edit_mode()
     );
     // The filter prompt and the `:` line: closed, the question answers.
     for open in ['/', ':'] {
@@ -87,7 +88,7 @@ fn ctrl_c_from_every_prompt_and_screen_asks_and_staying_goes_back_to_it() {
         key(&mut a, open);
         ctrl(&mut a, 'c');
         assert!(!a.quits(), "{open}");
-        assert_eq!(a.model().edit.mode, Mode::ConfirmQuit, "{open}");
+        assert_eq!(*a.edit_mode(), Mode::ConfirmQuit, "{open}");
         key(&mut a, 'y');
         assert!(a.quits(), "{open}: y answers the question, not the prompt");
     }
@@ -172,8 +173,8 @@ fn an_offered_draft_on_the_same_revision_is_pending_again_after_o() {
         status(&a)
     );
     key(&mut a, 'w');
-    let Mode::Review { text, .. } = &a.model().edit.mode else {
-        panic!("{:?}", a.model().edit.mode);
+    let Mode::Review { text, .. } = a.edit_mode() else {
+        panic!("{:?}", *a.edit_mode());
     };
     assert_eq!(text, &pi_first());
 }
@@ -196,8 +197,8 @@ fn an_offered_draft_from_an_older_revision_is_replayed_onto_the_current_document
         screen(&a)
     );
     key(&mut a, 'o');
-    let Mode::Review { text, if_match, .. } = &a.model().edit.mode else {
-        panic!("replayed to review: {:?}", a.model().edit.mode);
+    let Mode::Review { text, if_match, .. } = a.edit_mode() else {
+        panic!("replayed to review: {:?}", *a.edit_mode());
     };
     assert_eq!(if_match, "r44");
     assert_eq!(text, &pi_first().replace("retries = 2", "retries = 3"));

@@ -5,8 +5,9 @@
 //!
 //! The order itself, undo/redo, the document it renders and the rebase
 //! after a 412 are [`crate::plan::PendingEdit`]'s; this holds it together
-//! with what is on screen: the add prompt, the diff under review, a write
-//! in flight, a conflict to choose on.
+//! with a write in flight and a conflict to choose on. Which screen is
+//! open over it (the add prompt, the diff, the conflict, the quit
+//! question) is the edit overlay's (`overlays::edit::Mode`).
 
 use chrono::{DateTime, Utc};
 
@@ -19,7 +20,13 @@ pub struct LadderEdit {
     /// The edit, started from the hub's document by the first edit key.
     /// Kept (never dropped by a new revision) until written or dropped.
     pub plan: Option<PendingEdit>,
-    pub mode: Mode,
+    /// `y` was pressed on the diff: the write is on its way, with this
+    /// `If-Match`.
+    pub sending: Option<String>,
+    /// The hub's list changed under the edit and some agents were touched
+    /// by both: base, theirs, mine and the merged result, to choose on
+    /// (the edit overlay's conflict screen shows it).
+    pub conflict: Option<Box<Conflict>>,
     /// A 412 came back: the next document fetched is rebased onto.
     pub rebase_wanted: bool,
     /// The last write failed for this reason (5xx, timeout, hub down,
@@ -178,49 +185,10 @@ impl Rollout {
     }
 }
 
-/// What the edit keys act on.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Mode {
-    /// The Ladder, with the pending order marked.
-    #[default]
-    Editing,
-    /// The add prompt: the name typed so far and why it cannot be added
-    /// (validated as it is typed). `unknown`: Enter was pressed on a name
-    /// no worker reports and no known agent has (a typo routes nobody):
-    /// the prompt asks first, Enter again adds it anyway, Esc goes back to
-    /// the name.
-    Adding {
-        text: String,
-        error: Option<String>,
-        unknown: bool,
-    },
-    /// The diff screen: `y` sends exactly `text` with `If-Match: if_match`.
-    Review {
-        text: String,
-        if_match: String,
-        diff: String,
-        scroll: usize,
-    },
-    /// `y` was pressed: the write is on its way.
-    Sending { if_match: String },
-    /// The hub's list changed under the edit and some agents were touched
-    /// by both: base, theirs, mine and the merged result side by side;
-    /// `t`/`m` keep theirs or mine for the conflicting agent at `at`, `c`
-    /// takes the merged result, `D` drops mine (asks again).
-    Conflict {
-        conflict: Box<Conflict>,
-        confirm_drop: bool,
-        at: usize,
-    },
-    /// `q` with a pending edit: `y` quits, anything else stays.
-    ConfirmQuit,
-}
-
 impl LadderEdit {
     /// An edit is waiting to be written.
     pub fn is_pending(&self) -> bool {
-        self.plan.as_ref().is_some_and(|p| p.is_pending())
-            || matches!(self.mode, Mode::Conflict { .. })
+        self.plan.as_ref().is_some_and(|p| p.is_pending()) || self.conflict.is_some()
     }
 
     /// The pending order, if an edit changed it.
@@ -234,16 +202,9 @@ impl LadderEdit {
     /// The order the owner has pending, in a conflict too (mine, kept
     /// until the choice).
     pub fn pending_order(&self) -> Option<&[String]> {
-        match &self.mode {
-            Mode::Conflict { conflict, .. } => Some(conflict.mine.order()),
-            _ => self.order(),
+        match &self.conflict {
+            Some(conflict) => Some(conflict.mine.order()),
+            None => self.order(),
         }
-    }
-
-    /// The add prompt, the diff screen, the conflict screen or the quit
-    /// question is open:
-    /// it takes the keys and the body.
-    pub fn takes_keys(&self) -> bool {
-        !matches!(self.mode, Mode::Editing | Mode::Sending { .. })
     }
 }

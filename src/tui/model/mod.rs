@@ -487,7 +487,9 @@ impl Model {
     }
 
     /// A new revision from the event stream. True when the document
-    /// changed and its text is to be fetched.
+    /// changed and its text is to be fetched (and an edit neither pending
+    /// nor on a screen is to start from it: the edit overlay's
+    /// `forget_unchanged`).
     pub fn apply_config(&mut self, ev: ConfigEvent, ch: &mut Changes) -> bool {
         let changed = self.config.revision.as_deref() != Some(ev.revision.as_str());
         if changed {
@@ -496,7 +498,6 @@ impl Model {
             // colleague's write must not leave the owner there until `r`.
             self.config.text = None;
             self.config.requested = Some(ev.revision.clone());
-            self.forget_unchanged_edit();
         }
         self.config.agents = ev.agents;
         self.config.revision = Some(ev.revision.clone());
@@ -794,13 +795,5 @@ impl Model {
         out.retain(|a| !listed.contains(a));
         out.sort();
         out
-    }
-
-    /// A new document arrived and no edit is pending: the next edit starts
-    /// from it.
-    pub fn forget_unchanged_edit(&mut self) {
-        if !self.edit.is_pending() && matches!(self.edit.mode, edit::Mode::Editing) {
-            self.edit.plan = None;
-        }
     }
 }

@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
-use super::{Ask, Overlays};
+use super::{Ask, Ctx, Frame, Overlay, Yield};
 use crate::textsafe::for_terminal as hub;
 use crate::tui::keys::{self, Action, Hints, Scope};
 use crate::tui::model::Model;
@@ -53,8 +53,57 @@ pub struct Contexts {
     pub switching: Option<String>,
 }
 
+/// The `:` command line and the `:ctx` switcher.
+#[derive(Debug, Default)]
+pub struct Command {
+    /// The `:` command line.
+    pub cmd: CmdLine,
+    /// The contexts `:ctx` switches between, and the current one.
+    pub contexts: Contexts,
+}
+
+impl Command {
+    /// The contexts `:ctx` offers, and the one the session is on.
+    pub fn set_contexts(&mut self, names: Vec<String>, current: Option<String>) {
+        self.contexts.names = names;
+        self.contexts.current = current;
+    }
+
+    /// The context the session is on, if it came from one.
+    pub fn current(&self) -> Option<&str> {
+        self.contexts.current.as_deref()
+    }
+}
+
+impl Overlay for Command {
+    fn key(&mut self, k: &KeyEvent, _a: Option<Action>, cx: &mut Ctx) -> bool {
+        key(self, cx.model, cx.names, cx.first, *k, cx.fx, cx.asks)
+    }
+
+    fn open_on(&mut self, a: Action, _cx: &mut Ctx) -> bool {
+        if a == Action::Command {
+            open(self);
+        }
+        a == Action::Command
+    }
+
+    fn give_way(&mut self, why: Yield) {
+        if why == Yield::Question {
+            self.cmd.editing = false;
+        }
+    }
+
+    fn draw_status(&self, f: &Frame, area: Rect, buf: &mut Buffer) -> bool {
+        draw_status(f.cx.theme, self, &commands(f.names, f.first), area, buf)
+    }
+
+    fn draw_over(&self, f: &Frame, a: &crate::tui::ui::geom::Areas, _s: Rect, buf: &mut Buffer) {
+        draw_picker(f.cx.theme, self, a.body, buf);
+    }
+}
+
 /// `:` opens the prompt.
-pub fn open(o: &mut Overlays) {
+pub fn open(o: &mut Command) {
     o.cmd = CmdLine {
         editing: true,
         ..CmdLine::default()
@@ -64,7 +113,7 @@ pub fn open(o: &mut Overlays) {
 /// A key while the command line, the switcher or the switch question is
 /// up; false when none of them is (the key is not theirs).
 pub fn key(
-    o: &mut Overlays,
+    o: &mut Command,
     m: &Model,
     panes: &[&'static str],
     first: &str,
@@ -125,7 +174,7 @@ pub fn key(
     true
 }
 
-fn run(o: &mut Overlays, m: &Model, panes: &[&'static str], first: &str, asks: &mut Vec<Ask>) {
+fn run(o: &mut Command, m: &Model, panes: &[&'static str], first: &str, asks: &mut Vec<Ask>) {
     let text = o.cmd.text.trim().to_string();
     if let Some(p) = panes.iter().find(|p| **p == text) {
         o.cmd = CmdLine::default();
@@ -186,7 +235,7 @@ fn run(o: &mut Overlays, m: &Model, panes: &[&'static str], first: &str, asks: &
 }
 
 fn choose_context(
-    o: &mut Overlays,
+    o: &mut Command,
     m: &Model,
     name: String,
     fx: &mut Vec<Effect>,
@@ -201,7 +250,7 @@ fn choose_context(
     }
 }
 
-fn switch_to(o: &mut Overlays, name: String, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
+fn switch_to(o: &mut Command, name: String, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
     asks.push(Ask::Say(format!("connecting to {name}")));
     o.contexts.switching = Some(name.clone());
     fx.push(Effect::SwitchContext(name));
@@ -209,7 +258,7 @@ fn switch_to(o: &mut Overlays, name: String, fx: &mut Vec<Effect>, asks: &mut Ve
 
 /// The runner could not switch: why, for the status line; this session
 /// goes on.
-pub fn switch_failed(o: &mut Overlays, error: &str) -> String {
+pub fn switch_failed(o: &mut Command, error: &str) -> String {
     o.contexts.switching = None;
     format!("cannot switch: {}", hub(error))
 }
@@ -217,7 +266,7 @@ pub fn switch_failed(o: &mut Overlays, error: &str) -> String {
 /// The prompt or the question, if either is up; true when drawn.
 pub fn draw_status(
     t: &Theme,
-    o: &Overlays,
+    o: &Command,
     commands: &[&str],
     area: Rect,
     buf: &mut Buffer,
@@ -273,7 +322,7 @@ pub fn draw_status(
 }
 
 /// The `:ctx` switcher: the contexts, the current one marked.
-pub fn draw_picker(t: &Theme, o: &Overlays, body: Rect, buf: &mut Buffer) {
+pub fn draw_picker(t: &Theme, o: &Command, body: Rect, buf: &mut Buffer) {
     let Some(sel) = o.contexts.picker else {
         return;
     };

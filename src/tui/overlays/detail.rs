@@ -1,4 +1,5 @@
-//! `Enter`: the detail of a worker, a failover, an agent or a revision.
+//! `Enter`: the detail of a worker, a failover, an agent or a revision;
+//! `v`: the worker, failover, recovery or revision as the hub's JSON.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -6,7 +7,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
-use crate::tui::keys::{self, Hints};
+use super::{Ask, Ctx, Frame, Overlay, Yield};
+use crate::tui::keys::{self, Action, Hints};
+use crate::tui::model::Model;
 use crate::tui::model::compact::Sym;
 use crate::tui::model::config::HistKey;
 use crate::tui::model::fleet::Entry;
@@ -14,6 +17,157 @@ use crate::tui::pane::{Cx, Detail};
 use crate::tui::ui::fmt;
 use crate::tui::ui::{cell_style, diff_line, fit, hub};
 use crate::wire::{Failover, HistoryEntry, MAX_AGENTS, Preflight};
+
+/// The detail open over the pane (`Enter`), or its target as the hub's
+/// JSON (`v`). `j`/`k` move the pane's cursor and the detail follows it
+/// (on the rollout's list they scroll it); PgUp/PgDn/`g`/`G` scroll the
+/// text; Esc closes it (from `v` opened on the list, back to the list).
+#[derive(Debug, Default)]
+pub struct DetailView {
+    detail: Option<Detail>,
+    scroll: usize,
+    /// `v`: the detail's target as the hub's own JSON record.
+    raw: bool,
+    /// `v` opened the detail from the list: Esc goes back to the list.
+    raw_from_list: bool,
+}
+
+impl DetailView {
+    pub fn detail(&self) -> Option<&Detail> {
+        self.detail.as_ref()
+    }
+
+    pub fn is_raw(&self) -> bool {
+        self.raw
+    }
+
+    /// Open `d` (an [`Ask::Open`], `Enter`).
+    pub fn open(&mut self, d: Option<Detail>) {
+        self.detail = d;
+        self.scroll = 0;
+    }
+
+    fn unraw(&mut self) {
+        self.raw = false;
+        self.scroll = 0;
+        if std::mem::take(&mut self.raw_from_list) {
+            self.detail = None;
+        }
+    }
+
+    /// `v` on `target` (the detail open, else the selected row).
+    fn raw_of(&mut self, target: Option<Detail>, from_list: bool, asks: &mut Vec<Ask>) {
+        match target {
+            Some(
+                d @ (Detail::Worker(_)
+                | Detail::Failover(_)
+                | Detail::Recovery(_)
+                | Detail::Revision(_)),
+            ) => {
+                self.detail = Some(d);
+                self.raw = true;
+                self.raw_from_list = from_list;
+                self.scroll = 0;
+            }
+            _ => asks.push(Ask::Say(
+                "v shows a worker, a failover, a recovery or a revision as the hub's JSON".into(),
+            )),
+        }
+    }
+
+    fn scroll_by(&mut self, a: Action, page: usize) {
+        let s = self.scroll;
+        self.scroll = match a {
+            Action::Top => 0,
+            Action::Bottom => usize::MAX / 2,
+            Action::PageDown => s + page,
+            Action::PageUp => s.saturating_sub(page),
+            _ => s,
+        };
+    }
+}
+
+impl Overlay for DetailView {
+    fn key(&mut self, _k: &crossterm::event::KeyEvent, a: Option<Action>, cx: &mut Ctx) -> bool {
+        let (Some(a), Some(d)) = (a, self.detail.as_ref()) else {
+            return false;
+        };
+        match a {
+            // The rollout's list of workers behind: j/k scroll it.
+            Action::Down if *d == Detail::Rollout => self.scroll += 1,
+            Action::Up if *d == Detail::Rollout => self.scroll = self.scroll.saturating_sub(1),
+            Action::Down | Action::Up => {
+                if let Some(m) = a.movement() {
+                    cx.pane.list_mut().nav(m, cx.rows);
+                }
+                let d = cx.pane.selected(cx.model);
+                self.open(d);
+            }
+            a if a.movement().is_some() => self.scroll_by(a, cx.page),
+            Action::Back if self.raw => self.unraw(),
+            Action::Back => self.detail = None,
+            Action::Raw if self.raw => self.unraw(),
+            Action::Raw => {
+                let d = self.detail.clone();
+                self.raw_of(d, false, cx.asks);
+            }
+            Action::Detail => {}
+            _ => return false,
+        }
+        true
+    }
+
+    fn open_on(&mut self, a: Action, cx: &mut Ctx) -> bool {
+        match a {
+            Action::Detail => {
+                let d = cx.pane.selected(cx.model);
+                self.open(d);
+            }
+            Action::Raw => {
+                let d = cx.pane.selected(cx.model);
+                self.raw_of(d, true, cx.asks);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn give_way(&mut self, why: Yield) {
+        match why {
+            Yield::Switch => {
+                self.raw = false;
+                self.raw_from_list = false;
+                self.detail = None;
+            }
+            Yield::Filter | Yield::Land => self.detail = None,
+            Yield::Question => {}
+        }
+    }
+
+    fn shows(&self) -> Option<&Detail> {
+        self.detail.as_ref()
+    }
+
+    fn holds_clicks(&self) -> bool {
+        self.detail.is_some()
+    }
+
+    fn hints(&self, m: &Model) -> Option<Hints> {
+        Some(match self.detail.as_ref()? {
+            Detail::Rollout => Hints::Rollout,
+            Detail::Revision(_) if m.can_write => Hints::RevisionDetail,
+            _ => Hints::Detail,
+        })
+    }
+
+    fn draw_body(&self, f: &Frame, area: Rect, buf: &mut Buffer) -> bool {
+        let Some(d) = &self.detail else {
+            return false;
+        };
+        draw(f.cx, d, self.scroll, self.raw, area, buf);
+        true
+    }
+}
 
 /// Where a worker stands: `on claude (#2)`, `on x (not in its list)`,
 /// `NO ROUTE`. Ranks are the worker's own list, rank 0 first.

@@ -12,7 +12,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::Ask;
+use super::{Ask, Ctx, Frame, Overlay, Yield};
 use crate::client::ClientError;
 use crate::plan::Choice;
 use crate::plan::PendingEdit;
@@ -22,7 +22,7 @@ use crate::tui::model::Model;
 use crate::tui::model::config::HistKey;
 use crate::tui::model::config::OnDisk;
 use crate::tui::model::edit::{
-    Draft, LadderEdit, MAX_REOPENS, Mode, Overtaken, Rollout, Undoes, strip_notes, with_notes,
+    Draft, KeptDraft, LadderEdit, MAX_REOPENS, Overtaken, Rollout, Undoes, strip_notes, with_notes,
     with_reason,
 };
 use crate::tui::msg::Effect;
@@ -35,104 +35,325 @@ fn say(asks: &mut Vec<Ask>, text: impl Into<String>) {
     asks.push(Ask::Say(text.into()));
 }
 
-/// An edit key on the Ladder, in a session that holds a writer.
-pub fn action(
-    m: &mut Model,
-    action: Action,
-    sel: Option<String>,
-    fx: &mut Vec<Effect>,
-    asks: &mut Vec<Ask>,
-) {
-    if matches!(m.edit.mode, Mode::Sending { .. }) {
-        say(asks, "a write is on its way");
-        return;
+/// The edit screens over the pane, the draft an earlier session kept on
+/// offer, and why this session does not write. The edit itself is the
+/// model's (`Model::edit`); this is the screen it is on.
+#[derive(Debug, Default)]
+pub struct Edit {
+    mode: Mode,
+    /// The edit screen the quit question was asked over, for when the
+    /// answer is to stay.
+    quit_back: Option<Mode>,
+    /// Why this session does not write (the flag, the context, the
+    /// token's role), as the edit keys say it; the runner knows.
+    read_only_why: Option<String>,
+    /// A draft an earlier session on this hub kept, offered (`o`, `D`),
+    /// and how many more wait behind it.
+    offered: Option<(KeptDraft, usize)>,
+    /// The draft opened or dropped, for the runner to forget.
+    settled: Option<String>,
+}
+
+/// What the edit keys act on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// The Ladder, with the pending order marked.
+    #[default]
+    Editing,
+    /// The add prompt: the name typed so far and why it cannot be added
+    /// (validated as it is typed). `unknown`: Enter was pressed on a name
+    /// no worker reports and no known agent has (a typo routes nobody):
+    /// the prompt asks first, Enter again adds it anyway, Esc goes back to
+    /// the name.
+    Adding {
+        text: String,
+        error: Option<String>,
+        unknown: bool,
+    },
+    /// The diff screen: `y` sends exactly `text` with `If-Match: if_match`.
+    Review {
+        text: String,
+        if_match: String,
+        diff: String,
+        scroll: usize,
+    },
+    /// The hub's list changed under the edit and some agents were touched
+    /// by both (`LadderEdit::conflict`): base, theirs, mine and the merged
+    /// result side by side;
+    /// `t`/`m` keep theirs or mine for the conflicting agent at `at`, `c`
+    /// takes the merged result, `D` drops mine (asks again).
+    Conflict { confirm_drop: bool, at: usize },
+    /// `q` with a pending edit: `y` quits, anything else stays.
+    ConfirmQuit,
+}
+
+impl Edit {
+    /// The screen the edit is on.
+    pub fn mode(&self) -> &Mode {
+        &self.mode
     }
-    if action == Action::EditDocument {
-        if let Some(d) = mending(m).cloned() {
-            return open_disk(m, &d, fx, asks);
-        }
-        match m.plan_mut() {
-            Ok(_) => open_editor(m, fx, asks),
-            Err(e) => say(asks, e),
-        }
-        return;
+
+    /// The add prompt, the diff screen, the conflict screen or the quit
+    /// question is open: it takes the keys and the body.
+    pub fn takes_keys(&self) -> bool {
+        self.mode != Mode::Editing
     }
-    let plan = match m.plan_mut() {
-        Ok(p) => p,
-        Err(e) => return say(asks, e),
-    };
-    let at = sel
-        .as_ref()
-        .and_then(|a| plan.order().iter().position(|x| x == a));
-    // Where the cursor goes after the key: with the agent (a move), or
-    // (`d`) on the agent now in its place, as in vim and k9s, so `d d d`
-    // removes three; past the end, the new last one.
-    let mut follow = sel.clone();
-    let result: Result<String, String> = match action {
-        Action::MoveAgentDown | Action::MoveAgentUp => match at {
-            None => Err("select an agent of the list to move it".into()),
-            Some(i) => {
-                let r = if action == Action::MoveAgentDown {
-                    plan.move_down(i)
-                } else {
-                    plan.move_up(i)
-                };
-                r.map(|to| {
-                    format!(
-                        "{} to rank {to} (u undoes)",
-                        sel.as_deref().unwrap_or_default()
-                    )
-                })
-                .map_err(|e| e.to_string())
-            }
-        },
-        Action::RemoveAgent => match at {
-            None => Err("select an agent of the list to remove it".into()),
-            Some(i) => plan
-                .remove(i)
-                .map(|a| {
-                    let o = plan.order();
-                    follow = o.get(i).or(o.last()).cloned();
-                    format!("{a} removed (u undoes)")
-                })
-                .map_err(|e| e.to_string()),
-        },
-        Action::Undo => Ok(if plan.undo() {
-            "undone"
-        } else {
-            "nothing to undo"
+
+    pub fn set_read_only_why(&mut self, why: Option<String>) {
+        self.read_only_why = why;
+    }
+
+    /// Offer a kept draft (`None`: none left), with how many more wait.
+    pub fn offer_draft(&mut self, d: Option<KeptDraft>, more: usize) {
+        self.offered = d.map(|d| (d, more));
+    }
+
+    pub fn offered_draft(&self) -> Option<&KeptDraft> {
+        self.offered.as_ref().map(|(d, _)| d)
+    }
+
+    pub fn take_settled_draft(&mut self) -> Option<String> {
+        self.settled.take()
+    }
+
+    /// `q`, C-c, or a prompt's C-c: true when the session quits now (no
+    /// edit pending, or asked again); else the quit question opens, over
+    /// whatever screen the edit was on.
+    pub fn ask_quit(&mut self, m: &Model) -> bool {
+        if !m.edit.is_pending() || self.mode == Mode::ConfirmQuit {
+            return true;
         }
-        .into()),
-        Action::Redo => Ok(if plan.redo() {
-            "redone"
-        } else {
-            "nothing to redo"
+        let back = std::mem::replace(&mut self.mode, Mode::ConfirmQuit);
+        self.quit_back = match back {
+            Mode::Adding { .. } | Mode::Review { .. } | Mode::Conflict { .. } => Some(back),
+            _ => None,
+        };
+        false
+    }
+
+    /// The model's conflict goes with the conflict screen: when the screen
+    /// (or the one the quit question came from) is no longer it, the
+    /// conflict was settled or replaced.
+    fn sync(&mut self, m: &mut Model) {
+        let on = |md: &Mode| matches!(md, Mode::Conflict { .. });
+        let asked_over = self.mode == Mode::ConfirmQuit && self.quit_back.as_ref().is_some_and(on);
+        if !(on(&self.mode) || asked_over) {
+            m.edit.conflict = None;
         }
-        .into()),
-        Action::AddAgent => {
-            m.edit.mode = Mode::Adding {
-                text: String::new(),
-                error: None,
-                unknown: false,
+    }
+
+    /// An edit key (the key table's `Only("ladder")` and `R` on History) on
+    /// the pane on screen (`over`: something is open over it), on the row
+    /// selected there: refused in a read-only session.
+    pub fn edit_key(&mut self, action: Action, over: bool, cx: &mut Ctx) {
+        let (m, asks) = (&mut *cx.model, &mut *cx.asks);
+        let (view, selected) = (cx.pane.name(), cx.pane.selected(m));
+        if !m.can_write {
+            let why = self.read_only_why.as_deref().unwrap_or("read-only");
+            say(asks, why.to_string());
+        } else if action == Action::Revert && view == "history" {
+            let sel = match selected {
+                Some(Detail::Revision(k)) => Some(k),
+                _ => None,
             };
-            return;
+            self.revert(m, sel, asks);
+        } else if view == "ladder" && !over {
+            let sel = match selected {
+                Some(Detail::Agent(a)) => Some(a),
+                _ => None,
+            };
+            self.action(m, action, sel, cx.fx, asks);
         }
-        Action::Write => {
-            review(m, asks);
-            return;
-        }
-        _ => return,
-    };
-    match result {
-        Ok(t) => say(asks, t),
-        Err(e) => say(asks, e),
+        self.sync(m);
     }
-    m.edit.error = None;
-    m.edit.rollout = None;
-    asks.push(Ask::Reorder);
-    if let Some(a) = follow {
-        asks.push(Ask::Select(Detail::Agent(a)));
+
+    /// The hub's document (`GET /v1/config`): a 412's rebase onto it, or a
+    /// colleague's write the pending edit is replayed onto; with no edit
+    /// pending and no screen open, the next edit starts from it.
+    pub fn document(&mut self, m: &mut Model, text: &str, revision: &str, asks: &mut Vec<Ask>) {
+        if std::mem::take(&mut m.edit.rebase_wanted) {
+            self.rebase_onto(m, text, revision, asks);
+        } else if m.edit.plan.as_ref().map(|p| p.base_revision()) != Some(revision) {
+            self.forget_unchanged(m);
+            self.overtaken(m, text, revision, asks);
+        }
+        self.sync(m);
+    }
+
+    /// A new document arrived and no edit is pending nor on a screen (the
+    /// add prompt keeps what it is adding to): the next edit starts from it.
+    pub fn forget_unchanged(&self, m: &mut Model) {
+        if !m.edit.is_pending() && m.edit.sending.is_none() && self.mode == Mode::Editing {
+            m.edit.plan = None;
+        }
+    }
+
+    /// The hub answered the write.
+    pub fn answer(
+        &mut self,
+        m: &mut Model,
+        r: Result<ConfigAccepted, ClientError>,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        self.written(m, r, fx, asks);
+        self.sync(m);
+    }
+
+    /// The hub's file as it stands on disk does not validate.
+    pub fn on_disk(&mut self, m: &mut Model, d: OnDisk, asks: &mut Vec<Ask>) {
+        self.disk_invalid(m, d, asks);
+        self.sync(m);
+    }
+
+    /// `o` or `D` while a draft is offered. `o` makes it the pending edit
+    /// again: on the revision it was begun on, or replayed onto the hub's
+    /// revision now as a 412 is (`rebase_onto`: the new diff to review, or
+    /// base / theirs / mine to choose on). `D` drops it.
+    fn draft_key(&mut self, m: &mut Model, action: Action, asks: &mut Vec<Ask>) {
+        let Some((d, _)) = self.offered.as_ref() else {
+            return;
+        };
+        let when = draft_time(d, m.now());
+        if action == Action::DropDraft {
+            let (d, _) = self.offered.take().expect("offered");
+            self.settled = Some(d.id);
+            asks.push(Ask::Say(format!("the draft from {when} is dropped")));
+            return;
+        }
+        if !m.can_write {
+            let why = self.read_only_why.as_deref().unwrap_or("read-only");
+            asks.push(Ask::Say(format!("{why}: the draft is kept")));
+            return;
+        }
+        let (Some(text), Some(revision)) = (m.config.text.clone(), m.config.revision.clone())
+        else {
+            asks.push(Ask::Say(
+                "the hub's document has not arrived yet: o again in a moment".into(),
+            ));
+            return;
+        };
+        if m.edit.is_pending() || m.edit.sending.is_some() {
+            asks.push(Ask::Say(
+                "an edit is pending here: write it or undo it (u) before o opens the draft".into(),
+            ));
+            return;
+        }
+        let (d, _) = self.offered.take().expect("offered");
+        self.settled = Some(d.id.clone());
+        // The edit as it stood: its document on the revision it was begun
+        // on (its order where the document does not render).
+        let restored = PendingEdit::new(d.base.clone(), d.revision.clone()).map(|mut p| {
+            if p.set_document(&d.document).is_err() {
+                p.set_order(d.order.clone());
+            }
+            p
+        });
+        self.mode = Mode::Editing;
+        m.edit.error = None;
+        m.edit.rollout = None;
+        m.edit.overtaken = None;
+        asks.push(Ask::Land("ladder"));
+        match restored {
+            Ok(p) if d.revision == revision => {
+                let pending = p.is_pending();
+                m.edit.plan = Some(p);
+                asks.push(Ask::Say(if pending {
+                    format!(
+                        "the draft from {when} is pending again on {}: w shows its diff",
+                        hub(&revision)
+                    )
+                } else {
+                    format!("the hub already holds the draft from {when}: nothing pending")
+                }));
+            }
+            Ok(p) => {
+                // Another revision since: replayed as after a 412.
+                m.edit.plan = Some(p);
+                self.rebase_onto(m, &text, &revision, asks);
+            }
+            Err(e) => {
+                // Its base does not read as a list (a mend): the document
+                // stands whole on the hub's now.
+                match PendingEdit::new(text, revision).and_then(|mut p| {
+                    p.set_document(&d.document)?;
+                    Ok(p)
+                }) {
+                    Ok(p) => {
+                        m.edit.plan = Some(p);
+                        asks.push(Ask::Say(format!(
+                            "the draft from {when} is pending again (its first document does not read: {e}): w shows its diff"
+                        )));
+                    }
+                    Err(e) => asks.push(Ask::Say(format!(
+                        "the draft from {when} cannot be opened: {e} (its file is removed; nothing changed)"
+                    ))),
+                }
+            }
+        }
         asks.push(Ask::Reorder);
+    }
+}
+
+impl Overlay for Edit {
+    fn key(&mut self, k: &KeyEvent, _a: Option<Action>, cx: &mut Ctx) -> bool {
+        if self.takes_keys() {
+            let asked = self.mode == Mode::ConfirmQuit;
+            self.screen_key(cx.model, *k, cx.fx, cx.asks);
+            if asked && self.mode == Mode::Editing {
+                // Stayed: back to the screen the question was asked on
+                // (the diff, the conflict, the add prompt and its text).
+                if let Some(back) = self.quit_back.take() {
+                    self.mode = back;
+                }
+            }
+            self.sync(cx.model);
+            return true;
+        }
+        if self.offered.is_some() {
+            if let Some(a) = keys::action_in(Scope::Draft, k) {
+                self.draft_key(cx.model, a, cx.asks);
+                self.sync(cx.model);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn give_way(&mut self, _why: Yield) {}
+
+    fn note(&self, m: &Model) -> Option<String> {
+        let (d, more) = self.offered.as_ref()?;
+        let more = match more {
+            0 => String::new(),
+            1 => " (1 more after it)".to_string(),
+            n => format!(" ({n} more after it)"),
+        };
+        let rev: String = d.revision.chars().take(12).collect();
+        Some(format!(
+            "a draft from {} on revision {}{more}: {}",
+            draft_time(d, m.now()),
+            hub(&rev),
+            keys::hints(Hints::Draft, ", ")
+        ))
+    }
+
+    fn draw_body(&self, f: &Frame, area: Rect, buf: &mut Buffer) -> bool {
+        self.body(f.cx, area, buf)
+    }
+
+    fn draw_status(&self, f: &Frame, area: Rect, buf: &mut Buffer) -> bool {
+        self.status(f.cx, area, buf)
+    }
+}
+
+/// When a draft was kept, as the offer says it: `19:02Z` the same day
+/// (the TUI's clock times are UTC), else with its date.
+fn draft_time(d: &KeptDraft, now: chrono::DateTime<chrono::Utc>) -> String {
+    if d.at.date_naive() == now.date_naive() {
+        d.at.format("%H:%MZ").to_string()
+    } else {
+        d.at.format("%Y-%m-%d %H:%MZ").to_string()
     }
 }
 
@@ -176,44 +397,6 @@ fn open_disk(m: &mut Model, d: &OnDisk, fx: &mut Vec<Effect>, asks: &mut Vec<Ask
         "the hub's file as it stands on disk is open in $EDITOR, the reason on top",
     );
     fx.push(Effect::OpenEditor { text });
-}
-
-/// `GET /v1/config` answered the file on disk, which does not validate:
-/// held as such (workers keep the list in force). A write that met it (a
-/// 412 asked for it) or a diff on screen goes back to the Ladder, saying
-/// why; `w` is held and `e` opens the file until it is mended.
-pub fn disk_invalid(m: &mut Model, d: OnDisk, asks: &mut Vec<Ask>) {
-    let rebase = std::mem::take(&mut m.edit.rebase_wanted);
-    let reviewing = matches!(m.edit.mode, Mode::Review { .. });
-    let new = m.config.on_disk.as_ref() != Some(&d);
-    let sentence = d.sentence();
-    m.config.on_disk = Some(d);
-    if m.config.agents.is_empty() {
-        m.config.agents = m.in_force();
-    }
-    if rebase || (reviewing && new) {
-        m.edit.mode = Mode::Editing;
-    }
-    let kept = if m.edit.is_pending() {
-        " (your edit is kept)"
-    } else {
-        ""
-    };
-    if rebase {
-        say(
-            asks,
-            format!(
-                "not written: {sentence}; e opens it as it stands on disk, the reason on top{kept}"
-            ),
-        );
-    } else if new && (reviewing || m.edit.is_pending()) {
-        say(
-            asks,
-            format!(
-                "{sentence}: w is held until it is mended; e opens it as it stands on disk{kept}"
-            ),
-        );
-    }
 }
 
 /// `e`: the whole document in `$EDITOR`: the draft the editor last left
@@ -373,101 +556,6 @@ pub fn draft_kept(kept: Result<String, String>, asks: &mut Vec<Ask>) {
     );
 }
 
-/// `R` on History: the selected revision's order becomes the pending
-/// order (on the hub's current document), shown on the Ladder to review.
-pub fn revert(m: &mut Model, selected: Option<HistKey>, asks: &mut Vec<Ask>) {
-    if matches!(m.edit.mode, Mode::Sending { .. }) {
-        say(asks, "a write is on its way");
-        return;
-    }
-    let Some(entry) = selected
-        .and_then(|k| m.history_entry(&k))
-        .map(|h| (h.revision.clone(), h.agents.clone()))
-    else {
-        say(asks, "select a revision to revert to");
-        return;
-    };
-    let (revision, agents) = entry;
-    let plan = match m.plan_mut() {
-        Ok(p) => p,
-        Err(e) => return say(asks, e),
-    };
-    plan.set_order(agents);
-    let pending = plan.is_pending();
-    if pending {
-        asks.push(Ask::Land("ladder"));
-        m.edit.rollout = None;
-    }
-    say(
-        asks,
-        if pending {
-            format!("{revision}'s order is pending: review it, then w (u undoes)")
-        } else {
-            format!("the hub already holds {revision}'s order")
-        },
-    );
-    asks.push(Ask::Reorder);
-}
-
-/// `w`: the diff screen of the whole document, or why it cannot be
-/// written.
-fn review(m: &mut Model, asks: &mut Vec<Ask>) {
-    if let Some(mut c) = m.edit.overtaken.as_ref().and_then(|o| o.conflict.clone()) {
-        // Their write touched agents this edit touched too: choose before
-        // any diff, on the edit as it stands now (moves made since count).
-        if let Some(p) = &m.edit.plan {
-            c.follow(p);
-        }
-        m.edit.mode = Mode::Conflict {
-            conflict: c,
-            confirm_drop: false,
-            at: 0,
-        };
-        say(asks, CONFLICT_SAY);
-        return;
-    }
-    if let Some(d) = mending(m) {
-        let on = m
-            .edit
-            .plan
-            .as_ref()
-            .filter(|p| p.is_pending())
-            .map(|p| format!("cannot write onto revision {}: ", p.base_revision()))
-            .unwrap_or_default();
-        let kept = if on.is_empty() {
-            ""
-        } else {
-            " (your edit is kept)"
-        };
-        say(
-            asks,
-            format!(
-                "{on}{}; e opens it as it stands on disk to mend it{kept}",
-                d.sentence()
-            ),
-        );
-        return;
-    }
-    let Some(plan) = m.edit.plan.as_ref().filter(|p| p.is_pending()) else {
-        say(asks, "nothing to write: no pending edit");
-        return;
-    };
-    let made = plan
-        .check()
-        .and_then(|()| Ok((plan.render()?, plan.diff()?)));
-    match made {
-        Ok((text, diff)) => {
-            m.edit.mode = Mode::Review {
-                text,
-                if_match: plan.base_revision().to_string(),
-                diff,
-                scroll: 0,
-            }
-        }
-        Err(e) => say(asks, format!("cannot write: {e} (the edit is kept)")),
-    }
-}
-
 const CONFLICT_SAY: &str = "the hub's list changed where yours did: t/m keep theirs or mine for each agent both changed, c takes the merged result, D drops yours";
 
 /// The writer of `revision` as the undo note names them: `alice's`, `the
@@ -498,163 +586,6 @@ pub fn undo_notes(m: &Model) -> Vec<String> {
         .filter(|c| pos(p.order(), &c.agent) != pos(p.base_order(), &c.agent))
         .map(|c| c.undoes(&who))
         .collect()
-}
-
-/// A key while the add prompt, the diff, the conflict or the quit
-/// question is open (the key table's `Add`, `Review`, `Conflict` and
-/// `Quitting` scopes).
-pub fn key(m: &mut Model, k: KeyEvent, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
-    let scope = match m.edit.mode {
-        Mode::Editing | Mode::Sending { .. } => return,
-        Mode::ConfirmQuit => Scope::Quitting,
-        Mode::Adding { .. } => Scope::Add,
-        Mode::Review { .. } => Scope::Review,
-        Mode::Conflict { .. } => Scope::Conflict,
-    };
-    let action = keys::action_in(scope, &k);
-    if action == Some(Action::Quit) {
-        asks.push(Ask::Quit);
-        return;
-    }
-    match &mut m.edit.mode {
-        Mode::Editing | Mode::Sending { .. } => {}
-        Mode::ConfirmQuit => {
-            if action == Some(Action::Yes) {
-                asks.push(Ask::Quit);
-            } else {
-                m.edit.mode = Mode::Editing;
-            }
-        }
-        Mode::Adding { text, unknown, .. } => match action {
-            // Esc on the question goes back to the name, kept.
-            Some(Action::Cancel) if *unknown => *unknown = false,
-            Some(Action::Cancel) => m.edit.mode = Mode::Editing,
-            Some(Action::Accept) => add_typed(m, asks),
-            Some(Action::PromptEraseAll) => set_add_text(m, String::new()),
-            Some(Action::Complete) => {
-                let typed = text.clone();
-                if let Some(c) = m
-                    .add_choices()
-                    .into_iter()
-                    .find(|c| c.starts_with(typed.as_str()))
-                {
-                    set_add_text(m, c);
-                }
-            }
-            Some(Action::Erase) => {
-                text.pop();
-                let t = text.clone();
-                set_add_text(m, t);
-            }
-            Some(_) => {}
-            None => {
-                if let KeyCode::Char(c) = k.code {
-                    if !k.modifiers.contains(KeyModifiers::CONTROL) {
-                        text.push(c);
-                        let t = text.clone();
-                        set_add_text(m, t);
-                    }
-                }
-            }
-        },
-        Mode::Review {
-            text,
-            if_match,
-            scroll,
-            ..
-        } => match action {
-            Some(Action::Yes) => {
-                let (text, if_match) = (text.clone(), if_match.clone());
-                say(asks, format!("writing onto {if_match}"));
-                m.edit.mode = Mode::Sending {
-                    if_match: if_match.clone(),
-                };
-                fx.push(Effect::Write { text, if_match });
-            }
-            Some(Action::Cancel) => m.edit.mode = Mode::Editing,
-            Some(Action::ScrollDown) => *scroll += 1,
-            Some(Action::ScrollUp) => *scroll = scroll.saturating_sub(1),
-            _ => {}
-        },
-        Mode::Conflict {
-            conflict,
-            confirm_drop,
-            at,
-        } => match action {
-            Some(a @ (Action::KeepTheirs | Action::KeepMine)) => {
-                *confirm_drop = false;
-                let choice = if a == Action::KeepMine {
-                    Choice::Mine
-                } else {
-                    Choice::Theirs
-                };
-                conflict.choose(*at, choice);
-                // The Ladder shows the merged result as chosen so far.
-                m.edit.plan = Some(conflict.merged());
-                if *at + 1 < conflict.clashes.len() {
-                    *at += 1;
-                }
-                asks.push(Ask::Reorder);
-            }
-            Some(Action::ScrollDown) => {
-                *confirm_drop = false;
-                *at = (*at + 1).min(conflict.clashes.len().saturating_sub(1));
-            }
-            Some(Action::ScrollUp) => {
-                *confirm_drop = false;
-                *at = at.saturating_sub(1);
-            }
-            Some(Action::Carry) => {
-                let c = (**conflict).clone();
-                let undone = c.undone();
-                let revision = c.theirs_revision().to_string();
-                m.edit.plan = Some(c.carry());
-                m.edit.mode = Mode::Editing;
-                m.edit.overtaken = None;
-                m.edit.undoes = (!undone.is_empty()).then_some(Undoes {
-                    revision,
-                    clashes: undone,
-                });
-                say(
-                    asks,
-                    if m.edit.undoes.is_some() {
-                        "the merged result is pending: w shows the diff and what it undoes"
-                    } else {
-                        "the merged result is pending, theirs where both changed an agent: w shows the diff"
-                    },
-                );
-                asks.push(Ask::Reorder);
-            }
-            Some(Action::DropMine) if !*confirm_drop => *confirm_drop = true,
-            Some(Action::Yes) if *confirm_drop => {
-                let c = (**conflict).clone();
-                m.edit.plan = Some(c.drop_mine());
-                m.edit.mode = Mode::Editing;
-                m.edit.overtaken = None;
-                m.edit.undoes = None;
-                say(asks, "your pending edit was dropped");
-                asks.push(Ask::Reorder);
-            }
-            _ => *confirm_drop = false,
-        },
-    }
-}
-
-fn set_add_text(m: &mut Model, t: String) {
-    let error = if t.is_empty() {
-        None
-    } else {
-        m.edit
-            .plan
-            .as_ref()
-            .and_then(|p| p.check_name(&t).err())
-            .map(|e| e.to_string())
-    };
-    m.edit.mode = Mode::Adding {
-        text: t,
-        error,
-        unknown: false,
-    };
 }
 
 /// No worker reports the name, no known agent has it, and it is not in the
@@ -703,248 +634,6 @@ fn distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-fn add_typed(m: &mut Model, asks: &mut Vec<Ask>) {
-    let name = text_of(&m.edit.mode);
-    let asked = matches!(m.edit.mode, Mode::Adding { unknown: true, .. });
-    let valid = m
-        .edit
-        .plan
-        .as_ref()
-        .is_some_and(|p| p.check_name(&name).is_ok());
-    if valid && !asked && unheard_of(m, &name) {
-        // Ask before the harm: Enter again adds it anyway.
-        m.edit.mode = Mode::Adding {
-            text: name,
-            error: None,
-            unknown: true,
-        };
-        return;
-    }
-    let Some(plan) = m.edit.plan.as_mut() else {
-        m.edit.mode = Mode::Editing;
-        return;
-    };
-    match plan.add(&name, None) {
-        Ok(at) => {
-            m.edit.mode = Mode::Editing;
-            say(asks, format!("{name} added at rank {at} (u undoes)"));
-            asks.push(Ask::Reorder);
-        }
-        Err(e) => {
-            // The prompt stays open with what was typed.
-            m.edit.mode = Mode::Adding {
-                text: name,
-                error: Some(e.to_string()),
-                unknown: false,
-            };
-        }
-    }
-}
-
-/// The hub answered the write.
-pub fn written(
-    m: &mut Model,
-    r: Result<ConfigAccepted, ClientError>,
-    fx: &mut Vec<Effect>,
-    asks: &mut Vec<Ask>,
-) {
-    match r {
-        Ok(acc) => {
-            say(asks, format!("written: revision {}", acc.revision));
-            m.config.agents = acc.agents;
-            m.config.revision = Some(acc.revision.clone());
-            m.config.text = None;
-            m.edit = LadderEdit {
-                rollout: Some(Rollout {
-                    revision: acc.revision,
-                    at: Some(m.now()),
-                    ..Rollout::default()
-                }),
-                ..LadderEdit::default()
-            };
-            m.refresh_projection();
-            fx.push(Effect::FetchConfig);
-            fx.push(Effect::FetchHistory);
-        }
-        Err(ClientError::Conflict { .. }) => {
-            m.edit.mode = Mode::Editing;
-            m.edit.rebase_wanted = true;
-            say(
-                asks,
-                "the hub's document changed since this edit began: fetching it to rebase",
-            );
-            fx.push(Effect::FetchConfig);
-            fx.push(Effect::FetchHistory);
-        }
-        Err(e) => {
-            m.edit.mode = Mode::Editing;
-            let e = e.to_string();
-            say(
-                asks,
-                format!("write failed: {e} (the edit is kept: w retries)"),
-            );
-            m.edit.error = Some(e);
-        }
-    }
-}
-
-/// A newer document than the pending edit's came in (a colleague wrote):
-/// the edit is replayed onto it at once, and an open diff is remade onto
-/// it, so `w` never shows a diff against a revision that is gone; when
-/// their write changed the list, `w` (or the open diff) shows the conflict
-/// to choose on first. A write on its way is left to the 412 it meets.
-pub fn overtaken(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask>) {
-    if matches!(m.edit.mode, Mode::Sending { .. }) || !m.edit.is_pending() {
-        return;
-    }
-    let Some(plan) = m.edit.plan.as_ref() else {
-        return;
-    };
-    if plan.base_revision() == revision {
-        return;
-    }
-    let from = m
-        .edit
-        .overtaken
-        .as_ref()
-        .map_or_else(|| plan.base_revision().to_string(), |o| o.from.clone());
-    let open = matches!(m.edit.mode, Mode::Review { .. } | Mode::Conflict { .. });
-    // A conflict not chosen on yet stays one on the newer revision: the
-    // edit as it was before it (with what was done on the Ladder since)
-    // is replayed, not the merged result shown meanwhile, which keeps
-    // mine for the conflicting agents.
-    let outstanding = match &m.edit.mode {
-        Mode::Conflict { conflict, .. } => Some(conflict.as_ref()),
-        _ => m
-            .edit
-            .overtaken
-            .as_ref()
-            .and_then(|o| o.conflict.as_deref()),
-    };
-    let source = outstanding.map_or_else(|| plan.clone(), |c| c.mine_now(plan));
-    match source.rebase(theirs, revision) {
-        Ok(Rebased::Replayed(p)) => {
-            let merged = p.base_order() != source.base_order();
-            m.edit.plan = Some(p);
-            m.edit.overtaken = Some(Overtaken {
-                from,
-                revision: revision.to_string(),
-                conflict: None,
-                merged,
-            });
-            if open {
-                review(m, asks);
-            }
-            let onto = if open {
-                "the diff is onto it: y sends"
-            } else {
-                "w shows the diff onto it"
-            };
-            say(
-                asks,
-                if merged {
-                    format!(
-                        "{revision} was written while your edit was pending and changed the list: your edit is replayed onto it, both stand ({onto})"
-                    )
-                } else {
-                    format!(
-                        "{revision} was written while your edit was pending; it left the list alone: your order now stands on it ({onto})"
-                    )
-                },
-            );
-        }
-        Ok(Rebased::AlreadyThere(p)) => {
-            m.edit.plan = Some(p);
-            m.edit.mode = Mode::Editing;
-            m.edit.overtaken = None;
-            say(
-                asks,
-                format!(
-                    "{revision} was written while your edit was pending and holds your order: nothing pending"
-                ),
-            );
-        }
-        Ok(Rebased::ListChanged(c)) => {
-            // The Ladder shows the edit replayed onto their list (mine
-            // kept where both touched an agent, until chosen).
-            m.edit.plan = Some(c.merged());
-            m.edit.overtaken = Some(Overtaken {
-                from,
-                revision: revision.to_string(),
-                conflict: Some(c),
-                merged: true,
-            });
-            if open {
-                review(m, asks);
-            } else {
-                say(
-                    asks,
-                    format!(
-                        "{revision} was written while your edit was pending and changed agents yours did: w shows theirs and yours to choose"
-                    ),
-                );
-            }
-        }
-        Err(e) => say(
-            asks,
-            format!("cannot replay your edit onto {revision}: {e} (the edit is kept)"),
-        ),
-    }
-}
-
-/// After a 412: the pending order onto the hub's current document.
-pub fn rebase_onto(m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask>) {
-    let Some(plan) = m.edit.plan.as_ref() else {
-        return;
-    };
-    match plan.rebase(theirs, revision) {
-        Ok(crate::plan::Rebased::Replayed(p)) => {
-            let whole = p
-                .typed()
-                .is_some_and(|t| differs_outside_list(t, p.base_text()));
-            let merged = p.base_order() != plan.base_order();
-            m.edit.plan = Some(p);
-            review(m, asks);
-            say(
-                asks,
-                if whole {
-                    format!(
-                        "onto {revision}: the document from $EDITOR is kept whole; its new diff shows what of the other change it undoes (y sends)"
-                    )
-                } else if merged {
-                    format!(
-                        "replayed onto {revision}: their change of the list and yours both stand; review the new diff (y sends)"
-                    )
-                } else {
-                    format!("replayed onto {revision}: review the new diff (y sends)")
-                },
-            );
-        }
-        Ok(crate::plan::Rebased::AlreadyThere(p)) => {
-            m.edit.plan = Some(p);
-            m.edit.mode = Mode::Editing;
-            say(
-                asks,
-                format!("the hub already holds this order at {revision}"),
-            );
-        }
-        Ok(crate::plan::Rebased::ListChanged(c)) => {
-            m.edit.plan = Some(c.merged());
-            m.edit.mode = Mode::Conflict {
-                conflict: c,
-                confirm_drop: false,
-                at: 0,
-            };
-            say(asks, CONFLICT_SAY);
-            asks.push(Ask::Reorder);
-        }
-        Err(e) => say(
-            asks,
-            format!("cannot rebase onto {revision}: {e} (the edit is kept)"),
-        ),
-    }
-}
-
 /// Two documents differ outside their lists (or either has none).
 fn differs_outside_list(a: &str, b: &str) -> bool {
     match (crate::agents_doc::locate(a), crate::agents_doc::locate(b)) {
@@ -960,29 +649,6 @@ fn text_of(m: &Mode) -> String {
     match m {
         Mode::Adding { text, .. } => text.clone(),
         _ => String::new(),
-    }
-}
-/// The body, when the editor holds it; false when the view draws it.
-pub fn draw_body(cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
-    match &cx.model.edit.mode {
-        Mode::Review {
-            diff,
-            if_match,
-            scroll,
-            ..
-        } => {
-            draw_diff(cx, area, buf, diff, if_match, *scroll);
-            true
-        }
-        Mode::Conflict {
-            conflict,
-            confirm_drop,
-            at,
-        } => {
-            draw_conflict(cx, area, buf, conflict, *confirm_drop, *at);
-            true
-        }
-        _ => false,
     }
 }
 
@@ -1223,80 +889,6 @@ fn draw_conflict(
     }
 }
 
-/// The status line, when a prompt of the editor holds it.
-pub fn draw_status(cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
-    let t = cx.theme;
-    let l = match &cx.model.edit.mode {
-        Mode::Adding {
-            text,
-            unknown: true,
-            ..
-        } => {
-            let meant = meant(cx.model, text)
-                .map(|c| format!(" (did you mean {}?)", hub(&c)))
-                .unwrap_or_default();
-            Line::from(vec![
-                Span::styled(
-                    format!(
-                        "add {:?}? no worker reports it and it is not a known agent{meant}: ",
-                        hub(text)
-                    ),
-                    t.warn(),
-                ),
-                Span::styled(
-                    keys::hints(Hints::AddUnknown, &format!(" {} ", t.sep())),
-                    t.title(),
-                ),
-            ])
-        }
-        Mode::Adding { text, error, .. } => {
-            let mut spans = vec![
-                Span::styled("add agent: ", t.title()),
-                Span::raw(hub(text).into_owned()),
-                Span::styled("_", t.title()),
-                Span::raw("   "),
-            ];
-            match error {
-                Some(e) => spans.push(Span::styled(hub(e).into_owned(), t.bad())),
-                None => {
-                    let offer = cx
-                        .model
-                        .add_choices()
-                        .into_iter()
-                        .filter(|c| c.starts_with(text.as_str()))
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    let mut s = keys::hints(Hints::Add, &format!(" {} ", t.sep()));
-                    if !offer.is_empty() {
-                        // Nothing to offer: the hints end the line.
-                        s.push_str(&format!(" {} {}", t.sep(), hub(&offer)));
-                    }
-                    spans.push(Span::styled(s, t.muted()))
-                }
-            }
-            Line::from(spans)
-        }
-        Mode::ConfirmQuit => Line::styled(
-            format!(
-                "an edit is pending and not written: quit anyway? {} · any other key stays",
-                keys::hints(Hints::Quitting, " · ")
-            ),
-            t.warn(),
-        ),
-        Mode::Sending { if_match } => Line::styled(
-            format!("writing onto {}{}", hub(if_match), t.ellipsis()),
-            t.warn(),
-        ),
-        _ => return false,
-    };
-    line(
-        area,
-        buf,
-        fit_line(l, usize::from(area.width), t.ellipsis()),
-    );
-    true
-}
-
 /// Enter on the convergence line: the workers not yet on the revision
 /// written, and why (healthy on an older revision and for how long since
 /// the write, stale, lost).
@@ -1360,4 +952,759 @@ pub fn rollout_title_and_lines(cx: &Cx) -> (String, Vec<Line<'static>>) {
         ));
     }
     (format!("rollout of {}", hub(&r.revision)), out)
+}
+
+impl Edit {
+    /// An edit key on the Ladder, in a session that holds a writer.
+    fn action(
+        &mut self,
+        m: &mut Model,
+        action: Action,
+        sel: Option<String>,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        if m.edit.sending.is_some() {
+            say(asks, "a write is on its way");
+            return;
+        }
+        if action == Action::EditDocument {
+            if let Some(d) = mending(m).cloned() {
+                return open_disk(m, &d, fx, asks);
+            }
+            match m.plan_mut() {
+                Ok(_) => open_editor(m, fx, asks),
+                Err(e) => say(asks, e),
+            }
+            return;
+        }
+        let plan = match m.plan_mut() {
+            Ok(p) => p,
+            Err(e) => return say(asks, e),
+        };
+        let at = sel
+            .as_ref()
+            .and_then(|a| plan.order().iter().position(|x| x == a));
+        // Where the cursor goes after the key: with the agent (a move), or
+        // (`d`) on the agent now in its place, as in vim and k9s, so `d d d`
+        // removes three; past the end, the new last one.
+        let mut follow = sel.clone();
+        let result: Result<String, String> = match action {
+            Action::MoveAgentDown | Action::MoveAgentUp => match at {
+                None => Err("select an agent of the list to move it".into()),
+                Some(i) => {
+                    let r = if action == Action::MoveAgentDown {
+                        plan.move_down(i)
+                    } else {
+                        plan.move_up(i)
+                    };
+                    r.map(|to| {
+                        format!(
+                            "{} to rank {to} (u undoes)",
+                            sel.as_deref().unwrap_or_default()
+                        )
+                    })
+                    .map_err(|e| e.to_string())
+                }
+            },
+            Action::RemoveAgent => match at {
+                None => Err("select an agent of the list to remove it".into()),
+                Some(i) => plan
+                    .remove(i)
+                    .map(|a| {
+                        let o = plan.order();
+                        follow = o.get(i).or(o.last()).cloned();
+                        format!("{a} removed (u undoes)")
+                    })
+                    .map_err(|e| e.to_string()),
+            },
+            Action::Undo => Ok(if plan.undo() {
+                "undone"
+            } else {
+                "nothing to undo"
+            }
+            .into()),
+            Action::Redo => Ok(if plan.redo() {
+                "redone"
+            } else {
+                "nothing to redo"
+            }
+            .into()),
+            Action::AddAgent => {
+                self.mode = Mode::Adding {
+                    text: String::new(),
+                    error: None,
+                    unknown: false,
+                };
+                return;
+            }
+            Action::Write => {
+                self.review(m, asks);
+                return;
+            }
+            _ => return,
+        };
+        match result {
+            Ok(t) => say(asks, t),
+            Err(e) => say(asks, e),
+        }
+        m.edit.error = None;
+        m.edit.rollout = None;
+        asks.push(Ask::Reorder);
+        if let Some(a) = follow {
+            asks.push(Ask::Select(Detail::Agent(a)));
+            asks.push(Ask::Reorder);
+        }
+    }
+
+    /// `GET /v1/config` answered the file on disk, which does not validate:
+    /// held as such (workers keep the list in force). A write that met it (a
+    /// 412 asked for it) or a diff on screen goes back to the Ladder, saying
+    /// why; `w` is held and `e` opens the file until it is mended.
+    fn disk_invalid(&mut self, m: &mut Model, d: OnDisk, asks: &mut Vec<Ask>) {
+        let rebase = std::mem::take(&mut m.edit.rebase_wanted);
+        let reviewing = matches!(self.mode, Mode::Review { .. });
+        let new = m.config.on_disk.as_ref() != Some(&d);
+        let sentence = d.sentence();
+        m.config.on_disk = Some(d);
+        if m.config.agents.is_empty() {
+            m.config.agents = m.in_force();
+        }
+        if rebase || (reviewing && new) {
+            self.mode = Mode::Editing;
+        }
+        let kept = if m.edit.is_pending() {
+            " (your edit is kept)"
+        } else {
+            ""
+        };
+        if rebase {
+            say(
+                asks,
+                format!(
+                    "not written: {sentence}; e opens it as it stands on disk, the reason on top{kept}"
+                ),
+            );
+        } else if new && (reviewing || m.edit.is_pending()) {
+            say(
+                asks,
+                format!(
+                    "{sentence}: w is held until it is mended; e opens it as it stands on disk{kept}"
+                ),
+            );
+        }
+    }
+
+    /// `R` on History: the selected revision's order becomes the pending
+    /// order (on the hub's current document), shown on the Ladder to review.
+    fn revert(&mut self, m: &mut Model, selected: Option<HistKey>, asks: &mut Vec<Ask>) {
+        if m.edit.sending.is_some() {
+            say(asks, "a write is on its way");
+            return;
+        }
+        let Some(entry) = selected
+            .and_then(|k| m.history_entry(&k))
+            .map(|h| (h.revision.clone(), h.agents.clone()))
+        else {
+            say(asks, "select a revision to revert to");
+            return;
+        };
+        let (revision, agents) = entry;
+        let plan = match m.plan_mut() {
+            Ok(p) => p,
+            Err(e) => return say(asks, e),
+        };
+        plan.set_order(agents);
+        let pending = plan.is_pending();
+        if pending {
+            asks.push(Ask::Land("ladder"));
+            m.edit.rollout = None;
+        }
+        say(
+            asks,
+            if pending {
+                format!("{revision}'s order is pending: review it, then w (u undoes)")
+            } else {
+                format!("the hub already holds {revision}'s order")
+            },
+        );
+        asks.push(Ask::Reorder);
+    }
+
+    /// `w`: the diff screen of the whole document, or why it cannot be
+    /// written.
+    fn review(&mut self, m: &mut Model, asks: &mut Vec<Ask>) {
+        if let Some(mut c) = m.edit.overtaken.as_ref().and_then(|o| o.conflict.clone()) {
+            // Their write touched agents this edit touched too: choose before
+            // any diff, on the edit as it stands now (moves made since count).
+            if let Some(p) = &m.edit.plan {
+                c.follow(p);
+            }
+            self.open_conflict(m, c);
+            say(asks, CONFLICT_SAY);
+            return;
+        }
+        if let Some(d) = mending(m) {
+            let on = m
+                .edit
+                .plan
+                .as_ref()
+                .filter(|p| p.is_pending())
+                .map(|p| format!("cannot write onto revision {}: ", p.base_revision()))
+                .unwrap_or_default();
+            let kept = if on.is_empty() {
+                ""
+            } else {
+                " (your edit is kept)"
+            };
+            say(
+                asks,
+                format!(
+                    "{on}{}; e opens it as it stands on disk to mend it{kept}",
+                    d.sentence()
+                ),
+            );
+            return;
+        }
+        let Some(plan) = m.edit.plan.as_ref().filter(|p| p.is_pending()) else {
+            say(asks, "nothing to write: no pending edit");
+            return;
+        };
+        let made = plan
+            .check()
+            .and_then(|()| Ok((plan.render()?, plan.diff()?)));
+        match made {
+            Ok((text, diff)) => {
+                self.mode = Mode::Review {
+                    text,
+                    if_match: plan.base_revision().to_string(),
+                    diff,
+                    scroll: 0,
+                }
+            }
+            Err(e) => say(asks, format!("cannot write: {e} (the edit is kept)")),
+        }
+    }
+
+    /// A key while the add prompt, the diff, the conflict or the quit
+    /// question is open (the key table's `Add`, `Review`, `Conflict` and
+    /// `Quitting` scopes).
+    fn screen_key(
+        &mut self,
+        m: &mut Model,
+        k: KeyEvent,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        let scope = match self.mode {
+            Mode::Editing => return,
+            Mode::ConfirmQuit => Scope::Quitting,
+            Mode::Adding { .. } => Scope::Add,
+            Mode::Review { .. } => Scope::Review,
+            Mode::Conflict { .. } => Scope::Conflict,
+        };
+        let action = keys::action_in(scope, &k);
+        if action == Some(Action::Quit) {
+            asks.push(Ask::Quit);
+            return;
+        }
+        match &mut self.mode {
+            Mode::Editing => {}
+            Mode::ConfirmQuit => {
+                if action == Some(Action::Yes) {
+                    asks.push(Ask::Quit);
+                } else {
+                    self.mode = Mode::Editing;
+                }
+            }
+            Mode::Adding { text, unknown, .. } => match action {
+                // Esc on the question goes back to the name, kept.
+                Some(Action::Cancel) if *unknown => *unknown = false,
+                Some(Action::Cancel) => self.mode = Mode::Editing,
+                Some(Action::Accept) => self.add_typed(m, asks),
+                Some(Action::PromptEraseAll) => self.set_add_text(m, String::new()),
+                Some(Action::Complete) => {
+                    let typed = text.clone();
+                    if let Some(c) = m
+                        .add_choices()
+                        .into_iter()
+                        .find(|c| c.starts_with(typed.as_str()))
+                    {
+                        self.set_add_text(m, c);
+                    }
+                }
+                Some(Action::Erase) => {
+                    text.pop();
+                    let t = text.clone();
+                    self.set_add_text(m, t);
+                }
+                Some(_) => {}
+                None => {
+                    if let KeyCode::Char(c) = k.code {
+                        if !k.modifiers.contains(KeyModifiers::CONTROL) {
+                            text.push(c);
+                            let t = text.clone();
+                            self.set_add_text(m, t);
+                        }
+                    }
+                }
+            },
+            Mode::Review {
+                text,
+                if_match,
+                scroll,
+                ..
+            } => match action {
+                Some(Action::Yes) => {
+                    let (text, if_match) = (text.clone(), if_match.clone());
+                    say(asks, format!("writing onto {if_match}"));
+                    m.edit.sending = Some(if_match.clone());
+                    self.mode = Mode::Editing;
+                    fx.push(Effect::Write { text, if_match });
+                }
+                Some(Action::Cancel) => self.mode = Mode::Editing,
+                Some(Action::ScrollDown) => *scroll += 1,
+                Some(Action::ScrollUp) => *scroll = scroll.saturating_sub(1),
+                _ => {}
+            },
+            Mode::Conflict { confirm_drop, at } => {
+                let Some(conflict) = m.edit.conflict.as_mut() else {
+                    self.mode = Mode::Editing;
+                    return;
+                };
+                match action {
+                    Some(a @ (Action::KeepTheirs | Action::KeepMine)) => {
+                        *confirm_drop = false;
+                        let choice = if a == Action::KeepMine {
+                            Choice::Mine
+                        } else {
+                            Choice::Theirs
+                        };
+                        conflict.choose(*at, choice);
+                        // The Ladder shows the merged result as chosen so far.
+                        let merged = conflict.merged();
+                        let clashes = conflict.clashes.len();
+                        m.edit.plan = Some(merged);
+                        if *at + 1 < clashes {
+                            *at += 1;
+                        }
+                        asks.push(Ask::Reorder);
+                    }
+                    Some(Action::ScrollDown) => {
+                        *confirm_drop = false;
+                        *at = (*at + 1).min(conflict.clashes.len().saturating_sub(1));
+                    }
+                    Some(Action::ScrollUp) => {
+                        *confirm_drop = false;
+                        *at = at.saturating_sub(1);
+                    }
+                    Some(Action::Carry) => {
+                        let c = self.close_conflict(m);
+                        let undone = c.undone();
+                        let revision = c.theirs_revision().to_string();
+                        m.edit.plan = Some(c.carry());
+                        m.edit.overtaken = None;
+                        m.edit.undoes = (!undone.is_empty()).then_some(Undoes {
+                            revision,
+                            clashes: undone,
+                        });
+                        say(
+                            asks,
+                            if m.edit.undoes.is_some() {
+                                "the merged result is pending: w shows the diff and what it undoes"
+                            } else {
+                                "the merged result is pending, theirs where both changed an agent: w shows the diff"
+                            },
+                        );
+                        asks.push(Ask::Reorder);
+                    }
+                    Some(Action::DropMine) if !*confirm_drop => *confirm_drop = true,
+                    Some(Action::Yes) if *confirm_drop => {
+                        let c = self.close_conflict(m);
+                        m.edit.plan = Some(c.drop_mine());
+                        m.edit.overtaken = None;
+                        m.edit.undoes = None;
+                        say(asks, "your pending edit was dropped");
+                        asks.push(Ask::Reorder);
+                    }
+                    _ => *confirm_drop = false,
+                }
+            }
+        }
+    }
+
+    /// The conflict `c` to choose on (the model holds it, this screen the
+    /// choice under the cursor).
+    fn open_conflict(&mut self, m: &mut Model, c: Box<crate::plan::Conflict>) {
+        m.edit.conflict = Some(c);
+        self.mode = Mode::Conflict {
+            confirm_drop: false,
+            at: 0,
+        };
+    }
+
+    /// The conflict is settled (carried or dropped): back to the Ladder.
+    fn close_conflict(&mut self, m: &mut Model) -> Box<crate::plan::Conflict> {
+        self.mode = Mode::Editing;
+        m.edit.conflict.take().expect("a conflict on screen")
+    }
+
+    fn set_add_text(&mut self, m: &mut Model, t: String) {
+        let error = if t.is_empty() {
+            None
+        } else {
+            m.edit
+                .plan
+                .as_ref()
+                .and_then(|p| p.check_name(&t).err())
+                .map(|e| e.to_string())
+        };
+        self.mode = Mode::Adding {
+            text: t,
+            error,
+            unknown: false,
+        };
+    }
+
+    fn add_typed(&mut self, m: &mut Model, asks: &mut Vec<Ask>) {
+        let name = text_of(&self.mode);
+        let asked = matches!(self.mode, Mode::Adding { unknown: true, .. });
+        let valid = m
+            .edit
+            .plan
+            .as_ref()
+            .is_some_and(|p| p.check_name(&name).is_ok());
+        if valid && !asked && unheard_of(m, &name) {
+            // Ask before the harm: Enter again adds it anyway.
+            self.mode = Mode::Adding {
+                text: name,
+                error: None,
+                unknown: true,
+            };
+            return;
+        }
+        let Some(plan) = m.edit.plan.as_mut() else {
+            self.mode = Mode::Editing;
+            return;
+        };
+        match plan.add(&name, None) {
+            Ok(at) => {
+                self.mode = Mode::Editing;
+                say(asks, format!("{name} added at rank {at} (u undoes)"));
+                asks.push(Ask::Reorder);
+            }
+            Err(e) => {
+                // The prompt stays open with what was typed.
+                self.mode = Mode::Adding {
+                    text: name,
+                    error: Some(e.to_string()),
+                    unknown: false,
+                };
+            }
+        }
+    }
+
+    /// The hub answered the write.
+    fn written(
+        &mut self,
+        m: &mut Model,
+        r: Result<ConfigAccepted, ClientError>,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        match r {
+            Ok(acc) => {
+                say(asks, format!("written: revision {}", acc.revision));
+                m.config.agents = acc.agents;
+                m.config.revision = Some(acc.revision.clone());
+                m.config.text = None;
+                m.edit = LadderEdit {
+                    rollout: Some(Rollout {
+                        revision: acc.revision,
+                        at: Some(m.now()),
+                        ..Rollout::default()
+                    }),
+                    ..LadderEdit::default()
+                };
+                self.mode = Mode::Editing;
+                m.refresh_projection();
+                fx.push(Effect::FetchConfig);
+                fx.push(Effect::FetchHistory);
+            }
+            Err(ClientError::Conflict { .. }) => {
+                self.mode = Mode::Editing;
+                m.edit.sending = None;
+                m.edit.rebase_wanted = true;
+                say(
+                    asks,
+                    "the hub's document changed since this edit began: fetching it to rebase",
+                );
+                fx.push(Effect::FetchConfig);
+                fx.push(Effect::FetchHistory);
+            }
+            Err(e) => {
+                self.mode = Mode::Editing;
+                m.edit.sending = None;
+                let e = e.to_string();
+                say(
+                    asks,
+                    format!("write failed: {e} (the edit is kept: w retries)"),
+                );
+                m.edit.error = Some(e);
+            }
+        }
+    }
+
+    /// A newer document than the pending edit's came in (a colleague wrote):
+    /// the edit is replayed onto it at once, and an open diff is remade onto
+    /// it, so `w` never shows a diff against a revision that is gone; when
+    /// their write changed the list, `w` (or the open diff) shows the conflict
+    /// to choose on first. A write on its way is left to the 412 it meets.
+    fn overtaken(&mut self, m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask>) {
+        if m.edit.sending.is_some() || !m.edit.is_pending() {
+            return;
+        }
+        let Some(plan) = m.edit.plan.as_ref() else {
+            return;
+        };
+        if plan.base_revision() == revision {
+            return;
+        }
+        let from = m
+            .edit
+            .overtaken
+            .as_ref()
+            .map_or_else(|| plan.base_revision().to_string(), |o| o.from.clone());
+        let open = matches!(self.mode, Mode::Review { .. } | Mode::Conflict { .. });
+        // A conflict not chosen on yet stays one on the newer revision: the
+        // edit as it was before it (with what was done on the Ladder since)
+        // is replayed, not the merged result shown meanwhile, which keeps
+        // mine for the conflicting agents.
+        let outstanding = match &self.mode {
+            Mode::Conflict { .. } => m.edit.conflict.as_deref(),
+            _ => m
+                .edit
+                .overtaken
+                .as_ref()
+                .and_then(|o| o.conflict.as_deref()),
+        };
+        let source = outstanding.map_or_else(|| plan.clone(), |c| c.mine_now(plan));
+        match source.rebase(theirs, revision) {
+            Ok(Rebased::Replayed(p)) => {
+                let merged = p.base_order() != source.base_order();
+                m.edit.plan = Some(p);
+                m.edit.overtaken = Some(Overtaken {
+                    from,
+                    revision: revision.to_string(),
+                    conflict: None,
+                    merged,
+                });
+                if open {
+                    self.review(m, asks);
+                }
+                let onto = if open {
+                    "the diff is onto it: y sends"
+                } else {
+                    "w shows the diff onto it"
+                };
+                say(
+                    asks,
+                    if merged {
+                        format!(
+                            "{revision} was written while your edit was pending and changed the list: your edit is replayed onto it, both stand ({onto})"
+                        )
+                    } else {
+                        format!(
+                            "{revision} was written while your edit was pending; it left the list alone: your order now stands on it ({onto})"
+                        )
+                    },
+                );
+            }
+            Ok(Rebased::AlreadyThere(p)) => {
+                m.edit.plan = Some(p);
+                self.mode = Mode::Editing;
+                m.edit.overtaken = None;
+                say(
+                    asks,
+                    format!(
+                        "{revision} was written while your edit was pending and holds your order: nothing pending"
+                    ),
+                );
+            }
+            Ok(Rebased::ListChanged(c)) => {
+                // The Ladder shows the edit replayed onto their list (mine
+                // kept where both touched an agent, until chosen).
+                m.edit.plan = Some(c.merged());
+                m.edit.overtaken = Some(Overtaken {
+                    from,
+                    revision: revision.to_string(),
+                    conflict: Some(c),
+                    merged: true,
+                });
+                if open {
+                    self.review(m, asks);
+                } else {
+                    say(
+                        asks,
+                        format!(
+                            "{revision} was written while your edit was pending and changed agents yours did: w shows theirs and yours to choose"
+                        ),
+                    );
+                }
+            }
+            Err(e) => say(
+                asks,
+                format!("cannot replay your edit onto {revision}: {e} (the edit is kept)"),
+            ),
+        }
+    }
+
+    /// After a 412: the pending order onto the hub's current document.
+    fn rebase_onto(&mut self, m: &mut Model, theirs: &str, revision: &str, asks: &mut Vec<Ask>) {
+        let Some(plan) = m.edit.plan.as_ref() else {
+            return;
+        };
+        match plan.rebase(theirs, revision) {
+            Ok(crate::plan::Rebased::Replayed(p)) => {
+                let whole = p
+                    .typed()
+                    .is_some_and(|t| differs_outside_list(t, p.base_text()));
+                let merged = p.base_order() != plan.base_order();
+                m.edit.plan = Some(p);
+                self.review(m, asks);
+                say(
+                    asks,
+                    if whole {
+                        format!(
+                            "onto {revision}: the document from $EDITOR is kept whole; its new diff shows what of the other change it undoes (y sends)"
+                        )
+                    } else if merged {
+                        format!(
+                            "replayed onto {revision}: their change of the list and yours both stand; review the new diff (y sends)"
+                        )
+                    } else {
+                        format!("replayed onto {revision}: review the new diff (y sends)")
+                    },
+                );
+            }
+            Ok(crate::plan::Rebased::AlreadyThere(p)) => {
+                m.edit.plan = Some(p);
+                self.mode = Mode::Editing;
+                say(
+                    asks,
+                    format!("the hub already holds this order at {revision}"),
+                );
+            }
+            Ok(crate::plan::Rebased::ListChanged(c)) => {
+                m.edit.plan = Some(c.merged());
+                self.open_conflict(m, c);
+                say(asks, CONFLICT_SAY);
+                asks.push(Ask::Reorder);
+            }
+            Err(e) => say(
+                asks,
+                format!("cannot rebase onto {revision}: {e} (the edit is kept)"),
+            ),
+        }
+    }
+
+    /// The body, when the editor holds it; false when the view draws it.
+    fn body(&self, cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
+        match &self.mode {
+            Mode::Review {
+                diff,
+                if_match,
+                scroll,
+                ..
+            } => {
+                draw_diff(cx, area, buf, diff, if_match, *scroll);
+                true
+            }
+            Mode::Conflict { confirm_drop, at } => {
+                let Some(conflict) = cx.model.edit.conflict.as_ref() else {
+                    return false;
+                };
+                draw_conflict(cx, area, buf, conflict, *confirm_drop, *at);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The status line, when a prompt of the editor holds it.
+    fn status(&self, cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
+        let t = cx.theme;
+        let sending = cx.model.edit.sending.as_ref();
+        let l = match &self.mode {
+            Mode::Adding {
+                text,
+                unknown: true,
+                ..
+            } => {
+                let meant = meant(cx.model, text)
+                    .map(|c| format!(" (did you mean {}?)", hub(&c)))
+                    .unwrap_or_default();
+                Line::from(vec![
+                    Span::styled(
+                        format!(
+                            "add {:?}? no worker reports it and it is not a known agent{meant}: ",
+                            hub(text)
+                        ),
+                        t.warn(),
+                    ),
+                    Span::styled(
+                        keys::hints(Hints::AddUnknown, &format!(" {} ", t.sep())),
+                        t.title(),
+                    ),
+                ])
+            }
+            Mode::Adding { text, error, .. } => {
+                let mut spans = vec![
+                    Span::styled("add agent: ", t.title()),
+                    Span::raw(hub(text).into_owned()),
+                    Span::styled("_", t.title()),
+                    Span::raw("   "),
+                ];
+                match error {
+                    Some(e) => spans.push(Span::styled(hub(e).into_owned(), t.bad())),
+                    None => {
+                        let offer = cx
+                            .model
+                            .add_choices()
+                            .into_iter()
+                            .filter(|c| c.starts_with(text.as_str()))
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                        let mut s = keys::hints(Hints::Add, &format!(" {} ", t.sep()));
+                        if !offer.is_empty() {
+                            // Nothing to offer: the hints end the line.
+                            s.push_str(&format!(" {} {}", t.sep(), hub(&offer)));
+                        }
+                        spans.push(Span::styled(s, t.muted()))
+                    }
+                }
+                Line::from(spans)
+            }
+            Mode::ConfirmQuit => Line::styled(
+                format!(
+                    "an edit is pending and not written: quit anyway? {} · any other key stays",
+                    keys::hints(Hints::Quitting, " · ")
+                ),
+                t.warn(),
+            ),
+            Mode::Editing | Mode::Review { .. } | Mode::Conflict { .. } => match sending {
+                Some(if_match) => Line::styled(
+                    format!("writing onto {}{}", hub(if_match), t.ellipsis()),
+                    t.warn(),
+                ),
+                None => return false,
+            },
+        };
+        line(
+            area,
+            buf,
+            fit_line(l, usize::from(area.width), t.ellipsis()),
+        );
+        true
+    }
 }

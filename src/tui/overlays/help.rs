@@ -6,10 +6,75 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
-use crate::tui::keys::{self, HelpLine, help_for, prompt_keys};
+use super::{Ctx, Frame, Overlay, Yield};
+use crate::tui::keys::{self, Action, HelpLine, help_for, prompt_keys};
 use crate::tui::ui::header::wrap;
 use crate::tui::ui::theme::Theme;
 use crate::tui::ui::{fit_line, line};
+
+/// `?`: the help over the pane. It takes every key bound on a pane:
+/// `?` or Esc closes it, `q` asks to quit, any other does nothing.
+#[derive(Debug, Default)]
+pub struct Help {
+    open: bool,
+}
+
+impl Help {
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+}
+
+impl Overlay for Help {
+    fn key(&mut self, _k: &crossterm::event::KeyEvent, a: Option<Action>, cx: &mut Ctx) -> bool {
+        let Some(a) = a.filter(|_| self.open) else {
+            return false;
+        };
+        match a {
+            Action::Help | Action::Back => self.open = false,
+            Action::Quit => cx.asks.push(super::Ask::Quit),
+            _ => {}
+        }
+        true
+    }
+
+    fn open_on(&mut self, a: Action, _cx: &mut Ctx) -> bool {
+        if a == Action::Help {
+            self.open = true;
+        }
+        a == Action::Help
+    }
+
+    fn give_way(&mut self, why: Yield) {
+        if why == Yield::Question {
+            self.open = false;
+        }
+    }
+
+    fn holds_clicks(&self) -> bool {
+        self.open
+    }
+
+    fn draw_over(
+        &self,
+        f: &Frame,
+        _a: &crate::tui::ui::geom::Areas,
+        screen: Rect,
+        buf: &mut Buffer,
+    ) {
+        if !self.open {
+            return;
+        }
+        let of = Of {
+            pane: f.pane.name(),
+            title: f.pane.title(),
+            titles: f.titles,
+            can_write: f.cx.model.can_write,
+            fields: f.pane.fields(),
+        };
+        draw(f.cx.theme, &of, screen, buf);
+    }
+}
 
 /// What the help is of: the pane on screen among the panes, and whether
 /// the session may write.
