@@ -20,6 +20,23 @@ fn purge_at_once() {
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
 }
 
+/// The log on stderr, filtered by `MACFLEET_LOG` (default `info`), in colour
+/// only on a terminal: a hub's log is usually a file. (The TUI logs nothing
+/// there: the screen is its own.)
+fn log_to_stderr() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MACFLEET_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
+        .try_init();
+}
+
 fn main() {
     let cli = match macfleet::cli::options::parse() {
         Ok(c) => c,
@@ -43,18 +60,7 @@ fn main() {
         purge_at_once();
     }
     if !is_tui {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(
-                tracing_subscriber::EnvFilter::try_from_env("MACFLEET_LOG")
-                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-            )
-            .with_writer(std::io::stderr)
-            // Colour only on a terminal: a hub's log is usually a file.
-            .with_ansi(
-                std::io::IsTerminal::is_terminal(&std::io::stderr())
-                    && std::env::var_os("NO_COLOR").is_none(),
-            )
-            .try_init();
+        log_to_stderr();
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,

@@ -158,31 +158,8 @@ pub fn held_off<S: AsRef<str>>(
                 .filter(|f| stood.is_none_or(|s| f.at > s))
                 .min_by_key(|f| f.at);
             let in_hour = away.iter().filter(|f| f.at > hour_ago).count();
-            let cap = capability(agent);
-            let (text, contradiction) = match (newest, lack(cap.as_ref())) {
-                (Some(f), _) => {
-                    let c = &f.cause;
-                    let mut s = c.kind.as_str().to_string();
-                    if let Some(st) = c.status {
-                        s.push_str(&format!(" {st}"));
-                    }
-                    s.push_str(&format!(" ({}) ", c.source.as_str()));
-                    match began.filter(|b| b.at < f.at) {
-                        Some(b) => s.push_str(&format!(
-                            "since {} ({}), last {} ago",
-                            b.at.format("%H:%M:%S"),
-                            age_at(now, b.at),
-                            age_at(now, f.at),
-                        )),
-                        None => s.push_str(&format!(
-                            "since {} ({} ago)",
-                            f.at.format("%H:%M:%S"),
-                            age_at(now, f.at),
-                        )),
-                    }
-                    s.push_str(&format!(", {in_hour} in the last hour"));
-                    (s, false)
-                }
+            let (text, contradiction) = match (newest, lack(capability(agent).as_ref())) {
+                (Some(f), _) => (failover_why(now, f, began.copied(), in_hour), false),
                 (None, Some(l)) => (format!("{l}, no failover recorded"), false),
                 (None, None) => (
                     format!("contradiction: can run {agent}, skipped with no recorded cause"),
@@ -197,6 +174,38 @@ pub fn held_off<S: AsRef<str>>(
             }
         })
         .collect()
+}
+
+/// A rung's why-line from its newest failover `f`: the cause, when the
+/// hold-off `began` (if earlier than `f`) and how many failovers away from
+/// it the last hour saw.
+fn failover_why(
+    now: DateTime<Utc>,
+    f: &crate::wire::Failover,
+    began: Option<&crate::wire::Failover>,
+    in_hour: usize,
+) -> String {
+    let c = &f.cause;
+    let mut s = c.kind.as_str().to_string();
+    if let Some(st) = c.status {
+        s.push_str(&format!(" {st}"));
+    }
+    s.push_str(&format!(" ({}) ", c.source.as_str()));
+    match began.filter(|b| b.at < f.at) {
+        Some(b) => s.push_str(&format!(
+            "since {} ({}), last {} ago",
+            b.at.format("%H:%M:%S"),
+            age_at(now, b.at),
+            age_at(now, f.at),
+        )),
+        None => s.push_str(&format!(
+            "since {} ({} ago)",
+            f.at.format("%H:%M:%S"),
+            age_at(now, f.at),
+        )),
+    }
+    s.push_str(&format!(", {in_hour} in the last hour"));
+    s
 }
 
 /// Width of `s` in columns (one per character).
@@ -247,18 +256,8 @@ pub struct Fit {
 ///   `drop`) among those shown whole is dropped when that alone lets every
 ///   other column show whole: a redundant column never costs a cut one.
 pub fn fit_columns(cols: &[Fit], total: usize, gap: usize) -> Vec<Option<usize>> {
-    let floor = |c: &Fit| c.min.min(c.want);
-    let need = |keep: &[bool]| -> usize {
-        let n = keep.iter().filter(|k| **k).count();
-        cols.iter()
-            .zip(keep)
-            .filter(|(_, k)| **k)
-            .map(|(c, _)| floor(c))
-            .sum::<usize>()
-            + gap * n.saturating_sub(1)
-    };
     let mut keep = vec![true; cols.len()];
-    while need(&keep) > total && keep.iter().filter(|k| **k).count() > 1 {
+    while needed(cols, &keep, gap) > total && keep.iter().filter(|k| **k).count() > 1 {
         let victim = cols
             .iter()
             .enumerate()
@@ -270,39 +269,8 @@ pub fn fit_columns(cols: &[Fit], total: usize, gap: usize) -> Vec<Option<usize>>
             None => break,
         }
     }
-    let allocate = |keep: &[bool]| -> Vec<Option<usize>> {
-        let mut widths: Vec<Option<usize>> = cols
-            .iter()
-            .zip(keep)
-            .map(|(c, k)| k.then(|| floor(c)))
-            .collect();
-        let mut spare = total.saturating_sub(need(keep));
-        // Round by round, one column to each column still short; every
-        // round hands out at least one, so this ends within `total` rounds.
-        while spare > 0 {
-            let mut gave = false;
-            for (w, c) in widths.iter_mut().zip(cols) {
-                if let Some(w) = w {
-                    if spare > 0 && *w < c.want {
-                        *w += 1;
-                        spare -= 1;
-                        gave = true;
-                    }
-                }
-            }
-            if !gave {
-                break;
-            }
-        }
-        widths
-    };
-    let cut = |w: &[Option<usize>]| {
-        w.iter()
-            .zip(cols)
-            .any(|(w, c)| w.is_some_and(|w| w < c.want))
-    };
-    let widths = allocate(&keep);
-    if !cut(&widths) {
+    let widths = allocate(cols, &keep, total, gap);
+    if !any_cut(cols, &widths) {
         return widths;
     }
     let mut victims: Vec<usize> = (0..cols.len())
@@ -312,12 +280,65 @@ pub fn fit_columns(cols: &[Fit], total: usize, gap: usize) -> Vec<Option<usize>>
     for i in victims {
         let mut k = keep.clone();
         k[i] = false;
-        let w = allocate(&k);
-        if !cut(&w) {
+        let w = allocate(cols, &k, total, gap);
+        if !any_cut(cols, &w) {
             return w;
         }
     }
     widths
+}
+
+/// A column's narrowest width: its minimum, at most its content.
+fn floor(c: &Fit) -> usize {
+    c.min.min(c.want)
+}
+
+/// The columns the kept ones need at their floors, gaps included.
+fn needed(cols: &[Fit], keep: &[bool], gap: usize) -> usize {
+    let n = keep.iter().filter(|k| **k).count();
+    cols.iter()
+        .zip(keep)
+        .filter(|(_, k)| **k)
+        .map(|(c, _)| floor(c))
+        .sum::<usize>()
+        + gap * n.saturating_sub(1)
+}
+
+/// Each kept column at its floor, then the spare columns shared out one at
+/// a time to the columns still short of their content.
+fn allocate(cols: &[Fit], keep: &[bool], total: usize, gap: usize) -> Vec<Option<usize>> {
+    let mut widths: Vec<Option<usize>> = cols
+        .iter()
+        .zip(keep)
+        .map(|(c, k)| k.then(|| floor(c)))
+        .collect();
+    let mut spare = total.saturating_sub(needed(cols, keep, gap));
+    // Round by round, one column to each column still short; every
+    // round hands out at least one, so this ends within `total` rounds.
+    while spare > 0 {
+        let mut gave = false;
+        for (w, c) in widths.iter_mut().zip(cols) {
+            if let Some(w) = w {
+                if spare > 0 && *w < c.want {
+                    *w += 1;
+                    spare -= 1;
+                    gave = true;
+                }
+            }
+        }
+        if !gave {
+            break;
+        }
+    }
+    widths
+}
+
+/// Whether any kept column is narrower than its content.
+fn any_cut(cols: &[Fit], widths: &[Option<usize>]) -> bool {
+    widths
+        .iter()
+        .zip(cols)
+        .any(|(w, c)| w.is_some_and(|w| w < c.want))
 }
 
 #[cfg(test)]

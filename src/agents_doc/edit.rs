@@ -191,23 +191,7 @@ pub fn apply(text: &str, op: &Op) -> Result<Edited, DocError> {
         Op::Move { name, .. } => Some(name.as_str()),
         _ => None,
     };
-    let mut working: Option<String> = None;
-    for name in target.iter().filter(|n| !raw.agents.contains(*n)) {
-        let current = working.as_deref().unwrap_or(text);
-        let back = if working.is_some() {
-            let doc = parse(current)?;
-            uncomment(current, &read_raw(&doc)?, name)
-        } else {
-            uncomment(current, &raw, name)
-        };
-        if let Some(u) = back {
-            warnings.push(format!(
-                "{name:?} is brought back from its commented-out line {}",
-                u.line
-            ));
-            working = Some(u.text);
-        }
-    }
+    let working = bring_back(text, &raw, &target, &mut warnings)?;
     let out = match &working {
         None => splice(text, &raw, &target, moved, &mut warnings)?,
         Some(w) => {
@@ -221,6 +205,35 @@ pub fn apply(text: &str, op: &Op) -> Result<Edited, DocError> {
         after: target,
         warnings,
     })
+}
+
+/// The agents of `target` that `raw` lacks and `text` holds commented out
+/// in the array, uncommented one by one: the text with them back (each
+/// named in `warnings`), or `None` when there is none.
+fn bring_back(
+    text: &str,
+    raw: &RawList,
+    target: &[String],
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>, DocError> {
+    let mut working: Option<String> = None;
+    for name in target.iter().filter(|n| !raw.agents.contains(*n)) {
+        let current = working.as_deref().unwrap_or(text);
+        let back = if working.is_some() {
+            let doc = parse(current)?;
+            uncomment(current, &read_raw(&doc)?, name)
+        } else {
+            uncomment(current, raw, name)
+        };
+        if let Some(u) = back {
+            warnings.push(format!(
+                "{name:?} is brought back from its commented-out line {}",
+                u.line
+            ));
+            working = Some(u.text);
+        }
+    }
+    Ok(working)
 }
 
 /// Re-emit the list `raw` of `text` as `target` and splice it in.
@@ -347,26 +360,7 @@ fn restructure<E: Editable>(
         .iter()
         .map(|n| wanted.contains(n.as_str()) && seen.insert(n.as_str()))
         .collect();
-    let unmoved = match moved {
-        Some(m) => keep.iter().zip(&names).map(|(k, n)| *k && n != m).collect(),
-        None => {
-            let old: HashMap<&str, usize> = names
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| keep[*i])
-                .map(|(i, n)| (n.as_str(), i))
-                .collect();
-            let seq: Vec<usize> = target
-                .iter()
-                .filter_map(|n| old.get(n.as_str()).copied())
-                .collect();
-            let mut unmoved = vec![false; names.len()];
-            for i in longest_increasing(&seq) {
-                unmoved[i] = true;
-            }
-            unmoved
-        }
-    };
+    let unmoved = unmoved(&names, &keep, target, moved);
     ed.anchor(&unmoved);
     for i in (0..names.len()).rev() {
         if !keep[i] {
@@ -401,6 +395,31 @@ fn restructure<E: Editable>(
         .collect();
     ed.permute(&order);
     ed.place();
+}
+
+/// Which of the kept `names` stay where they are: all but the one a move
+/// moves, or else the longest run of them already in `target`'s order.
+fn unmoved(names: &[String], keep: &[bool], target: &[String], moved: Option<&str>) -> Vec<bool> {
+    match moved {
+        Some(m) => keep.iter().zip(names).map(|(k, n)| *k && n != m).collect(),
+        None => {
+            let old: HashMap<&str, usize> = names
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| keep[*i])
+                .map(|(i, n)| (n.as_str(), i))
+                .collect();
+            let seq: Vec<usize> = target
+                .iter()
+                .filter_map(|n| old.get(n.as_str()).copied())
+                .collect();
+            let mut unmoved = vec![false; names.len()];
+            for i in longest_increasing(&seq) {
+                unmoved[i] = true;
+            }
+            unmoved
+        }
+    }
 }
 
 /// The values of a longest strictly increasing subsequence of `seq`.

@@ -272,6 +272,23 @@ fn slice(text: &str, r: Range<usize>) -> Result<&str, Unreadable> {
     text.get(r.clone()).ok_or(Unreadable { at: r.start })
 }
 
+/// The bytes between element `k - 1` and element `k` of an array whose
+/// inside is `inner` (from the opening bracket for `k == 0`, to the closing
+/// one for the last).
+fn gap_range(inner: &Range<usize>, elements: &[Range<usize>], k: usize) -> Range<usize> {
+    let start = if k == 0 {
+        inner.start
+    } else {
+        elements[k - 1].end
+    };
+    let end = if k == elements.len() {
+        inner.end
+    } else {
+        elements[k].start
+    };
+    start..end
+}
+
 impl ArrayLayout {
     /// Cut the array at `span` in `text`, whose element values stand at
     /// `elements` and decode to `names`.
@@ -286,30 +303,12 @@ impl ArrayLayout {
             return Err(Unreadable { at: span.start });
         }
         let inner = span.start + 1..span.end - 1;
-        let nl = newline_of(whole);
         let nl = if whole.contains('\n') {
-            nl
+            newline_of(whole)
         } else {
             newline_of(text)
         };
-        let mut layout = ArrayLayout {
-            opener: Gap {
-                tail: Tail::default(),
-                brk: None,
-            },
-            seps: Vec::new(),
-            closer: Gap {
-                tail: Tail::default(),
-                brk: None,
-            },
-            elems: Vec::new(),
-            nl: nl.to_string(),
-            start_col: col_at(text, span.start),
-            align: None,
-            default_indent: String::new(),
-            closer_commas: 0,
-            blocks: Vec::new(),
-        };
+        let mut layout = ArrayLayout::blank(nl, col_at(text, span.start));
         if elements.is_empty() {
             layout.parse_empty(slice(text, inner.clone())?);
             return Ok(layout);
@@ -317,32 +316,60 @@ impl ArrayLayout {
         if names.len() != elements.len() {
             return Err(Unreadable { at: span.start });
         }
-        let n = elements.len();
-        let gap_range = |k: usize| -> Range<usize> {
-            let start = if k == 0 {
-                inner.start
-            } else {
-                elements[k - 1].end
-            };
-            let end = if k == n { inner.end } else { elements[k].start };
-            start..end
-        };
         // Opener.
-        let r0 = gap_range(0);
+        let r0 = gap_range(&inner, elements, 0);
         let parts = split_gap(slice(text, r0.clone())?);
         if commas(parts.first) > 0 {
             return Err(Unreadable { at: r0.start });
         }
         layout.opener.tail.pre = parts.first.to_string();
-        let (brk, mut lead, mut indent) = parse_break(parts.rest, true);
+        let (brk, lead, indent) = parse_break(parts.rest, true);
         layout.opener.brk = brk;
+        layout.parse_elements(text, &inner, elements, names, lead, indent)?;
+        layout.finish();
+        Ok(layout)
+    }
+
+    /// A layout with nothing in it yet.
+    fn blank(nl: &str, start_col: usize) -> ArrayLayout {
+        let gap = || Gap {
+            tail: Tail::default(),
+            brk: None,
+        };
+        ArrayLayout {
+            opener: gap(),
+            seps: Vec::new(),
+            closer: gap(),
+            elems: Vec::new(),
+            nl: nl.to_string(),
+            start_col,
+            align: None,
+            default_indent: String::new(),
+            closer_commas: 0,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// Each element with the gap after it: a separator, or the closer
+    /// after the last. `lead` and `indent` are what the opener's break
+    /// left for the first element.
+    fn parse_elements(
+        &mut self,
+        text: &str,
+        inner: &Range<usize>,
+        elements: &[Range<usize>],
+        names: &[String],
+        mut lead: Vec<String>,
+        mut indent: Option<String>,
+    ) -> Result<(), Unreadable> {
+        let n = elements.len();
         for k in 0..n {
             let value = slice(text, elements[k].clone())?;
-            let r = gap_range(k + 1);
+            let r = gap_range(inner, elements, k + 1);
             let gap = slice(text, r.clone())?;
             let parts = split_gap(gap);
             let (tail, comment) = parse_tail(parts.first, r.start, text)?;
-            layout.elems.push(Elem {
+            self.elems.push(Elem {
                 name: names[k].clone(),
                 id: Some(k),
                 value: value.to_string(),
@@ -357,7 +384,7 @@ impl ArrayLayout {
                 && b.lines.iter().any(|l| kind(l) == Kind::Comment)
                 && b.lines.iter().all(|l| kind(l) != Kind::Other)
             {
-                layout.blocks.push(Block {
+                self.blocks.push(Block {
                     lines: std::mem::take(&mut b.lines),
                     after: k,
                     anchor: Some(k),
@@ -365,19 +392,18 @@ impl ArrayLayout {
             }
             let g = Gap { tail, brk };
             if last {
-                layout.closer_commas = g.commas();
-                layout.closer = g;
+                self.closer_commas = g.commas();
+                self.closer = g;
             } else {
                 if g.commas() != 1 {
                     return Err(Unreadable { at: r.start });
                 }
-                layout.seps.push(g);
+                self.seps.push(g);
             }
             lead = l;
             indent = i;
         }
-        layout.finish();
-        Ok(layout)
+        Ok(())
     }
 
     /// An empty array: keep its inside as the opener and closer.

@@ -538,30 +538,13 @@ impl Sim {
         } = self;
         let shared = Arc::new(shared);
         let permits = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
-        // Each worker's first due time, spread over the first interval the
-        // hub told (a small fleet within 2 s), and never faster than
-        // ~5,000 new workers a second: a large fleet ramps up.
         let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
-        let spread_ms = (opts.workers as u64 / 5)
-            .max(2_000)
-            .max(interval.load(Ordering::Relaxed));
+        let told = interval.load(Ordering::Relaxed);
+        let mut due = first_due(opts.workers, told, shared.start, &mut rng);
         // Each worker heartbeats again after the interval its own last
         // answer told it (pacing: a hub tells a large fleet a longer one),
         // ±10%; the sending task hands its next due time back here.
         let (again_tx, mut again) = tokio::sync::mpsc::unbounded_channel::<(Instant, usize)>();
-        // Due times in a min-heap: a tick touches only the workers that are due.
-        let mut due: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>> = (0..opts
-            .workers)
-            .map(|i| {
-                let mut first = rng.random_range(0..spread_ms);
-                if i == 0 {
-                    // The first worker heartbeat already (`prepare`): again
-                    // within the interval it was told.
-                    first = first.min(interval.load(Ordering::Relaxed));
-                }
-                std::cmp::Reverse((shared.start + Duration::from_millis(first), i))
-            })
-            .collect();
         let deadline = opts.duration.map(|d| shared.start + d);
         // Short ticks: a tick can start at most `concurrency` heartbeats, so
         // the tick bounds throughput (512 per 10 ms is 51,200/s).
@@ -609,6 +592,30 @@ impl Sim {
         }
         Ok(())
     }
+}
+
+/// Each worker's first due time, spread over the first interval the hub
+/// told (a small fleet within 2 s), and never faster than ~5,000 new
+/// workers a second: a large fleet ramps up. In a min-heap, so a tick
+/// touches only the workers that are due.
+fn first_due(
+    workers: usize,
+    told_ms: u64,
+    start: Instant,
+    rng: &mut rand::rngs::StdRng,
+) -> std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>> {
+    let spread_ms = (workers as u64 / 5).max(2_000).max(told_ms);
+    (0..workers)
+        .map(|i| {
+            let mut first = rng.random_range(0..spread_ms);
+            if i == 0 {
+                // The first worker heartbeat already (`prepare`): again
+                // within the interval it was told.
+                first = first.min(told_ms);
+            }
+            std::cmp::Reverse((start + Duration::from_millis(first), i))
+        })
+        .collect()
 }
 
 /// One live heartbeat of one worker: step, send, take in the answer.
@@ -662,7 +669,6 @@ async fn backfill(
     stats: &SimStats,
     interval: &AtomicU64,
 ) {
-    use futures::StreamExt;
     const SLICES: i64 = 20;
     // A bounded replay: at most ~2 million worker steps, at most ~20,000
     // failovers posted, whatever the fleet's size.
@@ -674,16 +680,7 @@ async fn backfill(
     let step = (span / steps as Ms).max(1);
     let keep = (20_000 / n).clamp(4, MAX_FAILOVERS_PER_HEARTBEAT);
     let from = shared.t0 - span;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(shared.seed ^ 0xBAC4_F111);
-    for w in workers.iter_mut() {
-        let mut t = from + rng.random_range(0..step);
-        while t < shared.t0 {
-            w.step(shared, t);
-            t += (step as f64 * rng.random_range(0.9..1.1)) as Ms;
-        }
-        let over = w.pending.len().saturating_sub(keep);
-        w.pending.drain(..over);
-    }
+    replay(workers, shared, from, step, keep);
     let slice = (span / SLICES).max(1);
     for k in 1..=SLICES {
         let end = shared.wall_at(from + k * slice);
@@ -703,33 +700,62 @@ async fn backfill(
                 (n > 0 || last).then(|| (i, w.heartbeat_with(w.pending[..n].to_vec())))
             })
             .collect();
-        let answers: Vec<(
-            usize,
-            Heartbeat,
-            Result<crate::wire::Projection, ClientError>,
-        )> = futures::stream::iter(batch)
-            .map(|(i, hb)| async move {
-                let r = client.heartbeat(&hb).await;
-                (i, hb, r)
-            })
-            .buffer_unordered(64)
-            .collect()
-            .await;
-        for (i, hb, r) in answers {
-            stats.sent.fetch_add(1, Ordering::Relaxed);
-            match r {
-                Ok(p) => {
-                    stats.ok.fetch_add(1, Ordering::Relaxed);
-                    stats
-                        .failovers
-                        .fetch_add(hb.failovers.len() as u64, Ordering::Relaxed);
-                    interval.store(p.heartbeat_interval_s.max(1) * 1000, Ordering::Relaxed);
-                    workers[i].answered(&hb.failovers, p, shared);
-                }
-                Err(e) => {
-                    stats.failed.fetch_add(1, Ordering::Relaxed);
-                    log_error(&e);
-                }
+        post_slice(client, workers, shared, batch, stats, interval).await;
+    }
+}
+
+/// Each worker's steps from `from` to the live start, about `step` apart,
+/// keeping at most its `keep` newest failovers pending.
+fn replay(workers: &mut [Worker], shared: &Shared, from: Ms, step: Ms, keep: usize) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(shared.seed ^ 0xBAC4_F111);
+    for w in workers.iter_mut() {
+        let mut t = from + rng.random_range(0..step);
+        while t < shared.t0 {
+            w.step(shared, t);
+            t += (step as f64 * rng.random_range(0.9..1.1)) as Ms;
+        }
+        let over = w.pending.len().saturating_sub(keep);
+        w.pending.drain(..over);
+    }
+}
+
+/// One slice of the backfill, sent 64 at a time, its answers taken in.
+async fn post_slice(
+    client: &Client,
+    workers: &mut [Worker],
+    shared: &Shared,
+    batch: Vec<(usize, Heartbeat)>,
+    stats: &SimStats,
+    interval: &AtomicU64,
+) {
+    use futures::StreamExt;
+    type Answer = (
+        usize,
+        Heartbeat,
+        Result<crate::wire::Projection, ClientError>,
+    );
+    let answers: Vec<Answer> = futures::stream::iter(batch)
+        .map(|(i, hb)| async move {
+            let r = client.heartbeat(&hb).await;
+            (i, hb, r)
+        })
+        .buffer_unordered(64)
+        .collect()
+        .await;
+    for (i, hb, r) in answers {
+        stats.sent.fetch_add(1, Ordering::Relaxed);
+        match r {
+            Ok(p) => {
+                stats.ok.fetch_add(1, Ordering::Relaxed);
+                stats
+                    .failovers
+                    .fetch_add(hb.failovers.len() as u64, Ordering::Relaxed);
+                interval.store(p.heartbeat_interval_s.max(1) * 1000, Ordering::Relaxed);
+                workers[i].answered(&hb.failovers, p, shared);
+            }
+            Err(e) => {
+                stats.failed.fetch_add(1, Ordering::Relaxed);
+                log_error(&e);
             }
         }
     }

@@ -18,10 +18,10 @@ mod damage;
 mod disk;
 /// The `state` and `sync` events held to the contract.
 mod events;
-/// `Idempotency-Key` on writes: a retry gets the first answer (issue 27).
-mod idempotency;
 /// Hostile requests, clocks stepped under a hub, pools.
 mod hostile;
+/// `Idempotency-Key` on writes: a retry gets the first answer (issue 27).
+mod idempotency;
 /// The auth matrix and same-shape runs over every route.
 mod matrix;
 /// On-call (issue 21): headroom, `GET /metrics`, the alert rules,
