@@ -102,6 +102,17 @@ impl TestHub {
             .expect("http")
     }
 
+    /// `POST /v1/heartbeats` with the worker token.
+    pub async fn post_heartbeat(&self, body: &serde_json::Value) -> reqwest::Response {
+        self.http()
+            .post(self.path("/v1/heartbeats"))
+            .bearer_auth(&self.worker)
+            .json(body)
+            .send()
+            .await
+            .expect("heartbeat")
+    }
+
     /// `GET /v1/health` (no token), plain.
     pub async fn health(&self) -> reqwest::Response {
         self.http()
@@ -232,6 +243,12 @@ pub struct Spawn<'a> {
     pub nofile: Option<u64>,
     /// The tokens file, when it is not the directory's `tokens.toml`.
     pub tokens: Option<&'a std::path::Path>,
+    /// The database (`--db`), when it is not the hub's default (beside the
+    /// config).
+    pub db: Option<&'a std::path::Path>,
+    /// Leave `NO_COLOR` out of the hub's environment (it is set by
+    /// default), for a test of what the hub itself decides about colour.
+    pub colour: bool,
     /// Run the hub as `nobody` (uid and gid 65534) when the test runs as
     /// root, who may write any file: a file mode then stops the hub as it
     /// would any user. It runs a copy of the binary in the directory (the
@@ -248,6 +265,16 @@ pub struct HubProcess {
     pub child: Kill,
     pub url: String,
     log: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// A hub process that stopped (or was stopped after 30 s) without saying
+/// where it listens: all it wrote to stderr, and how it exited (`None`
+/// when it still ran and was killed).
+#[derive(Debug)]
+pub struct Stopped {
+    pub log: String,
+    pub status: Option<std::process::ExitStatus>,
 }
 
 impl HubProcess {
@@ -260,6 +287,11 @@ impl HubProcess {
     /// [`HubProcess::spawn`] for a test that expects a refusal: the hub's
     /// log when it stops without listening (it is killed by then).
     pub fn try_spawn(dir: &std::path::Path, how: Spawn<'_>) -> Result<HubProcess, String> {
+        Self::start(dir, how).map_err(|s| s.log)
+    }
+
+    /// [`HubProcess::try_spawn`] that also says how a refused start exited.
+    pub fn start(dir: &std::path::Path, how: Spawn<'_>) -> Result<HubProcess, Stopped> {
         use std::io::{BufRead, BufReader};
         use std::process::{Command, Stdio};
         let listen = format!("127.0.0.1:{}", how.port.unwrap_or(0));
@@ -298,11 +330,18 @@ impl HubProcess {
             .arg(dir.join("hub.toml"))
             .arg("--tokens")
             .arg(tokens)
-            .args(["--listen", &listen])
-            .args(how.extra)
+            .args(["--listen", &listen]);
+        if let Some(db) = how.db {
+            cmd.arg("--db").arg(db);
+        }
+        if how.colour {
+            cmd.env_remove("NO_COLOR");
+        } else {
+            cmd.env("NO_COLOR", "1");
+        }
+        cmd.args(how.extra)
             .envs(how.env.iter().copied())
             .env_remove("MAC_HUB_TOKEN")
-            .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stderr(Stdio::piped())
             .stdout(Stdio::null());
@@ -340,7 +379,7 @@ impl HubProcess {
         let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         let log2 = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if let Some(rest) = line.split("listening on ").nth(1) {
                     let url = rest.split_whitespace().next().unwrap_or_default();
@@ -353,16 +392,64 @@ impl HubProcess {
             }
         });
         let Ok(url) = rx.recv_timeout(Duration::from_secs(30)) else {
+            // Its stderr has closed (it exits) or it hangs: give it 10 s to
+            // exit, then kill it; the reader ends at the pipe's end.
+            let mut status = None;
+            for _ in 0..500 {
+                if let Ok(Some(st)) = child.try_wait() {
+                    status = Some(st);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
             drop(child);
-            std::thread::sleep(Duration::from_millis(50));
-            return Err(log.lock().map(|l| l.clone()).unwrap_or_default());
+            let _ = reader.join();
+            let log = log.lock().map(|l| l.clone()).unwrap_or_default();
+            return Err(Stopped { log, status });
         };
-        Ok(HubProcess { child, url, log })
+        Ok(HubProcess {
+            child,
+            url,
+            log,
+            reader: Some(reader),
+        })
     }
 
     /// What it has written to stderr so far.
     pub fn log(&self) -> String {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Its log so far, a line each.
+    pub fn lines(&self) -> Vec<String> {
+        self.log().lines().map(str::to_string).collect()
+    }
+
+    /// Whether a line of its log matches, waiting at most 2 s for it.
+    pub async fn logged(&self, matches: impl Fn(&str) -> bool) -> bool {
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < Duration::from_secs(2) {
+            if self.log().lines().any(&matches) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+
+    /// Its URL with `p` appended.
+    pub fn path(&self, p: &str) -> String {
+        format!("{}{p}", self.url)
+    }
+
+    /// Kill it, reap it and read its log to the end.
+    pub fn stop(&mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        self.log()
     }
 }
 
@@ -408,17 +495,26 @@ pub fn hub_on_port(dir: &std::path::Path, port: u16, extra: &[&str]) -> Kill {
 /// A directory with a config and a tokens file holding one token per role;
 /// returns (dir, owner, viewer, worker) tokens.
 pub fn hub_dir() -> (tempfile::TempDir, String, String, String) {
+    let (owner, viewer, worker) = (fake("own"), fake("view"), fake("work"));
+    let dir = hub_dir_of(&[
+        ("alice", Role::Owner, &owner),
+        ("screen", Role::Viewer, &viewer),
+        ("fleet", Role::Worker, &worker),
+    ]);
+    (dir, owner, viewer, worker)
+}
+
+/// A directory with [`CONFIG`] as `hub.toml` and a `tokens.toml` holding
+/// these tokens (name, role, token).
+pub fn hub_dir_of(tokens: &[(&str, Role, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("hub.toml"), CONFIG).expect("config");
-    let (owner, viewer, worker) = (fake("own"), fake("view"), fake("work"));
-    let text = [
-        auth::token_entry("alice", Role::Owner, &owner),
-        auth::token_entry("screen", Role::Viewer, &viewer),
-        auth::token_entry("fleet", Role::Worker, &worker),
-    ]
-    .join("\n");
-    std::fs::write(dir.path().join("tokens.toml"), text).expect("tokens");
-    (dir, owner, viewer, worker)
+    let text: Vec<String> = tokens
+        .iter()
+        .map(|(name, role, token)| auth::token_entry(name, *role, token))
+        .collect();
+    std::fs::write(dir.path().join("tokens.toml"), text.join("\n")).expect("tokens");
+    dir
 }
 
 /// The resident set of a process, in KiB, from /proc.

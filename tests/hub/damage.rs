@@ -53,14 +53,10 @@ fn http() -> reqwest::Client {
         .expect("http")
 }
 
-fn at(hub: &HubProcess, p: &str) -> String {
-    format!("{}{p}", hub.url)
-}
-
 /// A heartbeat's status, `Retry-After` and body.
 async fn post(hub: &HubProcess, token: &str, hb: &Value) -> (StatusCode, Option<String>, Value) {
     let r = http()
-        .post(at(hub, "/v1/heartbeats"))
+        .post(hub.path("/v1/heartbeats"))
         .bearer_auth(token)
         .json(hb)
         .send()
@@ -77,7 +73,7 @@ async fn post(hub: &HubProcess, token: &str, hb: &Value) -> (StatusCode, Option<
 
 async fn get(hub: &HubProcess, token: &str, p: &str) -> (StatusCode, Value) {
     let r = http()
-        .get(at(hub, p))
+        .get(hub.path(p))
         .bearer_auth(token)
         .send()
         .await
@@ -88,7 +84,7 @@ async fn get(hub: &HubProcess, token: &str, p: &str) -> (StatusCode, Value) {
 
 async fn etag(hub: &HubProcess, owner: &str) -> String {
     let r = http()
-        .get(at(hub, "/v1/config"))
+        .get(hub.path("/v1/config"))
         .bearer_auth(owner)
         .send()
         .await
@@ -104,7 +100,7 @@ async fn etag(hub: &HubProcess, owner: &str) -> String {
 async fn put(hub: &HubProcess, owner: &str, body: &str) -> (StatusCode, Option<String>, Value) {
     let tag = etag(hub, owner).await;
     let r = http()
-        .put(at(hub, "/v1/config"))
+        .put(hub.path("/v1/config"))
         .bearer_auth(owner)
         .header("content-type", "application/toml")
         .header("if-match", if tag.is_empty() { "*".into() } else { tag })
@@ -123,7 +119,7 @@ async fn put(hub: &HubProcess, owner: &str, body: &str) -> (StatusCode, Option<S
 
 async fn health(hub: &HubProcess) -> Value {
     http()
-        .get(at(hub, "/v1/health"))
+        .get(hub.path("/v1/health"))
         .header("accept", "application/json")
         .send()
         .await
@@ -277,7 +273,7 @@ async fn a_truncated_database_is_set_aside_and_made_afresh_from_what_the_hub_hol
         "as it was found"
     );
     assert!(
-        hub.log().contains("moved aside to"),
+        hub.logged(|l| l.contains("moved aside to")).await,
         "the log says so: {}",
         hub.log()
     );
@@ -625,7 +621,7 @@ async fn a_config_the_hub_cannot_read_or_replace_is_degraded_and_refused() {
     .await;
     assert!(problem(&h, "is a directory").contains("hub.toml"));
     let r = http()
-        .put(at(&hub, "/v1/config"))
+        .put(hub.path("/v1/config"))
         .bearer_auth(&t.owner)
         .header("content-type", "application/toml")
         .header("if-match", &tag)

@@ -4,115 +4,33 @@
 //! never projected, and reported; a hub with no accepted list runs on the
 //! built-in order, loudly.
 
-use crate::common;
+use crate::common::{self, HubProcess, Spawn};
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::Value;
 
-/// A `macfleet hub` process over a directory, killed when dropped, with
-/// every line of its stderr kept.
-struct Hub {
-    child: Child,
-    url: String,
-    log: Arc<Mutex<Vec<String>>>,
+/// `macfleet hub` over `dir` (its `hub.toml`, `tokens.toml` and `hub.db`),
+/// logging at info.
+fn spawn(dir: &Path) -> HubProcess {
+    spawn_with(dir, &dir.join("hub.db"), &[])
 }
 
-impl Drop for Hub {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Hub {
-    fn spawn(dir: &Path) -> Hub {
-        Hub::spawn_config(dir, &dir.join("hub.toml"))
-    }
-
-    fn spawn_config(dir: &Path, config: &Path) -> Hub {
-        Hub::spawn_db(dir, config, &dir.join("hub.db"))
-    }
-
-    fn spawn_db(dir: &Path, config: &Path, db: &Path) -> Hub {
-        Hub::spawn_args(dir, config, db, &[])
-    }
-
-    /// With more of the hub's options (`--config-link-dir DIR`).
-    fn spawn_args(dir: &Path, config: &Path, db: &Path, more: &[&std::ffi::OsStr]) -> Hub {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_macfleet"))
-            .arg("hub")
-            .arg("--config")
-            .arg(config)
-            .arg("--tokens")
-            .arg(dir.join("tokens.toml"))
-            .arg("--db")
-            .arg(db)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(more)
-            .env("NO_COLOR", "1")
-            .env("MACFLEET_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("hub starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let log2 = log.clone();
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if !sent {
-                    if let Some(rest) = line.split("listening on ").nth(1) {
-                        let url = rest.split_whitespace().next().unwrap_or("").to_string();
-                        let _ = tx.send(url);
-                        sent = true;
-                    }
-                }
-                if let Ok(mut l) = log2.lock() {
-                    l.push(line);
-                }
-            }
-        });
-        let url = rx.recv_timeout(Duration::from_secs(20));
-        let mut hub = Hub {
-            child,
-            url: String::new(),
-            log,
-        };
-        match url {
-            Ok(url) => hub.url = url,
-            Err(_) => panic!("the hub did not say where it listens: {:?}", hub.log()),
-        }
-        hub
-    }
-
-    fn log(&self) -> Vec<String> {
-        self.log.lock().map(|l| l.clone()).unwrap_or_default()
-    }
-
-    /// Whether a line of the log matches, waiting at most 2 s for it.
-    async fn logged(&self, matches: impl Fn(&str) -> bool) -> bool {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(2) {
-            if self.log().iter().any(|l| matches(l)) {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        false
-    }
-
-    fn path(&self, p: &str) -> String {
-        format!("{}{p}", self.url)
-    }
+/// [`spawn`] with another database and more of the hub's flags
+/// (`--config-link-dir DIR`).
+fn spawn_with(dir: &Path, db: &Path, extra: &[&str]) -> HubProcess {
+    HubProcess::spawn(
+        dir,
+        Spawn {
+            db: Some(db),
+            extra,
+            env: &[("MACFLEET_LOG", "info")],
+            ..Spawn::default()
+        },
+    )
 }
 
 fn http() -> reqwest::Client {
@@ -124,7 +42,7 @@ fn http() -> reqwest::Client {
 
 /// `GET /v1/config`: status, ETag, the `Macfleet-Config-Invalid` header,
 /// body.
-async fn config(hub: &Hub, token: &str) -> (StatusCode, String, Option<String>, String) {
+async fn config(hub: &HubProcess, token: &str) -> (StatusCode, String, Option<String>, String) {
     let r = http()
         .get(hub.path("/v1/config"))
         .bearer_auth(token)
@@ -146,7 +64,7 @@ async fn config(hub: &Hub, token: &str) -> (StatusCode, String, Option<String>, 
     (status, etag, invalid, r.text().await.expect("body"))
 }
 
-async fn put(hub: &Hub, token: &str, if_match: &str, body: &str) -> (StatusCode, Value) {
+async fn put(hub: &HubProcess, token: &str, if_match: &str, body: &str) -> (StatusCode, Value) {
     let r = http()
         .put(hub.path("/v1/config"))
         .bearer_auth(token)
@@ -160,7 +78,7 @@ async fn put(hub: &Hub, token: &str, if_match: &str, body: &str) -> (StatusCode,
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
-async fn health(hub: &Hub) -> Value {
+async fn health(hub: &HubProcess) -> Value {
     http()
         .get(hub.path("/v1/health"))
         .header("accept", "application/json")
@@ -172,7 +90,7 @@ async fn health(hub: &Hub) -> Value {
         .expect("health JSON")
 }
 
-async fn history(hub: &Hub, token: &str) -> Vec<Value> {
+async fn history(hub: &HubProcess, token: &str) -> Vec<Value> {
     let v: Value = http()
         .get(hub.path("/v1/config/history"))
         .bearer_auth(token)
@@ -186,7 +104,7 @@ async fn history(hub: &Hub, token: &str) -> Vec<Value> {
 }
 
 /// A heartbeat's answer: the projection the worker is told.
-async fn projection(hub: &Hub, worker_token: &str) -> Value {
+async fn projection(hub: &HubProcess, worker_token: &str) -> Value {
     let mut hb = common::heartbeat("w-1", None, serde_json::json!([]));
     // A rung it can run below its active one: a lone worker one failure
     // from no route is AT RISK and health `degraded` (issue 28).
@@ -215,7 +133,12 @@ fn append(path: &Path, text: &str) {
 
 /// Poll `GET /v1/config` until its ETag is no longer `old`, for at most
 /// `within`; the new ETag and how long it took.
-async fn etag_change(hub: &Hub, token: &str, old: &str, within: Duration) -> (String, Duration) {
+async fn etag_change(
+    hub: &HubProcess,
+    token: &str,
+    old: &str,
+    within: Duration,
+) -> (String, Duration) {
     let t0 = Instant::now();
     while t0.elapsed() < within {
         let (_, etag, _, _) = config(hub, token).await;
@@ -233,7 +156,7 @@ const VALID: &str = "[fleet]\nMAC_CODING_AGENTS = [\"claude\", \"opencode\"]\n";
 async fn a_hand_edit_becomes_a_revision_and_a_put_on_the_older_one_gets_412() {
     let (dir, owner, viewer, worker) = common::hub_dir();
     let path = dir.path().join("hub.toml");
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let (_, etag0, _, _) = config(&hub, &owner).await;
     // Follow the feed for the `config` event.
     let feed = http()
@@ -346,7 +269,7 @@ fn token_shaped() -> String {
     format!("{}{}", "mft_", "Zq4Lw9Xe".repeat(5))
 }
 
-async fn until_health(hub: &Hub, status: &str, within: Duration) -> Value {
+async fn until_health(hub: &HubProcess, status: &str, within: Duration) -> Value {
     let t0 = Instant::now();
     loop {
         let h = health(hub).await;
@@ -362,7 +285,7 @@ async fn until_health(hub: &Hub, status: &str, within: Duration) -> Value {
 async fn an_invalid_hand_edit_is_served_reported_and_never_projected() {
     let (dir, owner, _viewer, worker) = common::hub_dir();
     let path = dir.path().join("hub.toml");
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let (_, etag0, _, _) = config(&hub, &owner).await;
     assert_eq!(health(&hub).await["status"], "ok");
     // The list broken by hand, a token pasted on the bad line.
@@ -400,7 +323,7 @@ async fn an_invalid_hand_edit_is_served_reported_and_never_projected() {
     assert_eq!(std::fs::read_to_string(&path).expect("read"), broken);
     // Said once in the log, and never the token.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let log = hub.log();
+    let log = hub.lines();
     let said = log
         .iter()
         .filter(|l| l.contains("does not validate"))
@@ -422,14 +345,14 @@ async fn an_invalid_hand_edit_is_served_reported_and_never_projected() {
 async fn a_restart_on_an_unreadable_file_keeps_the_last_accepted_list() {
     let (dir, owner, _viewer, worker) = common::hub_dir();
     let path = dir.path().join("hub.toml");
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let (_, etag0, _, _) = config(&hub, &owner).await;
     let (status, v) = put(&hub, &owner, &etag0, VALID).await;
     assert_eq!(status, StatusCode::OK, "{v}");
     let accepted = v["revision"].as_str().expect("revision").to_string();
     drop(hub);
     std::fs::write(&path, "[fleet]\nMAC_CODING_AGENTS = [\"claude\",\n").expect("break");
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let h = health(&hub).await;
     assert_eq!(h["status"], "degraded", "{h}");
     assert_eq!(h["config"]["order"], "last_accepted");
@@ -445,7 +368,7 @@ async fn a_restart_on_an_unreadable_file_keeps_the_last_accepted_list() {
     assert!(
         hub.logged(|l| l.contains("does not validate")).await,
         "{:#?}",
-        hub.log()
+        hub.lines()
     );
 }
 
@@ -466,11 +389,11 @@ async fn no_accepted_list_runs_on_the_built_in_order_loudly() {
     ] {
         let (dir, owner, _viewer, worker) = common::hub_dir();
         std::fs::write(dir.path().join("hub.toml"), doc).expect("config");
-        let hub = Hub::spawn(dir.path());
+        let hub = spawn(dir.path());
         let warned = hub
             .logged(|l| l.starts_with("warning: ") && l.contains("built-in order"))
             .await;
-        assert!(warned, "a warning at start: {:#?}", hub.log());
+        assert!(warned, "a warning at start: {:#?}", hub.lines());
         let h = health(&hub).await;
         assert_eq!(h["status"], "degraded", "{h}");
         assert_eq!(h["built_in_order"], true, "{h}");
@@ -517,11 +440,13 @@ async fn a_symlinked_config_is_written_through_and_its_target_watched() {
     std::fs::rename(dir.path().join("hub.toml"), &target).expect("move");
     let link = dir.path().join("hub.toml");
     std::os::unix::fs::symlink(&target, &link).expect("symlink");
-    let hub = Hub::spawn_args(
+    let hub = spawn_with(
         dir.path(),
-        &link,
         &dir.path().join("hub.db"),
-        &["--config-link-dir".as_ref(), checkout.path().as_os_str()],
+        &[
+            "--config-link-dir",
+            checkout.path().to_str().expect("utf-8"),
+        ],
     );
     let (_, etag0, _, _) = config(&hub, &owner).await;
     let (status, v) = put(&hub, &owner, &etag0, VALID).await;
@@ -550,7 +475,7 @@ async fn a_symlinked_config_is_written_through_and_its_target_watched() {
     assert_eq!(history(&hub, &owner).await[0]["by"], "(changed on disk)");
 }
 
-async fn post(hub: &Hub, worker_token: &str, body: &Value) -> StatusCode {
+async fn post(hub: &HubProcess, worker_token: &str, body: &Value) -> StatusCode {
     http()
         .post(hub.path("/v1/heartbeats"))
         .bearer_auth(worker_token)
@@ -561,7 +486,7 @@ async fn post(hub: &Hub, worker_token: &str, body: &Value) -> StatusCode {
         .status()
 }
 
-async fn failover_ids(hub: &Hub, viewer: &str) -> Vec<String> {
+async fn failover_ids(hub: &HubProcess, viewer: &str) -> Vec<String> {
     let mut ids = Vec::new();
     let mut since = 0u64;
     for _ in 0..100 {
@@ -596,7 +521,7 @@ async fn failover_ids(hub: &Hub, viewer: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_database_removed_under_the_hub_loses_nothing_acknowledged() {
     let (dir, owner, viewer, worker) = common::hub_dir();
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let one = common::failover("f-1", "rate_limited", "before");
     let hb = common::heartbeat("w-1", None, serde_json::json!([one]));
     assert_eq!(post(&hub, &worker, &hb).await, StatusCode::OK);
@@ -622,14 +547,14 @@ async fn a_database_removed_under_the_hub_loses_nothing_acknowledged() {
         hub.logged(|l| l.contains("removed or replaced while the hub ran"))
             .await,
         "{:#?}",
-        hub.log()
+        hub.lines()
     );
     drop(hub);
     assert!(
         dir.path().join("hub.db").exists(),
         "made afresh at its path"
     );
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let ids = failover_ids(&hub, &viewer).await;
     assert!(ids.contains(&"f-2".to_string()), "{ids:?}");
     let history = history(&hub, &owner).await;
@@ -646,7 +571,7 @@ async fn a_database_removed_under_the_hub_loses_nothing_acknowledged() {
 #[tokio::test(flavor = "multi_thread")]
 async fn damaged_database_pages_are_found_at_start() {
     let (dir, _owner, _viewer, worker) = common::hub_dir();
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     for round in 0..6 {
         let fos: Vec<Value> = (0..250)
             .map(|i| common::failover(&format!("f-{round}-{i}"), "rate_limited", "cap"))
@@ -675,7 +600,7 @@ async fn damaged_database_pages_are_found_at_start() {
         }
         std::fs::write(&path, bytes).expect("write");
     }
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let h = health(&hub).await;
     assert_eq!(h["status"], "degraded", "{h}");
     assert!(
@@ -692,7 +617,7 @@ async fn damaged_database_pages_are_found_at_start() {
         hub.logged(|l| l.contains("failed SQLite's quick_check"))
             .await,
         "{:#?}",
-        hub.log()
+        hub.lines()
     );
 }
 
@@ -705,11 +630,7 @@ async fn a_database_that_cannot_be_made_afresh_is_refused_with_503() {
     let (dir, _owner, _viewer, worker) = common::hub_dir();
     let db_dir = dir.path().join("db");
     std::fs::create_dir(&db_dir).expect("db dir");
-    let hub = Hub::spawn_db(
-        dir.path(),
-        &dir.path().join("hub.toml"),
-        &db_dir.join("hub.db"),
-    );
+    let hub = spawn_with(dir.path(), &db_dir.join("hub.db"), &[]);
     std::fs::remove_dir_all(&db_dir).expect("rm -r");
     let fo = common::failover("f-1", "auth", "gone");
     let hb = common::heartbeat("w-1", None, serde_json::json!([fo]));
@@ -742,7 +663,7 @@ async fn a_database_that_cannot_be_made_afresh_is_refused_with_503() {
 async fn a_hand_edit_renamed_in_during_a_put_is_never_lost() {
     let (dir, owner, _viewer, _worker) = common::hub_dir();
     let path = dir.path().join("hub.toml");
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let editor = {
         let (path, stop) = (path.clone(), stop.clone());
@@ -835,7 +756,7 @@ async fn a_config_linked_out_of_its_directory_is_neither_served_nor_written() {
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(target, &link).expect("symlink");
         let before = std::fs::read(target).expect("target");
-        let hub = Hub::spawn(dir.path());
+        let hub = spawn(dir.path());
         for token in [&owner, &viewer, &worker] {
             let (status, etag, invalid, body) = config(&hub, token).await;
             assert_eq!(status, StatusCode::OK);
@@ -868,11 +789,10 @@ async fn a_config_linked_out_of_its_directory_is_neither_served_nor_written() {
     std::fs::write(&key, VALID).expect("a document there");
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink(&key, &link).expect("symlink");
-    let hub = Hub::spawn_args(
+    let hub = spawn_with(
         dir.path(),
-        &link,
         &dir.path().join("hub.db"),
-        &["--config-link-dir".as_ref(), secrets.path().as_os_str()],
+        &["--config-link-dir", secrets.path().to_str().expect("utf-8")],
     );
     let (status, _, invalid, body) = config(&hub, &owner).await;
     assert_eq!(
@@ -893,7 +813,7 @@ async fn only_an_owner_reads_the_document_raw() {
         "# key for the runners: {secret}\n# credit_balance=12.40\n[fleet]\nMAC_CODING_AGENTS = [\"claude\"] # api_key={secret}\n[runner]\napi_key = \"{secret}\"\n"
     );
     std::fs::write(dir.path().join("hub.toml"), &doc).expect("config");
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let (status, etag, _, body) = config(&hub, &owner).await;
     assert_eq!((status, body.as_str()), (StatusCode::OK, doc.as_str()));
     assert!(etag.starts_with('"'), "{etag}");
@@ -925,7 +845,7 @@ async fn only_an_owner_reads_the_document_raw() {
 async fn a_hand_written_file_over_1_mib_does_not_validate_and_is_never_read_whole() {
     let (dir, owner, _viewer, worker) = common::hub_dir();
     let path = dir.path().join("hub.toml");
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let (_, etag0, _, _) = config(&hub, &owner).await;
     let rev0 = projection(&hub, &worker).await["config_revision"].clone();
     let rss0 = common::rss_kib(hub.child.id());
@@ -972,7 +892,7 @@ async fn a_file_caught_mid_write_is_not_a_revision() {
     use std::io::Write;
     let (dir, owner, _viewer, worker) = common::hub_dir();
     let path = dir.path().join("hub.toml");
-    let hub = Hub::spawn(dir.path());
+    let hub = spawn(dir.path());
     let (_, etag0, _, _) = config(&hub, &owner).await;
     let mut f = std::fs::OpenOptions::new()
         .write(true)

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{TestHub, ago, eventually, failover, heartbeat};
+use common::{HubProcess, Spawn, TestHub, ago, eventually, failover, heartbeat};
 use macfleet::client::FailoverQuery;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -16,15 +16,7 @@ async fn json_of(resp: reqwest::Response) -> (StatusCode, Value) {
 }
 
 async fn post_heartbeat(h: &TestHub, body: &Value) -> (StatusCode, Value) {
-    let r = h
-        .http()
-        .post(h.path("/v1/heartbeats"))
-        .bearer_auth(&h.worker)
-        .json(body)
-        .send()
-        .await
-        .expect("post");
-    json_of(r).await
+    json_of(h.post_heartbeat(body).await).await
 }
 
 /// Wait until the log holds `n` failovers (they are committed in batches).
@@ -301,33 +293,15 @@ async fn a_token_cannot_preempt_another_tokens_failover_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hub_log_has_no_ansi_when_not_a_terminal() {
     let (dir, owner, _viewer, _worker) = common::hub_dir();
-    let log_path = dir.path().join("hub.log");
-    let log = std::fs::File::create(&log_path).expect("log file");
-    let mut hub = crate::common::Kill(
-        std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
-            .args(["hub", "--config"])
-            .arg(dir.path().join("hub.toml"))
-            .arg("--tokens")
-            .arg(dir.path().join("tokens.toml"))
-            .args(["--listen", "127.0.0.1:0"])
-            .env_remove("NO_COLOR")
-            .env("MACFLEET_LOG", "debug")
-            .stdout(std::process::Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("hub starts"),
+    let mut hub = HubProcess::spawn(
+        dir.path(),
+        Spawn {
+            colour: true,
+            env: &[("MACFLEET_LOG", "debug")],
+            ..Spawn::default()
+        },
     );
-    let url = eventually(200, || async {
-        let text = std::fs::read_to_string(&log_path).ok()?;
-        let rest = text.split("listening on ").nth(1)?;
-        Some(rest.split_whitespace().next()?.to_string())
-    })
-    .await;
-    let Some(url) = url else {
-        let _ = hub.kill();
-        let _ = hub.wait();
-        panic!("the hub did not say where it listens");
-    };
+    let url = hub.url.clone();
     let client = macfleet::client::Client::new(
         &url,
         Some(macfleet::client::Token::new(&owner)),
@@ -346,55 +320,10 @@ async fn the_hub_log_has_no_ansi_when_not_a_terminal() {
         .expect("put");
     assert_eq!(r.status(), StatusCode::OK);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let _ = hub.kill();
-    let _ = hub.wait();
-    let text = std::fs::read_to_string(&log_path).expect("log");
+    let text = hub.stop();
     assert!(text.contains("config replaced"), "{text}");
     assert!(!text.contains('\u{1b}'), "ANSI in the log: {text:?}");
     assert!(!text.contains(&owner), "a token in the log");
-}
-
-/// The real `macfleet hub` on a loopback port over `dir`, its log (stderr)
-/// in `dir/hub.log`; `as_nobody` runs it as uid/gid 65534 (a test run as
-/// root may write any file, so a read-only file stops only another user).
-fn spawn_hub(dir: &std::path::Path, as_nobody: bool) -> common::Kill {
-    let log = std::fs::File::create(dir.join("hub.log")).expect("log file");
-    let mut program = std::path::PathBuf::from(env!("CARGO_BIN_EXE_macfleet"));
-    if as_nobody {
-        // `nobody` may not reach the build's own binary (a checkout under
-        // a 0700 home, as CI's may be): it runs a copy in `dir`.
-        use std::os::unix::fs::PermissionsExt;
-        let copy = dir.join("macfleet");
-        std::fs::copy(&program, &copy).expect("copy the binary");
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        program = copy;
-    }
-    let mut cmd = std::process::Command::new(&program);
-    cmd.args(["hub", "--config"])
-        .arg(dir.join("hub.toml"))
-        .arg("--tokens")
-        .arg(dir.join("tokens.toml"))
-        .args(["--listen", "127.0.0.1:0"])
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(log);
-    if as_nobody {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setgid(65534) != 0
-                    || libc::setuid(65534) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
-    common::Kill(cmd.spawn().expect("hub spawns"))
 }
 
 /// Wait (at most `ms`) for the hub to exit; its status, or None if it still
@@ -421,18 +350,12 @@ async fn a_read_only_database_stops_the_start_naming_the_file() {
     use std::os::unix::fs::PermissionsExt;
     let (dir, ..) = common::hub_dir();
     let db_path = dir.path().join("hub.db");
-    let log_path = dir.path().join("hub.log");
     // A real hub.db, made by the hub (WAL mode, its tables, one history
     // entry), left by an orderly stop.
-    let mut hub = spawn_hub(dir.path(), false);
-    let started = eventually(200, || async {
-        let text = std::fs::read_to_string(&log_path).ok()?;
-        text.contains("listening on ").then_some(())
-    })
-    .await;
-    unsafe { libc::kill(hub.id() as i32, libc::SIGTERM) };
-    let stopped = exit_within(&mut hub, 10_000);
-    assert!(started.is_some() && stopped.is_some_and(|s| s.success()));
+    let mut hub = HubProcess::spawn(dir.path(), Spawn::default());
+    unsafe { libc::kill(hub.child.id() as i32, libc::SIGTERM) };
+    let stopped = exit_within(&mut hub.child, 10_000);
+    assert!(stopped.is_some_and(|s| s.success()));
     let size = std::fs::metadata(&db_path).expect("hub.db").len();
     assert!(size > 0);
     let root = unsafe { libc::geteuid() } == 0;
@@ -447,9 +370,14 @@ async fn a_read_only_database_stops_the_start_naming_the_file() {
     mode(&dir.path().join("tokens.toml"), 0o644);
     mode(&db_path, 0o444);
     let before = std::fs::read(&db_path).expect("read");
-    let mut hub = spawn_hub(dir.path(), root);
-    let status = exit_within(&mut hub, 20_000);
-    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let how = Spawn {
+        as_nobody: root,
+        ..Spawn::default()
+    };
+    let (log, status) = match HubProcess::start(dir.path(), how) {
+        Ok(mut hub) => (hub.stop(), None),
+        Err(stopped) => (stopped.log, stopped.status),
+    };
     let status = status.unwrap_or_else(|| panic!("the hub kept running on a read-only db: {log}"));
     assert!(!status.success(), "{log}");
     assert!(log.contains("is read-only"), "{log}");
@@ -474,14 +402,8 @@ async fn a_truncated_database_is_warned_about_and_reported() {
         if empty {
             std::fs::File::create(&db_path).expect("an empty hub.db");
         }
-        let mut hub = spawn_hub(dir.path(), false);
-        let log_path = dir.path().join("hub.log");
-        let url = eventually(200, || async {
-            let text = std::fs::read_to_string(&log_path).ok()?;
-            let rest = text.split("listening on ").nth(1)?;
-            Some(rest.split_whitespace().next()?.to_string())
-        })
-        .await;
+        let hub = HubProcess::try_spawn(dir.path(), Spawn::default());
+        let url = hub.as_ref().ok().map(|h| h.url.clone());
         let health = match &url {
             Some(url) => reqwest::Client::new()
                 .get(format!("{url}/v1/health"))
@@ -508,9 +430,10 @@ async fn a_truncated_database_is_warned_about_and_reported() {
             }
             _ => Some(1),
         };
-        let _ = hub.kill();
-        let _ = hub.wait();
-        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let log = match hub {
+            Ok(mut hub) => hub.stop(),
+            Err(log) => log,
+        };
         assert!(url.is_some(), "round {round}: the hub did not start: {log}");
         assert_eq!(health["status"], "ok", "round {round}: {health}");
         assert_eq!(
@@ -539,33 +462,24 @@ async fn a_tokens_file_parse_error_never_prints_the_token() {
     let (dir, owner, ..) = common::hub_dir();
     let good = std::fs::read_to_string(dir.path().join("tokens.toml")).expect("tokens");
     std::fs::write(dir.path().join("tokens.toml"), &bad).expect("bad tokens");
-    let mut hub = spawn_hub(dir.path(), false);
-    let st = exit_within(&mut hub, 10_000).expect("the hub stops");
+    let stopped = HubProcess::start(dir.path(), Spawn::default())
+        .err()
+        .expect("the hub refuses to start");
+    let st = stopped.status.expect("the hub stops");
     assert!(!st.success());
-    let log = std::fs::read_to_string(dir.path().join("hub.log")).expect("log");
+    let log = stopped.log;
     assert!(!log.contains(&tok) && !log.contains(&tok[4..14]), "{log}");
     assert!(log.contains("(line 4, column 10)"), "{log}");
     // On SIGHUP: the previous tokens stay, and the log says why without it.
     std::fs::write(dir.path().join("tokens.toml"), &good).expect("good tokens");
-    let mut hub = spawn_hub(dir.path(), false);
-    let log_path = dir.path().join("hub.log");
-    let url = eventually(200, || async {
-        let text = std::fs::read_to_string(&log_path).ok()?;
-        let rest = text.split("listening on ").nth(1)?;
-        Some(rest.split_whitespace().next()?.to_string())
-    })
-    .await;
-    let Some(url) = url else {
-        let _ = hub.kill();
-        let _ = hub.wait();
-        panic!("the hub did not say where it listens");
-    };
+    let mut hub = HubProcess::spawn(dir.path(), Spawn::default());
+    let url = hub.url.clone();
     std::fs::write(dir.path().join("tokens.toml"), &bad).expect("bad tokens");
     // SAFETY: kill(2) on our own child's pid.
-    let rc = unsafe { libc::kill(hub.id() as libc::pid_t, libc::SIGHUP) };
+    let rc = unsafe { libc::kill(hub.child.id() as libc::pid_t, libc::SIGHUP) };
     assert_eq!(rc, 0);
     let said = eventually(100, || async {
-        let text = std::fs::read_to_string(&log_path).ok()?;
+        let text = hub.log();
         text.contains("tokens file not reread").then_some(text)
     })
     .await;
@@ -575,8 +489,7 @@ async fn a_tokens_file_parse_error_never_prints_the_token() {
         .send()
         .await
         .map(|r| r.status());
-    let _ = hub.kill();
-    let _ = hub.wait();
+    hub.stop();
     let log = said.expect("the SIGHUP failure is logged");
     assert!(!log.contains(&tok) && !log.contains(&tok[4..14]), "{log}");
     assert!(log.contains("(line 4, column 10)"), "{log}");

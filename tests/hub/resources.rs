@@ -52,17 +52,6 @@ async fn expect_error(
     v["error"]["message"].as_str().unwrap_or("").to_string()
 }
 
-/// `POST /v1/heartbeats` with the worker token.
-async fn post_heartbeat(h: &TestHub, body: &serde_json::Value) -> reqwest::Response {
-    h.http()
-        .post(h.path("/v1/heartbeats"))
-        .bearer_auth(&h.worker)
-        .json(body)
-        .send()
-        .await
-        .expect("post")
-}
-
 /// `GET /v1/events` with the viewer token, answered 200 (not read).
 async fn open_stream(h: &TestHub) -> reqwest::Response {
     let r = h
@@ -351,10 +340,12 @@ async fn the_worker_cap_holds() {
     let url = h.url();
     assert_eq!(heartbeats(&url, &h.worker, 50, 50, 10).await, 50);
     let fo = json!([common::failover("f-new", "rate_limited", "429")]);
-    let r = post_heartbeat(&h, &heartbeat("w-new", None, fo)).await;
+    let r = h.post_heartbeat(&heartbeat("w-new", None, fo)).await;
     let msg = expect_error(r, StatusCode::SERVICE_UNAVAILABLE, "fleet_full", Some("60")).await;
     assert!(msg.contains("maximum of 50 workers"), "{msg}");
-    let r = post_heartbeat(&h, &heartbeat("w-00007", None, json!([]))).await;
+    let r = h
+        .post_heartbeat(&heartbeat("w-00007", None, json!([])))
+        .await;
     assert_eq!(r.status(), StatusCode::OK, "a known worker reports");
     let viewer = h.client(&h.viewer);
     let page = viewer.workers(None).await.expect("workers");
@@ -400,7 +391,7 @@ async fn put_bounds_match_the_heartbeats() {
     hb["agents"] = json!(names(max));
     hb["active_agent"] = json!("a0");
     hb["capabilities"] = json!({});
-    let r = post_heartbeat(&h, &hb).await;
+    let r = h.post_heartbeat(&hb).await;
     assert_eq!(r.status(), StatusCode::OK, "the fleet can follow the list");
 }
 
@@ -619,7 +610,7 @@ async fn the_largest_summary_fits_a_clients_event_bound() {
     for k in 0..30 {
         let mut hb = largest_own_caps(k);
         hb["active_agent"] = serde_json::Value::Null;
-        let r = post_heartbeat(&h, &hb).await;
+        let r = h.post_heartbeat(&hb).await;
         assert_eq!(r.status(), StatusCode::OK, "worker {k}");
     }
     let body = reqwest::Client::new()
