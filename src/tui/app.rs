@@ -15,6 +15,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use super::ids::FAILOVERS;
 use super::keys::{self, Action, Hints, Move};
 use super::model::Model;
 use super::model::conn::{FORBIDDEN, HubClock, REFUSED, Stream};
@@ -22,7 +23,7 @@ use super::model::edit::KeptDraft;
 use super::msg::{Effect, Msg};
 use super::overlays::edit::Mode;
 use super::overlays::{self, Ask, Ctx, Frame, Open, Overlays, Yield};
-pub use super::pane::{Changes, Cx, Detail, Filter, Handled, Pane};
+pub use super::pane::{Changes, Cx, Detail, Filter, Handled, Pane, PaneId};
 use super::panes;
 use super::ui::theme::Theme;
 use super::ui::{self, geom, header};
@@ -63,7 +64,7 @@ impl App {
         let panes = panes::all();
         let current = panes
             .iter()
-            .position(|p| p.name() == panes::FIRST)
+            .position(|p| p.id() == panes::FIRST)
             .unwrap_or(0);
         App {
             model: Model::new(hub_label.into(), can_write, now),
@@ -306,8 +307,8 @@ impl App {
         }
     }
 
-    fn index_of(&self, name: &str) -> Option<usize> {
-        self.panes.iter().position(|p| p.name() == name)
+    fn index_of(&self, id: PaneId) -> Option<usize> {
+        self.panes.iter().position(|p| p.id() == id)
     }
 
     /// The one step.
@@ -634,7 +635,7 @@ impl App {
             model: &mut self.model,
             pane: self.panes[self.current].as_mut(),
             names: &names,
-            first: panes::FIRST,
+            first: panes::FIRST.name(),
             rows,
             page,
             fx,
@@ -643,74 +644,52 @@ impl App {
         f(&mut self.overlay, &mut cx)
     }
 
-    /// A key of the pane on screen: its edit keys, the drill, its own
-    /// actions, moving its cursor. False when it is not the pane's.
+    /// A key of the pane on screen: its own actions (the Ladder's edit
+    /// keys and drill, History's revert), moving its cursor. False when it
+    /// is not the pane's.
     fn pane_key(&mut self, action: Action, fx: &mut Vec<Effect>) -> bool {
-        if action.is_edit() {
-            self.edit_key(action, fx);
-            return true;
-        }
-        if action == Action::Drill {
-            self.drill_key();
+        if action.is_edit() && !self.model.can_write {
+            let why = self.overlay.edit.read_only_why().to_string();
+            self.say(why);
             return true;
         }
         let i = self.current;
-        match self.panes[i].handle(action, &mut self.model, self.overlay.shows()) {
+        let over = self.overlay.shows();
+        match self.panes[i].handle(action, &mut self.model, over, &self.theme) {
             Handled::No => {}
             Handled::Yes => return true,
             Handled::Open(d) => {
                 self.overlay.detail.open(Some(d));
                 return true;
             }
+            Handled::Say(text) => {
+                self.say(text);
+                return true;
+            }
+            Handled::Edit(a, sel) => {
+                let mut asks = Vec::new();
+                self.overlaid(
+                    |o, cx| {
+                        o.edit.edit_key(a, sel, cx);
+                        true
+                    },
+                    fx,
+                    &mut asks,
+                );
+                self.run(asks);
+                return true;
+            }
+        }
+        if action == Action::Drill {
+            self.say("x drills on the Ladder (1): it marks the selected rung down");
+            return true;
         }
         if let Some(m) = action.movement() {
             self.nav(m);
             return true;
         }
-        false
-    }
-
-    /// An edit key (the key table's `Only("ladder")` and `R` on History):
-    /// the edit overlay's.
-    fn edit_key(&mut self, action: Action, fx: &mut Vec<Effect>) {
-        let mut asks = Vec::new();
-        self.overlaid(
-            |o, cx| {
-                let over = o.shows().is_some();
-                o.edit.edit_key(action, over, cx);
-                true
-            },
-            fx,
-            &mut asks,
-        );
-        self.run(asks);
-    }
-
-    /// `x`: the selected rung of the Ladder marked down in the drill, or
-    /// cleared. Nothing is written, in any session.
-    fn drill_key(&mut self) {
-        if self.view() != "ladder" {
-            self.say("x drills on the Ladder (1): it marks the selected rung down");
-            return;
-        }
-        if self.overlay.shows().is_some() {
-            return;
-        }
-        let Some(Detail::Agent(agent)) = self.pane().selected(&self.model) else {
-            return;
-        };
-        let text = match self.model.toggle_drill(&agent) {
-            Ok(true) => format!(
-                "drill: {} down {} nothing is written {} x on it again clears it",
-                ui::hub(&agent),
-                self.theme.sep(),
-                self.theme.sep()
-            ),
-            Ok(false) if self.model.drill.is_empty() => "drill cleared".to_string(),
-            Ok(false) => format!("drill: {} back up", ui::hub(&agent)),
-            Err(e) => ui::hub(&e).into_owned(),
-        };
-        self.say(text);
+        // Another pane's edit key does nothing here.
+        action.is_edit()
     }
 
     /// `q`, C-c, or a prompt's C-c: quit, or with an edit pending ask
@@ -847,7 +826,7 @@ impl App {
             self.say("no worker here: f works on a worker or a failover");
             return;
         };
-        let Some(i) = self.index_of("failovers") else {
+        let Some(i) = self.index_of(FAILOVERS) else {
             return;
         };
         self.switch(i);
@@ -915,7 +894,7 @@ impl App {
             pane,
             names: &names,
             titles: &titles,
-            first: panes::FIRST,
+            first: panes::FIRST.name(),
         };
         if o.draw_body(&f, a.body, buf) {
             // The diff under review, a conflict to choose on, a detail.

@@ -6,6 +6,7 @@
 //! disagree. A new key is a line in [`BINDINGS`] (and, to show it in a
 //! hint, in [`HINTS`]); `update` decides what its [`Action`] means.
 
+use super::ids::{HISTORY, LADDER, PaneId};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// What a key asks for. `update` decides what it means in the current state.
@@ -135,8 +136,8 @@ pub enum Move {
 pub enum Scope {
     /// Every pane.
     Global,
-    /// Only the pane of this name (`Pane::name`).
-    Only(&'static str),
+    /// Only this pane.
+    Only(PaneId),
     /// The filter prompt, where other keys are text.
     Prompt,
     /// The add prompt (`a`), where other keys are text.
@@ -197,7 +198,7 @@ pub struct Binding {
     /// How many of `keys` a hint names (the first ones).
     pub shown: usize,
     /// Panes where this key does nothing (the help leaves it out there).
-    pub not_on: &'static [&'static str],
+    pub not_on: &'static [PaneId],
 }
 
 const fn b(
@@ -219,7 +220,7 @@ const fn b(
 }
 
 /// A binding of every pane but `panes`, where it does nothing.
-const fn not_on(mut b: Binding, panes: &'static [&'static str]) -> Binding {
+const fn not_on(mut b: Binding, panes: &'static [PaneId]) -> Binding {
     b.not_on = panes;
     b
 }
@@ -349,7 +350,7 @@ pub const BINDINGS: &[Binding] = &[
             "this worker's failovers",
             Global,
         ),
-        &["ladder", "history"],
+        &[LADDER, HISTORY],
     ),
     // The hub's JSON of a worker, failover, recovery or revision: an
     // agent of the Ladder has none.
@@ -361,7 +362,7 @@ pub const BINDINGS: &[Binding] = &[
             "raw JSON, as the hub sent it",
             Global,
         ),
-        &["ladder"],
+        &[LADDER],
     ),
     b(
         &[k(':')],
@@ -384,70 +385,70 @@ pub const BINDINGS: &[Binding] = &[
         "J",
         Action::MoveAgentDown,
         "move the selected agent down",
-        Only("ladder"),
+        Only(LADDER),
     ),
     b(
         &[k('K')],
         "K",
         Action::MoveAgentUp,
         "move the selected agent up",
-        Only("ladder"),
+        Only(LADDER),
     ),
     b(
         &[k('a')],
         "a",
         Action::AddAgent,
         "add an agent",
-        Only("ladder"),
+        Only(LADDER),
     ),
     b(
         &[k('d')],
         "d",
         Action::RemoveAgent,
         "remove the selected agent",
-        Only("ladder"),
+        Only(LADDER),
     ),
     b(
         &[k('u')],
         "u",
         Action::Undo,
         "undo a pending edit",
-        Only("ladder"),
+        Only(LADDER),
     ),
     b(
         &[ctrl('r')],
         "C-r",
         Action::Redo,
         "redo a pending edit",
-        Only("ladder"),
+        Only(LADDER),
     ),
     b(
         &[k('w')],
         "w",
         Action::Write,
         "write: diff, then y sends",
-        Only("ladder"),
+        Only(LADDER),
     ),
     b(
         &[k('e')],
         "e",
         Action::EditDocument,
         "edit the whole document in $EDITOR (then w, y)",
-        Only("ladder"),
+        Only(LADDER),
     ),
     b(
         &[k('x')],
         "x",
         Action::Drill,
         "drill: mark this rung down/up",
-        Only("ladder"),
+        Only(LADDER),
     ),
     b(
         &[k('R')],
         "R",
         Action::Revert,
         "revert to this revision's order (a pending edit to review)",
-        Only("history"),
+        Only(HISTORY),
     ),
     b(
         &[code(KeyCode::Enter)],
@@ -777,7 +778,7 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
     ),
     (
         Hints::Ladder,
-        Only("ladder"),
+        Only(LADDER),
         &[
             h(&[&[Action::Help]], "help"),
             h(&[&[Action::Filter]], "filter"),
@@ -790,7 +791,7 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
     ),
     (
         Hints::LadderOwner,
-        Only("ladder"),
+        Only(LADDER),
         &[
             h(&[&[Action::MoveAgentDown, Action::MoveAgentUp]], "move"),
             h(&[&[Action::AddAgent]], "add"),
@@ -803,7 +804,7 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
     ),
     (
         Hints::History,
-        Only("history"),
+        Only(HISTORY),
         &[
             h(&[&[Action::Help]], "help"),
             h(&[&[Action::Filter]], "filter"),
@@ -826,7 +827,7 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
     ),
     (
         Hints::RevisionDetail,
-        Only("history"),
+        Only(HISTORY),
         &[
             h(&[&[Action::Back]], "close"),
             h(&[&[Action::Down, Action::Up]], "next"),
@@ -1081,8 +1082,8 @@ pub fn help_for(pane: &str, titles: &[&str], ascii: bool) -> Vec<HelpLine> {
     let mut out = Vec::new();
     for b in BINDINGS {
         match b.scope {
-            Global if !b.not_on.contains(&pane) => {}
-            Only(p) if p == pane => {}
+            Global if !b.not_on.iter().any(|p| p.name() == pane) => {}
+            Only(p) if p.name() == pane => {}
             _ => continue,
         }
         if let Action::ShowView(_) = b.action {

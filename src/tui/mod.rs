@@ -7,6 +7,7 @@
 pub mod app;
 #[doc(hidden)]
 pub mod fixture;
+pub mod ids;
 pub mod keys;
 pub mod model;
 pub mod msg;

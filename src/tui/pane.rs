@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+pub use super::ids::PaneId;
 use super::keys::{Action, Hints, Move};
 pub use super::model::Changes;
 use super::model::Model;
@@ -48,14 +49,23 @@ pub enum Handled {
     Yes,
     /// Open this detail.
     Open(Detail),
+    /// Say this on the status line.
+    Say(String),
+    /// An edit key on this row, for the owner's edit (the edit overlay
+    /// runs it: the pane holds no edit).
+    Edit(Action, Option<Detail>),
 }
 
 /// One view. A new view is a file in `panes/` implementing this, and its
 /// line in `panes::all`.
 pub trait Pane: Any {
-    /// Its name: the `:` command that opens it, and how the key table's
+    /// Its id: the `:` command that opens it, and how the key table's
     /// `Only` scope names it.
-    fn name(&self) -> &'static str;
+    fn id(&self) -> PaneId;
+    /// Its name (its id's).
+    fn name(&self) -> &'static str {
+        self.id().name()
+    }
     /// Its tab's title.
     fn title(&self) -> &'static str;
     fn list(&self) -> &dyn ListNav;
@@ -81,7 +91,13 @@ pub trait Pane: Any {
     }
     /// An action of its own (the key table's `Only` scope, or a movement
     /// it takes over), with `detail` what is open over it.
-    fn handle(&mut self, _a: Action, _m: &mut Model, _detail: Option<&Detail>) -> Handled {
+    fn handle(
+        &mut self,
+        _a: Action,
+        _m: &mut Model,
+        _detail: Option<&Detail>,
+        _t: &Theme,
+    ) -> Handled {
         Handled::No
     }
     /// The hints on the status line under it (from the key table).

@@ -12,6 +12,7 @@ use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use super::{Ask, Ctx, Frame, Overlay, Yield};
 use crate::textsafe::for_terminal as hub;
+use crate::tui::ids::{PaneId, WORKERS};
 use crate::tui::keys::{self, Action, Hints, Scope};
 use crate::tui::model::Model;
 use crate::tui::msg::Effect;
@@ -178,7 +179,7 @@ fn run(o: &mut Command, m: &Model, panes: &[&'static str], first: &str, asks: &m
     let text = o.cmd.text.trim().to_string();
     if let Some(p) = panes.iter().find(|p| **p == text) {
         o.cmd = CmdLine::default();
-        asks.push(Ask::Show(p));
+        asks.push(Ask::Show(PaneId::new(p)));
         return;
     }
     if text == "ctx" {
@@ -204,7 +205,7 @@ fn run(o: &mut Command, m: &Model, panes: &[&'static str], first: &str, asks: &m
         // The cursor on it when the filter shows it; its detail opens
         // either way.
         let d = Detail::Worker(text);
-        asks.push(Ask::Show("workers"));
+        asks.push(Ask::Show(WORKERS));
         asks.push(Ask::Select(d.clone()));
         asks.push(Ask::Open(d));
         return;

@@ -17,6 +17,7 @@ use crate::client::ClientError;
 use crate::plan::Choice;
 use crate::plan::PendingEdit;
 use crate::plan::Rebased;
+use crate::tui::ids::{HISTORY, LADDER};
 use crate::tui::keys::{self, Action, Hints, Scope};
 use crate::tui::model::Model;
 use crate::tui::model::config::HistKey;
@@ -142,27 +143,21 @@ impl Edit {
         }
     }
 
-    /// An edit key (the key table's `Only("ladder")` and `R` on History) on
-    /// the pane on screen (`over`: something is open over it), on the row
-    /// selected there: refused in a read-only session.
-    pub fn edit_key(&mut self, action: Action, over: bool, cx: &mut Ctx) {
+    /// Why the session does not write, as the edit keys say it.
+    pub fn read_only_why(&self) -> &str {
+        self.read_only_why.as_deref().unwrap_or("read-only")
+    }
+
+    /// An edit key a pane handed on (the Ladder's, `R` on History), on the
+    /// row selected there, in a session that holds a writer.
+    pub fn edit_key(&mut self, action: Action, selected: Option<Detail>, cx: &mut Ctx) {
+        let on_history = cx.pane.id() == HISTORY;
         let (m, asks) = (&mut *cx.model, &mut *cx.asks);
-        let (view, selected) = (cx.pane.name(), cx.pane.selected(m));
-        if !m.can_write {
-            let why = self.read_only_why.as_deref().unwrap_or("read-only");
-            say(asks, why.to_string());
-        } else if action == Action::Revert && view == "history" {
-            let sel = match selected {
-                Some(Detail::Revision(k)) => Some(k),
-                _ => None,
-            };
-            self.revert(m, sel, asks);
-        } else if view == "ladder" && !over {
-            let sel = match selected {
-                Some(Detail::Agent(a)) => Some(a),
-                _ => None,
-            };
-            self.action(m, action, sel, cx.fx, asks);
+        match selected {
+            Some(Detail::Revision(k)) if on_history => self.revert(m, Some(k), asks),
+            _ if action == Action::Revert && on_history => self.revert(m, None, asks),
+            Some(Detail::Agent(sel)) => self.action(m, action, Some(sel), cx.fx, asks),
+            _ => self.action(m, action, None, cx.fx, asks),
         }
         self.sync(m);
     }
@@ -253,7 +248,7 @@ impl Edit {
         m.edit.error = None;
         m.edit.rollout = None;
         m.edit.overtaken = None;
-        asks.push(Ask::Land("ladder"));
+        asks.push(Ask::Land(LADDER));
         match restored {
             Ok(p) if d.revision == revision => {
                 let pending = p.is_pending();
@@ -471,7 +466,7 @@ pub fn edited(
                     asks,
                     "the mended document is pending: w shows its diff against the file on disk (u undoes)",
                 );
-                asks.push(Ask::Land("ladder"));
+                asks.push(Ask::Land(LADDER));
                 asks.push(Ask::Reorder);
             }
             Err(e) => not_taken(m, body, e.to_string(), fx, asks),
@@ -498,7 +493,7 @@ pub fn edited(
                     "the document from $EDITOR is the hub's: nothing pending"
                 },
             );
-            asks.push(Ask::Land("ladder"));
+            asks.push(Ask::Land(LADDER));
             asks.push(Ask::Reorder);
         }
         Err(e) => not_taken(m, body, e.to_string(), fx, asks),
@@ -1117,7 +1112,7 @@ impl Edit {
         plan.set_order(agents);
         let pending = plan.is_pending();
         if pending {
-            asks.push(Ask::Land("ladder"));
+            asks.push(Ask::Land(LADDER));
             m.edit.rollout = None;
         }
         say(

@@ -14,6 +14,7 @@ use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use super::ids::PaneId;
 use super::keys::{Action, Hints};
 use super::model::Model;
 use super::msg::Effect;
@@ -31,10 +32,10 @@ pub enum Ask {
     /// Put the current pane's cursor on this row, if it shows it.
     Select(Detail),
     /// Show this pane, as its key does.
-    Show(&'static str),
+    Show(PaneId),
     /// Land on this pane with nothing open over it (after an edit taken
     /// from `$EDITOR` or a revert).
-    Land(&'static str),
+    Land(PaneId),
     /// Open this detail.
     Open(Detail),
     Quit,

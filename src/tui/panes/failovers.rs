@@ -10,13 +10,16 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use crate::tui::ids::{FAILOVERS, PaneId};
 use crate::tui::model::Model;
 use crate::tui::model::faillog::{self, ByKind, FailLog, LogRec, Spark, WINDOW_MIN};
 use crate::tui::model::query::Query;
 use crate::tui::model::reclog::{RecLog, RecRec};
 use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Pane, SortBy};
 use crate::tui::ui::theme::Theme;
-use crate::tui::ui::{Col, cell_style, col, empty, fill, fit_line, fmt, geom, hub, line, table_sorted};
+use crate::tui::ui::{
+    Col, cell_style, col, empty, fill, fit_line, fmt, geom, hub, line, table_sorted,
+};
 use crate::wire::CauseKind;
 
 /// How the Failovers view orders rows.
@@ -167,7 +170,6 @@ pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -
     v.into_iter().map(|r| r.seq).collect()
 }
 
-
 /// The Failovers pane: failovers and recoveries.
 #[derive(Debug, Default)]
 pub struct Failovers {
@@ -178,8 +180,8 @@ pub struct Failovers {
 }
 
 impl Pane for Failovers {
-    fn name(&self) -> &'static str {
-        "failovers"
+    fn id(&self) -> PaneId {
+        FAILOVERS
     }
 
     fn title(&self) -> &'static str {
@@ -231,10 +233,7 @@ impl Pane for Failovers {
     }
 
     fn fields(&self) -> (&'static [&'static str], Option<&'static str>) {
-        (
-            faillog::FIELDS,
-            Some("dir:up ↑ recoveries, dir:down ↓"),
-        )
+        (faillog::FIELDS, Some("dir:up ↑ recoveries, dir:down ↓"))
     }
 
     fn selected(&self, _m: &Model) -> Option<Detail> {
@@ -294,7 +293,16 @@ impl Failovers {
             FailoverSort::Cause => (5, false),
         };
         let sorted = Some((col, desc != list.reverse));
-        table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h), sorted);
+        table_sorted(
+            cx.theme,
+            cx.stale,
+            area,
+            buf,
+            &COLS,
+            rows,
+            list.selected_row(rows_h),
+            sorted,
+        );
         if list.is_empty() {
             empty(
                 cx.theme,
@@ -326,7 +334,10 @@ fn failover_row(cx: &Cx, r: &LogRec) -> Vec<Span<'static>> {
         Span::raw(fmt::clock(r.at)),
         Span::raw(hub(&r.worker).into_owned()),
         Span::styled(route_text(cx, r), cell_style(t, cx.stale, to_style)),
-        Span::styled(r.kind.as_str(), cell_style(t, cx.stale, kind_style(t, r.kind))),
+        Span::styled(
+            r.kind.as_str(),
+            cell_style(t, cx.stale, kind_style(t, r.kind)),
+        ),
         Span::raw(r.status.map(|s| s.to_string()).unwrap_or_default()),
         Span::raw(r.source.as_str()),
         Span::raw(hub(r.detail.as_deref().unwrap_or("")).into_owned()),
@@ -362,11 +373,7 @@ pub fn recovery_route(cx: &Cx, r: &RecRec) -> String {
 
 /// `host gpu-node-17 after 14m`: where, and how long it was held off.
 pub fn recovery_detail(r: &RecRec) -> String {
-    format!(
-        "host {} after {}",
-        hub(&r.host),
-        fmt::held(r.held_off_s)
-    )
+    format!("host {} after {}", hub(&r.host), fmt::held(r.held_off_s))
 }
 
 pub const COLS: [Col; 9] = [
@@ -477,7 +484,10 @@ fn draw_spark(cx: &Cx, spark: Option<&Spark>, area: Rect, buf: &mut Buffer) {
                     format!("{:<LABEL$}", k.as_str()),
                     cell_style(cx.theme, cx.stale, kind_style(t, k)),
                 ),
-                Span::styled(bars(t, &row), cell_style(cx.theme, cx.stale, kind_style(t, k))),
+                Span::styled(
+                    bars(t, &row),
+                    cell_style(cx.theme, cx.stale, kind_style(t, k)),
+                ),
                 Span::raw(format!(" {n}")),
             ]));
         }
@@ -512,4 +522,3 @@ pub fn route_text(cx: &Cx, r: &LogRec) -> String {
         r.to.as_deref().map(hub).unwrap_or("(none)".into())
     )
 }
-

@@ -7,11 +7,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 
-use crate::tui::keys::Hints;
+use crate::tui::ids::{HISTORY, PaneId};
+use crate::tui::keys::{Action, Hints};
 use crate::tui::model::Model;
 use crate::tui::model::config::HistKey;
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
-use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Pane, SortBy};
+use crate::tui::pane::{Changes, Cx, Detail, Handled, List, ListNav, Pane, SortBy};
+use crate::tui::ui::theme::Theme;
 use crate::tui::ui::{Col, col, empty, fill, fmt, hub, table};
 use crate::wire::HistoryEntry;
 
@@ -42,7 +44,10 @@ impl Searchable for HistoryEntry {
     fn shows(&self, needle: &str) -> bool {
         contains_ci(&self.revision, needle)
             || contains_ci(&self.by, needle)
-            || self.client.as_deref().is_some_and(|c| contains_ci(c, needle))
+            || self
+                .client
+                .as_deref()
+                .is_some_and(|c| contains_ci(c, needle))
             || self.agents.iter().any(|a| contains_ci(a, needle))
             || self.previous_agents.iter().any(|a| contains_ci(a, needle))
     }
@@ -69,8 +74,8 @@ pub struct History {
 }
 
 impl Pane for History {
-    fn name(&self) -> &'static str {
-        "history"
+    fn id(&self) -> PaneId {
+        HISTORY
     }
 
     fn title(&self) -> &'static str {
@@ -87,6 +92,15 @@ impl Pane for History {
 
     fn fields(&self) -> (&'static [&'static str], Option<&'static str>) {
         (FIELDS, None)
+    }
+
+    /// `R`: the selected revision's order, for the owner's edit (over its
+    /// detail too).
+    fn handle(&mut self, a: Action, m: &mut Model, _d: Option<&Detail>, _t: &Theme) -> Handled {
+        match a {
+            Action::Revert => Handled::Edit(a, self.selected(m)),
+            _ => Handled::No,
+        }
     }
 
     /// `R revert` among the keys (the app shows it to an owner only).
@@ -177,7 +191,15 @@ impl History {
                 ]
             })
             .collect();
-        table(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h));
+        table(
+            cx.theme,
+            cx.stale,
+            area,
+            buf,
+            &COLS,
+            rows,
+            list.selected_row(rows_h),
+        );
         if list.is_empty() {
             let msg = list.emptied.as_deref().unwrap_or("no revisions yet");
             empty(cx.theme, area, buf, msg);
@@ -195,4 +217,3 @@ pub const COLS: [Col; 6] = [
     col("CLIENT", 6, 24, 2),
     fill("BEFORE → AFTER", 20, 0),
 ];
-

@@ -13,12 +13,14 @@ use ratatui::text::{Line, Span};
 
 use crate::agents_doc::unknown_agents;
 use crate::plan::Rung;
+use crate::tui::ids::{LADDER, PaneId};
 use crate::tui::keys::{self, Action, Hints};
 use crate::tui::model::Model;
 use crate::tui::model::away::{self, AwayNow};
 use crate::tui::model::edit::Overtaken;
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
 use crate::tui::pane::{Changes, Cx, Detail, Handled, List, ListNav, Pane, SortBy};
+use crate::tui::ui::theme::Theme;
 use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, line, table};
 
 /// How the Ladder orders agents.
@@ -142,9 +144,30 @@ impl Ladder {
     }
 }
 
+impl Ladder {
+    /// `x`: the selected rung marked down in the drill, or cleared.
+    /// Nothing is written, in any session.
+    fn drill(&self, m: &mut Model, t: &Theme) -> Handled {
+        let Some(Detail::Agent(agent)) = self.selected(m) else {
+            return Handled::Yes;
+        };
+        Handled::Say(match m.toggle_drill(&agent) {
+            Ok(true) => format!(
+                "drill: {} down {} nothing is written {} x on it again clears it",
+                hub(&agent),
+                t.sep(),
+                t.sep()
+            ),
+            Ok(false) if m.drill.is_empty() => "drill cleared".to_string(),
+            Ok(false) => format!("drill: {} back up", hub(&agent)),
+            Err(e) => hub(&e).into_owned(),
+        })
+    }
+}
+
 impl Pane for Ladder {
-    fn name(&self) -> &'static str {
-        "ladder"
+    fn id(&self) -> PaneId {
+        LADDER
     }
 
     fn title(&self) -> &'static str {
@@ -201,9 +224,19 @@ impl Pane for Ladder {
     /// While a rollout is followed: `j` past the last agent puts the
     /// cursor on the convergence line, Enter there lists the workers
     /// behind.
-    fn handle(&mut self, a: Action, m: &mut Model, detail: Option<&Detail>) -> Handled {
+    fn handle(&mut self, a: Action, m: &mut Model, detail: Option<&Detail>, t: &Theme) -> Handled {
         if detail.is_some() {
-            return Handled::No;
+            // Over a detail the edit keys and the drill do nothing.
+            return match a.is_edit() || a == Action::Drill {
+                true => Handled::Yes,
+                false => Handled::No,
+            };
+        }
+        if a.is_edit() {
+            return Handled::Edit(a, self.selected(m));
+        }
+        if a == Action::Drill {
+            return self.drill(m, t);
         }
         let c = self.list.cursor();
         let Some(r) = m.edit.rollout.as_mut() else {

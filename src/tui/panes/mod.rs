@@ -3,10 +3,11 @@
 //! keys, the `:` commands and the help are generated from [`all`], so a
 //! new view is its file and its line in the list below.
 
+use super::ids::{PaneId, WORKERS};
 use super::pane::Pane;
 
 /// The pane a session opens on.
-pub const FIRST: &str = "workers";
+pub const FIRST: PaneId = WORKERS;
 
 macro_rules! panes {
     ($($file:ident :: $pane:ident),* $(,)?) => {

@@ -10,10 +10,11 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Span;
 
+use crate::tui::ids::{PaneId, WORKERS};
 use crate::tui::model::Model;
 use crate::tui::model::fleet::{Entry, FIELDS, Fleet, Slot};
-use crate::tui::model::query::Query;
 use crate::tui::model::large::WindowAsk;
+use crate::tui::model::query::Query;
 use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Paged, Pane, Rows, SortBy};
 use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, table_sorted};
 use crate::wire::{Failover, WindowSort, WorkerState};
@@ -379,8 +380,8 @@ impl Workers {
 }
 
 impl Pane for Workers {
-    fn name(&self) -> &'static str {
-        "workers"
+    fn id(&self) -> PaneId {
+        WORKERS
     }
 
     fn title(&self) -> &'static str {
@@ -474,7 +475,9 @@ impl Pane for Workers {
             &list.filter.text,
             list.reverse,
             from as u64,
-            u32::try_from(n).unwrap_or(crate::wire::MAX_WINDOW).min(crate::wire::MAX_WINDOW),
+            u32::try_from(n)
+                .unwrap_or(crate::wire::MAX_WINDOW)
+                .min(crate::wire::MAX_WINDOW),
             total,
         )
     }
@@ -535,7 +538,11 @@ impl Workers {
                 w.rows.slots.clear();
                 p.held = 0;
                 if p.total == 0 && w.filter.text.is_empty() {
-                    let n = m.large.as_ref().and_then(|l| l.summary.as_ref()).map_or(0, |s| s.workers);
+                    let n = m
+                        .large
+                        .as_ref()
+                        .and_then(|l| l.summary.as_ref())
+                        .map_or(0, |s| s.workers);
                     p.total = usize::try_from(n).unwrap_or(usize::MAX);
                 }
             }
@@ -605,7 +612,16 @@ impl Workers {
         // STATE (most urgent first), age falls (oldest heartbeat first).
         let (col, desc) = sort_col(list.sort);
         let sorted = Some((col, desc != list.reverse));
-        table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, list.selected_row(rows_h), sorted);
+        table_sorted(
+            cx.theme,
+            cx.stale,
+            area,
+            buf,
+            &COLS,
+            rows,
+            list.selected_row(rows_h),
+            sorted,
+        );
         if list.is_empty() && area.height > 1 {
             let msg = if cx.model.fleet.is_empty() {
                 cx.model
@@ -691,7 +707,10 @@ pub fn cells(cx: &Cx, e: &Entry) -> Vec<Span<'static>> {
         s => (s.as_str(), t.state(s)),
     };
     vec![
-        Span::styled(hub(&v.worker).into_owned(), cell_style(cx.theme, cx.stale, worker_style)),
+        Span::styled(
+            hub(&v.worker).into_owned(),
+            cell_style(cx.theme, cx.stale, worker_style),
+        ),
         Span::raw(hub(&v.host).into_owned()),
         // Coloured by the state the hub's rule gives this age: what the
         // hub will assign next (its sweeper acts within about a second).
@@ -708,4 +727,3 @@ pub fn cells(cx: &Cx, e: &Entry) -> Vec<Span<'static>> {
         last,
     ]
 }
-
