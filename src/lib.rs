@@ -7,6 +7,7 @@ pub mod client;
 pub mod hub;
 pub mod plan;
 pub mod query;
+pub mod rollout;
 pub mod scrub;
 pub mod sim;
 pub mod text;
