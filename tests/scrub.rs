@@ -1188,6 +1188,84 @@ fn key_value_shapes_that_passed_are_caught() {
     }
 }
 
+/// Issue 31's forms that still passed: HTTPie's `-a` (and `redis-cli`'s),
+/// and a Kubernetes `Secret`'s `data:` values under any key, as YAML, as
+/// JSON and escaped in an annotation. The user and the keys stay; the
+/// look-alikes (`ls -a`, `-A bearer`, an `ExternalSecret`, a `ConfigMap`,
+/// `"kind":"Secret","metadata"`) come back as they were.
+#[test]
+fn httpie_redis_cli_and_kubernetes_secret_forms_are_caught() {
+    let mut r = Rng::new(91);
+    let pw = r.b62(16);
+    let val = r.b62(24);
+    let pass = placeholder("password");
+    let sec = placeholder("secret");
+    for (text, want) in [
+        (
+            format!("http -a ops:{pw} POST api.example.com/jobs"),
+            format!("http -a ops:{pass} POST api.example.com/jobs"),
+        ),
+        (
+            format!("https -v api.example.com -a 'ops:{pw}'"),
+            format!("https -v api.example.com -a 'ops:{pass}'"),
+        ),
+        (
+            format!("/usr/bin/http -aops:{pw} x.example"),
+            format!("/usr/bin/http -aops:{pass} x.example"),
+        ),
+        (
+            format!("http -A bearer -a {pw} x.example"),
+            format!(
+                "http -A bearer -a {} x.example",
+                placeholder("authorization")
+            ),
+        ),
+        (
+            format!("redis-cli -h c -a \"{pw}\" ping"),
+            format!("redis-cli -h c -a \"{pass}\" ping"),
+        ),
+        (
+            format!("apiVersion: v1\ndata:\n\textra: {val}==\nkind: \"secret\"\n"),
+            format!("apiVersion: v1\ndata:\n\textra: {sec}\nkind: \"secret\"\n"),
+        ),
+        (
+            format!("kind: Secret\nstringData:\n  url: '{pw}'\n  n: {{{{ .Values.n }}}}\n"),
+            format!("kind: Secret\nstringData:\n  url: '{sec}'\n  n: {{{{ .Values.n }}}}\n"),
+        ),
+        (
+            format!("kind: Secret\ndata:\n  ca.pem: >-\n    {val}\n    {pw}==\nmetadata: {{}}"),
+            format!("kind: Secret\ndata:\n  ca.pem: >-\n    {sec}\nmetadata: {{}}"),
+        ),
+        (
+            format!(
+                r#"{{"apiVersion":"v1","data":{{"a.b":"{val}"}},"kind":"Secret","metadata":{{}}}}"#
+            ),
+            format!(
+                r#"{{"apiVersion":"v1","data":{{"a.b":"{sec}"}},"kind":"Secret","metadata":{{}}}}"#
+            ),
+        ),
+        (
+            format!(r#"{{\"data\":{{\"k\":\"{val}\"}},\"kind\":\"Secret\"}}"#),
+            format!(r#"{{\"data\":{{\"k\":\"{sec}\"}},\"kind\":\"Secret\"}}"#),
+        ),
+    ] {
+        assert_eq!(scrub(&text), want, "{text}");
+        assert_eq!(scrub(&want), want, "{want}");
+    }
+    for keep in [
+        format!("ls -a {pw}:x; rsync -avz src/ h:{pw}"),
+        format!("http -a ops x.example {pw}"),
+        "http -a user:pass x.example".to_string(),
+        format!("kind: ExternalSecret\ndata:\n  extra: {val}\n"),
+        format!("kind: Secret\n---\nkind: ConfigMap\ndata:\n  extra: {val}\n"),
+        format!("kind: Secret\nspec:\n  data:\n    extra: {val}\n"),
+        format!(r#"{{"kind":"Secret","metadata":{{"name":"{pw}"}}}}"#),
+        format!(r#"{{"kind":"ExternalSecret","spec":{{"data":"{val}"}}}}"#),
+    ] {
+        assert!(matches!(scrub(&keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
 #[test]
 fn query_names_scp_remotes_and_percent_encoded_prefixes_are_caught() {
     let mut r = Rng::new(85);

@@ -577,6 +577,61 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         format!("agent ran: http --auth ops:{pw} POST https://api.example.com/jobs"),
         pw,
     ));
+    let pw = r.b62(16);
+    v.push(e(
+        "httpie -a",
+        format!("agent ran: http -a ops:{pw} POST https://api.example.com/jobs -> 401"),
+        pw,
+    ));
+    let pw = r.b62(16);
+    v.push(e(
+        "httpie -a glued, after the url",
+        format!("agent ran: https api.example.com/jobs -aops:'{pw}' -> 401"),
+        pw,
+    ));
+    let token = r.b62(32);
+    v.push(e(
+        "httpie bearer token",
+        format!("agent ran: http -A bearer -a {token} api.example.com/v1/me -> 401"),
+        token,
+    ));
+    let pw = r.b62(16);
+    v.push(e(
+        "redis-cli -a",
+        format!("cache: redis-cli -h cache.internal -p 6379 -a {pw} ping -> NOAUTH"),
+        pw,
+    ));
+    // A Kubernetes Secret as a CLI prints it: every `data:` value is the
+    // secret (base64), whatever its key; on one line as JSON (what fits a
+    // failover detail), as YAML, and escaped in an annotation.
+    let val = b64(r.b62(18).as_bytes());
+    v.push(e(
+        "kubernetes secret json",
+        format!(
+            "kubectl: {{\"apiVersion\":\"v1\",\"data\":{{\"extra\":\"{val}\"}},\"kind\":\"Secret\",\"metadata\":{{\"name\":\"db\"}}}} is invalid"
+        ),
+        val,
+    ));
+    let val = b64(r.b62(18).as_bytes());
+    v.push(e(
+        "kubernetes secret yaml",
+        format!("kubectl get secret db -o yaml:\napiVersion: v1\ndata:\n  DB_HOST: {val}\nkind: Secret\nmetadata:\n  name: db\n"),
+        val,
+    ));
+    let val = b64(r.b62(24).as_bytes());
+    v.push(e(
+        "kubernetes secret yaml block scalar",
+        format!("apiVersion: v1\nkind: Secret\ntype: kubernetes.io/dockercfg\ndata:\n  .dockercfg: |\n    {val}\n"),
+        val,
+    ));
+    let val = b64(r.b62(18).as_bytes());
+    v.push(e(
+        "kubernetes secret in last-applied-configuration",
+        format!(
+            "annotation: \"{{\\\"apiVersion\\\":\\\"v1\\\",\\\"data\\\":{{\\\"ca.pem\\\":\\\"{val}\\\"}},\\\"kind\\\":\\\"Secret\\\"}}\""
+        ),
+        val,
+    ));
     let pw = r.b62(20);
     v.push(e(
         "imaps url",
@@ -841,6 +896,13 @@ pub fn lookalikes() -> Vec<String> {
         "curl -u \"$USER:$PASS\" https://x and curl -u user:pass https://y".into(),
         "docker run -u 1000:1000 fleet/worker".into(),
         "msg.len() 3|4 rows, en-us locale, --use-color".into(),
+        "ls -a; rsync -avz src/ host:dst; tar -a -cf x.tgz d; git commit -a -m \"fix: y\"".into(),
+        "http -a user:pass example.org; http -a \"$USER:$PASS\" x; http -A basic -a ops x".into(),
+        "{\"kind\":\"ExternalSecret\",\"spec\":{\"data\":[{\"secretKey\":\"x\"}]}}".into(),
+        format!(
+            "kind: ConfigMap\ndata:\n  app.url: {}\n---\nkind: Secret\ndata:\n  extra: YmFyCg==\n  csrf: \"\"\n  pw: {{{{ .Values.pw }}}}\n",
+            b64(b"https://api.example.com/v1")
+        ),
     ]
 }
 

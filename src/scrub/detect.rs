@@ -12,6 +12,8 @@ use std::sync::LazyLock;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::keys::{self, Mode};
+
+mod kube;
 use super::{Finding, Kind, PLACEHOLDER_PREFIX};
 
 /// What a trigger word asks to be checked.
@@ -42,6 +44,11 @@ enum Trig {
     Special(Special),
     /// `curl`: credentials given with `-u`/`--user` on its command line.
     Curl,
+    /// ` -a`: credentials after HTTPie's `-a` or `redis-cli`'s `-a`.
+    DashA,
+    /// `secret`, as in `kind: Secret`: the values under the manifest's
+    /// `data:` and `stringData:` (see [`kube`]).
+    Kube,
 }
 
 /// Token shapes with no prefix of their own at their start.
@@ -253,6 +260,8 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("4b1d", Trig::Special(Special::ClickHouse)),
     ("api/webhooks/", Trig::Special(Special::DiscordHook)),
     ("curl", Trig::Curl),
+    (" -a", Trig::DashA),
+    ("secret", Trig::Kube),
     ("contribsys", Trig::Word),
     ("cloudflare", Trig::Word),
     ("sonar", Trig::Word),
@@ -380,6 +389,9 @@ struct Scanner<'a> {
     /// that value does not rescan it.
     value_memo: (usize, usize, bool),
     pem_done: usize,
+    /// A `kind: Secret` trigger before this offset lies in a manifest
+    /// already read.
+    kube_done: usize,
     /// The authority (`user:pass@host:port`) of the last URL seen: a value
     /// that starts in it ends with it, so the URL keeps its shape.
     authority: Range<usize>,
@@ -399,6 +411,7 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
         line_skip: 0..0,
         value_memo: (0, 0, false),
         pem_done: 0,
+        kube_done: 0,
         authority: 0..0,
     };
     // Phase 1: secrets recognised by their own shape. Phase-2 triggers are
@@ -419,7 +432,8 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
             Trig::Money => s.money(ms, me),
             Trig::MysqlP => s.mysql_p(ms),
             Trig::Special(sp) => s.special(sp, ms, me),
-            t @ (Trig::Url | Trig::Word | Trig::Curl) => {
+            Trig::Kube => s.kube(ms, me),
+            t @ (Trig::Url | Trig::Word | Trig::Curl | Trig::DashA) => {
                 if n_later < later.len() {
                     later[n_later] = (ms, me, t);
                     n_later += 1;
@@ -440,6 +454,8 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
             s.url(ms)
         } else if t == Trig::Curl {
             s.curl(ms, me)
+        } else if t == Trig::DashA {
+            s.dash_a(ms)
         } else {
             // `code=`, `pw:`: the name is the part before the `=`.
             let mut me = me;
@@ -451,7 +467,9 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
     };
     if overflow {
         for m in ac.find_overlapping_iter(text) {
-            if let t @ (Trig::Url | Trig::Word | Trig::Curl) = TRIGGERS[m.pattern().as_usize()].1 {
+            if let t @ (Trig::Url | Trig::Word | Trig::Curl | Trig::DashA) =
+                TRIGGERS[m.pattern().as_usize()].1
+            {
                 phase2(m.start(), m.end(), t);
             }
         }
@@ -685,6 +703,22 @@ fn reference_at(b: &[u8], i: usize) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// Whether `seg` (a command line before a ` -a`) runs HTTPie (`http`,
+/// `https`, `httpie`: `Some(false)`) or `redis-cli` (`Some(true)`), as a
+/// whole word (a path before it is fine: `/usr/bin/http`).
+fn command_in(seg: &[u8]) -> Option<bool> {
+    let mut found = None;
+    for w in seg.split(|&c| c == b' ' || c == b'\t') {
+        let name = w.rsplit(|&c| c == b'/').next().unwrap_or(w);
+        match name {
+            b"http" | b"https" | b"httpie" => found = Some(false),
+            b"redis-cli" => found = Some(true),
+            _ => {}
+        }
+    }
+    found
 }
 
 /// Values that say something about a secret without being one.
@@ -1985,9 +2019,11 @@ impl Scanner<'_> {
                 j = scan_while(b, j, |c| c == b':') + 1;
             }
             // `setProperty("API_TOKEN", "…")`: a quoted name, a comma, a
-            // quoted value.
+            // quoted value, in a call's parentheses (in a JSON list or
+            // object, `"kind":"Secret","metadata"`, the next string is not
+            // the name's value).
             Some(b',')
-                if quotes > 0 && {
+                if quotes > 0 && s >= 2 && b[..s - 1].trim_ascii_end().ends_with(b"(") && {
                     let k = scan_while(&b[..n.min(j + 9)], j + 1, is_space);
                     matches!(b.get(k), Some(b'"' | b'\'' | b'`'))
                 } =>
@@ -2282,6 +2318,69 @@ impl Scanner<'_> {
             } else if word.len() > 2 && word.starts_with(b"-u") && word[2] != b'-' {
                 self.curl_credentials(ws + 2, we);
             }
+        }
+    }
+
+    /// `http -a user:password` (HTTPie, also `https`, `httpie`, the flag
+    /// anywhere on its command line, glued as `-auser:pw`) and `redis-cli
+    /// -a <password>`. HTTPie's value is read as curl's `-u` is (the part
+    /// after the first `:`; a value with no `:` is a user, unless the
+    /// command says `bearer`, when it is the token); `redis-cli`'s is the
+    /// password whole. The trigger is ` -a`; `-A` (HTTPie's auth type)
+    /// and `-avz` are not it.
+    fn dash_a(&mut self, ms: usize) {
+        let b = self.b;
+        let flag = ms + 1;
+        if b.get(flag + 1) != Some(&b'a') {
+            return;
+        }
+        let after = flag + 2;
+        let glued = b.get(after).is_some_and(|&c| !is_space(c));
+        // The command this flag belongs to: the part of the line before
+        // it, back to a `|`, `;`, `&` or `(`.
+        let lo = ms.saturating_sub(1024);
+        let seg = b[lo..ms]
+            .iter()
+            .rposition(|&c| matches!(c, b'\n' | b'|' | b';' | b'&' | b'('))
+            .map_or(lo, |p| lo + p + 1);
+        let Some(redis) = command_in(&b[seg..ms]) else {
+            return;
+        };
+        let lim = b.len().min(ms + 1024);
+        let ws = if glued {
+            after
+        } else {
+            let ws = scan_while(&b[..lim], after, |c| c == b' ' || c == b'\t');
+            if ws == after || ws >= lim || matches!(b[ws], b'\n' | b'\r' | b'-') {
+                return;
+            }
+            ws
+        };
+        let we = self.shell_word(ws, lim);
+        let v = &b[ws..we];
+        if redis {
+            if !glued {
+                self.whole_credential(ws, we, Kind::Password);
+            }
+        } else if v.contains(&b':') {
+            self.curl_credentials(ws, we);
+        } else if !glued && contains_ci(&b[seg..ms], b"bearer") {
+            self.whole_credential(ws, we, Kind::Authorization);
+        }
+    }
+
+    /// A shell word that is a credential whole (quotes stay).
+    fn whole_credential(&mut self, ws: usize, we: usize, kind: Kind) {
+        let b = self.b;
+        let (mut a, mut z) = (ws, we);
+        while a < z && matches!(b[a], b'"' | b'\'') {
+            a += 1;
+        }
+        while z > a && matches!(b[z - 1], b'"' | b'\'') {
+            z -= 1;
+        }
+        if z >= a + 3 && !self.curl_stand_in(&b[a..z]) && !self.stands_in(a, z) {
+            self.emit(a, z, kind, PRIO_CONTEXT);
         }
     }
 
