@@ -13,7 +13,7 @@ use color_eyre::eyre::{Result, eyre};
 
 use super::{Exit, Global, connect, exit};
 use crate::agents_doc::{self, Op};
-use crate::client::{ClientError, Writer};
+use crate::client::{ClientError, WriteError, Writer};
 use crate::plan;
 use crate::textsafe::{for_terminal, for_terminal_lines};
 use crate::wire::KNOWN_AGENTS;
@@ -341,11 +341,36 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
         refused(&why, &change.diff)?;
         return Err(eyre!(Exit::new(exit::NOT_ALLOWED, why)));
     };
-    let accepted = match writer.put_config(&change.edited.text, &doc.revision).await {
-        Ok(a) => a,
-        Err(e) => {
+    let written = writer
+        .put_config_checked(&change.edited.text, &doc.revision, |why| {
+            eprintln!(
+                "may not have been written: the answer was lost ({}); checking",
+                for_terminal(why)
+            );
+        })
+        .await;
+    let accepted = match written {
+        Ok(w) => {
+            if w.lost.is_some() {
+                eprintln!(
+                    "checked: your write {} is on the hub",
+                    for_terminal(&w.accepted.revision)
+                );
+            }
+            w.accepted
+        }
+        Err(WriteError::Refused(e)) => {
             refused(&crate::scrub::scrub(&e.to_string()), &change.diff)?;
             return Err(eyre!(e));
+        }
+        // Neither "written" nor "not written": the diff goes with the
+        // sentence on stderr, exit 5.
+        Err(e @ WriteError::Unknown { .. }) => {
+            let why = crate::scrub::scrub(&e.to_string()).into_owned();
+            let mut err = std::io::stderr().lock();
+            writeln!(err, "may have been written (not checked): the edit it sent")?;
+            err.write_all(change.diff.as_bytes())?;
+            return Err(eyre!(Exit::new(e.exit_code(), why)));
         }
     };
     print!("{}", change.diff);

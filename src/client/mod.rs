@@ -1105,20 +1105,169 @@ impl Writer {
         (whoami.role == Role::Owner).then_some(Writer { client })
     }
 
-    /// `PUT /v1/config` with `If-Match`.
+    /// `PUT /v1/config` with `If-Match`, checked when its answer is lost
+    /// ([`Writer::put_config_checked`]); a write whose outcome could not be
+    /// checked is [`ClientError::Unreachable`], saying it may be on the hub.
     pub async fn put_config(
         &self,
         text: &str,
         if_match: &str,
     ) -> Result<ConfigAccepted, ClientError> {
+        match self.put_config_checked(text, if_match, |_| {}).await {
+            Ok(w) => Ok(w.accepted),
+            Err(WriteError::Refused(e)) => Err(e),
+            Err(e @ WriteError::Unknown { .. }) => Err(ClientError::Unreachable(e.to_string())),
+        }
+    }
+
+    /// `PUT /v1/config` with `If-Match` and a fresh `Idempotency-Key`.
+    /// When the answer is lost after the request went out (the connection
+    /// reset or closed, a timeout, a proxy's 502/504), the outcome is
+    /// unknown: `on_lost` is told why (a UI says "may not have been
+    /// written: checking"), and the same request is sent again with the
+    /// same key, a few times over about 4 s, until the hub answers. The hub
+    /// answers a key it holds with the first answer, so a 200 means the
+    /// write is on the hub (written once), and any refusal (a 412: someone
+    /// else wrote first) that it was not written.
+    pub async fn put_config_checked(
+        &self,
+        text: &str,
+        if_match: &str,
+        mut on_lost: impl FnMut(&str),
+    ) -> Result<Written, WriteError> {
+        let key = new_idempotency_key();
+        let lost = match self.attempt(text, if_match, &key).await {
+            Attempt::Answered(Ok(accepted)) => {
+                return Ok(Written {
+                    accepted,
+                    lost: None,
+                });
+            }
+            Attempt::Answered(Err(e)) => return Err(WriteError::Refused(e)),
+            Attempt::Lost(why) => why,
+        };
+        on_lost(&lost);
+        let mut last = String::new();
+        for wait in CHECK_WAITS {
+            tokio::time::sleep(wait).await;
+            match self.attempt(text, if_match, &key).await {
+                Attempt::Answered(Ok(accepted)) => {
+                    return Ok(Written {
+                        accepted,
+                        lost: Some(lost),
+                    });
+                }
+                // Not asked (nothing answers, a 503): the first attempt's
+                // outcome is still unknown.
+                Attempt::Answered(Err(ClientError::Unreachable(why))) | Attempt::Lost(why) => {
+                    last = why;
+                }
+                Attempt::Answered(Err(e)) => return Err(WriteError::Refused(e)),
+            }
+        }
+        Err(WriteError::Unknown {
+            hub: self.client.hub(),
+            lost,
+            check: last,
+        })
+    }
+
+    /// One `PUT`: the hub's answer, or why there is none although the
+    /// request may have reached it.
+    async fn attempt(&self, text: &str, if_match: &str, key: &str) -> Attempt {
         let rb = self
             .client
             .request(reqwest::Method::PUT, "v1/config")
             .header(header::CONTENT_TYPE, "application/toml")
             .header(header::IF_MATCH, format!("\"{if_match}\""))
+            .header(IDEMPOTENCY_KEY, key)
             .body(text.to_string());
-        let resp = self.client.send(rb).await?;
-        self.client.decode_small(resp, "PUT /v1/config").await
+        let resp = match rb.send().await {
+            Ok(r) => r,
+            // Never connected: nothing was sent.
+            Err(e) if e.is_connect() => {
+                return Attempt::Answered(Err(self.client.transport(e)));
+            }
+            Err(e) => return Attempt::Lost(self.client.transport(e).to_string()),
+        };
+        let status = resp.status();
+        if status == StatusCode::BAD_GATEWAY || status == StatusCode::GATEWAY_TIMEOUT {
+            // A proxy's: the hub may have had the request.
+            return Attempt::Lost(format!("a proxy answered {status}"));
+        }
+        if !status.is_success() {
+            let e = self.client.error_from(resp).await;
+            return Attempt::Answered(Err(self.client.without_token(e)));
+        }
+        match self.client.decode_small(resp, "PUT /v1/config").await {
+            Ok(a) => Attempt::Answered(Ok(a)),
+            // A 200 whose body broke off: written, but its answer is
+            // asked again.
+            Err(ClientError::Unreachable(why)) => Attempt::Lost(why),
+            Err(e) => Attempt::Answered(Err(e)),
+        }
+    }
+}
+
+/// The header a write carries (docs/hub-api.md, "Idempotency-Key").
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// The waits before each re-send of a write whose answer was lost.
+const CHECK_WAITS: [Duration; 5] = [
+    Duration::from_millis(0),
+    Duration::from_millis(250),
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+];
+
+/// A fresh key for one write: 128 random bits as 32 hex digits.
+pub fn new_idempotency_key() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 16];
+    rand::rng().fill_bytes(&mut b);
+    hex::encode(b)
+}
+
+enum Attempt {
+    Answered(Result<ConfigAccepted, ClientError>),
+    Lost(String),
+}
+
+/// An accepted write.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub accepted: ConfigAccepted,
+    /// Why its first answer was lost, when it was: the write was then
+    /// checked (sent again with its key) and found on the hub.
+    pub lost: Option<String>,
+}
+
+/// A write that is not known to be on the hub.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WriteError {
+    /// The hub answered: not written.
+    #[error(transparent)]
+    Refused(ClientError),
+    /// The answer was lost and the hub could not be asked again: it may be
+    /// on the hub or not.
+    #[error(
+        "the answer to the write was lost ({lost}) and {hub} could not be asked whether it landed ({check}): it may be on the hub; look (`macfleet get agents`) before writing again"
+    )]
+    Unknown {
+        hub: String,
+        lost: String,
+        check: String,
+    },
+}
+
+impl WriteError {
+    /// The README's exit code: the hub's refusal's, 5 when unknown.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            WriteError::Refused(e) => e.exit_code(),
+            WriteError::Unknown { .. } => 5,
+        }
     }
 }
 

@@ -20,6 +20,8 @@ mod demo;
 mod hostile_hub;
 /// `hub token`, TLS, token names.
 mod hub_ops;
+/// A write whose answer was lost, behind a proxy that drops it (issue 27).
+mod lost_answer;
 /// What the scripted commands print, `--watch`, completions, help.
 mod output;
 /// `get workers -o json|jsonl`: streamed, the same bytes, small.
