@@ -806,20 +806,27 @@ pub async fn start(opts: HubOptions) -> Result<RunningHub> {
     })
 }
 
-/// Ctrl-C or SIGTERM, whichever comes first.
-async fn stop_signal() -> Result<()> {
+/// Ctrl-C or SIGTERM, whichever comes first: both are caught from the
+/// call on (the future only waits), so a signal sent the moment after
+/// never finds the default action (death by the signal) in place.
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .wrap_err("waiting for SIGTERM")?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r.wrap_err("waiting for Ctrl-C"),
-            _ = term.recv() => Ok(()),
-        }
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut int = signal(SignalKind::interrupt()).wrap_err("cannot listen for Ctrl-C")?;
+        let mut term = signal(SignalKind::terminate()).wrap_err("cannot listen for SIGTERM")?;
+        Ok(async move {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+        })
     }
     #[cfg(not(unix))]
     {
-        tokio::signal::ctrl_c().await.wrap_err("waiting for Ctrl-C")
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }
 
@@ -828,6 +835,10 @@ async fn stop_signal() -> Result<()> {
 pub async fn serve(opts: HubOptions) -> Result<()> {
     let fds = serve::raise_fd_limit();
     let running = start(opts).await?;
+    // Before the line that says where it listens: whoever reads that line
+    // may stop it or reload its tokens at once.
+    let stop = stop_signal()?;
+    let reloader = reload_tokens_on_sighup(&running.hub)?;
     let c = running.hub.current();
     eprintln!(
         "macfleet hub {:?} listening on {} (config revision {}, agents {})",
@@ -849,8 +860,7 @@ pub async fn serve(opts: HubOptions) -> Result<()> {
         largest_worker_bytes = LARGEST_WORKER_BYTES,
         "worker cap (--max-workers, or --memory-budget / the largest worker's cost)"
     );
-    let reloader = reload_tokens_on_sighup(&running.hub)?;
-    stop_signal().await?;
+    stop.await;
     reloader.abort();
     eprintln!("stopping");
     running.stop().await;

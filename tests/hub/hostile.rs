@@ -340,6 +340,47 @@ fn exit_within(child: &mut std::process::Child, ms: u64) -> Option<std::process:
     None
 }
 
+/// A SIGTERM or SIGHUP sent the moment the hub says where it listens is
+/// caught: SIGTERM stops it in order (exit 0), SIGHUP rereads the tokens and
+/// it serves on. Before, the line came before the handlers, and a
+/// supervisor quick off the mark killed the hub by the signal's default
+/// action (seen as a flaky exit status here under load).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_right_after_the_listening_line_is_caught() {
+    let (dir, ..) = common::hub_dir();
+    for round in 0..20 {
+        let (sig, name) = if round % 2 == 0 {
+            (libc::SIGTERM, "SIGTERM")
+        } else {
+            (libc::SIGHUP, "SIGHUP")
+        };
+        let mut hub = HubProcess::spawn(dir.path(), Spawn::default());
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(hub.child.id() as libc::pid_t, sig) };
+        if sig == libc::SIGHUP {
+            let health = reqwest::Client::new()
+                .get(hub.path("/v1/health"))
+                .timeout(std::time::Duration::from_secs(10))
+                .send()
+                .await
+                .map(|r| r.status());
+            let alive = hub.child.try_wait().expect("try_wait").is_none();
+            let log = hub.stop();
+            assert!(
+                alive && health.is_ok(),
+                "round {round}: {name} killed the hub ({health:?}): {log}"
+            );
+        } else {
+            let st = exit_within(&mut hub.child, 10_000);
+            let log = hub.stop();
+            assert!(
+                st.is_some_and(|s| s.success()),
+                "round {round}: {name} gave {st:?}: {log}"
+            );
+        }
+    }
+}
+
 /// Issue #10 item 8: a `hub.db` the hub may not write stops it at start
 /// with an error naming the file (SQLite would open it read-only without a
 /// word, and every failover would then answer 500). Proved with a real
