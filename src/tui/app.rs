@@ -18,7 +18,8 @@ use ratatui::layout::Rect;
 use super::ids::FAILOVERS;
 use super::keys::{self, Action, Hints, Move};
 use super::model::Model;
-use super::model::conn::{FORBIDDEN, HubClock, REFUSED, Stream};
+use super::model::apply::Wants;
+use super::model::conn::Stream;
 use super::model::edit::KeptDraft;
 use super::msg::{Effect, Msg};
 use super::overlays::edit::Mode;
@@ -30,8 +31,6 @@ use super::ui::{self, geom, header};
 
 /// How long a status-line message stays.
 const STATUS_TTL: Duration = Duration::from_secs(5);
-/// After another hub started a fresh screen, its `reset` is not news.
-const FRESH_QUIET: Duration = Duration::from_secs(30);
 
 /// A message on the status line, and when it was said.
 #[derive(Debug, Clone)]
@@ -311,269 +310,100 @@ impl App {
         self.panes.iter().position(|p| p.id() == id)
     }
 
-    /// The one step.
+    /// The one step: a key, the mouse, a resize or a tick for the app; a
+    /// hub answer for the model to apply (`Model::whoami`, `workers`, …,
+    /// in `model/apply.rs`), or for the edit overlay when it answers the
+    /// edit; then what that asks for, and one frame marked due.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let mut fx = Vec::new();
         let mut asks = Vec::new();
-        // What can move the rows the Workers view wants (large-fleet mode
-        // settles and asks at once after these, not after every message:
-        // a million workers stream failovers by the thousand a second,
-        // and a settle rebuilds the Failovers view over its whole log).
-        let paging = matches!(
-            msg,
-            Msg::Key(_)
-                | Msg::Mouse(_)
-                | Msg::Resize(..)
-                | Msg::Summary { .. }
-                | Msg::Window { .. }
-                | Msg::Workers { .. }
-                | Msg::WorkerEvents(_)
-                | Msg::Reset
-        );
-        let m = &mut self.model;
-        match msg {
+        let paging = msg.pages();
+        let (m, ch) = (&mut self.model, &mut self.changes);
+        let edit = &mut self.overlay.edit;
+        let wants = match msg {
             Msg::Key(k) => {
                 // Keys act on what is on screen: bring the indices up to date.
                 self.settle();
                 self.key(k, &mut fx);
+                None
             }
             Msg::Mouse(e) => {
                 self.settle();
                 self.mouse(e);
+                None
             }
             Msg::Resize(w, h) => {
                 self.size = (w, h);
                 self.rescroll();
-                self.dirty = true;
+                Some(Wants::default())
             }
             Msg::Tick { mono, wall } => {
-                m.advance_mono(mono);
-                if m.clock.is_none() {
-                    m.clock = Some(HubClock {
-                        hub: wall,
-                        mono,
-                        from_hub: false,
-                    });
-                }
-                if let Some(s) = &self.status {
-                    if m.mono_now.saturating_duration_since(s.at) >= STATUS_TTL {
-                        self.status = None;
-                    }
-                }
-                for p in &mut self.panes {
-                    p.tick();
-                }
-                // Ages may have moved; the runner compares the rendered
-                // frame with the last one and writes nothing if equal.
-                self.dirty = true;
+                self.tick(mono, wall);
+                Some(Wants::default())
             }
-            Msg::Whoami(w) => {
-                let (hub, instance) = (w.hub.clone(), w.instance.clone().unwrap_or_default());
-                // An edit of the last hub's list is not written to this one;
-                // the order typed is named, so nothing typed is lost unsaid.
-                let pending = m.edit.pending_order().map(|o| o.join(", "));
-                if m.apply_whoami(w, &mut self.changes) {
-                    let edit = pending.map_or(String::new(), |o| {
-                        format!(
-                            "; your pending edit of its list ({o}) is not written here: \
-                             make it again on this hub's list"
-                        )
-                    });
-                    asks.push(Ask::Say(format!(
-                        "another hub answers here ({}, instance {}): a fresh screen; the last \
-                         hub's fleet, failover log and history are dropped{edit}",
-                        hub, instance
-                    )));
-                }
-                self.dirty = true;
-            }
-            Msg::Health(h) => {
-                // What the hub says of its file changed (broken, mended,
-                // broken another way): fetch the document as it stands.
-                let said = h.config.as_ref().and_then(|c| c.invalid.clone());
-                if said != m.config.health_said {
-                    m.config.health_said = said;
-                    fx.push(Effect::FetchConfig);
-                }
-                m.health = Some(h);
-                self.dirty = true;
-            }
-            Msg::Workers { page, at } => {
-                if m.apply_workers(page, at, &mut self.changes) {
-                    fx.push(Effect::FetchConfig);
-                    fx.push(Effect::FetchHistory);
-                }
-                self.dirty = true;
-            }
+            Msg::Whoami(w) => Some(m.whoami(w, ch)),
+            Msg::Health(h) => Some(m.health(h)),
+            Msg::Workers { page, at } => Some(m.workers(page, at, ch)),
             Msg::Summary {
                 summary,
                 at,
                 polled,
-            } => {
-                if m.apply_summary(*summary, at, polled, &mut self.changes) {
-                    fx.push(Effect::FetchConfig);
-                    fx.push(Effect::FetchHistory);
-                }
-                self.dirty = true;
-            }
+            } => Some(m.summary(*summary, at, polled, ch)),
             Msg::Window {
                 ask,
                 page,
                 at,
                 instance,
-            } => {
-                if m.apply_window(ask, page, at, instance, &mut self.changes) {
-                    fx.push(Effect::FetchConfig);
-                    fx.push(Effect::FetchHistory);
-                }
-                self.dirty = true;
-            }
-            Msg::Failovers { page, fresh } => {
-                if fresh {
-                    m.log.clear();
-                }
-                for r in page.events {
-                    m.log.insert(r);
-                }
-                m.log.next = m.log.next.max(page.next);
-                self.changes.log = true;
-                self.dirty = true;
-            }
-            Msg::Failover(r) => {
-                if m.log.insert(r) {
-                    self.changes.log = true;
-                    self.dirty = true;
-                }
-            }
-            Msg::Recoveries { page, fresh } => {
-                if fresh {
-                    m.recs.clear();
-                }
-                for r in page.events {
-                    m.recs.insert(r);
-                }
-                m.recs.next = m.recs.next.max(page.next);
-                self.changes.log = true;
-                self.dirty = true;
-            }
-            Msg::Recovery(r) => {
-                if m.recs.insert(r) {
-                    self.changes.log = true;
-                    self.dirty = true;
-                }
-            }
-            Msg::WorkerEvents(views) => {
-                let slots = &mut self.changes.slots;
-                // In large-fleet mode only the rows held are kept fresh
-                // (the next window places them); the rest are not held.
-                let large = m.large.is_some();
-                let fleet = &mut m.fleet;
-                for w in views {
-                    if large && fleet.slot_of(&w.worker).is_none() {
-                        continue;
-                    }
-                    slots.extend(fleet.apply_hub(w));
-                }
-                self.dirty = true;
-            }
+            } => Some(m.window(ask, page, at, instance, ch)),
+            Msg::Failovers { page, fresh } => Some(m.failovers(page, fresh, ch)),
+            Msg::Failover(r) => Some(m.failover(r, ch)),
+            Msg::Recoveries { page, fresh } => Some(m.recoveries(page, fresh, ch)),
+            Msg::Recovery(r) => Some(m.recovery(r, ch)),
+            Msg::WorkerEvents(views) => Some(m.worker_events(views, ch)),
             Msg::Config(ev) => {
-                if m.apply_config(ev, &mut self.changes) {
-                    self.overlay.edit.forget_unchanged(m);
-                    fx.push(Effect::FetchConfig);
+                let w = m.config_event(ev, ch);
+                if w.config {
+                    edit.forget_unchanged(m);
                 }
-                self.dirty = true;
-                fx.push(Effect::FetchHistory);
+                Some(w)
             }
-            Msg::Agents {
-                revision,
-                agents,
-                text,
-            } => {
-                m.config.on_disk = None;
-                m.config.agents = agents;
-                m.config.revision = Some(revision.clone());
-                m.config.text = Some(text.clone());
-                self.overlay.edit.document(m, &text, &revision, &mut asks);
-                self.changes.agents = true;
-                self.dirty = true;
+            Msg::History(h) => Some(m.history(h, ch)),
+            Msg::StreamUp => Some(m.stream(Stream::Up)),
+            Msg::StreamDown { error, retry_in } => Some(m.stream(Stream::Down { error, retry_in })),
+            Msg::Reset => Some(m.reset()),
+            Msg::FetchFailed { what, error, at } => Some(m.fetch_failed(what, at, Some(error))),
+            Msg::OutOfBounds { what, error, at } => Some(m.out_of_bounds(what, at, error)),
+            Msg::Refused { what, at } => Some(m.fetch_failed(what, at, None)),
+            Msg::Forbidden { what, at } => Some(m.refused_role(what, at)),
+            msg @ (Msg::Agents { .. }
+            | Msg::DiskInvalid(_)
+            | Msg::Edited { .. }
+            | Msg::DraftKept(_)
+            | Msg::Written(_)) => {
+                self.edit_answer(msg, &mut fx, &mut asks);
+                Some(Wants::default())
             }
-            Msg::DiskInvalid(d) => {
-                self.overlay.edit.on_disk(m, d, &mut asks);
-                self.changes.agents = true;
-                self.dirty = true;
-            }
-            Msg::Edited { sent, back } => {
-                overlays::edit::edited(m, sent, back, &mut fx, &mut asks);
-                self.changes.agents = true;
-                self.dirty = true;
-            }
-            Msg::DraftKept(kept) => {
-                overlays::edit::draft_kept(kept, &mut asks);
-                self.dirty = true;
-            }
-            Msg::Written(r) => {
-                self.overlay.edit.answer(m, r, &mut fx, &mut asks);
-                self.changes.agents = true;
-                self.dirty = true;
-            }
-            Msg::History(h) => {
-                m.apply_history(h, &mut self.changes);
-                self.dirty = true;
-            }
-            Msg::StreamUp => {
-                m.conn.stream = Stream::Up;
-                self.dirty = true;
-            }
-            Msg::StreamDown { error, retry_in } => {
-                m.conn.stream = Stream::Down { error, retry_in };
-                self.dirty = true;
-            }
-            Msg::Reset => {
-                // Another hub just started a fresh screen: it never held our
-                // place, and saying so would hide that it is another hub.
-                let fresh = m
-                    .fresh_at
-                    .is_some_and(|t| m.mono_now.saturating_duration_since(t) < FRESH_QUIET);
-                if !fresh {
-                    asks.push(Ask::Say(
-                        "the hub lost our place in its event log; refetching".into(),
-                    ));
-                }
-                fx.push(Effect::Refetch);
-                self.dirty = true;
-            }
-            Msg::FetchFailed { what, error, at } => {
-                m.failed(what, at, error, false);
-                self.dirty = true;
-            }
-            Msg::OutOfBounds { what, error, at } => {
-                m.broke_bound(what, at, error);
-                self.dirty = true;
-            }
-            Msg::Refused { what, at } => {
-                m.failed(what, at, REFUSED.to_string(), true);
-                self.dirty = true;
-            }
-            Msg::Forbidden { what, at } => {
-                m.forbidden(what, at, FORBIDDEN.to_string());
-                self.dirty = true;
-            }
-            Msg::SwitchFailed { error } => {
-                let text = overlays::command::switch_failed(&mut self.overlay.command, &error);
-                asks.push(Ask::Say(text));
-                self.dirty = true;
-            }
-            Msg::Refetched { ok } => {
-                asks.push(Ask::Say(
+            Msg::SwitchFailed { error } => Some(Wants {
+                say: Some(overlays::command::switch_failed(
+                    &mut self.overlay.command,
+                    &error,
+                )),
+                ..Wants::default()
+            }),
+            Msg::Refetched { ok } => Some(Wants {
+                say: Some(
                     if ok {
                         "refetch finished"
                     } else {
                         "refetch failed; retrying"
                     }
                     .into(),
-                ));
-                self.dirty = true;
-            }
+                ),
+                ..Wants::default()
+            }),
+        };
+        if let Some(w) = wants {
+            self.want(w, &mut fx, &mut asks);
         }
         self.run(asks);
         if paging && self.model.large.is_some() {
@@ -584,6 +414,76 @@ impl App {
             self.ask_windows(&mut fx);
         }
         fx
+    }
+
+    /// What answers the edit: the edit overlay applies it (the document,
+    /// `$EDITOR`'s draft, the write's answer), the Ladder follows.
+    fn edit_answer(&mut self, msg: Msg, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
+        let (m, edit) = (&mut self.model, &mut self.overlay.edit);
+        let ch = &mut self.changes;
+        match msg {
+            Msg::Agents {
+                revision,
+                agents,
+                text,
+            } => {
+                m.document(revision.clone(), agents, text.clone());
+                edit.document(m, &text, &revision, asks);
+                ch.agents = true;
+            }
+            Msg::DiskInvalid(d) => {
+                edit.on_disk(m, d, asks);
+                ch.agents = true;
+            }
+            Msg::Edited { sent, back } => {
+                overlays::edit::edited(m, sent, back, fx, asks);
+                ch.agents = true;
+            }
+            Msg::DraftKept(kept) => {
+                overlays::edit::draft_kept(kept, asks);
+            }
+            Msg::Written(r) => {
+                edit.answer(m, r, fx, asks);
+                ch.agents = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// What applying a message asks for, as effects and asks; the frame
+    /// is due unless nothing visible changed.
+    fn want(&mut self, w: Wants, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
+        if w.config {
+            fx.push(Effect::FetchConfig);
+        }
+        if w.history {
+            fx.push(Effect::FetchHistory);
+        }
+        if w.refetch {
+            fx.push(Effect::Refetch);
+        }
+        if let Some(t) = w.say {
+            asks.push(Ask::Say(t));
+        }
+        self.dirty |= !w.unchanged;
+    }
+
+    /// A tick: the clock moves, an old status message goes, the panes that
+    /// wait for time are told. Ages may have moved; the runner compares
+    /// the rendered frame with the last one and writes nothing if equal.
+    fn tick(&mut self, mono: Instant, wall: chrono::DateTime<chrono::Utc>) {
+        self.model.tick(mono, wall);
+        let now = self.model.mono_now;
+        if self
+            .status
+            .as_ref()
+            .is_some_and(|s| now.saturating_duration_since(s.at) >= STATUS_TTL)
+        {
+            self.status = None;
+        }
+        for p in &mut self.panes {
+            p.tick();
+        }
     }
 
     /// The windows the panes need and do not hold, as effects.

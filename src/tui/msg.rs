@@ -135,15 +135,26 @@ pub enum Msg {
     },
 }
 
-/// Which request failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fetch {
-    Whoami,
-    Workers,
-    Failovers,
-    Recoveries,
-    Config,
-    History,
+pub use crate::tui::model::conn::Fetch;
+
+impl Msg {
+    /// It can move the rows the Workers view wants (large-fleet mode
+    /// settles and asks at once after these, not after every message: a
+    /// million workers stream failovers by the thousand a second, and a
+    /// settle rebuilds the Failovers view over its whole log).
+    pub fn pages(&self) -> bool {
+        matches!(
+            self,
+            Msg::Key(_)
+                | Msg::Mouse(_)
+                | Msg::Resize(..)
+                | Msg::Summary { .. }
+                | Msg::Window { .. }
+                | Msg::Workers { .. }
+                | Msg::WorkerEvents(_)
+                | Msg::Reset
+        )
+    }
 }
 
 /// Work `update` asks the runner to do.

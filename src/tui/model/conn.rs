@@ -59,3 +59,14 @@ pub struct HubClock {
     /// From the hub (true) or the local wall clock until the hub answers.
     pub from_hub: bool,
 }
+
+/// Which request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    Whoami,
+    Workers,
+    Failovers,
+    Recoveries,
+    Config,
+    History,
+}

@@ -4,6 +4,7 @@
 //! here imports `app`, `panes`, `overlays` or `ui`; `update` changes it,
 //! panes and overlays read it.
 
+pub mod apply;
 pub mod away;
 pub mod compact;
 pub mod config;
@@ -22,7 +23,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use self::compact::addr;
 use self::config::{Config, HistKey};
-use self::conn::{Conn, ConnLabel, HubClock, Stream};
+use self::conn::{Conn, ConnLabel, Fetch, HubClock, Stream};
 use self::edit::{BEHIND_MAX, Behind, LadderEdit};
 use self::faillog::FailLog;
 use self::fleet::{Entry, Fleet, Slot};
@@ -30,7 +31,6 @@ use self::large::{Large, WindowAsk};
 use self::reclog::RecLog;
 use self::verdict::Verdict;
 use crate::plan::{self, PendingEdit};
-use crate::tui::msg::Fetch;
 use crate::wire::{
     ConfigEvent, History, HistoryEntry, KNOWN_AGENTS, Whoami, WorkerState, WorkersPage,
 };

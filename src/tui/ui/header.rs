@@ -29,318 +29,300 @@ pub fn conn_text(m: &Model) -> String {
     }
 }
 
+/// An age as the header says it (`3m`).
+fn age(d: std::time::Duration) -> String {
+    fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
+}
+
+fn sep(t: &Theme) -> Span<'static> {
+    Span::styled(format!(" {} ", t.sep()), t.muted())
+}
+
 /// The three top lines, from the model; `context` is the context the
 /// session is on, if it came from one.
 pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut Buffer) {
-    let stale = m.is_stale();
-    let sep = Span::styled(format!(" {} ", t.sep()), t.muted());
-
-    // 1: hub, badge, connection, revision.
-    if let Some(r) = row(area, 0) {
-        let name = m
-            .who
-            .as_ref()
-            .map(|w| w.hub.as_str())
-            .unwrap_or(m.hub_label.as_str());
-        let mut spans = Vec::new();
-        if let Some(v) = m.verdict() {
-            spans.push(Span::styled(format!(" {} ", fmt::verdict(v)), t.verdict(v)));
-            spans.push(Span::raw(" "));
+    let lines = [
+        hub_line(t, m, context, area.width),
+        fleet_line(t, m),
+        problems_or_agents_line(t, m),
+    ];
+    for (i, l) in lines.into_iter().enumerate() {
+        if let Some(r) = row(area, i as u16) {
+            line(
+                r,
+                buf,
+                super::fit_line(l, usize::from(r.width), t.ellipsis()),
+            );
         }
-        spans.push(Span::styled("macfleet ", t.title()));
-        match context {
-            // The context first (what the user chose), then the hub's
-            // own name when it says another.
-            Some(c) => {
-                spans.push(Span::styled(
-                    super::fit(&hub(c), 24, t.ellipsis()),
-                    t.title(),
-                ));
-                if name != c {
-                    spans.push(Span::styled(
-                        format!(" ({})", super::fit(&hub(name), 24, t.ellipsis())),
-                        t.muted(),
-                    ));
-                }
-            }
-            None => spans.push(Span::styled(
-                super::fit(&hub(name), 28, t.ellipsis()),
+    }
+}
+
+/// 1: the status word, the hub, the badge, the connection, the revision,
+/// a pending edit or a drill; who we are and where when it fits `width`.
+pub fn hub_line(t: &Theme, m: &Model, context: Option<&str>, width: u16) -> Line<'static> {
+    let sep = sep(t);
+    let mut spans = name_spans(t, m, context);
+    spans.extend(state_spans(t, m));
+    // Who we are and where: shown whole or not at all (a URL cut at the
+    // screen's edge reads as a different URL).
+    let mut tail = Vec::new();
+    if let Some(w) = &m.who {
+        tail.push(format!("as {}", hub(&w.name)));
+    }
+    if m.who.as_ref().is_some_and(|w| w.hub != m.hub_label) {
+        tail.push(hub(&m.hub_label).into_owned());
+    }
+    let mut used = Line::from(spans.clone()).width();
+    if used > usize::from(width) {
+        // The tool's own name is the first thing to go: the status
+        // word, the hub and the revision matter more.
+        if let Some(i) = spans.iter().position(|s| s.content == "macfleet ") {
+            used -= spans.remove(i).width();
+        }
+    }
+    for text in tail {
+        let more = sep.width() + Span::raw(text.as_str()).width();
+        if used + more > usize::from(width) {
+            break;
+        }
+        used += more;
+        spans.push(sep.clone());
+        spans.push(Span::styled(text, t.muted()));
+    }
+    Line::from(spans)
+}
+
+/// The status word, `macfleet`, the context and the hub's name, the badge.
+fn name_spans(t: &Theme, m: &Model, context: Option<&str>) -> Vec<Span<'static>> {
+    let name = m
+        .who
+        .as_ref()
+        .map(|w| w.hub.as_str())
+        .unwrap_or(m.hub_label.as_str());
+    let mut spans = Vec::new();
+    if let Some(v) = m.verdict() {
+        spans.push(Span::styled(format!(" {} ", fmt::verdict(v)), t.verdict(v)));
+        spans.push(Span::raw(" "));
+    }
+    spans.push(Span::styled("macfleet ", t.title()));
+    match context {
+        // The context first (what the user chose), then the hub's
+        // own name when it says another.
+        Some(c) => {
+            spans.push(Span::styled(
+                super::fit(&hub(c), 24, t.ellipsis()),
                 t.title(),
-            )),
-        }
-        spans.push(Span::raw(" "));
-        spans.push(if m.can_write {
-            Span::styled(" OWNER ", t.badge_owner())
-        } else {
-            Span::styled(" READ-ONLY ", t.badge_read_only())
-        });
-        spans.push(Span::raw(" "));
-        let conn_style = match m.conn_label() {
-            ConnLabel::Live => t.ok(),
-            ConnLabel::Polling | ConnLabel::Connecting => t.warn(),
-            ConnLabel::Disconnected(_)
-            | ConnLabel::BrokeBound(_)
-            | ConnLabel::Refused
-            | ConnLabel::Forbidden => t.bad(),
-        };
-        spans.push(Span::styled(conn_text(m), conn_style));
-        if m.is_stale() {
-            if let Some(age) = m.data_age() {
+            ));
+            if name != c {
                 spans.push(Span::styled(
-                    format!(
-                        " (data {} old)",
-                        fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
-                    ),
-                    t.greyed(),
+                    format!(" ({})", super::fit(&hub(name), 24, t.ellipsis())),
+                    t.muted(),
                 ));
             }
         }
-        if let Some(l) = &m.large {
-            // The counts are the hub's summary; said with their age when
-            // it has not come for a while (the screen tells the truth).
-            let mut text = "large fleet".to_string();
-            if let Some(age) = l.summary_age(m.mono_now).filter(|a| a.as_secs() >= 10) {
-                text.push_str(&format!(
-                    " (counts {} old)",
-                    fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
-                ));
-            }
-            spans.push(sep.clone());
-            spans.push(Span::styled(text, t.muted()));
-        }
-        spans.push(sep.clone());
-        let rev = if m.fleet.revision.is_empty() {
-            m.config.revision.clone().unwrap_or_else(|| "-".into())
-        } else {
-            m.fleet.revision.clone()
-        };
-        spans.push(Span::raw(format!("rev {}", hub(&rev))));
-        if m.edit.is_pending() {
-            spans.push(sep.clone());
-            spans.push(Span::styled("EDIT PENDING (w writes)", t.warn()));
-        }
-        if !m.drill.is_empty() {
-            // A drill shows where workers would land, not where they are.
-            spans.push(sep.clone());
-            spans.push(Span::styled(
-                format!("DRILL {} down (nothing written)", hub(&m.drill.join(", "))),
-                t.warn(),
-            ));
-        }
-        // Who we are and where: shown whole or not at all (a URL cut at the
-        // screen's edge reads as a different URL).
-        let mut tail = Vec::new();
-        if let Some(w) = &m.who {
-            tail.push(format!("as {}", hub(&w.name)));
-        }
-        if m.who.as_ref().is_some_and(|w| w.hub != m.hub_label) {
-            tail.push(hub(&m.hub_label).into_owned());
-        }
-        let mut width = Line::from(spans.clone()).width();
-        if width > usize::from(r.width) {
-            // The tool's own name is the first thing to go: the status
-            // word, the hub and the revision matter more.
-            if let Some(i) = spans.iter().position(|s| s.content == "macfleet ") {
-                width -= spans.remove(i).width();
-            }
-        }
-        for text in tail {
-            let more = sep.width() + Span::raw(text.as_str()).width();
-            if width + more > usize::from(r.width) {
-                break;
-            }
-            width += more;
-            spans.push(sep.clone());
-            spans.push(Span::styled(text, t.muted()));
-        }
-        line(
-            r,
-            buf,
-            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
-        );
+        None => spans.push(Span::styled(
+            super::fit(&hub(name), 28, t.ellipsis()),
+            t.title(),
+        )),
     }
+    spans.push(Span::raw(" "));
+    spans.push(if m.can_write {
+        Span::styled(" OWNER ", t.badge_owner())
+    } else {
+        Span::styled(" READ-ONLY ", t.badge_read_only())
+    });
+    spans.push(Span::raw(" "));
+    spans
+}
 
-    // 2: the fleet at a glance; no route first.
-    if let Some(r) = row(area, 1) {
-        let a = &m.fleet.agg;
-        let mut spans = Vec::new();
-        if let ConnLabel::Disconnected(d) = m.conn_label() {
-            // The hub cannot be asked: what follows is its last judgement,
-            // not a fleet outage.
-            spans.push(Span::styled(
-                format!(
-                    "hub unreachable {}",
-                    fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
-                ),
-                t.bad(),
-            ));
-            spans.push(Span::styled(" · last known: ", t.muted()));
-        } else if let ConnLabel::BrokeBound(d) = m.conn_label() {
-            // The hub answers, out of the contract: its answers are
-            // refused, and what follows is the last one that kept it.
-            let age = m.data_age().unwrap_or_default();
-            spans.push(Span::styled(
-                format!(
-                    "hub broke the API {} · last known {} ago: ",
-                    fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64)),
-                    fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
-                ),
-                t.bad(),
-            ));
-        } else if let Some(d) = m.refused_for() {
-            // The hub answers and refuses the token: a replaced hub, or a
-            // revoked token. What follows is the last hub that took it.
-            let word = if m.conn.refused {
-                "token refused"
-            } else {
-                "token forbidden"
-            };
-            spans.push(Span::styled(
-                format!(
-                    "{word} {}",
-                    fmt::age(chrono::TimeDelta::seconds(d.as_secs() as i64))
-                ),
-                t.bad(),
-            ));
-            let age = m.data_age().unwrap_or_default();
-            spans.push(Span::styled(
-                format!(
-                    " · last known {} ago: ",
-                    fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64))
-                ),
-                t.muted(),
-            ));
+/// The connection (and the data's age when stale), the large-fleet mode,
+/// the revision, a pending edit, a drill.
+fn state_spans(t: &Theme, m: &Model) -> Vec<Span<'static>> {
+    let sep = sep(t);
+    let mut spans = Vec::new();
+    let conn_style = match m.conn_label() {
+        ConnLabel::Live => t.ok(),
+        ConnLabel::Polling | ConnLabel::Connecting => t.warn(),
+        ConnLabel::Disconnected(_)
+        | ConnLabel::BrokeBound(_)
+        | ConnLabel::Refused
+        | ConnLabel::Forbidden => t.bad(),
+    };
+    spans.push(Span::styled(conn_text(m), conn_style));
+    if m.is_stale() {
+        if let Some(a) = m.data_age() {
+            spans.push(Span::styled(format!(" (data {} old)", age(a)), t.greyed()));
         }
-        if a.no_route > 0 {
-            spans.push(Span::styled(
-                format!("NO ROUTE {}", fmt::count(a.no_route)),
-                super::cell_style(t, stale, t.no_route()),
-            ));
-        } else {
-            spans.push(Span::styled("no route 0", t.muted()));
-        }
-        if a.headroom_known > 0 {
-            // Healthy workers with nothing left below their rung: the next
-            // failure is a no route (a worker with none already is above).
-            spans.push(sep.clone());
-            spans.push(Span::styled(
-                format!("{} one failure from no route", fmt::count(a.one_failure)),
-                super::cell_style(
-                    t,
-                    stale,
-                    if a.one_failure > 0 {
-                        t.warn()
-                    } else {
-                        t.muted()
-                    },
-                ),
-            ));
-        }
-        spans.push(sep.clone());
-        spans.push(Span::raw(format!("{} workers: ", fmt::count(a.total))));
-        spans.push(Span::styled(
-            format!("{} healthy", fmt::count(a.healthy)),
-            super::cell_style(t, stale, t.ok()),
-        ));
-        if a.healthy_no_route > 0 {
-            // Heartbeating is not having a route: never one without the other.
-            spans.push(Span::styled(
-                format!(" ({} with no route)", fmt::count(a.healthy_no_route)),
-                super::cell_style(t, stale, t.no_route()),
-            ));
-        }
-        spans.push(Span::raw(" "));
-        spans.push(Span::styled(
-            format!("{} stale", fmt::count(a.stale)),
-            super::cell_style(t, stale, if a.stale > 0 { t.warn() } else { t.muted() }),
-        ));
-        spans.push(Span::raw(" "));
-        spans.push(Span::styled(
-            format!("{} lost", fmt::count(a.lost)),
-            super::cell_style(t, stale, if a.lost > 0 { t.bad() } else { t.muted() }),
-        ));
-        spans.push(sep.clone());
-        let rev = hub(&m.fleet.revision).into_owned();
-        spans.push(Span::styled(
-            format!(
-                "{} not on {}",
-                fmt::count(a.out_of_sync),
-                if rev.is_empty() { "current" } else { &rev }
-            ),
-            super::cell_style(
-                t,
-                stale,
-                if a.out_of_sync > 0 {
-                    t.warn()
-                } else {
-                    t.muted()
-                },
-            ),
-        ));
-        line(
-            r,
-            buf,
-            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
-        );
     }
+    if let Some(l) = &m.large {
+        // The counts are the hub's summary; said with their age when
+        // it has not come for a while (the screen tells the truth).
+        let mut text = "large fleet".to_string();
+        if let Some(a) = l.summary_age(m.mono_now).filter(|a| a.as_secs() >= 10) {
+            text.push_str(&format!(" (counts {} old)", age(a)));
+        }
+        spans.push(sep.clone());
+        spans.push(Span::styled(text, t.muted()));
+    }
+    spans.push(sep.clone());
+    let rev = if m.fleet.revision.is_empty() {
+        m.config.revision.clone().unwrap_or_else(|| "-".into())
+    } else {
+        m.fleet.revision.clone()
+    };
+    spans.push(Span::raw(format!("rev {}", hub(&rev))));
+    if m.edit.is_pending() {
+        spans.push(sep.clone());
+        spans.push(Span::styled("EDIT PENDING (w writes)", t.warn()));
+    }
+    if !m.drill.is_empty() {
+        // A drill shows where workers would land, not where they are.
+        spans.push(sep.clone());
+        spans.push(Span::styled(
+            format!("DRILL {} down (nothing written)", hub(&m.drill.join(", "))),
+            t.warn(),
+        ));
+    }
+    spans
+}
 
-    // 3: the hub's own problems, when it has any (they matter more than
-    // the agents' counts, which the Ladder shows too); else the agents in
-    // rank order: can run / run now.
-    if let (Some(r), Some(p)) = (row(area, 2), m.hub_problems()) {
-        line(
-            r,
-            buf,
-            super::fit_line(
-                Line::from(Span::styled(
-                    // What a hub we cannot reach said last is last known.
-                    match (m.is_stale(), m.data_age()) {
-                        (true, Some(age)) => format!(
-                            "hub (last known, {} ago): {}",
-                            fmt::age(chrono::TimeDelta::seconds(age.as_secs() as i64)),
-                            hub(&p)
-                        ),
-                        (true, None) => format!("hub (last known): {}", hub(&p)),
-                        (false, _) => format!("hub: {}", hub(&p)),
-                    },
-                    t.bad(),
-                )),
-                usize::from(r.width),
-                t.ellipsis(),
-            ),
-        );
-    } else if let Some(r) = row(area, 2) {
-        let mut spans = vec![Span::styled("can/run ", t.muted())];
-        let agents = if m.config.agents.is_empty() {
-            m.ladder_agents()
-        } else {
-            m.config.agents.clone()
-        };
-        if agents.is_empty() {
-            spans.push(Span::styled("(no list yet)", t.muted()));
-        }
-        for (i, a) in agents.iter().enumerate() {
-            if i > 0 {
-                spans.push(sep.clone());
-            }
-            let c = m.fleet.agg.agent(a);
-            spans.push(Span::raw(format!("{} ", hub(a))));
-            let style = if c.capable == 0 && m.fleet.agg.total > 0 {
-                t.bad()
-            } else {
-                ratatui::style::Style::new()
-            };
-            spans.push(Span::styled(
-                format!("{}/{}", fmt::count(c.capable), fmt::count(c.active)),
-                super::cell_style(t, stale, style),
-            ));
-        }
-        line(
-            r,
-            buf,
-            super::fit_line(Line::from(spans), usize::from(r.width), t.ellipsis()),
-        );
+/// 2: the fleet at a glance, no route first (after what the connection
+/// makes of it: last known figures).
+pub fn fleet_line(t: &Theme, m: &Model) -> Line<'static> {
+    let stale = m.is_stale();
+    let sep = sep(t);
+    let a = &m.fleet.agg;
+    let mut spans = last_known_spans(t, m);
+    if a.no_route > 0 {
+        spans.push(Span::styled(
+            format!("NO ROUTE {}", fmt::count(a.no_route)),
+            super::cell_style(t, stale, t.no_route()),
+        ));
+    } else {
+        spans.push(Span::styled("no route 0", t.muted()));
     }
+    // `style` when `n` is not zero, else muted.
+    let when = |n: usize, style| super::cell_style(t, stale, if n > 0 { style } else { t.muted() });
+    if a.headroom_known > 0 {
+        // Healthy workers with nothing left below their rung: the next
+        // failure is a no route (a worker with none already is above).
+        spans.push(sep.clone());
+        spans.push(Span::styled(
+            format!("{} one failure from no route", fmt::count(a.one_failure)),
+            when(a.one_failure, t.warn()),
+        ));
+    }
+    spans.push(sep.clone());
+    spans.push(Span::raw(format!("{} workers: ", fmt::count(a.total))));
+    spans.push(Span::styled(
+        format!("{} healthy", fmt::count(a.healthy)),
+        super::cell_style(t, stale, t.ok()),
+    ));
+    if a.healthy_no_route > 0 {
+        // Heartbeating is not having a route: never one without the other.
+        spans.push(Span::styled(
+            format!(" ({} with no route)", fmt::count(a.healthy_no_route)),
+            super::cell_style(t, stale, t.no_route()),
+        ));
+    }
+    spans.push(Span::raw(" "));
+    spans.push(Span::styled(
+        format!("{} stale", fmt::count(a.stale)),
+        when(a.stale, t.warn()),
+    ));
+    spans.push(Span::raw(" "));
+    spans.push(Span::styled(
+        format!("{} lost", fmt::count(a.lost)),
+        when(a.lost, t.bad()),
+    ));
+    spans.push(sep.clone());
+    let rev = hub(&m.fleet.revision).into_owned();
+    spans.push(Span::styled(
+        format!(
+            "{} not on {}",
+            fmt::count(a.out_of_sync),
+            if rev.is_empty() { "current" } else { &rev }
+        ),
+        when(a.out_of_sync, t.warn()),
+    ));
+    Line::from(spans)
+}
+
+/// What the fleet line's figures are when the hub cannot be asked, breaks
+/// the API or refuses the token: its last judgement, not a fleet outage.
+fn last_known_spans(t: &Theme, m: &Model) -> Vec<Span<'static>> {
+    let data = age(m.data_age().unwrap_or_default());
+    if let ConnLabel::Disconnected(d) = m.conn_label() {
+        vec![
+            Span::styled(format!("hub unreachable {}", age(d)), t.bad()),
+            Span::styled(" · last known: ", t.muted()),
+        ]
+    } else if let ConnLabel::BrokeBound(d) = m.conn_label() {
+        // The hub answers, out of the contract: its answers are
+        // refused, and what follows is the last one that kept it.
+        vec![Span::styled(
+            format!("hub broke the API {} · last known {data} ago: ", age(d)),
+            t.bad(),
+        )]
+    } else if let Some(d) = m.refused_for() {
+        // The hub answers and refuses the token: a replaced hub, or a
+        // revoked token. What follows is the last hub that took it.
+        let word = if m.conn.refused {
+            "token refused"
+        } else {
+            "token forbidden"
+        };
+        vec![
+            Span::styled(format!("{word} {}", age(d)), t.bad()),
+            Span::styled(format!(" · last known {data} ago: "), t.muted()),
+        ]
+    } else {
+        Vec::new()
+    }
+}
+
+/// 3: the hub's own problems, when it has any (they matter more than the
+/// agents' counts, which the Ladder shows too); else the agents in rank
+/// order: can run / run now.
+pub fn problems_or_agents_line(t: &Theme, m: &Model) -> Line<'static> {
+    let stale = m.is_stale();
+    if let Some(p) = m.hub_problems() {
+        return Line::from(Span::styled(
+            // What a hub we cannot reach said last is last known.
+            match (stale, m.data_age()) {
+                (true, Some(a)) => format!("hub (last known, {} ago): {}", age(a), hub(&p)),
+                (true, None) => format!("hub (last known): {}", hub(&p)),
+                (false, _) => format!("hub: {}", hub(&p)),
+            },
+            t.bad(),
+        ));
+    }
+    let mut spans = vec![Span::styled("can/run ", t.muted())];
+    let agents = if m.config.agents.is_empty() {
+        m.ladder_agents()
+    } else {
+        m.config.agents.clone()
+    };
+    if agents.is_empty() {
+        spans.push(Span::styled("(no list yet)", t.muted()));
+    }
+    for (i, a) in agents.iter().enumerate() {
+        if i > 0 {
+            spans.push(sep(t));
+        }
+        let c = m.fleet.agg.agent(a);
+        spans.push(Span::raw(format!("{} ", hub(a))));
+        let style = if c.capable == 0 && m.fleet.agg.total > 0 {
+            t.bad()
+        } else {
+            ratatui::style::Style::new()
+        };
+        spans.push(Span::styled(
+            format!("{}/{}", fmt::count(c.capable), fmt::count(c.active)),
+            super::cell_style(t, stale, style),
+        ));
+    }
+    Line::from(spans)
 }
 
 /// The tabs line: what it names.
