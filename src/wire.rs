@@ -1248,6 +1248,60 @@ mod id_tests {
     }
 }
 
+/// `POST /v1/plan` body: the order to judge, rank 0 first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRequest {
+    pub agents: Vec<String>,
+}
+
+/// One rung of a plan: healthy workers on it before (under the hub's list
+/// now) and after (under the asked order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanRung {
+    pub agent: String,
+    /// Rank in the asked order; `null`: the order removes it.
+    pub rank: Option<usize>,
+    /// Rank in the hub's list now; `null`: the order adds it.
+    pub old_rank: Option<usize>,
+    /// Healthy workers that report they can run it.
+    pub can: usize,
+    pub before: usize,
+    pub after: usize,
+    /// Healthy workers that reach it without having reported a capability
+    /// for it (assumed to pass it by).
+    pub unreported: usize,
+}
+
+/// Healthy workers with no route, before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BeforeAfter {
+    pub before: usize,
+    pub after: usize,
+}
+
+/// `POST /v1/plan` answer: what the asked order would do over the whole
+/// fleet, from the projection the TUI draws (`plan::project`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanAnswer {
+    /// The revision whose list the plan is judged against.
+    pub config_revision: String,
+    /// That list (the hub's now).
+    pub current_agents: Vec<String>,
+    /// The asked order.
+    pub agents: Vec<String>,
+    /// Workers the hub holds, and of them healthy.
+    pub workers: usize,
+    pub healthy: usize,
+    /// The asked order's rungs in rank order, then those it removes.
+    pub rungs: Vec<PlanRung>,
+    /// Healthy workers that would stand on another rung.
+    pub change_rung: usize,
+    pub no_route: BeforeAfter,
+    /// What the owner should see before writing the order, as sentences.
+    pub warnings: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -590,6 +590,21 @@ impl Client {
         Ok(page)
     }
 
+    /// `POST /v1/plan`: what `agents` would do over the whole fleet, as
+    /// the hub projects it (writes nothing; an owner or a viewer may ask).
+    pub async fn plan(&self, agents: &[String]) -> Result<crate::wire::PlanAnswer, ClientError> {
+        let body = serde_json::to_vec(&crate::wire::PlanRequest {
+            agents: agents.to_vec(),
+        })
+        .map_err(|e| ClientError::Decode(e.to_string()))?;
+        let rb = self
+            .request(reqwest::Method::POST, "v1/plan")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body);
+        let resp = self.send(rb).await?;
+        self.decode_small(resp, "POST /v1/plan").await
+    }
+
     /// `GET /v1/workers`, every worker held (for readers that sort or
     /// look them up; `get workers -o json` streams with
     /// [`Client::workers_stream`] instead).

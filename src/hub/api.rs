@@ -218,6 +218,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/v1/whoami", get(whoami))
         .route("/v1/config", get(get_config).put(put_config))
         .route("/v1/config/history", get(history))
+        .route("/v1/plan", axum::routing::post(post_plan))
         .route("/v1/heartbeats", axum::routing::post(post_heartbeat))
         .route("/v1/workers", get(workers))
         .route("/v1/summary", get(summary))
@@ -792,6 +793,49 @@ fn accepted(c: &Current) -> Response {
         }),
     )
         .into_response()
+}
+
+/// Largest `POST /v1/plan` body.
+pub const MAX_PLAN_BYTES: usize = 64 * 1024;
+
+/// `POST /v1/plan` (owner or viewer): what `{"agents": [...]}` would do
+/// over the whole fleet, against the hub's list now. Writes nothing. The
+/// lock is held only to take the views; the pass runs on a blocking
+/// thread, apart from ingest (a window pass pool is not on main yet).
+async fn post_plan(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Response> {
+    let (parts, body) = req.into_parts();
+    let p = authenticate(&hub, &parts.headers)?;
+    require(&p, READERS, "ask for a plan")?;
+    if !content_type_is(&parts.headers, "application/json") {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "a plan is asked as Content-Type: application/json",
+        ));
+    }
+    let bytes = read_body(body, MAX_PLAN_BYTES, hub.opts.limits.body_timeout).await?;
+    let asked: crate::wire::PlanRequest = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!(
+                "the body is {{\"agents\": [\"name\", ...]}}: {}",
+                excerpt(&without_values(&e.to_string()))
+            ),
+        )
+    })?;
+    crate::agents_doc::validate_list(&asked.agents).map_err(doc_error)?;
+    let current = hub.current();
+    let views = match hub.fleet.lock() {
+        Ok(f) => f.window_source().0,
+        Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
+    };
+    let answer = tokio::task::spawn_blocking(move || {
+        super::plan::plan_over(&views, &current.projected, &current.agents, &asked.agents)
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    Ok(axum::Json(answer).into_response())
 }
 
 async fn history(

@@ -25,6 +25,7 @@ pub mod fleet;
 pub mod ingest;
 pub mod metrics;
 pub mod pacing;
+pub mod plan;
 pub mod prefetch;
 pub mod recovery;
 pub mod repeats;

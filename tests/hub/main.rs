@@ -27,6 +27,8 @@ mod matrix;
 /// On-call (issue 21): headroom, `GET /metrics`, the alert rules,
 /// recoveries, `agents drill`.
 mod oncall;
+/// `POST /v1/plan`: an order judged over the whole fleet (issue 27).
+mod plan;
 /// Pacing: a large fleet told longer intervals (issue 22).
 mod pacing;
 /// Descriptors, connections, memory at the contract's caps.
