@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+use crossterm::event::{KeyEvent, KeyEventKind, MouseEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -677,12 +677,8 @@ impl App {
                     f.text = f.recall.clone();
                 }
             }
-            (None, KeyCode::Char(c))
-                if !k
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                f.text.push(c)
+            (None, _) if keys::text_char(&k).is_some() => {
+                f.text.extend(keys::text_char(&k));
             }
             _ => return,
         }
@@ -839,9 +835,32 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crossterm::event::{KeyCode, KeyModifiers};
 
     fn press(a: &mut App, code: KeyCode) {
         a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    }
+
+    /// Alt with a character is not text in any prompt: the add prompt
+    /// took `Alt-x` as `x` while the filter and `:` did not.
+    #[test]
+    fn alt_characters_are_not_text_in_the_add_prompt() {
+        let mut a = App::new("hub", true, Theme::new(false, false), Instant::now());
+        a.overlay.edit.open_add_for_test();
+        let alt = |c| Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT));
+        a.update(alt('x'));
+        a.update(Msg::Key(KeyEvent::new(
+            KeyCode::Char('p'),
+            KeyModifiers::SHIFT,
+        )));
+        assert_eq!(
+            *a.edit_mode(),
+            Mode::Adding {
+                text: "p".into(),
+                error: None,
+                unknown: false
+            }
+        );
     }
 
     #[test]

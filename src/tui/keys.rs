@@ -944,6 +944,23 @@ pub fn action_for(ev: &KeyEvent) -> Option<Action> {
     find(ev, |s| matches!(s, Global | Only(_)))
 }
 
+/// The character a key types in a prompt where other keys are text (the
+/// filter, the `:` line, the add prompt): a character with neither Ctrl
+/// nor Alt (Shift is in the character already). The three prompts agree.
+pub fn text_char(ev: &KeyEvent) -> Option<char> {
+    match ev.code {
+        KeyCode::Char(c)
+            if ev.kind != KeyEventKind::Release
+                && !ev
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            Some(c)
+        }
+        _ => None,
+    }
+}
+
 /// The action bound to a key press in the filter prompt; `None` for a key
 /// that is text (or nothing).
 pub fn prompt_action_for(ev: &KeyEvent) -> Option<Action> {

@@ -4,7 +4,7 @@
 //! wrong and keeps what was typed. Its keys are the key table's `Command`,
 //! `Picker` and `Switching` scopes.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -161,14 +161,9 @@ pub fn key(
         Some(Action::Accept) => run(o, m, panes, first, asks),
         Some(_) => {}
         None => {
-            if let KeyCode::Char(c) = k.code {
-                if !k
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
-                {
-                    o.cmd.text.push(c);
-                    o.cmd.error = None;
-                }
+            if let Some(c) = keys::text_char(&k) {
+                o.cmd.text.push(c);
+                o.cmd.error = None;
             }
         }
     }

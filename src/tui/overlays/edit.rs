@@ -7,7 +7,7 @@
 //! scopes, and draws its screens. The runner sends what `y` confirmed
 //! through the session's `Writer` (nothing here sees the writer).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -89,6 +89,16 @@ pub enum Mode {
 }
 
 impl Edit {
+    /// The add prompt, empty (unit tests open it without a hub document).
+    #[cfg(test)]
+    pub(crate) fn open_add_for_test(&mut self) {
+        self.mode = Mode::Adding {
+            text: String::new(),
+            error: None,
+            unknown: false,
+        };
+    }
+
     /// The screen the edit is on.
     pub fn mode(&self) -> &Mode {
         &self.mode
@@ -1235,12 +1245,10 @@ impl Edit {
                 }
                 Some(_) => {}
                 None => {
-                    if let KeyCode::Char(c) = k.code {
-                        if !k.modifiers.contains(KeyModifiers::CONTROL) {
-                            text.push(c);
-                            let t = text.clone();
-                            self.set_add_text(m, t);
-                        }
+                    if let Some(c) = keys::text_char(&k) {
+                        text.push(c);
+                        let t = text.clone();
+                        self.set_add_text(m, t);
                     }
                 }
             },
