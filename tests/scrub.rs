@@ -1583,6 +1583,28 @@ fn heartbeat_with(worker: &str, host: &str, id: &str, detail: &str) -> serde_jso
     hb
 }
 
+/// Post `hb`; the hub must refuse it with 422 and not echo `needle`.
+/// Returns the answer's body.
+async fn refused_unechoed(
+    http: &reqwest::Client,
+    url: &str,
+    worker: &str,
+    hb: &serde_json::Value,
+    needle: &str,
+) -> String {
+    let r = http
+        .post(format!("{url}/v1/heartbeats"))
+        .bearer_auth(worker)
+        .json(hb)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 422, "{needle} in {hb}");
+    let body = r.text().await.expect("body");
+    assert!(!body.contains(needle), "{needle} echoed: {body}");
+    body
+}
+
 /// Read an SSE stream for at most `for_how_long`, keeping what came.
 async fn read_events(mut r: reqwest::Response, for_how_long: Duration) -> String {
     let mut got = Vec::new();
@@ -1712,34 +1734,14 @@ async fn no_corpus_secret_comes_back_from_the_hub_the_stream_the_cli_or_the_log(
             variants.push(heartbeat_with("w-ok-4", name, "f-y2", "ok"));
         }
         for hb in variants {
-            let r = http
-                .post(format!("{}/v1/heartbeats", hub.url))
-                .bearer_auth(&worker)
-                .json(&hb)
-                .send()
-                .await
-                .expect("post");
-            assert_eq!(r.status(), 422, "{name} in {hb}");
-            let body = r.text().await.expect("body");
-            assert!(!body.contains(needle), "{name} echoed: {body}");
-            answers.push_str(&body);
+            answers.push_str(&refused_unechoed(&http, &hub.url, &worker, &hb, needle).await);
             tried += 1;
         }
     }
     for name in &agents {
         let mut hb = heartbeat_with("w-ok-5", "gpu-node-1", "f-y3", "ok");
         hb["agents"] = serde_json::json!(["opencode", "claude", name]);
-        let r = http
-            .post(format!("{}/v1/heartbeats", hub.url))
-            .bearer_auth(&worker)
-            .json(&hb)
-            .send()
-            .await
-            .expect("post");
-        assert_eq!(r.status(), 422, "agent {name}");
-        let body = r.text().await.expect("body");
-        assert!(!body.contains(name.as_str()), "{name} echoed: {body}");
-        answers.push_str(&body);
+        answers.push_str(&refused_unechoed(&http, &hub.url, &worker, &hb, name).await);
         tried += 1;
     }
     assert_eq!(tried, names.len() * 3 - 1 + agents.len());

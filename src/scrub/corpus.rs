@@ -45,6 +45,18 @@ impl Rng {
             .map(|_| alphabet[(self.next() % alphabet.len() as u64) as usize] as char)
             .collect()
     }
+    /// Groups of `lens` characters from `set`, joined by `-`.
+    fn dashed(&mut self, set: &[u8], lens: &[usize]) -> String {
+        let groups: Vec<String> = lens.iter().map(|&n| self.pick(set, n)).collect();
+        groups.join("-")
+    }
+    /// A version-4 UUID, as npm's legacy tokens are.
+    fn uuid4(&mut self) -> String {
+        let mut u = self.dashed(HEX, &[8, 4, 4, 4, 12]);
+        u.replace_range(14..15, "4");
+        u.replace_range(19..20, "a");
+        u
+    }
     /// Base62 that surely mixes cases and digits, as real keys do.
     fn b62(&mut self, n: usize) -> String {
         let mut s = self.pick(B62, n);
@@ -86,6 +98,11 @@ fn e(family: &'static str, detail: String, needle: String) -> Entry {
         detail: detail.chars().take(200).collect(),
         needle,
     }
+}
+
+/// `template` with `body` in its `{}`; the body is the needle.
+fn slot(family: &'static str, template: &str, body: String) -> Entry {
+    e(family, template.replacen("{}", &body, 1), body)
 }
 
 /// `prefix + body` in a detail; the body is the needle.
@@ -692,55 +709,42 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         body,
     ));
     // Code hosts and registries.
-    let body = r.b62(32);
-    v.push(e(
-        "bitbucket app password",
-        format!("git: bitbucket said 401 for ATBB{body}"),
-        body,
-    ));
-    let uuid = format!(
-        "{}-{}-4{}-a{}-{}",
-        r.pick(HEX, 8),
-        r.pick(HEX, 4),
-        r.pick(HEX, 3),
-        r.pick(HEX, 3),
-        r.pick(HEX, 12)
-    );
-    v.push(e(
-        "npm legacy token beside _authToken",
-        format!("npm ERR! //registry.npmjs.org/:_authToken={uuid} is not valid"),
-        uuid,
-    ));
-    let body = r.b62(20);
-    v.push(e(
-        "gitlab token glued to a url",
-        format!("git: remote glpat-{body}https://gitlab.com/fleet/x.git denied"),
-        body,
-    ));
-    // Payment, identity and ops.
+    // Code hosts and registries; payment, identity and ops.
+    let rows = [
+        (
+            "bitbucket app password",
+            "git: bitbucket said 401 for ATBB{}",
+            r.b62(32),
+        ),
+        (
+            "npm legacy token beside _authToken",
+            "npm ERR! //registry.npmjs.org/:_authToken={} is not valid",
+            r.uuid4(),
+        ),
+        (
+            "gitlab token glued to a url",
+            "git: remote glpat-{}https://gitlab.com/fleet/x.git denied",
+            r.b62(20),
+        ),
+    ];
+    v.extend(rows.into_iter().map(|(f, t, body)| slot(f, t, body)));
     for prefix in ["rk_live_", "rk_prod_", "rk_test_"] {
         let body = r.b62(99);
         v.push(tok("stripe restricted key", prefix, body));
     }
-    let body = r.pick(UPPER_DIGITS, 58);
-    v.push(e(
-        "age secret key",
-        format!("sops: AGE-SECRET-KEY-1{body} could not decrypt"),
-        body,
-    ));
-    let body = format!(
-        "{}-{}-{}-{}-{}",
-        r.pick(UPPER_DIGITS, 6),
-        r.pick(UPPER_DIGITS, 11),
-        r.pick(UPPER_DIGITS, 5),
-        r.pick(UPPER_DIGITS, 5),
-        r.pick(UPPER_DIGITS, 5)
-    );
-    v.push(e(
-        "1password secret key",
-        format!("op: sign-in with A3-{body} failed"),
-        body,
-    ));
+    let rows = [
+        (
+            "age secret key",
+            "sops: AGE-SECRET-KEY-1{} could not decrypt",
+            r.pick(UPPER_DIGITS, 58),
+        ),
+        (
+            "1password secret key",
+            "op: sign-in with A3-{} failed",
+            r.dashed(UPPER_DIGITS, &[6, 11, 5, 5, 5]),
+        ),
+    ];
+    v.extend(rows.into_iter().map(|(f, t, body)| slot(f, t, body)));
     let body = r.b62(120);
     v.push(e(
         "facebook access token",
