@@ -28,6 +28,15 @@ impl WindowQuery {
                 "a window's filter is at most {MAX_WINDOW_QUERY} bytes"
             ));
         }
+        let terms = crate::query::Query::parse(&self.q, crate::query::WORKER_FIELDS)
+            .terms
+            .len();
+        if terms > crate::hub::window::MAX_QUERY_TERMS {
+            return Err(format!(
+                "a window's filter takes at most {} terms (a field term, a !term, or a run of plain words each count as one); this one has {terms}: the hub answers 400 query_too_costly",
+                crate::hub::window::MAX_QUERY_TERMS
+            ));
+        }
         if self.page.is_some() && self.offset.is_some() {
             return Err("a window takes page or offset, not both".into());
         }
@@ -159,5 +168,20 @@ mod tests {
         q.limit = 10;
         q.q = "x".repeat(MAX_WINDOW_QUERY + 1);
         assert!(q.params().is_err());
+        // 16 terms are sent; 17 are refused here, saying why.
+        let terms = |n: usize| {
+            (0..n)
+                .map(|i| format!("!w{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        q.q = terms(16);
+        assert!(q.params().is_ok());
+        q.q = terms(17);
+        let e = q.params().expect_err("17 terms");
+        assert!(
+            e.contains("at most 16 terms") && e.contains("query_too_costly"),
+            "{e}"
+        );
     }
 }

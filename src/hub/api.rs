@@ -939,6 +939,22 @@ async fn post_heartbeat(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<
                 "5",
             ))
         }
+        Err(IngestError::TooFast { wait }) => {
+            let after = super::pacing::retry_after_s(wait);
+            let mut resp = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "heartbeat_too_fast",
+                format!(
+                    "this worker's heartbeats come far faster than the interval the hub told it (past a burst of {}, at most twice that rate); nothing of this one was applied: send the next in {after} s",
+                    super::pacing::BURST
+                ),
+            )
+            .into_response();
+            if let Ok(v) = HeaderValue::from_str(&after.to_string()) {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            Ok(resp)
+        }
         Err(IngestError::Internal(e)) => Err(ApiError::internal(e)),
     }
 }
@@ -1001,7 +1017,7 @@ async fn workers(
     require(&p, READERS, "list workers")?;
     let Query(q) = query.map_err(|e| bad_query(e.body_text()))?;
     if let Some(w) = q.window()? {
-        return window(&hub, &w);
+        return window(&hub, w).await;
     }
     let since = match q.since.as_deref() {
         None | Some("") => None,
@@ -1055,18 +1071,41 @@ struct WorkersPageHead<'a> {
     next_page: Option<Option<String>>,
 }
 
+fn window_error(e: super::window::WindowError) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, e.code(), e.to_string())
+}
+
 /// `GET /v1/workers` as a window: sorted, filtered and paged by the fleet.
-fn window(hub: &Hub, w: &crate::wire::WindowQuery) -> ApiResult<Response> {
-    // The lock is held only to take the views (a pointer each); the pass
-    // over them runs after, while heartbeats go on.
-    super::window::precheck(w).map_err(|e| bad_query(e.to_string()))?;
-    let (views, cursor) = match hub.fleet.lock() {
-        Ok(f) => f.window_source(),
-        Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
+/// The pass runs on a window thread (hub/window.rs, `Passes`), one a
+/// core at a lower priority, never on a thread heartbeats need; past the
+/// queue of those waiting, `503 overloaded`.
+async fn window(hub: &Arc<Hub>, w: crate::wire::WindowQuery) -> ApiResult<Response> {
+    super::window::precheck(&w).map_err(window_error)?;
+    let source = hub.clone();
+    let pass = super::window::Passes::hub().run(move || {
+        // The lock is held only to take the views (a pointer each), on
+        // this thread, once its turn has come; the pass over them runs
+        // after, while heartbeats go on.
+        let (views, cursor) = match source.fleet.lock() {
+            Ok(f) => f.window_source(),
+            Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
+        };
+        let win = super::window::window_over(&views, cursor, &w, super::window::HEAP_ROWS)
+            .map_err(window_error);
+        drop(views);
+        win
+    });
+    let win = match pass.await {
+        Ok(win) => win?,
+        Err(e) => {
+            let mut resp =
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "overloaded", e.to_string())
+                    .into_response();
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return Ok(resp);
+        }
     };
-    let win = super::window::window_over(&views, cursor, w, super::window::HEAP_ROWS)
-        .map_err(|e| bad_query(e.to_string()))?;
-    drop(views);
     let current = hub.current();
     let head = WorkersPageHead {
         now: Utc::now(),
@@ -1312,7 +1351,7 @@ fn async_stream(
     slot: super::streams::StreamSlot,
     limits: StreamLimits,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
-    use tokio::sync::broadcast::error::RecvError;
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
     let (tx, rx) = tokio::sync::mpsc::channel::<(SseEvent, tokio::sync::OwnedSemaphorePermit)>(
         limits.buffer.max(1),
     );
@@ -1323,56 +1362,90 @@ fn async_stream(
     tokio::spawn(async move {
         let mut live = sub.live;
         let mut at = sub.at;
-        // false: the subscriber is gone or behind; stop.
-        // Each buffered event holds its size in bytes of the budget until
-        // the response takes it.
-        let push = |(ev, size): (SseEvent, usize)| {
-            let tx = &tx;
-            let budget = budget.clone();
-            async move {
-                let n = u32::try_from(size.clamp(1, budget_bytes)).unwrap_or(u32::MAX);
-                let send = async {
-                    let permit = budget.acquire_many_owned(n).await.ok()?;
-                    tx.send((ev, permit)).await.ok()
-                };
-                matches!(tokio::time::timeout(limits.grace, send).await, Ok(Some(())))
+        // The last seq sent: a `reset` names it.
+        let mut sent = sub.at;
+        // Waiting, coalesced per worker (hub/events.rs): the live feed is
+        // taken in as it comes, so one worker's flood never laps this
+        // subscriber; it is sent each worker's latest view.
+        let mut backlog = super::events::Backlog::default();
+        for e in sub.replay {
+            if wanted(&e) {
+                backlog.push(e);
             }
-        };
+        }
+        // The event being sent (its seq, the event, its size): each holds
+        // its size in bytes of the budget until the response takes it.
+        let mut staged: Option<(u64, SseEvent, usize)> =
+            sub.reset.then(|| (at, reset_event(at), 64));
+        let mut deadline = tokio::time::Instant::now() + limits.grace;
         let behind = |at: u64| {
             if let Ok(mut l) = last2.lock() {
                 *l = Some(reset_event(at));
             }
         };
-        if sub.reset && !push((reset_event(at), 64)).await {
-            return;
-        }
-        for e in &sub.replay {
-            if wanted(e) && !push(to_sse(e)).await {
-                return behind(at);
-            }
-        }
         loop {
+            if staged.is_none() {
+                if let Some(e) = backlog.pop() {
+                    let (ev, size) = to_sse(&e);
+                    staged = Some((e.seq, ev, size));
+                    deadline = tokio::time::Instant::now() + limits.grace;
+                }
+            }
+            // More kept events than the buffer holds: behind.
+            if backlog.kept() > limits.buffer.max(1) {
+                return behind(sent);
+            }
+            let n = staged.as_ref().map_or(1, |(_, _, size)| {
+                u32::try_from((*size).clamp(1, budget_bytes)).unwrap_or(u32::MAX)
+            });
+            let room = async {
+                let permit = budget.clone().acquire_many_owned(n).await.ok()?;
+                let slot = tx.reserve().await.ok()?;
+                Some((permit, slot))
+            };
             tokio::select! {
+                biased;
                 () = tx.closed() => return,
                 r = closing.changed() => {
                     if r.is_err() || *closing.borrow() {
                         return;
                     }
-                    continue;
                 }
-                r = live.recv() => match r {
-                    Ok(e) => {
-                        if e.seq <= at {
-                            continue;
-                        }
-                        if wanted(&e) && !push(to_sse(&e)).await {
-                            return behind(at);
-                        }
-                        at = e.seq;
+                room = room, if staged.is_some() => {
+                    let Some((permit, slot)) = room else { return };
+                    if let Some((seq, ev, _)) = staged.take() {
+                        slot.send((ev, permit));
+                        sent = seq;
                     }
-                    // Lapped by the live feed: too slow to follow.
-                    Err(RecvError::Lagged(_)) => return behind(at),
-                    Err(RecvError::Closed) => return,
+                }
+                // The subscriber has not taken an event within the grace.
+                () = tokio::time::sleep_until(deadline), if staged.is_some() => {
+                    return behind(sent);
+                }
+                r = live.recv() => {
+                    // This one, and what else is there already (bounded).
+                    let mut r = r;
+                    for _ in 0..256 {
+                        match r {
+                            Ok(e) => {
+                                if e.seq > at {
+                                    at = e.seq;
+                                    if wanted(&e) {
+                                        backlog.push(e);
+                                    }
+                                }
+                            }
+                            // Lapped by the live feed: too slow to follow.
+                            Err(RecvError::Lagged(_)) => return behind(sent),
+                            Err(RecvError::Closed) => return,
+                        }
+                        r = match live.try_recv() {
+                            Ok(e) => Ok(e),
+                            Err(TryRecvError::Empty) => break,
+                            Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
+                            Err(TryRecvError::Closed) => Err(RecvError::Closed),
+                        };
+                    }
                 }
             }
         }

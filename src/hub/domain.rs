@@ -77,6 +77,10 @@ pub enum IngestError {
     /// The database cannot be opened at its path: nothing acknowledged.
     #[error("{0}")]
     Unavailable(String),
+    /// The worker sends far faster than it was told (pacing): nothing of
+    /// this heartbeat is applied; it may send again after `wait`.
+    #[error("heartbeats are sent faster than the interval told")]
+    TooFast { wait: Duration },
     #[error("{0}")]
     Internal(String),
 }
@@ -266,11 +270,18 @@ impl Hub {
         hb.validate_at(received_at)?;
         // Heartbeats in flight may pass this check together, so the fleet
         // can exceed the cap by at most the requests in progress.
-        let admitted = self
+        // The worker's pace is judged under the same lock (hub/pacing.rs).
+        let (admitted, paced) = self
             .fleet
             .lock()
-            .map(|f| f.admits(hb.worker.as_str(), self.opts.max_workers))
+            .map(|mut f| {
+                let paced = f.paces(hb.worker.as_str(), arrived);
+                (f.admits(hb.worker.as_str(), self.opts.max_workers), paced)
+            })
             .map_err(|_| IngestError::Internal("fleet lock poisoned".into()))?;
+        if let Err(wait) = paced {
+            return Err(IngestError::TooFast { wait });
+        }
         if !admitted {
             return Err(IngestError::FleetFull {
                 max: self.opts.max_workers,

@@ -3,7 +3,7 @@
 //! `Last-Event-ID` resume, and a broadcast to live subscribers. Payloads are
 //! kept as values and serialised only when a subscriber sends them.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
@@ -43,6 +43,16 @@ impl Payload {
         self.kind().as_str()
     }
 
+    /// The worker whose latest view this is, for the events a subscriber
+    /// that is behind may be sent only the latest of (`heartbeat`, `state`,
+    /// `sync`: each is the worker's whole view). Every other kind is kept.
+    pub fn coalesces_by(&self) -> Option<&Arc<str>> {
+        match self {
+            Payload::Heartbeat(v) | Payload::State(v) | Payload::Sync(v) => Some(v.worker()),
+            _ => None,
+        }
+    }
+
     pub fn to_json(&self) -> String {
         let r = match self {
             Payload::Heartbeat(v) | Payload::State(v) | Payload::Sync(v) => {
@@ -61,6 +71,83 @@ impl Payload {
 pub struct Event {
     pub seq: u64,
     pub payload: Payload,
+}
+
+/// What one subscriber has yet to be sent, in seq order, coalesced per
+/// worker: a worker's `heartbeat`, `state` or `sync` replaces the one of
+/// its views still waiting (it is sent at the newer one's place in the
+/// order, with its id), so a subscriber that is behind gets each worker's
+/// latest view and one worker's flood costs it one entry. `failover`,
+/// `recovery`, `config` and `summary` are all kept; only their count
+/// bounds the stream ([`Backlog::kept`]).
+#[derive(Default)]
+pub struct Backlog {
+    order: VecDeque<Event>,
+    /// Each worker's latest view waiting: its seq.
+    latest: HashMap<Arc<str>, u64, foldhash::fast::RandomState>,
+    kept: usize,
+    coalesced: u64,
+}
+
+impl Backlog {
+    pub fn push(&mut self, e: Event) {
+        match e.payload.coalesces_by() {
+            Some(w) => {
+                if self.latest.insert(w.clone(), e.seq).is_some() {
+                    self.coalesced += 1;
+                }
+            }
+            None => self.kept += 1,
+        }
+        self.order.push_back(e);
+        // Superseded views are skipped when popped, and dropped here once
+        // they outnumber the rest.
+        if self.order.len() > 2 * (self.latest.len() + self.kept) + 1024 {
+            let latest = &self.latest;
+            self.order.retain(|e| match e.payload.coalesces_by() {
+                Some(w) => latest.get(w) == Some(&e.seq),
+                None => true,
+            });
+        }
+    }
+
+    /// The next event to send.
+    pub fn pop(&mut self) -> Option<Event> {
+        while let Some(e) = self.order.pop_front() {
+            match e.payload.coalesces_by() {
+                Some(w) => {
+                    if self.latest.get(w) == Some(&e.seq) {
+                        self.latest.remove(w);
+                        return Some(e);
+                    }
+                }
+                None => {
+                    self.kept -= 1;
+                    return Some(e);
+                }
+            }
+        }
+        None
+    }
+
+    /// Events waiting that are never coalesced.
+    pub fn kept(&self) -> usize {
+        self.kept
+    }
+
+    /// Events waiting, in all.
+    pub fn len(&self) -> usize {
+        self.latest.len() + self.kept
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Views replaced by a newer one of their worker before being sent.
+    pub fn coalesced(&self) -> u64 {
+        self.coalesced
+    }
 }
 
 struct Ring {

@@ -153,6 +153,9 @@ fn recovery_between(before: &Stored, after: &Stored) -> Option<Recovery> {
 struct Entry {
     view: Arc<Stored>,
     seq: u64,
+    /// The worker's pace ([`super::pacing::Pace`]): when, in ms from the
+    /// fleet's `origin`, its next heartbeat is due at the enforced rate.
+    pace_ms: u64,
 }
 
 /// Every worker's last view, and a log of changes in seq order. The log is
@@ -181,6 +184,8 @@ pub struct Fleet {
     /// The interval the next heartbeat recorded was told (0: the
     /// sweeper's own).
     told_s: u32,
+    /// Where the workers' pace times count from.
+    origin: Instant,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -205,6 +210,7 @@ impl Fleet {
             tally: Default::default(),
             summary: Default::default(),
             told_s: 0,
+            origin: Instant::now(),
         }
     }
 
@@ -310,6 +316,27 @@ impl Fleet {
             self.log
                 .retain(|(seq, id)| workers.get(id).is_some_and(|e| e.seq == *seq));
         }
+    }
+
+    /// Whether a heartbeat from `worker` arriving at `now` keeps within
+    /// its pace (docs/hub-api.md, *Pacing*): a burst of
+    /// [`super::pacing::BURST`], then twice the rate it was told. Taken
+    /// under the fleet's lock the heartbeat already holds to be admitted,
+    /// in the worker's own entry: no lock or map of its own. A worker the
+    /// fleet does not hold yet is always in pace. `Err` is how long until
+    /// it would be; a refused heartbeat is not counted.
+    pub fn paces(&mut self, worker: &str, now: Instant) -> Result<(), Duration> {
+        let fallback = self.told_s;
+        let now_ms = now.saturating_duration_since(self.origin).as_millis() as u64;
+        let Some(e) = self.workers.get_mut(worker) else {
+            return Ok(());
+        };
+        let told = if e.view.told_s > 0 {
+            e.view.told_s
+        } else {
+            fallback
+        };
+        super::pacing::Pace::of(told as u64).admit(&mut e.pace_ms, now_ms)
     }
 
     /// Whether a heartbeat from `worker` may be recorded under a cap of
@@ -440,9 +467,14 @@ impl Fleet {
                 let view = next(None);
                 self.tally.change(None, Some(&view));
                 self.summary.change(None, Some(&view));
+                // Its first heartbeat counts toward its pace.
+                let mut pace_ms = 0;
+                let since = arrived.saturating_duration_since(self.origin).as_millis() as u64;
+                let _ = super::pacing::Pace::of(told_s as u64).admit(&mut pace_ms, since);
                 let entry = Entry {
                     view: view.clone(),
                     seq,
+                    pace_ms,
                 };
                 self.workers.insert(view.worker().clone(), entry);
                 view

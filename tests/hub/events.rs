@@ -282,3 +282,95 @@ async fn a_sse_only_client_sees_a_worker_go_stale_within_a_second() {
         "stale reached the typed client {age} ms after the heartbeat"
     );
 }
+
+/// A flood of heartbeats never resets another client's stream (issue 30):
+/// a subscriber that is behind (it reads nothing while 200 workers send
+/// 4,000 heartbeats, far more than its buffer, the socket's and the live
+/// feed's ring hold) is sent each worker's latest view, coalesced, and
+/// every failover, and its stream goes on without a `reset`.
+#[tokio::test]
+async fn a_flood_of_heartbeats_never_resets_a_stream_that_is_behind() {
+    const WORKERS: usize = 200;
+    const ROUNDS: usize = 20;
+    let h = TestHub::start_with(common::CONFIG, |o| {
+        // The live feed laps a subscriber 64 events behind.
+        o.event_ring = 64;
+        o.streams.buffer = 64;
+        o.streams.grace = Duration::from_secs(60);
+    })
+    .await;
+    let mut all = subscribe(&h, "", None).await;
+    let http = h.http();
+    let post = |i: usize, k: usize| {
+        let fo = if k == ROUNDS / 2 && i < 10 {
+            serde_json::json!([common::failover(&format!("f-{i}"), "rate_limited", "x")])
+        } else {
+            serde_json::json!([])
+        };
+        let mut body = heartbeat(&format!("w-{i:03}"), None, fo);
+        body["host"] = serde_json::json!(format!("h-{k}"));
+        // Large views (64 agents, each with its capabilities): 4,000 of
+        // them are far more than the sockets between hub and client hold.
+        let agents: Vec<String> = (0..64).map(|j| format!("agent-{j:02}")).collect();
+        let caps: serde_json::Map<String, serde_json::Value> = agents
+            .iter()
+            .map(|a| {
+                let c = serde_json::json!({"binary": true, "token": true, "preflight": "ok"});
+                (a.clone(), c)
+            })
+            .collect();
+        body["agents"] = serde_json::json!(agents);
+        body["active_agent"] = serde_json::json!("agent-00");
+        body["capabilities"] = serde_json::Value::Object(caps);
+        let rb = http
+            .post(h.path("/v1/heartbeats"))
+            .bearer_auth(&h.worker)
+            .json(&body);
+        async move {
+            let r = rb.send().await.expect("heartbeat");
+            assert_eq!(r.status(), StatusCode::OK, "worker {i} round {k}");
+        }
+    };
+    for k in 0..ROUNDS {
+        futures::stream::iter((0..WORKERS).map(|i| post(i, k)))
+            .buffer_unordered(32)
+            .collect::<Vec<()>>()
+            .await;
+    }
+    // Now read: every worker's latest, every failover, no reset.
+    let mut latest = std::collections::HashMap::new();
+    let mut failovers = std::collections::HashSet::new();
+    let last = format!("h-{}", ROUNDS - 1);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = 0usize;
+    while latest.values().filter(|h| **h == last).count() < WORKERS || failovers.len() < 10 {
+        assert!(Instant::now() < deadline, "in time: {seen} events read");
+        let (_, kind, data) = next(&mut all, Duration::from_secs(20)).await;
+        seen += 1;
+        match kind.as_str() {
+            "heartbeat" => {
+                let w = data["worker"].as_str().expect("worker").to_string();
+                latest.insert(w, data["host"].as_str().expect("host").to_string());
+            }
+            "failover" => {
+                failovers.insert(data["id"].as_str().map(str::to_string));
+            }
+            "reset" => panic!("the stream was reset after {seen} events"),
+            _ => {}
+        }
+    }
+    assert!(
+        seen < WORKERS * ROUNDS,
+        "coalesced: {seen} events for {} heartbeats",
+        WORKERS * ROUNDS
+    );
+    // The stream goes on: a new heartbeat reaches it.
+    send(&h, heartbeat("w-after", None, serde_json::json!([]))).await;
+    loop {
+        let (_, kind, data) = next(&mut all, Duration::from_secs(10)).await;
+        assert_ne!(kind, "reset");
+        if data["worker"] == "w-after" {
+            break;
+        }
+    }
+}

@@ -146,3 +146,66 @@ async fn a_large_fleet_is_paced_within_the_bound_and_none_is_judged_lost() {
             .collect::<Vec<_>>()
     );
 }
+
+/// A worker far faster than it was told (issue 30): past a burst of 20,
+/// then twice its told rate, the hub answers `429 heartbeat_too_fast` with
+/// `Retry-After`, and nothing of the refused heartbeat is applied; another
+/// worker is taken all the while, and the fast one again once it waits.
+#[tokio::test]
+async fn a_worker_far_faster_than_told_is_refused_429_and_nothing_applied() {
+    use reqwest::StatusCode;
+    // Told 1 s: paced at one heartbeat each 0.5 s past its burst.
+    let h = common::TestHub::start().await;
+    let http = h.http();
+    let post = |worker: &str, host: &str| {
+        let mut body = common::heartbeat(worker, None, serde_json::json!([]));
+        body["host"] = serde_json::json!(host);
+        http.post(h.path("/v1/heartbeats"))
+            .bearer_auth(&h.worker)
+            .json(&body)
+            .send()
+    };
+    let mut taken = 0;
+    let refused = loop {
+        let r = post("w-fast", &format!("host-{taken}"))
+            .await
+            .expect("post");
+        if r.status() != StatusCode::OK {
+            break r;
+        }
+        taken += 1;
+        assert!(taken <= 40, "never refused past its burst");
+    };
+    // The first heartbeat and a burst of 20 beyond it.
+    assert_eq!(taken, 21, "heartbeats taken at once");
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let after: u64 = refused
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("a Retry-After in seconds");
+    assert!((1..=2).contains(&after), "Retry-After {after}");
+    let v: serde_json::Value = refused.json().await.expect("json");
+    assert_eq!(v["error"]["code"], "heartbeat_too_fast", "{v}");
+    // A flood past it: every one refused, none applied.
+    for k in 0..50 {
+        let r = post("w-fast", &format!("flood-{k}")).await.expect("post");
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "flood {k}");
+    }
+    // Another worker is taken meanwhile.
+    let r = post("w-calm", "calm").await.expect("post");
+    assert_eq!(r.status(), StatusCode::OK);
+    let viewer = h.client(&h.viewer);
+    let page = viewer.workers(None).await.expect("workers");
+    let fast = page
+        .workers
+        .iter()
+        .find(|w| w.worker == "w-fast")
+        .expect("w-fast");
+    assert_eq!(fast.host, format!("host-{}", taken - 1), "the last taken");
+    // Once it waits what it was told, it is taken again.
+    tokio::time::sleep(Duration::from_secs(after)).await;
+    let r = post("w-fast", "again").await.expect("post");
+    assert_eq!(r.status(), StatusCode::OK);
+}
