@@ -888,7 +888,9 @@ async fn one_pools_flood_evicts_only_its_own_failovers() {
             let fos: Vec<Value> = (0..PER)
                 .map(|i| failover(&format!("a-{k}-{i}"), "rate_limited", "cap"))
                 .collect();
-            heartbeat(&format!("w-a{}", k % 8), None, Value::Array(fos))
+            // A worker of its own for each: eight workers sending 51 each
+            // at once would be refused 429 past their pace (issue 30).
+            heartbeat(&format!("w-a{k}"), None, Value::Array(fos))
         })
         .collect();
     let mut sent =

@@ -170,6 +170,11 @@ async fn heartbeats(url: &str, token: &str, n: usize, workers: usize, par: usize
     heartbeats_of(url, token, n, par, body).await
 }
 
+/// Workers the large heartbeats come from: each sends one or two in a
+/// test, within the burst the hub's pace allows (hub/pacing.rs): a flood
+/// from 50 ids was refused 429 past their burst of 20.
+const BIG_WORKERS: usize = 1_500;
+
 /// A heartbeat as large as the bounds allow (64 agents of 32 characters,
 /// a capability each): an event of about 7 KB, so that a few thousand fill
 /// any socket buffer.
@@ -184,7 +189,7 @@ fn big_heartbeat(k: usize) -> serde_json::Value {
             )
         })
         .collect();
-    let mut hb = heartbeat(&format!("w-big-{}", k % 50), None, json!([]));
+    let mut hb = heartbeat(&format!("w-big-{}", k % BIG_WORKERS), None, json!([]));
     hb["agents"] = json!(agents);
     hb["active_agent"] = json!(agents[0]);
     hb["capabilities"] = serde_json::Value::Object(caps);
@@ -237,8 +242,13 @@ async fn non_reading_subscribers_stay_within_a_memory_bound() {
         .trim_start_matches("http://")
         .parse()
         .expect("an address");
-    // Warm up: the fleet at its full size first, so growth is the streams'.
+    // Warm up: the fleet at its full size first, so growth is the streams'
+    // (the 1,500 below are each large worker's second heartbeat).
     assert_eq!(heartbeats(&url, &worker, 500, 500, 16).await, 500);
+    assert_eq!(
+        heartbeats_of(&url, &worker, BIG_WORKERS, 32, big_heartbeat).await,
+        BIG_WORKERS
+    );
     let before = common::rss_kib(hub.id());
     let mut subs = Vec::new();
     for _ in 0..64 {
@@ -275,7 +285,9 @@ async fn non_reading_subscribers_stay_within_a_memory_bound() {
 }
 
 /// Item 3, in-process: a subscriber that stops reading is sent `reset` and
-/// dropped; its slot and its connection come back.
+/// dropped; its slot and its connection come back. Since streams coalesce
+/// heartbeats per worker (issue 30), what piles up for it is what is never
+/// coalesced: each heartbeat carries a failover of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_subscriber_is_reset_and_dropped() {
     let h = TestHub::start_with(common::CONFIG, |o| {
@@ -296,7 +308,12 @@ async fn a_stalled_subscriber_is_reset_and_dropped() {
     })
     .await;
     assert!(opened.is_some(), "4 streams open");
-    let sent = heartbeats_of(&h.url(), &h.worker, 3_000, 16, big_heartbeat).await;
+    let with_failover = |k: usize| {
+        let mut hb = big_heartbeat(k);
+        hb["failovers"] = json!([common::failover(&format!("f-{k}"), "rate_limited", "429")]);
+        hb
+    };
+    let sent = heartbeats_of(&h.url(), &h.worker, 3_000, 16, with_failover).await;
     assert_eq!(sent, 3_000);
     let dropped = common::eventually(200, || async {
         (hub.streams.open_count() == 0).then_some(())
