@@ -27,10 +27,10 @@ mod matrix;
 /// On-call (issue 21): headroom, `GET /metrics`, the alert rules,
 /// recoveries, `agents drill`.
 mod oncall;
-/// `POST /v1/plan`: an order judged over the whole fleet (issue 27).
-mod plan;
 /// Pacing: a large fleet told longer intervals (issue 22).
 mod pacing;
+/// `POST /v1/plan`: an order judged over the whole fleet (issue 27).
+mod plan;
 /// Descriptors, connections, memory at the contract's caps.
 mod resources;
 /// A simulated fleet following an owner's reorder, and aug19's outage.
