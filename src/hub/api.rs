@@ -715,16 +715,9 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
     }
     // A file the hub cannot read or replace (a directory at its path, mode
     // 000, its directory read-only): 503, never a 200 with nothing on disk.
-    if let Some(why) = super::config_unusable(&hub.opts.config) {
-        let mut resp = ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "config_unavailable",
-            format!("{why}; nothing was written: retry once it is fixed"),
-        )
-        .into_response();
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-        return Ok(resp);
+    let unusable = || super::config_unusable(&hub.opts.config, &hub.opts.config_link_dirs);
+    if let Some(why) = unusable() {
+        return Ok(config_unavailable(&why));
     }
     let client = client_of(headers);
     match hub
@@ -779,8 +772,29 @@ fn replace_error(hub: &Hub, e: ReplaceError) -> Response {
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             resp
         }
-        ReplaceError::Internal(e) => ApiError::internal(e).into_response(),
+        // The config became one the hub cannot replace while the write was
+        // made (a link repointed out of its directory, say): the same 503.
+        ReplaceError::Internal(e) => {
+            match super::config_unusable(&hub.opts.config, &hub.opts.config_link_dirs) {
+                Some(why) => config_unavailable(&why),
+                None => ApiError::internal(e).into_response(),
+            }
+        }
     }
+}
+
+/// 503 `config_unavailable`: the hub cannot read or replace the config
+/// now (`why`, the sentence `/v1/health` says); nothing was written.
+fn config_unavailable(why: &str) -> Response {
+    let mut resp = ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "config_unavailable",
+        format!("{why}; nothing was written: retry once it is fixed"),
+    )
+    .into_response();
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    resp
 }
 
 fn accepted(c: &Current) -> Response {

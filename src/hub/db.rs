@@ -157,6 +157,31 @@ impl Opened {
     }
 }
 
+impl Opened {
+    /// Let go of the file without a checkpoint: a damaged file (and its
+    /// WAL) is kept as it was found.
+    fn close_as_found(self) {
+        let no_ckpt = rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE;
+        let _ = self.writer.set_db_config(no_ckpt, true);
+        let _ = self.read.set_db_config(no_ckpt, true);
+    }
+}
+
+/// Why a file that failed `quick_check` is damaged, in one line: how
+/// many problems, and the first (cut short).
+fn failed_quick_check(problems: &[String]) -> String {
+    let first: String = problems
+        .first()
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+        .chars()
+        .take(160)
+        .collect();
+    let n = problems.len();
+    let more = if n >= QUICK_CHECK_MAX { " or more" } else { "" };
+    format!("it failed SQLite's quick_check: {n}{more} problems, the first: {first}")
+}
+
 /// What became of the database file while the hub ran.
 #[derive(Default)]
 pub struct FileState {
@@ -549,17 +574,7 @@ fn remake(
         kept.history_head = true;
     }
     if let Some(h) = &carried.intent {
-        tx.execute(
-            "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents, client) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                h.revision,
-                time(h.at),
-                h.by,
-                serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
-                serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
-                h.client,
-            ],
-        )?;
+        put_entry(&tx, SET_INTENT, h)?;
     }
     // Seqs only grow, across the new file too.
     let seq: i64 = tx
@@ -579,18 +594,27 @@ fn remake(
     Ok((conn, kept))
 }
 
+/// A history entry appended to the history.
+const INSERT_HISTORY: &str = "INSERT INTO history (revision, at, by, agents, previous_agents, client) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+/// A history entry recorded as the write in progress (one row).
+const SET_INTENT: &str = "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents, client) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6)";
+
+/// `h` written by `sql` ([`INSERT_HISTORY`] or [`SET_INTENT`]: the same
+/// six columns).
+fn put_entry(c: &Connection, sql: &str, h: &HistoryEntry) -> rusqlite::Result<usize> {
+    c.prepare_cached(sql)?.execute(params![
+        h.revision,
+        time(h.at),
+        h.by,
+        serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
+        serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
+        h.client,
+    ])
+}
+
 fn insert_history(c: &Connection, h: &HistoryEntry) -> rusqlite::Result<usize> {
-    c.execute(
-        "INSERT INTO history (revision, at, by, agents, previous_agents, client) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![
-            h.revision,
-            time(h.at),
-            h.by,
-            serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
-            serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
-            h.client,
-        ],
-    )
+    put_entry(c, INSERT_HISTORY, h)
 }
 
 /// The start of the error a command gets while the database cannot be
@@ -608,9 +632,12 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
+/// The most problems `quick_check` is asked for.
+const QUICK_CHECK_MAX: usize = 100;
+
 /// SQLite's `quick_check`: the problems it reports (none is `ok`).
 fn quick_check(conn: &Connection) -> Result<Vec<String>, DbError> {
-    let mut st = conn.prepare("PRAGMA quick_check(100)")?;
+    let mut st = conn.prepare(&format!("PRAGMA quick_check({QUICK_CHECK_MAX})"))?;
     let rows = st.query_map([], |r| r.get::<_, String>(0))?;
     let mut out = Vec::new();
     for r in rows {
@@ -826,6 +853,19 @@ impl Db {
             Some(why) => Err(DbError::Damaged(why)),
             None => Opened::probe(path),
         };
+        // A file that opens but fails `quick_check` (pages overwritten) is
+        // damaged too: set aside and made afresh of what reads, rather than
+        // run on with rows that silently are not there.
+        let mut found_at_start = 0;
+        let probed = match probed {
+            Ok(o) if !o.problems.is_empty() => {
+                found_at_start = o.problems.len() as u64;
+                let why = failed_quick_check(&o.problems);
+                o.close_as_found();
+                Err(DbError::Damaged(why))
+            }
+            other => other,
+        };
         let opened = match probed {
             Ok(o) => {
                 if started_empty {
@@ -929,7 +969,7 @@ impl Db {
             started_empty,
             path: path.to_path_buf(),
             state,
-            quick_check_problems: problems.len() as u64,
+            quick_check_problems: found_at_start.max(problems.len() as u64),
             errors,
             held,
         })
@@ -1922,9 +1962,6 @@ fn commit(
                 });
             }
         }
-        let mut hist = tx.prepare_cached(
-            "INSERT INTO history (revision, at, by, agents, previous_agents, client) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
         // Intents before history: a write's intent is committed before its
         // rename, so its history entry always comes in a later batch.
         for (i, key, _) in intents {
@@ -1950,14 +1987,7 @@ fn commit(
             }
         }
         for (h, _) in history {
-            hist.execute(params![
-                h.revision,
-                time(h.at),
-                h.by,
-                serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
-                serde_json::to_string(&h.previous_agents).unwrap_or_else(|_| "[]".into()),
-                h.client,
-            ])?;
+            put_entry(&tx, INSERT_HISTORY, h)?;
             // The key of the write this entry records stays with it.
             tx.execute(
                 "UPDATE history SET idempotency_key = (SELECT idempotency_key FROM config_intent WHERE revision = ?1) WHERE id = last_insert_rowid()",

@@ -314,6 +314,9 @@ pub struct Hub {
     /// Repeating problems (the config's place, refused writes), said once
     /// in the log, then counted once a minute.
     pub repeats: repeats::Repeats,
+    /// Where the start kept files a killed config write left holding
+    /// bytes the hub never wrote ([`store::sweep_stale_temps`]).
+    pub kept_at_start: Vec<PathBuf>,
 }
 
 /// Why the config at `path` cannot be read or replaced now, as the user
@@ -321,9 +324,26 @@ pub struct Hub {
 /// an editor's rename and the next, is not a problem). What the sweeper
 /// says once a second in health, and what a `PUT` is refused for (503
 /// `config_unavailable`) rather than acknowledged with nothing on disk.
-pub fn config_unusable(path: &std::path::Path) -> Option<String> {
+///
+/// The path is resolved as every read and write resolves it
+/// ([`store::resolve`] with `link_dirs`, `--config-link-dir`): a link the
+/// hub does not follow, or one that points nowhere, cannot be replaced
+/// either, and says why without naming its target.
+pub fn config_unusable(path: &std::path::Path, link_dirs: &[PathBuf]) -> Option<String> {
     let shown = path.display();
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let target = match store::resolve(path, link_dirs) {
+        Ok(Ok(t)) => t,
+        Ok(Err(why)) => return Some(why),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Some(format!(
+                    "the config {shown} is a symlink to a file that does not exist: a write would not replace its target"
+                ));
+            }
+            return None;
+        }
+        Err(e) => return Some(format!("the config {shown} cannot be looked at ({e})")),
+    };
     match std::fs::metadata(&target) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => return Some(format!("the config {shown} cannot be looked at ({e})")),
@@ -439,13 +459,26 @@ impl Hub {
         if let Some(p) = self.db.place_problem() {
             problems.push(p);
         }
-        if let Some(p) = config_unusable(&self.opts.config) {
+        if let Some(p) = config_unusable(&self.opts.config, &self.opts.config_link_dirs) {
             problems.push(format!(
                 "{p}; config writes are refused (503 config_unavailable) until it is fixed"
             ));
         }
+        if !self.kept_at_start.is_empty() {
+            let kept: Vec<String> = self
+                .kept_at_start
+                .iter()
+                .map(|k| k.display().to_string())
+                .collect();
+            problems.push(format!(
+                "at start, a config write the hub was killed in had left bytes it never wrote (a hand edit of {} it had swapped out) under its temporary name: kept aside as {} (nothing deleted); compare it with the config and merge it by hand",
+                self.opts.config.display(),
+                kept.join(", ")
+            ));
+        }
         let damaged = self.db.quick_check_problems();
-        if damaged > 0 {
+        // Found at start, the damaged file was set aside (said above).
+        if damaged > 0 && !damage.as_ref().is_some_and(|d| d.at_start) {
             problems.push(format!(
                 "the database {db} failed SQLite's quick_check at start ({damaged} problems): some history or failovers may be unreadable or gone"
             ));
@@ -517,16 +550,6 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     }
     let bytes = disk::read_config(&opts.config, &opts.config_link_dirs)
         .wrap_err_with(|| format!("cannot read the config {}", opts.config.display()))?;
-    // A hub killed mid-write leaves its temporary file: clear them, so
-    // restarts do not pile them up (the document itself is whole).
-    match store::remove_stale_temps(&opts.config, &opts.config_link_dirs) {
-        Ok(0) => {}
-        Ok(n) => tracing::warn!(
-            removed = n,
-            "removed temporary files an interrupted config write left behind"
-        ),
-        Err(e) => tracing::warn!(error = %e, "cannot clear leftover temporary files"),
-    }
     let events = Arc::new(events::Events::new(opts.event_ring));
     let ev2 = events.clone();
     let hub_metrics = Arc::new(metrics::HubMetrics::default());
@@ -547,6 +570,14 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     // A write the hub was killed in, between its rename and its history
     // entry (`None` once the entry is there).
     let intent = db.intent().wrap_err("cannot read the write in progress")?;
+    let known: std::collections::HashSet<String> = db
+        .history(1_000)
+        .wrap_err("cannot read the history")?
+        .into_iter()
+        .map(|h| h.revision)
+        .chain(intent.as_ref().map(|i| i.revision.clone()))
+        .collect();
+    let kept_at_start = sweep_config_temps(&opts, &bytes, &known);
     let bytes = bytes::Bytes::from(bytes);
     let mut reconciled = None;
     let current = match disk::judge(&bytes) {
@@ -627,12 +658,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
             pools.insert(Arc::from(worker), pool);
         }
     }
-    let mut issued: std::collections::HashSet<String> = db
-        .history(1_000)
-        .wrap_err("cannot read the history")?
-        .into_iter()
-        .map(|h| h.revision)
-        .collect();
+    let mut issued = known;
     issued.insert(current.revision.clone());
     issued.insert(current.projected.clone());
     let epoch = Utc::now().timestamp_millis().max(0) as u64;
@@ -655,6 +681,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         metrics: hub_metrics,
         recoveries: recovery::Recoveries::new(opts.bounds.failovers),
         repeats: repeats::Repeats::default(),
+        kept_at_start,
         opts,
     });
     // A database made afresh under the running hub keeps every worker id's
@@ -678,6 +705,39 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         publish_config(&hub, &hub.current(), &by);
     }
     Ok(hub)
+}
+
+/// At start, before anything writes: clear the temporary files a killed
+/// config write left beside the config, keeping aside (never deleting)
+/// any that holds bytes the hub never wrote: a hand edit swapped out of
+/// the path by a write killed before it could swap it back. The hub's
+/// own bytes are the file at the path (`on_disk`) and the documents of
+/// its history and of its write in progress (`known` revisions). Returns
+/// where what was kept went, said in the log here and in health.
+fn sweep_config_temps(
+    opts: &HubOptions,
+    on_disk: &[u8],
+    known: &std::collections::HashSet<String>,
+) -> Vec<PathBuf> {
+    let ours = |b: &[u8]| b == on_disk || known.contains(&store::revision_of(b));
+    match store::sweep_stale_temps(&opts.config, &opts.config_link_dirs, &ours) {
+        Ok(swept) => {
+            if swept.removed > 0 {
+                tracing::warn!(
+                    removed = swept.removed,
+                    "removed temporary files an interrupted config write left behind"
+                );
+            }
+            for k in &swept.kept {
+                tracing::warn!(path = %opts.config.display(), kept = %k.display(), "an interrupted config write left bytes the hub never wrote (a hand edit it had swapped out): kept aside, not deleted; compare it with the config");
+            }
+            swept.kept
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot clear leftover temporary files");
+            Vec::new()
+        }
+    }
 }
 
 /// Publish a config change to the event feed.
@@ -730,7 +790,7 @@ fn evict_lost(hub: &Hub) {
 /// the config cannot be read or replaced; and when it can again.
 fn look_at_the_config(hub: &Hub) {
     const KEY: &str = "config-unusable";
-    match config_unusable(&hub.opts.config) {
+    match config_unusable(&hub.opts.config, &hub.opts.config_link_dirs) {
         Some(p) => hub.repeats.warn(
             KEY,
             &format!("{p}; config writes are refused (503 config_unavailable)"),

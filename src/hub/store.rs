@@ -47,22 +47,48 @@ pub fn write_target(path: &Path) -> std::io::Result<PathBuf> {
     }
 }
 
-/// Remove the temporary files a [`write_atomic`] of `path` left behind
-/// when its process was killed mid-write (it cannot clean up after a
-/// SIGKILL); called once at start, before anything writes. Returns how
-/// many were removed. Only names of the exact form it makes are touched:
-/// beside the symlink's target when `path` is one, and beside `path`.
-/// A link the hub does not follow ([`resolve`]) is not swept through.
-pub fn remove_stale_temps(path: &Path, link_dirs: &[PathBuf]) -> std::io::Result<usize> {
+/// What [`sweep_stale_temps`] did with the temporary files a killed
+/// config write left behind.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// Removed: empty, or the hub's own bytes.
+    pub removed: usize,
+    /// Kept aside as `<name>.earlier-edit-<UTC time>`: bytes the hub
+    /// never wrote (a hand edit swapped out when the hub was killed
+    /// between its swap and its swap back).
+    pub kept: Vec<PathBuf>,
+}
+
+/// Clear the temporary files a config write of `path` left behind when
+/// its process was killed mid-write (it cannot clean up after a SIGKILL);
+/// called once at start, before anything writes, so restarts do not pile
+/// them up. Only names of the exact form the hub makes are looked at:
+/// beside the symlink's target when `path` is one the hub follows
+/// ([`resolve`]), and beside `path`.
+///
+/// Such a file holds either the hub's own bytes (its new document, whole
+/// or cut short, before the swap; the document it was checked against,
+/// after it) or, when the hub was killed between the swap and the swap
+/// back, a hand edit that came out of the path. Nothing that may hold
+/// someone's bytes is deleted: a file is removed only when it is empty or
+/// `ours` says its bytes are the hub's (a document it wrote or took: the
+/// file at the path, its history, its write in progress); any other is
+/// kept aside beside the config ([`keep_aside`]).
+pub fn sweep_stale_temps(
+    path: &Path,
+    link_dirs: &[PathBuf],
+    ours: &dyn Fn(&[u8]) -> bool,
+) -> std::io::Result<Swept> {
     let target = match resolve(path, link_dirs)? {
         Ok(t) => t,
         Err(_) => path.to_path_buf(),
     };
-    let mut removed = remove_stale_temps_beside(&target)?;
+    let mut swept = Swept::default();
+    sweep_beside(&target, ours, &mut swept)?;
     if target != path {
-        removed += remove_stale_temps_beside(path)?;
+        sweep_beside(path, ours, &mut swept)?;
     }
-    Ok(removed)
+    Ok(swept)
 }
 
 fn dir_of(path: &Path) -> PathBuf {
@@ -220,22 +246,11 @@ fn replace_checked_hooked(
                     Ok(Replaced::Done)
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(Replaced::Raced),
-                Err(e) if unsupported(&e) => {
-                    tmp.persist(path).map_err(|e| e.error)?;
-                    sync_dir()?;
-                    Ok(Replaced::Done)
-                }
+                Err(e) if unsupported(&e) => make_by_link(tmp, path, &dir),
                 Err(e) => Err(e),
             };
         }
-        Err(e) if unsupported(&e) => {
-            if !was(path) {
-                return Ok(Replaced::Raced);
-            }
-            tmp.persist(path).map_err(|e| e.error)?;
-            sync_dir()?;
-            return Ok(Replaced::Done);
-        }
+        Err(e) if unsupported(&e) => return replace_by_compare(tmp, path, &dir, was),
         Err(e) => return Err(e),
     }
     // From here the temporary name holds what came out of the path: never
@@ -254,6 +269,38 @@ fn replace_checked_hooked(
     settled?;
     sync_dir()?;
     Ok(Replaced::Raced)
+}
+
+/// The fallback where the filesystem has no `RENAME_EXCHANGE`: compare
+/// the file at `path` once more (`was`), then rename the new file (`tmp`,
+/// written and fsynced beside it) over it. A hand edit landing between
+/// that compare and the rename (microseconds) is replaced.
+fn replace_by_compare(
+    tmp: tempfile::TempPath,
+    path: &Path,
+    dir: &Path,
+    was: &dyn Fn(&Path) -> bool,
+) -> std::io::Result<Replaced> {
+    if !was(path) {
+        return Ok(Replaced::Raced);
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(Replaced::Done)
+}
+
+/// The fallback where the filesystem has no `RENAME_NOREPLACE` and no
+/// file is at `path`: a hard link never replaces a file made meanwhile
+/// ([`Replaced::Raced`] then), and the temporary name goes once linked.
+fn make_by_link(tmp: tempfile::TempPath, path: &Path, dir: &Path) -> std::io::Result<Replaced> {
+    match std::fs::hard_link(&tmp, path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(Replaced::Raced),
+        Err(e) => return Err(e),
+    }
+    tmp.close()?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(Replaced::Done)
 }
 
 fn inode(path: &Path) -> std::io::Result<(u64, u64)> {
@@ -339,9 +386,12 @@ fn keep_aside(path: &Path, from: &Path) -> std::io::Result<PathBuf> {
     )))
 }
 
-fn remove_stale_temps_beside(path: &Path) -> std::io::Result<usize> {
+fn sweep_beside(
+    path: &Path,
+    ours: &dyn Fn(&[u8]) -> bool,
+    swept: &mut Swept,
+) -> std::io::Result<()> {
     let (dir, prefix) = temp_place(path);
-    let mut removed = 0;
     for entry in std::fs::read_dir(&dir)? {
         let entry = entry?;
         let name = entry.file_name();
@@ -353,15 +403,39 @@ fn remove_stale_temps_beside(path: &Path) -> std::io::Result<usize> {
             continue;
         };
         // tempfile's random part: six alphanumerics.
-        if middle.len() == 6
-            && middle.bytes().all(|b| b.is_ascii_alphanumeric())
-            && entry.file_type()?.is_file()
+        if middle.len() != 6
+            || !middle.bytes().all(|b| b.is_ascii_alphanumeric())
+            || !entry.file_type()?.is_file()
         {
-            std::fs::remove_file(entry.path())?;
-            removed += 1;
+            continue;
+        }
+        let temp = entry.path();
+        if holds_only_ours(&temp, ours)? {
+            std::fs::remove_file(&temp)?;
+            swept.removed += 1;
+        } else {
+            swept.kept.push(keep_aside(path, &temp)?);
         }
     }
-    Ok(removed)
+    Ok(())
+}
+
+/// Whether the file at `temp` is empty or holds bytes `ours` knows; one
+/// larger than any document the hub writes (1 MiB) is not read.
+fn holds_only_ours(temp: &Path, ours: &dyn Fn(&[u8]) -> bool) -> std::io::Result<bool> {
+    use std::io::Read;
+    const BOUND: u64 = 1 << 20;
+    let f = std::fs::File::open(temp)?;
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    if len > BOUND {
+        return Ok(false);
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(BOUND + 1).read_to_end(&mut bytes)?;
+    Ok(bytes.is_empty() || ours(&bytes))
 }
 
 /// Replace `path` with `bytes` so that, whatever happens, the path holds
@@ -426,7 +500,15 @@ mod tests {
             std::fs::write(dir.path().join(stale), "half a doc").expect("write");
         }
         std::fs::create_dir(dir.path().join(".hub.toml.dir123.tmp")).expect("dir");
-        assert_eq!(remove_stale_temps(&path, &[]).expect("sweep"), 2);
+        let ours = |b: &[u8]| b == b"half a doc";
+        let swept = sweep_stale_temps(&path, &[], &ours).expect("sweep");
+        assert_eq!(
+            swept,
+            Swept {
+                removed: 2,
+                kept: vec![]
+            }
+        );
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .expect("ls")
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
@@ -437,7 +519,37 @@ mod tests {
         want.sort();
         assert_eq!(left, want);
         assert_eq!(std::fs::read(&path).expect("read"), b"a = 1\n");
-        assert_eq!(remove_stale_temps(&path, &[]).expect("again"), 0);
+        let swept = sweep_stale_temps(&path, &[], &ours).expect("again");
+        assert_eq!(swept, Swept::default());
+    }
+
+    /// A hub killed between its swap and its swap back leaves a hand edit
+    /// under the temporary name: the sweep at start keeps it aside (not a
+    /// byte lost), and removes an empty one (a write killed before its
+    /// first byte).
+    #[test]
+    fn a_stale_temp_holding_bytes_the_hub_never_wrote_is_kept_aside() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("hub.toml");
+        std::fs::write(&path, "the hub's").expect("write");
+        let hand = dir.path().join(".hub.toml.Xy12Zw.tmp");
+        std::fs::write(&hand, "# a hand edit\n").expect("write");
+        std::fs::write(dir.path().join(".hub.toml.Em0ty0.tmp"), "").expect("write");
+        let ours = |b: &[u8]| b == b"the hub's";
+        let swept = sweep_stale_temps(&path, &[], &ours).expect("sweep");
+        assert_eq!(swept.removed, 1);
+        assert_eq!(swept.kept.len(), 1, "{swept:?}");
+        let kept = &swept.kept[0];
+        let name = kept
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        assert!(name.starts_with("hub.toml.earlier-edit-"), "{name}");
+        assert_eq!(std::fs::read(kept).expect("kept"), b"# a hand edit\n");
+        assert!(!hand.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 2);
+        assert_eq!(std::fs::read(&path).expect("read"), b"the hub's");
     }
 
     #[test]
@@ -462,9 +574,12 @@ mod tests {
         // A temp a killed write left beside the target is cleared.
         std::fs::write(b.path().join(".fleet.toml.Ab12Cd.tmp"), "x").expect("temp");
         // Not beside a target the hub does not follow.
-        assert_eq!(remove_stale_temps(&link, &[]).expect("sweep"), 0);
+        let ours = |b: &[u8]| b == b"x";
+        let swept = sweep_stale_temps(&link, &[], &ours).expect("sweep");
+        assert_eq!(swept, Swept::default());
         let named = [b.path().to_path_buf()];
-        assert_eq!(remove_stale_temps(&link, &named).expect("sweep"), 1);
+        let swept = sweep_stale_temps(&link, &named, &ours).expect("sweep");
+        assert_eq!(swept.removed, 1);
         // A dangling link is refused, not replaced by a plain file.
         std::fs::remove_file(&target).expect("rm");
         assert!(write_atomic(&link, b"x").is_err());
@@ -621,6 +736,51 @@ mod tests {
         let r = replace_checked_hooked(&p, &[], b"new", &was, &|_| {}).expect("raced");
         assert_eq!(r, Replaced::Raced);
         assert_eq!(listing(), vec![("hub.toml".into(), "edit 1".into())]);
+    }
+
+    /// The fallbacks for a filesystem without `RENAME_EXCHANGE` or
+    /// `RENAME_NOREPLACE` (ext4 and tmpfs have both, so the syscall path
+    /// cannot be made to fail here; `unsupported` is what chooses them).
+    #[test]
+    fn the_fallbacks_without_exchange_compare_and_never_replace_a_new_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("hub.toml");
+        let new_temp = |text: &str| {
+            let mut t = tempfile::Builder::new()
+                .prefix(".hub.toml.")
+                .suffix(".tmp")
+                .tempfile_in(dir.path())
+                .expect("temp");
+            t.write_all(text.as_bytes()).expect("write");
+            t.into_temp_path()
+        };
+        let count = || std::fs::read_dir(dir.path()).expect("ls").count();
+        let was = |q: &Path| std::fs::read(q).is_ok_and(|b| b == b"checked");
+        std::fs::write(&p, "hand edit").expect("write");
+        let r = replace_by_compare(new_temp("new"), &p, dir.path(), &was).expect("raced");
+        assert_eq!(r, Replaced::Raced);
+        assert_eq!(std::fs::read(&p).expect("read"), b"hand edit");
+        assert_eq!(count(), 1, "the new file is dropped");
+        std::fs::write(&p, "checked").expect("write");
+        let r = replace_by_compare(new_temp("new"), &p, dir.path(), &was).expect("done");
+        assert_eq!(r, Replaced::Done);
+        assert_eq!(std::fs::read(&p).expect("read"), b"new");
+        assert_eq!(count(), 1);
+        // No file yet: made by a link, never over one made meanwhile.
+        let q = dir.path().join("new.toml");
+        let r = make_by_link(new_temp("first"), &q, dir.path()).expect("made");
+        assert_eq!(r, Replaced::Done);
+        assert_eq!(std::fs::read(&q).expect("read"), b"first");
+        let r = make_by_link(new_temp("second"), &q, dir.path()).expect("raced");
+        assert_eq!(r, Replaced::Raced);
+        assert_eq!(std::fs::read(&q).expect("read"), b"first");
+        assert_eq!(count(), 2);
+        for errno in [libc::EINVAL, libc::ENOSYS] {
+            assert!(unsupported(&std::io::Error::from_raw_os_error(errno)));
+        }
+        assert!(!unsupported(&std::io::Error::from_raw_os_error(
+            libc::EXDEV
+        )));
     }
 
     #[test]

@@ -526,3 +526,50 @@ pub fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmRSS")
 }
+
+/// A response header as text (`None`: absent or not text).
+pub fn header(r: &reqwest::Response, name: &str) -> Option<String> {
+    r.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// Overwrite `pages` pages in the middle (from a third in) of a stopped
+/// hub's database with junk, everything checkpointed into the main file
+/// first (so SQLite cannot read around it from the WAL): a real damaged
+/// page, which the file still opens with and `quick_check` finds. Returns
+/// the file's bytes as left.
+pub fn damage_pages(db: &std::path::Path, pages: usize) -> Vec<u8> {
+    let c = rusqlite::Connection::open(db).expect("open the database");
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoint");
+    let page: usize = c
+        .query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
+        .expect("page size") as usize;
+    drop(c);
+    let mut bytes = std::fs::read(db).expect("read the database");
+    let count = bytes.len() / page;
+    assert!(count > 3 * pages + 3, "{count} pages: too few to damage");
+    let from = count / 3 * page;
+    for b in &mut bytes[from..from + pages * page] {
+        *b = 0xA5;
+    }
+    std::fs::write(db, &bytes).expect("write the damage");
+    bytes
+}
+
+/// A writer mid-way through a config written in place: `path` opened,
+/// emptied and given `first`, flushed, and held open (the caller writes
+/// the rest and closes it).
+pub fn start_writing(path: &std::path::Path, first: &[u8]) -> std::fs::File {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .expect("open to write");
+    f.write_all(first).expect("first part");
+    f.flush().expect("flush");
+    f
+}

@@ -63,11 +63,7 @@ async fn post(hub: &HubProcess, token: &str, hb: &Value) -> (StatusCode, Option<
         .await
         .expect("POST heartbeat");
     let status = r.status();
-    let retry = r
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let retry = common::header(&r, "retry-after");
     (status, retry, r.json().await.unwrap_or(Value::Null))
 }
 
@@ -89,11 +85,7 @@ async fn etag(hub: &HubProcess, owner: &str) -> String {
         .send()
         .await
         .expect("GET config");
-    r.headers()
-        .get("etag")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string()
+    common::header(&r, "etag").unwrap_or_default()
 }
 
 /// A `PUT` on the current revision: status, `Retry-After`, body.
@@ -109,11 +101,7 @@ async fn put(hub: &HubProcess, owner: &str, body: &str) -> (StatusCode, Option<S
         .await
         .expect("PUT config");
     let status = r.status();
-    let retry = r
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let retry = common::header(&r, "retry-after");
     (status, retry, r.json().await.unwrap_or(Value::Null))
 }
 
@@ -404,6 +392,68 @@ async fn a_start_on_a_damaged_database_sets_it_aside_and_says_what_was_lost() {
     assert_eq!(set_aside(&db).len(), 1);
 }
 
+/// Pages in the middle of a stopped hub's database overwritten with junk
+/// (1,500 failovers, everything checkpointed into the main file): the
+/// file still opens, but fails SQLite's `quick_check`. The start treats it
+/// as damaged: moved aside as it was found (byte for byte), a fresh file
+/// made of what reads (the same instance, some of the failovers), health
+/// and the log say so and what was kept; the hub takes what must be
+/// durable, and starts again on the fresh file with nothing more set
+/// aside. Before: it ran on the damaged file, health said only a count.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_on_a_database_that_fails_quick_check_sets_it_aside() {
+    let (dir, t) = hub_dir();
+    let db = dir.path().join("hub.db");
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    for i in 0..6 {
+        let ids: Vec<String> = (0..250).map(|j| format!("f-{i}-{j}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &ids)).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    let id = instance(&hub, &t.owner).await;
+    stop(hub);
+    let damaged = common::damage_pages(&db, 4);
+    let hub = HubProcess::try_spawn(dir.path(), Spawn::default())
+        .unwrap_or_else(|log| panic!("the hub refused to start on the damaged file:\n{log}"));
+    let h = health(&hub).await;
+    assert_eq!(h["status"], "degraded", "{h}");
+    let p = problem(&h, "damaged when the hub started");
+    assert!(
+        p.contains("quick_check") && p.contains("moved aside to") && p.contains("kept"),
+        "{p}"
+    );
+    eprintln!("{p}");
+    assert!(
+        h["database"]["quick_check_problems"].as_u64() > Some(0),
+        "{h}"
+    );
+    assert!(
+        hub.log().contains("failed SQLite's quick_check"),
+        "{}",
+        hub.log()
+    );
+    let aside = set_aside(&db);
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert!(
+        std::fs::read(&aside[0]).expect("kept") == damaged,
+        "kept as it was found"
+    );
+    assert_eq!(instance(&hub, &t.owner).await, id, "the same hub to a TUI");
+    let kept = failover_ids(&hub, &t.viewer).await;
+    assert!(!kept.is_empty(), "what read was copied");
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-2", &["g-1"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, _, v) = put(&hub, &t.owner, VALID).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    drop(hub);
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    let h = health(&hub).await;
+    assert_eq!(h["status"], "ok", "the fresh file is whole: {h}");
+    assert_eq!(set_aside(&db).len(), 1);
+    assert_eq!(instance(&hub, &t.owner).await, id);
+}
+
 /// The issue's own start: a hub killed, then `truncate -s 0 hub.db`, its
 /// WAL left beside it. SQLite would delete the WAL of an empty file (and
 /// the start said only `started_empty`); the hub sets both aside, as they
@@ -689,4 +739,63 @@ async fn a_config_the_hub_cannot_read_or_replace_is_degraded_and_refused() {
     }
     let (s, _, v) = put(&hub, &t.owner, OTHER).await;
     assert_eq!(s, StatusCode::OK, "{v}");
+}
+
+/// The lease-unavailable path: the hub runs as `nobody` on a config the
+/// test's user (root) owns, so `fcntl(F_SETLEASE)` is refused and the hub
+/// cannot tell whether a writer holds the file (`disk::writer_holds` is
+/// `None`). A file written in place in two parts, its first part a valid
+/// document, held open 6.5 s between them (past the fallback poll's 5 s
+/// settle): nothing is taken while the writer holds it (the poll defers
+/// to the watcher's close-write when it cannot tell), one revision of the
+/// whole file once it closes. Skipped when the test does not run as root
+/// (the hub then owns the file and can lease it).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_config_the_hub_cannot_lease_is_taken_only_once_its_writer_closes_it() {
+    use std::io::Write;
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root, to run the hub as a user who does not own its config");
+        return;
+    }
+    let (dir, t) = hub_dir();
+    open_to_nobody(dir.path());
+    let hub = HubProcess::spawn(
+        dir.path(),
+        Spawn {
+            as_nobody: true,
+            ..Spawn::default()
+        },
+    );
+    let path = dir.path().join("hub.toml");
+    let tag0 = etag(&hub, &t.owner).await;
+    let mut f = common::start_writing(&path, b"[fleet]\nMAC_CODING_AGENTS = [\"claude\"]\n");
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(6500) {
+        assert_eq!(
+            etag(&hub, &t.owner).await,
+            tag0,
+            "taken while its writer holds it"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    f.write_all(b"[human]\nimportant = true\n")
+        .expect("the rest");
+    drop(f);
+    let t0 = Instant::now();
+    let tag1 = loop {
+        let tag = etag(&hub, &t.owner).await;
+        if tag != tag0 {
+            break tag;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(3), "never taken");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let (s, v) = get(&hub, &t.owner, "/v1/config/history").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let revisions = v["revisions"].as_array().cloned().unwrap_or_default();
+    assert_eq!(revisions.len(), 2, "one revision for the whole edit: {v}");
+    assert_eq!(
+        format!("\"{}\"", revisions[0]["revision"].as_str().unwrap_or("")),
+        tag1
+    );
 }
