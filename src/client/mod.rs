@@ -156,7 +156,7 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             user_agent: format!("macfleet/{}", env!("CARGO_PKG_VERSION")),
             ca_pem: None,
-            max_workers: crate::hub::DEFAULT_MAX_WORKERS,
+            max_workers: crate::wire::DEFAULT_MAX_WORKERS,
             compress: None,
         }
     }

@@ -51,36 +51,12 @@ use crate::wire::{
     OrderSource, Projection,
 };
 
-/// What one more worker of the largest shape the contract accepts (a
-/// 128-byte id, a 253-byte host, 64 agents of 32 characters, 64
-/// capabilities of 64 other names, a last failover with a 200-character
-/// detail) costs the hub, rounded up: 7,381 B of RSS a worker measured
-/// between 3,640 and 20,000 of them (`benches/hub_memory.sh`, `own+caps`;
-/// docs/performance.md), 9 KiB here. A fleet that reports one list costs
-/// about a third of it.
-pub const LARGEST_WORKER_BYTES: u64 = 9 * 1024;
-
-/// What a fleet costs the hub besides its workers' own bytes, rounded up:
-/// the tables, database caches, event ring and allocator pages of requests
-/// in flight a hub grows into with its first few thousand workers (14 to
-/// 23 MB measured, the same runs and `tests/hub/resources.rs`).
-pub const WORKERS_BASE_BYTES: u64 = 64 << 20;
-
-/// The default `--memory-budget`: what the hub may grow by for the workers
-/// it holds, 2.5 GiB (over its own ~35 MiB at start).
-pub const DEFAULT_MEMORY_BUDGET: u64 = 2560 << 20;
-
-/// The worker cap a memory budget allows: as many largest-shape workers as
-/// fit in it after [`WORKERS_BASE_BYTES`] (at least one).
-pub const fn max_workers_for(budget: u64) -> usize {
-    let n = budget.saturating_sub(WORKERS_BASE_BYTES) / LARGEST_WORKER_BYTES;
-    if n == 0 { 1 } else { n as usize }
-}
-
-/// The default worker cap, derived from the default budget: 283,989
-/// workers of the largest shape in 2.5 GiB, the 100,000-worker goal with
-/// 2.8x headroom.
-pub const DEFAULT_MAX_WORKERS: usize = max_workers_for(DEFAULT_MEMORY_BUDGET);
+// The fleet's sizing is the contract's (a client bounds a workers page by
+// the default cap), so it lives with the wire types; the hub's names stay.
+pub use crate::wire::{
+    DEFAULT_MAX_WORKERS, DEFAULT_MEMORY_BUDGET, LARGEST_WORKER_BYTES, WORKERS_BASE_BYTES,
+    max_workers_for,
+};
 
 /// A size as `--memory-budget` takes it: a whole number of bytes, or with
 /// `KiB`, `MiB` or `GiB` (1024-based; `K`, `M`, `G` the same), room for
