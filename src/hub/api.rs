@@ -416,18 +416,9 @@ async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
         built_in: health.built_in_order,
         config_invalid: health.config.as_ref().is_some_and(|c| c.invalid.is_some()),
         ..hub
-            .summary()
-            .map(|s| {
-                let n = |x: u64| usize::try_from(x).unwrap_or(usize::MAX);
-                crate::verdict::Figures {
-                    workers: n(s.workers),
-                    healthy: n(s.healthy),
-                    no_route: n(s.no_route),
-                    degraded: n(s.degraded),
-                    one_failure: n(s.one_failure_from_no_route),
-                    ..Default::default()
-                }
-            })
+            .fleet
+            .lock()
+            .map(|f| f.verdict_figures())
             .unwrap_or_default()
     };
     let word = crate::verdict::verdict(crate::verdict::Reach::Up, &figures)
@@ -840,16 +831,35 @@ async fn post_plan(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Respo
     })?;
     crate::agents_doc::validate_list(&asked.agents).map_err(doc_error)?;
     let current = hub.current();
-    let views = match hub.fleet.lock() {
-        Ok(f) => f.window_source().0,
-        Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
-    };
-    let answer = tokio::task::spawn_blocking(move || {
-        super::plan::plan_over(&views, &current.projected, &current.agents, &asked.agents)
-    })
-    .await
-    .map_err(ApiError::internal)?;
-    Ok(axum::Json(answer).into_response())
+    let source = hub.clone();
+    // A plan pass is a window pass: on a window thread, its turn queued,
+    // the lock held only to take the views once its turn has come.
+    let pass = super::window::Passes::hub().run(move || {
+        let views = match source.fleet.lock() {
+            Ok(f) => f.window_source().0,
+            Err(_) => return Err(ApiError::internal("fleet lock poisoned")),
+        };
+        Ok(super::plan::plan_over(
+            &views,
+            &current.projected,
+            &current.agents,
+            &asked.agents,
+        ))
+    });
+    match pass.await {
+        Ok(answer) => Ok(axum::Json(answer?).into_response()),
+        Err(e) => Ok(overloaded(&e)),
+    }
+}
+
+/// `503 overloaded` with `Retry-After: 1`: every window thread is busy and
+/// the queue of passes waiting for one is full.
+fn overloaded(e: &dyn std::fmt::Display) -> Response {
+    let mut resp =
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "overloaded", e.to_string()).into_response();
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    resp
 }
 
 async fn history(
@@ -1111,14 +1121,7 @@ async fn window(hub: &Arc<Hub>, w: crate::wire::WindowQuery) -> ApiResult<Respon
     });
     let win = match pass.await {
         Ok(win) => win?,
-        Err(e) => {
-            let mut resp =
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "overloaded", e.to_string())
-                    .into_response();
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return Ok(resp);
-        }
+        Err(e) => return Ok(overloaded(&e)),
     };
     let current = hub.current();
     let head = WorkersPageHead {

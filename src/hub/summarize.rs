@@ -124,6 +124,24 @@ impl Fleet {
     }
 }
 
+impl Fleet {
+    /// The counts the status word is judged on, read off the running
+    /// tallies: `GET /v1/health` asks per request, so no summary (its
+    /// urgent list, its sorted agents) is built for it.
+    pub fn verdict_figures(&self) -> crate::verdict::Figures {
+        let t = &self.summary;
+        let c = |x: i64| usize::try_from(x).unwrap_or(0);
+        crate::verdict::Figures {
+            workers: c(t.workers),
+            healthy: c(t.healthy),
+            no_route: c(t.no_route),
+            degraded: c(t.degraded),
+            one_failure: c(t.one_failure),
+            ..Default::default()
+        }
+    }
+}
+
 impl Hub {
     /// `GET /v1/summary`'s answer now.
     pub fn summary(&self) -> Result<Summary, &'static str> {
