@@ -58,6 +58,45 @@ pub struct Figures {
     pub config_invalid: bool,
 }
 
+impl Figures {
+    /// The figures of the workers a snapshot holds (`macfleet get
+    /// workers`), counted as the TUI counts its fleet: off rank 0, stale or
+    /// lost is degraded; a lost worker is not a missing route.
+    pub fn of_workers(views: &[crate::wire::WorkerView]) -> Figures {
+        use crate::wire::WorkerState;
+        let mut f = Figures {
+            workers: views.len(),
+            ..Figures::default()
+        };
+        for w in views {
+            let rank = w
+                .active_agent
+                .as_ref()
+                .and_then(|a| w.agents.iter().position(|x| x == a));
+            match w.state {
+                WorkerState::Healthy => {
+                    f.healthy += 1;
+                    if w.active_agent.is_some() && rank != Some(0) {
+                        f.degraded += 1;
+                    }
+                }
+                WorkerState::Stale => f.degraded += 1,
+                WorkerState::Lost => {
+                    f.degraded += 1;
+                    continue;
+                }
+            }
+            if w.active_agent.is_none() {
+                f.no_route += 1;
+            }
+            if w.one_failure_from_no_route() {
+                f.one_failure += 1;
+            }
+        }
+        f
+    }
+}
+
 /// The word, most severe first (the derived order is the severity order:
 /// a smaller value is more severe).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -844,3 +844,43 @@ async fn scripts_read_only_the_list_and_an_unknown_worker_is_said() {
     assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
     assert!(text(&one.stdout).contains("w-001"), "{}", text(&one.stdout));
 }
+
+/// `get workers`' summary leads with the status word, from the one function
+/// the TUI and `/v1/health` use (issue 28): `OK` over a worker with a rung
+/// below it, `AT RISK 1` once one of two healthy workers stands on its last
+/// rung (over a quarter), the same word `/v1/health` says.
+#[tokio::test(flavor = "multi_thread")]
+async fn get_workers_says_the_word_the_hub_says() {
+    let h = TestHub::start().await;
+    let mut v = common::heartbeat("w-001", None, json!([]));
+    v["active_agent"] = json!("opencode");
+    let hb: macfleet::wire::Heartbeat = serde_json::from_value(v).expect("hb");
+    h.client(&h.worker).heartbeat(&hb).await.expect("heartbeat");
+    let env = env_for(&h, &h.viewer);
+    let hub_word = || async {
+        let v: serde_json::Value = reqwest::Client::new()
+            .get(format!("{}/v1/health", h.url().trim_end_matches('/')))
+            .header("accept", "application/json")
+            .send()
+            .await
+            .expect("health")
+            .json()
+            .await
+            .expect("json");
+        v["word"].as_str().unwrap_or_default().to_string()
+    };
+
+    let calm = run(args(&["get", "workers"]), env.clone()).await;
+    let err = text(&calm.stderr);
+    assert!(err.starts_with("OK · 1 workers: 1 healthy"), "{err}");
+    assert_eq!(hub_word().await, "OK");
+
+    beat(&h, "w-002", json!([])).await;
+    let risky = run(args(&["get", "workers"]), env).await;
+    let err = text(&risky.stderr);
+    assert!(
+        err.starts_with("AT RISK 1 · 2 workers: 2 healthy, 0 stale, 0 lost, 0 with no route, 1 one failure from no route"),
+        "{err}"
+    );
+    assert_eq!(hub_word().await, "AT RISK 1");
+}

@@ -245,7 +245,8 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
             // header and the rows (`| sort`, `| wc -l`).
             let count = |s| ws.iter().filter(|w| w.state == s).count();
             eprintln!(
-                "{} workers: {} healthy, {} stale, {} lost, {} with no route, {} one failure from no route; revision {}",
+                "{}{} workers: {} healthy, {} stale, {} lost, {} with no route, {} one failure from no route; revision {}",
+                word_of(&client, &ws).await,
                 ws.len(),
                 count(WorkerState::Healthy),
                 count(WorkerState::Stale),
@@ -355,6 +356,22 @@ async fn agents_in_force(client: &crate::client::Client) -> Result<(Vec<String>,
         for_terminal(&c.projected_revision)
     );
     Ok((c.agents, c.projected_revision))
+}
+
+/// The status word over `ws` and the hub's list (`crate::verdict`, the same
+/// function the TUI and `/v1/health` use), with ` · ` after it; empty when
+/// there is nothing to judge. Whether the list is the built-in order or
+/// does not validate comes from `/v1/health` (no token): when that cannot
+/// be read, the word is judged from the workers alone.
+async fn word_of(client: &crate::client::Client, ws: &[crate::wire::WorkerView]) -> String {
+    let mut f = crate::verdict::Figures::of_workers(ws);
+    if let Ok(h) = client.health_report().await {
+        f.built_in = h.built_in_order;
+        f.config_invalid = h.config.as_ref().is_some_and(|c| c.invalid.is_some());
+    }
+    crate::verdict::verdict(crate::verdict::Reach::Up, &f)
+        .map(|v| format!("{v} · "))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
