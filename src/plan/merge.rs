@@ -379,16 +379,26 @@ pub struct Merge {
 /// other neighbour instead, when that one stayed ("cursor right after pi"
 /// becomes "cursor right before claude" when they moved pi to the top),
 /// so it stays where it was put among the agents that did not move.
+///
+/// A move's first anchor is the agent it passed ("pi right after
+/// opencode" for `J` on pi above opencode): that order is what the move
+/// meant, so the other neighbour stands in only where it keeps it on their
+/// list. Otherwise the move follows the agent it passed, wherever they put
+/// it: their list, with pi still above opencode, does not hold my order.
 pub fn steadied(base: &[String], theirs: &[String], ops: &[Intent]) -> Vec<Intent> {
     let moved: HashSet<String> = maybe_moved(base, theirs).into_iter().collect();
     let shaky = |a: &Anchor| matches!(a, Anchor::After(x) | Anchor::Before(x) if moved.contains(x));
     ops.iter()
         .map(|o| match o {
-            Intent::Move { agent, to, or } if shaky(to) && !shaky(or) => Intent::Move {
-                agent: agent.clone(),
-                to: or.clone(),
-                or: to.clone(),
-            },
+            Intent::Move { agent, to, or }
+                if shaky(to) && !shaky(or) && keeps(theirs, agent, or, to) =>
+            {
+                Intent::Move {
+                    agent: agent.clone(),
+                    to: or.clone(),
+                    or: to.clone(),
+                }
+            }
             Intent::Add { agent, to, or } if shaky(to) && !shaky(or) => Intent::Add {
                 agent: agent.clone(),
                 to: or.clone(),
@@ -397,6 +407,27 @@ pub fn steadied(base: &[String], theirs: &[String], ops: &[Intent]) -> Vec<Inten
             o => o.clone(),
         })
         .collect()
+}
+
+/// Whether moving `agent` to `instead` on `list` keeps it on the side of
+/// `meant`'s agent that `meant` says (after it for `After`, before it for
+/// `Before`; the ends always hold).
+fn keeps(list: &[String], agent: &str, instead: &Anchor, meant: &Anchor) -> bool {
+    let mut l = list.to_vec();
+    apply(
+        &mut l,
+        &Intent::Move {
+            agent: agent.to_string(),
+            to: instead.clone(),
+            or: meant.clone(),
+        },
+    );
+    let pos = |a: &str| l.iter().position(|x| x == a);
+    match meant {
+        Anchor::After(x) => pos(agent) > pos(x),
+        Anchor::Before(x) => pos(agent) < pos(x),
+        Anchor::Top | Anchor::Bottom => true,
+    }
 }
 
 /// Replay `ops` (made on `base`) onto `theirs` and find the conflicts.

@@ -900,6 +900,56 @@ mod tests {
         );
     }
 
+    fn doc_of(list: &[&str]) -> String {
+        let items: Vec<String> = list.iter().map(|a| format!("    \"{a}\",\n")).collect();
+        format!("MAC_CODING_AGENTS = [\n{}]\n", items.concat())
+    }
+
+    /// Review finding F1: my `J` on pi (pi below opencode) and their move
+    /// of opencode down to #3. Their list has pi above opencode: it does
+    /// not hold my order, and must never be taken as holding it.
+    #[test]
+    fn a_move_past_an_agent_they_moved_is_not_taken_as_done() {
+        let base = doc_of(&["pi", "opencode", "claude", "codex", "cursor"]);
+        let mut e = PendingEdit::new(&base, "r1").expect("valid");
+        e.move_down(0).expect("J");
+        assert_eq!(
+            e.order(),
+            v(&["opencode", "pi", "claude", "codex", "cursor"])
+        );
+        let theirs = doc_of(&["pi", "claude", "codex", "opencode", "cursor"]);
+        let order = match e.rebase(&theirs, "r2") {
+            Ok(Rebased::AlreadyThere(_)) => panic!("their list does not hold my order"),
+            Ok(Rebased::Replayed(r)) => r.order().to_vec(),
+            Ok(Rebased::ListChanged(c)) => c.merged().order().to_vec(),
+            Err(e) => panic!("{e}"),
+        };
+        let at = |a: &str| order.iter().position(|x| x == a);
+        assert!(at("opencode") < at("pi"), "my move stands: {order:?}");
+    }
+
+    /// Review finding F2: both moved opencode, to different places (mine
+    /// to #0 by three K, theirs to #1): a conflict, not "both stand".
+    #[test]
+    fn both_moving_one_agent_elsewhere_is_a_conflict() {
+        let base = doc_of(&["pi", "claude", "codex", "opencode", "cursor"]);
+        let mut e = PendingEdit::new(&base, "r1").expect("valid");
+        let mut at = 3;
+        for _ in 0..3 {
+            at = e.move_up(at).expect("K");
+        }
+        assert_eq!(
+            e.order(),
+            v(&["opencode", "pi", "claude", "codex", "cursor"])
+        );
+        let theirs = doc_of(&["pi", "opencode", "claude", "codex", "cursor"]);
+        let Ok(Rebased::ListChanged(c)) = e.rebase(&theirs, "r2") else {
+            panic!("expected a conflict on opencode");
+        };
+        assert_eq!(c.clashes.len(), 1);
+        assert_eq!(c.clashes[0].agent, "opencode");
+    }
+
     #[test]
     fn rebase_replays_when_the_hub_changed_something_else() {
         let mut e = edit();
