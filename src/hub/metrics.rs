@@ -37,6 +37,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/failovers",
     "/v1/recoveries",
     "/v1/events",
+    "/v1/plan",
     "/metrics",
 ];
 

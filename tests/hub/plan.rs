@@ -122,4 +122,14 @@ async fn a_plan_counts_the_whole_fleet_writes_nothing_and_refuses_bad_agents() {
     assert_eq!(after, before);
     let now = client(&hub.url, &owner).history().await.expect("history");
     assert_eq!(now.revisions.len(), history.revisions.len());
+    // Counted under its own route, as every route of the contract.
+    let m = client(&hub.url, &owner).metrics().await.expect("metrics");
+    assert!(
+        m.contains("macfleet_hub_requests_total{route=\"/v1/plan\",status=\"200\"} 2"),
+        "{}",
+        m.lines()
+            .filter(|l| l.contains("/v1/plan") || l.contains("other"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
