@@ -712,7 +712,7 @@ impl App {
             Detail::Worker(id) => Some(id),
             Detail::Failover(seq) => self.model.log.get(seq).map(|r| r.worker.to_string()),
             Detail::Recovery(seq) => self.model.recs.get(seq).map(|r| r.worker.to_string()),
-            Detail::Agent(_) | Detail::Revision(_) | Detail::Rollout => None,
+            Detail::Agent(_) | Detail::Revision(_) | Detail::Rollout | Detail::Row(..) => None,
         }
     }
 

@@ -89,6 +89,18 @@ pub trait Pane: Any {
     fn select(&mut self, _m: &Model, _d: &Detail) -> bool {
         false
     }
+    /// The detail of one of its own rows (`Enter` on a [`Detail::Row`] its
+    /// `selected` gave): its title and lines. `None` leaves `d` to the
+    /// details the panes share (a worker, a failover, …: `overlays/detail.rs`).
+    fn detail(&self, _cx: &Cx, _d: &Detail) -> Option<DetailText> {
+        None
+    }
+    /// `v` on one of its own rows: the record as the hub sent it, as JSON
+    /// (the detail overlay scrubs it and makes it terminal-safe). `None`:
+    /// it has no record of the hub's own.
+    fn raw(&self, _m: &Model, _d: &Detail) -> Option<String> {
+        None
+    }
     /// An action of its own (the key table's `Only` scope, or a movement
     /// it takes over), with `detail` what is open over it.
     fn handle(
@@ -137,6 +149,18 @@ pub enum Detail {
     Revision(HistKey),
     /// The workers not yet on the revision just written, and why.
     Rollout,
+    /// A row of a view's own, by its pane and the row's key: the pane
+    /// draws its detail ([`Pane::detail`], [`Pane::raw`]), so a view with a
+    /// detail of its own is its file and its line in `panes![…]`.
+    Row(PaneId, String),
+}
+
+/// A detail's text, as a pane gives it: the box's title and its lines
+/// (wrapped at the box's width, scrolled by the detail overlay).
+#[derive(Debug, Clone, Default)]
+pub struct DetailText {
+    pub title: String,
+    pub lines: Vec<ratatui::text::Line<'static>>,
 }
 
 /// The filter of one view. `text` survives switching views; Esc clears it

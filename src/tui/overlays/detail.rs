@@ -13,7 +13,7 @@ use crate::tui::model::Model;
 use crate::tui::model::compact::Sym;
 use crate::tui::model::config::HistKey;
 use crate::tui::model::fleet::Entry;
-use crate::tui::pane::{Cx, Detail};
+use crate::tui::pane::{Cx, Detail, Pane};
 use crate::tui::ui::fmt;
 use crate::tui::ui::{cell_style, diff_line, fit, hub};
 use crate::wire::{Failover, HistoryEntry, MAX_AGENTS, Preflight};
@@ -55,24 +55,30 @@ impl DetailView {
         }
     }
 
-    /// `v` on `target` (the detail open, else the selected row).
-    fn raw_of(&mut self, target: Option<Detail>, from_list: bool, asks: &mut Vec<Ask>) {
+    /// `v` on `target` (the detail open, else the selected row): a row of
+    /// the pane's own has a record when the pane gives one.
+    fn raw_of(&mut self, target: Option<Detail>, from_list: bool, cx: &mut Ctx) {
+        let pane = &*cx.pane;
+        let model = &*cx.model;
         match target {
             Some(
                 d @ (Detail::Worker(_)
                 | Detail::Failover(_)
                 | Detail::Recovery(_)
                 | Detail::Revision(_)),
-            ) => {
-                self.detail = Some(d);
-                self.raw = true;
-                self.raw_from_list = from_list;
-                self.scroll = 0;
-            }
-            _ => asks.push(Ask::Say(
+            ) => self.raw_on(d, from_list),
+            Some(d @ Detail::Row(..)) if pane.raw(model, &d).is_some() => self.raw_on(d, from_list),
+            _ => cx.asks.push(Ask::Say(
                 "v shows a worker, a failover, a recovery or a revision as the hub's JSON".into(),
             )),
         }
+    }
+
+    fn raw_on(&mut self, d: Detail, from_list: bool) {
+        self.detail = Some(d);
+        self.raw = true;
+        self.raw_from_list = from_list;
+        self.scroll = 0;
     }
 
     fn scroll_by(&mut self, a: Action, page: usize) {
@@ -109,7 +115,7 @@ impl Overlay for DetailView {
             Action::Raw if self.raw => self.unraw(),
             Action::Raw => {
                 let d = self.detail.clone();
-                self.raw_of(d, false, cx.asks);
+                self.raw_of(d, false, cx);
             }
             Action::Detail => {}
             _ => return false,
@@ -125,7 +131,7 @@ impl Overlay for DetailView {
             }
             Action::Raw => {
                 let d = cx.pane.selected(cx.model);
-                self.raw_of(d, true, cx.asks);
+                self.raw_of(d, true, cx);
             }
             _ => return false,
         }
@@ -164,7 +170,7 @@ impl Overlay for DetailView {
         let Some(d) = &self.detail else {
             return false;
         };
-        draw(f.cx, d, self.scroll, self.raw, area, buf);
+        draw(f.cx, f.pane, d, self.scroll, self.raw, area, buf);
         true
     }
 }
@@ -723,6 +729,17 @@ fn recovery_lines(cx: &Cx, r: &crate::tui::model::reclog::RecRec) -> Vec<Line<'s
     ]
 }
 
+/// The detail `d`: the pane's own when it draws it ([`Pane::detail`]),
+/// else one the panes share.
+pub fn lines_of(cx: &Cx, pane: &dyn Pane, d: &Detail) -> (String, Vec<Line<'static>>) {
+    match pane.detail(cx, d) {
+        Some(t) => (t.title, t.lines),
+        None => lines(cx, d),
+    }
+}
+
+/// A detail the panes share (a worker, a failover, a recovery, an agent,
+/// a revision, the rollout).
 pub fn lines(cx: &Cx, d: &Detail) -> (String, Vec<Line<'static>>) {
     match d {
         Detail::Worker(id) => (format!("worker {}", hub(id)), worker_lines(cx, id, None)),
@@ -778,6 +795,11 @@ pub fn lines(cx: &Cx, d: &Detail) -> (String, Vec<Line<'static>>) {
             revision_lines(cx, k),
         ),
         Detail::Rollout => super::edit::rollout_title_and_lines(cx),
+        // The pane that showed it is gone from under it.
+        Detail::Row(_, key) => (
+            hub(key).into_owned(),
+            vec![Line::raw(format!("{} is no longer held", hub(key)))],
+        ),
     }
 }
 
@@ -790,11 +812,21 @@ pub fn raw_lines(cx: &Cx, d: &Detail) -> Option<Vec<String>> {
         Detail::Failover(seq) => serde_json::to_string_pretty(&cx.model.log.get(*seq)?.record()),
         Detail::Recovery(seq) => serde_json::to_string_pretty(&cx.model.recs.get(*seq)?.record()),
         Detail::Revision(k) => serde_json::to_string_pretty(cx.model.history_entry(k)?),
-        // The rollout is the TUI's own list, not a record of the hub's.
-        Detail::Agent(_) | Detail::Rollout => return None,
+        // The rollout is the TUI's own list, not a record of the hub's; a
+        // pane's own row has the record its pane gives (`raw_lines_of`).
+        Detail::Agent(_) | Detail::Rollout | Detail::Row(..) => return None,
     }
     .ok()?;
     Some(json.lines().map(|l| hub(l).into_owned()).collect())
+}
+
+/// `v` on `d`: the pane's own record of it when it gives one, else
+/// [`raw_lines`].
+pub fn raw_lines_of(cx: &Cx, pane: &dyn Pane, d: &Detail) -> Option<Vec<String>> {
+    match pane.raw(cx.model, d) {
+        Some(json) => Some(json.lines().map(|l| hub(l).into_owned()).collect()),
+        None => raw_lines(cx, d),
+    }
 }
 
 /// A detail's bordered box, drawn: what is inside it, the first of `len`
@@ -823,7 +855,7 @@ fn boxed(
     (inner, scroll, style)
 }
 
-fn draw_raw(cx: &Cx, d: &Detail, scroll: usize, area: Rect, buf: &mut Buffer) {
+fn draw_raw(cx: &Cx, pane: &dyn Pane, d: &Detail, scroll: usize, area: Rect, buf: &mut Buffer) {
     let t = cx.theme;
     let what = match d {
         Detail::Worker(id) => format!("worker {}", hub(id)),
@@ -832,8 +864,10 @@ fn draw_raw(cx: &Cx, d: &Detail, scroll: usize, area: Rect, buf: &mut Buffer) {
         Detail::Revision(k) => format!("revision {}", hub(&k.revision)),
         Detail::Agent(a) => format!("agent {}", hub(a)),
         Detail::Rollout => "rollout".to_string(),
+        Detail::Row(_, key) => hub(key).into_owned(),
     };
-    let lines = raw_lines(cx, d).unwrap_or_else(|| vec![format!("{what} is no longer held")]);
+    let lines =
+        raw_lines_of(cx, pane, d).unwrap_or_else(|| vec![format!("{what} is no longer held")]);
     let title = format!(" {what} {} the hub's JSON, scrubbed ", t.sep());
     let (inner, scroll, style) = boxed(cx, area, buf, title, Hints::RawBox, scroll, lines.len());
     // Only the visible lines are cut and drawn (no wrapping: JSON keeps its shape).
@@ -854,11 +888,19 @@ fn draw_raw(cx: &Cx, d: &Detail, scroll: usize, area: Rect, buf: &mut Buffer) {
 
 /// The detail `d` (`raw`: as the hub's JSON), its text scrolled by
 /// `scroll` lines.
-pub fn draw(cx: &Cx, d: &Detail, scroll: usize, raw: bool, area: Rect, buf: &mut Buffer) {
+pub fn draw(
+    cx: &Cx,
+    pane: &dyn Pane,
+    d: &Detail,
+    scroll: usize,
+    raw: bool,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     if raw {
-        return draw_raw(cx, d, scroll, area, buf);
+        return draw_raw(cx, pane, d, scroll, area, buf);
     }
-    let (title, lines) = lines(cx, d);
+    let (title, lines) = lines_of(cx, pane, d);
     let title = format!(" {title} ");
     let (inner, scroll, style) = boxed(cx, area, buf, title, Hints::DetailBox, scroll, lines.len());
     // Detail texts are short (tens of lines), so wrapping them all is cheap.
@@ -919,4 +961,134 @@ pub fn diff_lines(cx: &Cx, h: &HistoryEntry) -> Vec<Line<'static>> {
     }
     out.extend(diff.lines().map(|l| diff_line(t, &hub(l))));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    use ratatui::text::Line;
+
+    use super::{Ctx, DetailView, Frame, Overlay};
+    use crate::tui::keys::Action;
+    use crate::tui::model::{Changes, Model};
+    use crate::tui::pane::{Cx, Detail, DetailText, List, ListNav, Pane, PaneId, SortBy};
+    use crate::tui::ui::theme::Theme;
+
+    const HOSTS: PaneId = PaneId::new("hosts");
+
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    struct ByName;
+    impl SortBy for ByName {
+        const ALL: &'static [Self] = &[ByName];
+        fn name(self) -> &'static str {
+            "name"
+        }
+    }
+
+    /// A view of its own, with its own detail: nothing else of the TUI
+    /// knows its rows.
+    struct Hosts(List<Vec<String>, ByName>);
+    impl Pane for Hosts {
+        fn id(&self) -> PaneId {
+            HOSTS
+        }
+        fn title(&self) -> &'static str {
+            "Hosts"
+        }
+        fn list(&self) -> &dyn ListNav {
+            &self.0
+        }
+        fn list_mut(&mut self) -> &mut dyn ListNav {
+            &mut self.0
+        }
+        fn settle(&mut self, _m: &Model, _ch: &Changes, _v: bool, _mono: Instant) -> bool {
+            false
+        }
+        fn selected(&self, _m: &Model) -> Option<Detail> {
+            let k = self.0.selected()?;
+            Some(Detail::Row(HOSTS, k.clone()))
+        }
+        fn detail(&self, _cx: &Cx, d: &Detail) -> Option<DetailText> {
+            let Detail::Row(HOSTS, k) = d else {
+                return None;
+            };
+            Some(DetailText {
+                title: format!("host {k}"),
+                lines: vec![Line::raw(format!("{k} runs 3 workers"))],
+            })
+        }
+        fn raw(&self, _m: &Model, d: &Detail) -> Option<String> {
+            let Detail::Row(HOSTS, k) = d else {
+                return None;
+            };
+            Some(format!("{{\n  \"host\": \"{k}\"\n}}"))
+        }
+        fn draw(&self, _cx: &Cx, _area: Rect, _buf: &mut Buffer) {}
+        fn row_ids(&self, _m: &Model) -> Vec<String> {
+            self.0.rows.clone()
+        }
+    }
+
+    fn text(buf: &Buffer) -> String {
+        let a = buf.area;
+        (a.top()..a.bottom())
+            .map(|y| {
+                (a.left()..a.right())
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect()
+    }
+
+    /// `Enter` and `v` on a row of a pane's own open the detail and the
+    /// record that pane gives, drawn by the detail overlay.
+    #[test]
+    fn a_pane_draws_the_detail_of_its_own_rows() {
+        let mut model = Model::new("hub".into(), false, Instant::now());
+        let mut pane = Hosts(List::default());
+        pane.0.rows = vec!["mac-a".into(), "mac-b".into()];
+        pane.0.resync();
+        let theme = Theme::new(true, true);
+        let mut view = DetailView::default();
+        let draw = |view: &DetailView, model: &Model, pane: &Hosts| {
+            let cx = Cx::new(model, &theme);
+            let f = Frame {
+                cx: &cx,
+                pane,
+                names: &["hosts"],
+                titles: &["Hosts"],
+                first: "hosts",
+            };
+            let area = Rect::new(0, 0, 40, 6);
+            let mut buf = Buffer::empty(area);
+            assert!(view.draw_body(&f, area, &mut buf));
+            text(&buf)
+        };
+        for (a, want) in [
+            (Action::Detail, "mac-a runs 3 workers"),
+            (Action::Raw, "\"host\": \"mac-a\""),
+        ] {
+            let (mut fx, mut asks) = (vec![], vec![]);
+            let mut cx = Ctx {
+                model: &mut model,
+                pane: &mut pane,
+                names: &["hosts"],
+                first: "hosts",
+                rows: 10,
+                page: 5,
+                fx: &mut fx,
+                asks: &mut asks,
+            };
+            assert!(view.open_on(a, &mut cx));
+            assert_eq!(asks, vec![], "{a:?}");
+            assert_eq!(view.detail(), Some(&Detail::Row(HOSTS, "mac-a".into())));
+            let screen = draw(&view, &model, &pane);
+            assert!(screen.contains(want), "{a:?}:\n{screen}");
+            view.give_way(super::Yield::Switch);
+        }
+    }
 }
