@@ -87,6 +87,9 @@ pub enum Action {
     DropDraft,
     ScrollDown,
     ScrollUp,
+    /// Ctrl-Z: give the terminal back to the shell and stop (the runner's,
+    /// whatever is on screen: scope `Runner`).
+    Suspend,
 }
 
 impl Action {
@@ -157,6 +160,10 @@ pub enum Scope {
     /// A draft an earlier session on this hub kept is offered: these keys
     /// answer it, every other key is the pane's.
     Draft,
+    /// Whatever is on screen, before the app sees the key: the keys of the
+    /// terminal itself, which the runner owns (Ctrl-Z). The `?` help does
+    /// not list them.
+    Runner,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,7 +239,8 @@ const fn shown(mut b: Binding, shown: usize) -> Binding {
 }
 
 use Scope::{
-    Add, Command, Conflict, Draft, Global, Only, Picker, Prompt, Quitting, Review, Switching,
+    Add, Command, Conflict, Draft, Global, Only, Picker, Prompt, Quitting, Review, Runner,
+    Switching,
 };
 
 const DIGITS: &[Key] = &[
@@ -380,6 +388,13 @@ pub const BINDINGS: &[Binding] = &[
         Global,
     ),
     b(&[k('q'), ctrl('c')], "q C-c", Action::Quit, "quit", Global),
+    b(
+        &[ctrl('z')],
+        "C-z",
+        Action::Suspend,
+        "suspend: back to the shell, `fg` returns",
+        Runner,
+    ),
     b(
         &[k('J')],
         "J",
@@ -944,6 +959,12 @@ pub fn action_for(ev: &KeyEvent) -> Option<Action> {
     find(ev, |s| matches!(s, Global | Only(_)))
 }
 
+/// The action the runner takes on a key press before the app sees it,
+/// whatever is on screen (scope `Runner`: Ctrl-Z).
+pub fn runner_action_for(ev: &KeyEvent) -> Option<Action> {
+    find(ev, |s| s == Runner)
+}
+
 /// The character a key types in a prompt where other keys are text (the
 /// filter, the `:` line, the add prompt): a character with neither Ctrl
 /// nor Alt (Shift is in the character already). The three prompts agree.
@@ -1319,6 +1340,28 @@ mod tests {
             help_for("workers", &t, false)
                 .iter()
                 .any(|b| b.action == Action::Filter)
+        );
+    }
+
+    /// Ctrl-Z is the table's, in a scope of its own the runner reads
+    /// first: no pane, prompt or question has it, nor the `?` help.
+    #[test]
+    fn ctrl_z_is_the_runners_key_in_the_table() {
+        let ctrl_z = press(KeyCode::Char('z'), KeyModifiers::CONTROL);
+        assert_eq!(runner_action_for(&ctrl_z), Some(Action::Suspend));
+        assert_eq!(
+            runner_action_for(&press(KeyCode::Char('z'), KeyModifiers::NONE)),
+            None
+        );
+        assert_eq!(action_for(&ctrl_z), None);
+        assert_eq!(text_char(&ctrl_z), None);
+        let mut up = ctrl_z;
+        up.kind = KeyEventKind::Release;
+        assert_eq!(runner_action_for(&up), None);
+        assert!(
+            !help_for("ladder", &["Ladder"], false)
+                .iter()
+                .any(|h| h.action == Action::Suspend)
         );
     }
 }

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
+use crossterm::event::Event;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc;
@@ -19,6 +19,7 @@ use super::input::{self, Input};
 use super::{draft, editor, net, term};
 use crate::client::{Client, ClientError, WriteGrant, Writer};
 use crate::tui::app::App;
+use crate::tui::keys::{self, Action};
 use crate::tui::msg::{Effect, Msg};
 use crate::tui::ui::theme::Theme;
 use crate::wire::Whoami;
@@ -539,11 +540,7 @@ impl Ui {
     /// A terminal event, a hang-up or a signal. `Some` ends the loop.
     fn input(&mut self, i: Input) -> Option<End> {
         match i {
-            Input::Event(Event::Key(k))
-                if k.kind != KeyEventKind::Release
-                    && k.code == KeyCode::Char('z')
-                    && k.modifiers.contains(KeyModifiers::CONTROL) =>
-            {
+            Input::Event(Event::Key(k)) if keys::runner_action_for(&k) == Some(Action::Suspend) => {
                 if let Err(e) = term::suspend(&mut self.term, self.mouse) {
                     return Some(End::Failed(e.into()));
                 }
