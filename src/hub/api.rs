@@ -819,16 +819,7 @@ async fn post_plan(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Respo
         ));
     }
     let bytes = read_body(body, MAX_PLAN_BYTES, hub.opts.limits.body_timeout).await?;
-    let asked: crate::wire::PlanRequest = serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            format!(
-                "the body is {{\"agents\": [\"name\", ...]}}: {}",
-                excerpt(&without_values(&e.to_string()))
-            ),
-        )
-    })?;
+    let asked = plan_request(&bytes)?;
     crate::agents_doc::validate_list(&asked.agents).map_err(doc_error)?;
     let current = hub.current();
     let source = hub.clone();
@@ -850,6 +841,73 @@ async fn post_plan(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Respo
         Ok(answer) => Ok(axum::Json(answer?).into_response()),
         Err(e) => Ok(overloaded(&e)),
     }
+}
+
+/// A `POST /v1/plan` body, `{"agents": ["name", ...]}`, or a 400 whose
+/// sentence says what is wrong and where, as a `PUT`'s validation does
+/// (`not JSON: … (line L, column C)` with `line` and `column`, or which
+/// part is not of the shape), never serde's words (a Rust type's name, a
+/// JSON array taken for the struct's fields in order: `[["pi"]]` was a
+/// plan of pi).
+fn plan_request(bytes: &[u8]) -> ApiResult<crate::wire::PlanRequest> {
+    const SHAPE: &str = "the body is {\"agents\": [\"name\", ...]}";
+    let bad = |why: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", excerpt(&why));
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        let mut message = without_values(&e.to_string());
+        if let Some(at) = message.find(" at line ") {
+            message.truncate(at);
+        }
+        let mut err = bad(format!(
+            "not JSON: {message} (line {}, column {}); {SHAPE}",
+            e.line(),
+            e.column()
+        ));
+        err.detail.line = Some(e.line());
+        err.detail.column = Some(e.column());
+        err
+    })?;
+    let kind = |v: &serde_json::Value| match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    };
+    let serde_json::Value::Object(mut fields) = value else {
+        return Err(bad(format!(
+            "the body is {}, not an object: {SHAPE}",
+            kind(&value)
+        )));
+    };
+    let agents = fields.remove("agents");
+    if !fields.is_empty() {
+        return Err(bad(format!(
+            "the body holds a field other than \"agents\": {SHAPE}"
+        )));
+    }
+    let Some(agents) = agents else {
+        return Err(bad(format!("the body has no \"agents\": {SHAPE}")));
+    };
+    let serde_json::Value::Array(items) = agents else {
+        return Err(bad(format!(
+            "\"agents\" is {}, not an array of strings: {SHAPE}",
+            kind(&agents)
+        )));
+    };
+    let mut names = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        match item {
+            serde_json::Value::String(a) => names.push(a),
+            other => {
+                return Err(bad(format!(
+                    "agents[{i}] is {}, not a string: {SHAPE}",
+                    kind(&other)
+                )));
+            }
+        }
+    }
+    Ok(crate::wire::PlanRequest { agents: names })
 }
 
 /// `503 overloaded` with `Retry-After: 1`: every window thread is busy and

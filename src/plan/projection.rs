@@ -85,7 +85,10 @@ pub struct RungForecast {
     pub old_rank: Option<usize>,
     /// Healthy workers that report they can run it.
     pub can: usize,
-    /// Healthy workers on it now (their reported active agent).
+    /// Healthy workers on it under today's order: the same baseline as
+    /// [`Projection::change_rung`] (a worker that follows today's order
+    /// counts on the agent it runs now, one still on an older list where
+    /// today's order puts it; a drill counts where workers stand now).
     pub today: usize,
     /// Healthy workers that would stand on it under the new order.
     pub projected: usize,
@@ -150,7 +153,8 @@ pub struct Projection {
     pub healthy: usize,
     /// The new order's agents in rank order, then the agents it removes.
     pub rungs: Vec<RungForecast>,
-    /// Healthy workers with no route now.
+    /// Healthy workers with no route under today's order (the baseline of
+    /// [`RungForecast::today`]).
     pub no_route_today: usize,
     /// Healthy workers that would have no route under the new order.
     pub no_route: usize,
@@ -286,12 +290,15 @@ fn project_from<W: Seat>(
             .map(|a| forecast(a, None, today, &healthy)),
     );
     let mut no_route = 0;
+    let mut no_route_today = 0;
     let mut change_rung = 0;
     for (w, n) in &healthy {
         let (rung, passed) = rung_of(*w, new);
         for i in passed {
             rungs[i].unreported += n;
         }
+        // One baseline for `today`, `no_route_today` and `change_rung`:
+        // where each worker stands under today's list (F5, issue 27).
         let from = if settle {
             settled(*w, today)
         } else {
@@ -299,6 +306,12 @@ fn project_from<W: Seat>(
         };
         if rung != from {
             change_rung += n;
+        }
+        match from.and_then(|a| rungs.iter().position(|r| r.agent == a)) {
+            Some(i) => rungs[i].today += n,
+            None if from.is_none() => no_route_today += n,
+            // An agent neither list holds (a worker's own): not a rung.
+            None => {}
         }
         match rung.and_then(|a| new.iter().position(|x| x == a)) {
             Some(i) => rungs[i].projected += n,
@@ -308,10 +321,15 @@ fn project_from<W: Seat>(
     let count = |f: &dyn Fn(&W) -> bool| -> usize {
         healthy.iter().filter(|(w, _)| f(w)).map(|(_, n)| n).sum()
     };
-    let no_route_today = count(&|w| w.active_agent().is_none());
     let n_healthy = count(&|_| true);
     let seen = seen(groups.iter().map(|(w, _)| w));
-    let warnings = warnings(&rungs, n_healthy, new, &seen);
+    // A removed agent in use is one workers run now, whatever list they
+    // follow.
+    let running: Vec<usize> = rungs
+        .iter()
+        .map(|r| count(&|w| w.active_agent() == Some(r.agent.as_str())))
+        .collect();
+    let warnings = warnings(&rungs, &running, n_healthy, new, &seen);
     Projection {
         healthy: n_healthy,
         rungs,
@@ -409,7 +427,7 @@ fn forecast<W: Seat>(
         rank,
         old_rank: today.iter().position(|a| a == agent),
         can: count(&|w| w.capability(agent).is_some_and(|c| c.capable())),
-        today: count(&|w| w.active_agent() == Some(agent)),
+        today: 0,
         projected: 0,
         unreported: 0,
     }
@@ -417,6 +435,7 @@ fn forecast<W: Seat>(
 
 fn warnings(
     rungs: &[RungForecast],
+    running: &[usize],
     healthy: usize,
     new: &[String],
     seen: &BTreeSet<&str>,
@@ -447,11 +466,13 @@ fn warnings(
             }
         }
     }
-    for r in rungs.iter().filter(|r| r.rank.is_none() && r.today > 0) {
-        out.push(Warning::RemovedInUse {
-            agent: r.agent.clone(),
-            running: r.today,
-        });
+    for (r, &n) in rungs.iter().zip(running) {
+        if r.rank.is_none() && n > 0 {
+            out.push(Warning::RemovedInUse {
+                agent: r.agent.clone(),
+                running: n,
+            });
+        }
     }
     for a in unreported_of(new, seen) {
         out.push(Warning::Unreported {
@@ -541,6 +562,32 @@ mod tests {
         // A drill judges where workers stand now.
         let d = drill(&[behind], &today, &[]);
         assert_eq!(d.change_rung, 1, "it would go to pi");
+    }
+
+    /// F5 (issue 27): a rung's count today and the count of workers that
+    /// change rung stand on one baseline, so the counts add up: a worker
+    /// still on an older list is counted where today's list puts it, in
+    /// `today` as in `change_rung`.
+    #[test]
+    fn today_and_change_rung_count_from_one_baseline() {
+        let caps = [("opencode", OK), ("pi", OK), ("claude", OK)];
+        // The hub's list put pi first; w1 has not taken it (on opencode).
+        let behind = worker("w1", &LIST, Some("opencode"), &caps);
+        let on = worker("w2", &["pi", "opencode", "claude"], Some("pi"), &caps);
+        let today = v(&["pi", "opencode", "claude"]);
+        let p = project(&[behind, on], &today, &today);
+        assert_eq!(p.change_rung, 0, "today's list moves nobody");
+        assert_eq!((rung(&p, "pi").today, rung(&p, "opencode").today), (2, 0));
+        assert!(!p.moves_workers(), "{p:?}");
+        for p in [
+            &p,
+            &project(&[worker("w3", &LIST, None, &[])], &today, &today),
+        ] {
+            let before: usize = p.rungs.iter().map(|r| r.today).sum();
+            let after: usize = p.rungs.iter().map(|r| r.projected).sum();
+            assert_eq!(before + p.no_route_today, p.healthy);
+            assert_eq!(after + p.no_route, p.healthy);
+        }
     }
 
     #[test]

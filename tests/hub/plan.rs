@@ -108,6 +108,51 @@ async fn a_plan_counts_the_whole_fleet_writes_nothing_and_refuses_bad_agents() {
             .expect("plan");
         assert_eq!(r.status().as_u16(), 400, "{body}");
     }
+    // A body not of the shape is told which part is wrong, never serde's
+    // words; an array is no plan, whatever it holds ([["claude"]] was
+    // taken for {"agents": ["claude"]}, a 200).
+    for (body, says) in [
+        ("[\"pi\"]", "the body is an array, not an object"),
+        ("[[\"claude\"]]", "the body is an array, not an object"),
+        (
+            "{\"agents\": \"claude\"}",
+            "\"agents\" is a string, not an array of strings",
+        ),
+        (
+            "{\"agents\": [\"claude\", 3]}",
+            "agents[1] is a number, not a string",
+        ),
+        ("{\"agents\": [\"claude\"", "not JSON: "),
+    ] {
+        let r = http
+            .post(format!("{}/v1/plan", hub.url))
+            .bearer_auth(&owner)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("plan");
+        assert_eq!(r.status().as_u16(), 400, "{body}");
+        let e: serde_json::Value = r.json().await.expect("json");
+        let message = e["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(e["error"]["code"], "bad_request", "{body}: {e}");
+        assert!(message.starts_with(says), "{body}: {message}");
+        assert!(
+            message.ends_with("the body is {\"agents\": [\"name\", ...]}"),
+            "{body}: {message}"
+        );
+        assert!(
+            !message.contains("PlanRequest") && !message.contains("sequence"),
+            "{message}"
+        );
+        if says.starts_with("not JSON") {
+            assert_eq!(
+                (e["error"]["line"].as_u64(), e["error"]["column"].is_u64()),
+                (Some(1), true),
+                "{e}"
+            );
+        }
+    }
     // A worker may not ask.
     let r = http
         .post(format!("{}/v1/plan", hub.url))
