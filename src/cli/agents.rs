@@ -16,7 +16,7 @@ use crate::agents_doc::{self, Op};
 use crate::client::{ClientError, WriteError, Writer};
 use crate::plan;
 use crate::textsafe::{for_terminal, for_terminal_lines};
-use crate::wire::KNOWN_AGENTS;
+use crate::wire::{KNOWN_AGENTS, PlanAnswer};
 
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
@@ -225,17 +225,83 @@ fn with_path(path: &Path, e: color_eyre::Report) -> color_eyre::Report {
     }
 }
 
-/// The projection as text: one row per rung, then its warnings.
-fn projection_text(p: &plan::Projection) -> String {
-    projection_text_as(p, "where they would stand under the new order", &[])
+/// A rung's row: rank, old rank, agent, can, today, new, unreported.
+type Row = (
+    Option<usize>,
+    Option<usize>,
+    String,
+    usize,
+    usize,
+    usize,
+    usize,
+);
+
+/// What a projection prints: the CLI's own ([`plan::Projection`], a
+/// drill, a hub without `POST /v1/plan`) or the hub's plan over its whole
+/// fleet ([`PlanAnswer`]), in one table.
+struct Rows {
+    healthy: usize,
+    rungs: Vec<Row>,
+    no_route: (usize, usize),
+    change_rung: usize,
+    warnings: Vec<String>,
+}
+
+impl From<&plan::Projection> for Rows {
+    fn from(p: &plan::Projection) -> Self {
+        Rows {
+            healthy: p.healthy,
+            rungs: p
+                .rungs
+                .iter()
+                .map(|r| {
+                    let (rank, old, agent) = (r.rank, r.old_rank, r.agent.clone());
+                    (rank, old, agent, r.can, r.today, r.projected, r.unreported)
+                })
+                .collect(),
+            no_route: (p.no_route_today, p.no_route),
+            change_rung: p.change_rung,
+            warnings: p.warnings.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
+impl From<&PlanAnswer> for Rows {
+    fn from(p: &PlanAnswer) -> Self {
+        Rows {
+            healthy: p.healthy,
+            rungs: p
+                .rungs
+                .iter()
+                .map(|r| {
+                    let (rank, old, agent) = (r.rank, r.old_rank, r.agent.clone());
+                    (rank, old, agent, r.can, r.before, r.after, r.unreported)
+                })
+                .collect(),
+            no_route: (p.no_route.before, p.no_route.after),
+            change_rung: p.change_rung,
+            warnings: p.warnings.clone(),
+        }
+    }
+}
+
+/// The projection as text: one row per rung, then how many change rung,
+/// then its warnings.
+fn projection_text(p: &Rows) -> String {
+    let mut out = projection_text_as(p, "where they would stand under the new order", &[]);
+    out.push_str(&format!(
+        "{} of {} healthy workers change rung\n",
+        p.change_rung, p.healthy
+    ));
+    out
 }
 
 /// [`projection_text`] under `title`, the rungs in `down` marked so.
-fn projection_text_as(p: &plan::Projection, title: &str, down: &[String]) -> String {
+fn projection_text_as(p: &Rows, title: &str, down: &[String]) -> String {
     let width = p
         .rungs
         .iter()
-        .map(|r| r.agent.len())
+        .map(|r| r.2.len())
         .chain([8])
         .max()
         .unwrap_or(8);
@@ -244,34 +310,63 @@ fn projection_text_as(p: &plan::Projection, title: &str, down: &[String]) -> Str
         "projection over {} healthy workers: {title}\n{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}\n",
         p.healthy, "rank", "was", "agent", "can", "today", "new"
     );
-    for r in &p.rungs {
+    for (r, was, agent, can, today, new, unreported) in &p.rungs {
         let mut line = format!(
             "{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}",
-            rank(r.rank),
-            rank(r.old_rank),
-            r.agent,
-            r.can,
-            r.today,
-            r.projected
+            rank(*r),
+            rank(*was),
+            agent,
+            can,
+            today,
+            new
         );
-        if down.contains(&r.agent) {
+        if down.contains(agent) {
             line.push_str("  down");
-        } else if r.rank.is_none() {
+        } else if r.is_none() {
             line.push_str("  removed");
-        } else if r.unreported > 0 {
-            line.push_str(&format!("  ({} not reported)", r.unreported));
+        } else if *unreported > 0 {
+            line.push_str(&format!("  ({unreported} not reported)"));
         }
         out.push_str(&line);
         out.push('\n');
     }
     out.push_str(&format!(
         "{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}\n",
-        "", "", "no route", "", p.no_route_today, p.no_route
+        "", "", "no route", "", p.no_route.0, p.no_route.1
     ));
     for w in &p.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
+}
+
+/// A dry run's projection: the hub's plan over its whole fleet (`POST
+/// /v1/plan`, the same the TUI's plan line says, at any size); from the
+/// workers read here only when the hub has no plan endpoint (404).
+async fn dry_run_projection(
+    client: &crate::client::Client,
+    after: &[String],
+    before: &[String],
+) -> Result<String> {
+    match client.plan(after).await {
+        Ok(p) => {
+            let mut out = format!(
+                "the hub's plan over its {} workers against revision {} ({})\n",
+                p.workers,
+                p.config_revision,
+                p.current_agents.join(",")
+            );
+            out.push_str(&projection_text(&Rows::from(&p)));
+            Ok(out)
+        }
+        Err(ClientError::Hub { status: 404, .. }) => {
+            eprintln!("the hub has no POST /v1/plan: projecting over the workers it lists");
+            let workers = client.workers(None).await?.workers;
+            let p = plan::project(&workers, before, after);
+            Ok(projection_text(&Rows::from(&p)))
+        }
+        Err(e) => Err(eyre!(e)),
+    }
 }
 
 async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
@@ -298,21 +393,21 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
         .filter(|a| !before.contains(a) && !KNOWN_AGENTS.contains(&a.as_str()))
         .cloned()
         .collect();
-    let workers = if args.dry_run || (!added.is_empty() && !args.force) {
+    if args.dry_run {
+        let projection = dry_run_projection(&client, after, before).await?;
+        not_written(
+            &format!("dry run against revision {}", doc.revision),
+            &change.diff,
+        )?;
+        print!("{}", for_terminal_lines(&projection));
+        return Ok(DRY_RUN_CHANGED);
+    }
+    let workers = if !added.is_empty() && !args.force {
         client.workers(None).await?.workers
     } else {
         Vec::new()
     };
     let typos = plan::unreported(&added, &workers);
-    if args.dry_run {
-        not_written(
-            &format!("dry run against revision {}", doc.revision),
-            &change.diff,
-        )?;
-        let projection = plan::project(&workers, before, after);
-        print!("{}", projection_text(&projection));
-        return Ok(DRY_RUN_CHANGED);
-    }
     if !typos.is_empty() && !args.force {
         let why = format!(
             "{} {} not a known agent and no worker has reported {}; check the spelling, or pass --force to write it anyway",
@@ -414,7 +509,7 @@ async fn run_drill(global: &Global, names: &[String]) -> Result<i32> {
     )?;
     out.write_all(
         for_terminal_lines(&projection_text_as(
-            &p,
+            &Rows::from(&p),
             "where they would land with those rungs down",
             names,
         ))

@@ -260,6 +260,34 @@ async fn hub_edits_refuse_unreported_names_and_dry_run_projects() {
     );
     assert!(out.contains("\n--- a/hub.toml\n"), "{out}");
     assert!(out.contains("projection over 2 healthy workers"), "{out}");
+    // From the hub's plan over its whole fleet (POST /v1/plan, what the
+    // TUI's plan line says), not only the workers read here.
+    assert!(
+        out.contains("\nthe hub's plan over its 2 workers against revision "),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n1 of 2 healthy workers change rung\n"),
+        "{out}"
+    );
+    let metrics = http
+        .get(h.path("/metrics"))
+        .bearer_auth(&h.owner)
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("metrics");
+    assert!(
+        metrics.contains("macfleet_hub_requests_total{route=\"/v1/plan\",status=\"200\"} 2"),
+        "the two dry runs with a change asked the hub: {}",
+        metrics
+            .lines()
+            .filter(|l| l.contains("/v1/plan"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     // claude first: both workers can run it and would stand on it.
     let claude = out
         .lines()
