@@ -77,6 +77,8 @@ fn fleet(n: usize) -> Fleet {
             active_agent: active.map(String::from),
             capabilities: caps.clone(),
             failovers,
+            turn: None,
+            next_turn_agent: None,
         };
         let ago = match i % 100 {
             0 => 400,

@@ -95,6 +95,8 @@ fn largest(k: usize, shape: &str) -> Heartbeat {
             },
         }],
         agents,
+        turn: None,
+        next_turn_agent: None,
     }
 }
 

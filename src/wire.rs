@@ -265,6 +265,75 @@ pub struct Heartbeat {
     pub capabilities: BTreeMap<String, Capability>,
     #[serde(default)]
     pub failovers: Vec<Failover>,
+    /// The turn the worker is in (docs/hub-api.md, *Turns*): `None`, the
+    /// worker does not say (an older worker: the field is left out);
+    /// `Some(None)`, between turns (`"turn": null`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub turn: Option<Option<Turn>>,
+    /// The agent it will run at its next turn, under the newest list it
+    /// was told (`None`: it does not say, or no rung at its next turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_turn_agent: Option<String>,
+}
+
+/// A turn a worker is in: the agent it runs it on and since when (the
+/// worker's clock). A turn keeps the agent it began on; a structured
+/// failure still moves the worker down at once, and the turn goes on on
+/// the agent it moved to. A new list takes effect at the next turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    pub agent: String,
+    pub since: DateTime<Utc>,
+}
+
+/// A field that tells "left out" (`None`) from `null` (`Some(None)`):
+/// `#[serde(default, deserialize_with = "present")]`.
+pub fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// Why a worker does not run a revision yet (see [`lag_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lag<'a> {
+    /// In a turn on `agent` since `since`: it switches (to `next`, `None`
+    /// for no rung) at its next turn.
+    InTurn {
+        agent: &'a str,
+        since: DateTime<Utc>,
+        next: Option<&'a str>,
+    },
+    /// It reports another revision (or none) and no turn explains it.
+    Behind,
+}
+
+/// Whether a worker that reports `reported` and is in `turn` (with
+/// `next`, its `next_turn_agent`) runs `revision`, and if not why: a
+/// worker runs a list from the moment it reports its revision (a worker
+/// in a turn keeps reporting the revision it runs by until the turn ends);
+/// one behind it in a turn whose next agent differs from the turn's is
+/// behind because of the turn.
+pub fn lag_of<'a>(
+    revision: &str,
+    reported: Option<&str>,
+    turn: Option<(&'a str, DateTime<Utc>)>,
+    next: Option<&'a str>,
+) -> Option<Lag<'a>> {
+    if reported == Some(revision) {
+        return None;
+    }
+    Some(match turn {
+        Some((agent, since)) if next != Some(agent) => Lag::InTurn { agent, since, next },
+        _ => Lag::Behind,
+    })
 }
 
 /// The projection every worker inherits: `POST /v1/heartbeats` answer.
@@ -1041,6 +1110,13 @@ impl Heartbeat {
             active_agent: self.active_agent.as_deref(),
             capabilities: self.capabilities.keys().map(String::as_str),
             failovers: &self.failovers,
+            turn: self
+                .turn
+                .as_ref()
+                .and_then(Option::as_ref)
+                .map(|t| (t.agent.as_str(), t.since)),
+            sent_at: self.sent_at,
+            next_turn_agent: self.next_turn_agent.as_deref(),
         })
     }
 
@@ -1048,7 +1124,8 @@ impl Heartbeat {
     /// judged by `now`.
     pub fn validate_at(&self, now: DateTime<Utc>) -> Result<(), Invalid> {
         self.validate()?;
-        check_heartbeat_times(self.sent_at, &self.failovers, now)
+        let since = self.turn.as_ref().and_then(Option::as_ref).map(|t| t.since);
+        check_heartbeat_times(self.sent_at, &self.failovers, since, now)
     }
 }
 
@@ -1066,6 +1143,10 @@ pub struct HeartbeatFields<'a, A, C> {
     /// The capability map's keys (distinct).
     pub capabilities: C,
     pub failovers: &'a [Failover],
+    /// The turn's agent and start, when the worker is in one.
+    pub turn: Option<(&'a str, DateTime<Utc>)>,
+    pub sent_at: DateTime<Utc>,
+    pub next_turn_agent: Option<&'a str>,
 }
 
 /// Names and ids are published to every viewer as they are (scrubbing an
@@ -1127,6 +1208,21 @@ where
     for (i, f) in h.failovers.iter().enumerate() {
         f.validate(&format!("failovers[{i}]"))?;
     }
+    if let Some((agent, since)) = h.turn {
+        check_agent(|| "turn.agent".into(), agent)?;
+        if h.active_agent != Some(agent) {
+            return Err(invalid(
+                "turn.agent",
+                "a turn runs on the active agent (a worker with no route is in no turn)",
+            ));
+        }
+        if since > h.sent_at {
+            return Err(invalid("turn.since", "after sent_at"));
+        }
+    }
+    if let Some(next) = h.next_turn_agent {
+        check_agent(|| "next_turn_agent".into(), next)?;
+    }
     Ok(())
 }
 
@@ -1166,9 +1262,13 @@ pub fn check_time(
 pub fn check_heartbeat_times(
     sent_at: DateTime<Utc>,
     failovers: &[Failover],
+    turn_since: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> Result<(), Invalid> {
     check_time(|| "sent_at".into(), sent_at, now)?;
+    if let Some(since) = turn_since {
+        check_time(|| "turn.since".into(), since, now)?;
+    }
     for (i, f) in failovers.iter().enumerate() {
         check_time(|| format!("failovers[{i}].at"), f.at, now)?;
     }

@@ -451,6 +451,7 @@ impl Fleet {
                 state: WorkerState::Healthy,
                 last_failover,
                 told_s,
+                turning: super::worker::Turning::of(hb, before.and_then(|b| b.turning.as_ref())),
             })
         };
         let view = match self.workers.get_mut(hb.worker.as_str()) {
@@ -586,6 +587,8 @@ mod tests {
             active_agent: Some("pi".into()),
             capabilities: Default::default(),
             failovers: vec![],
+            turn: None,
+            next_turn_agent: None,
         }
     }
 

@@ -108,9 +108,31 @@ pub struct HeartbeatIn<'a> {
     pub capabilities: Caps<'a>,
     #[serde(default)]
     pub failovers: Vec<Failover>,
+    /// `None`: left out; `Some(None)`: `null`, between turns.
+    #[serde(default, borrow, deserialize_with = "crate::wire::present")]
+    pub turn: Option<Option<TurnIn<'a>>>,
+    #[serde(default, borrow)]
+    pub next_turn_agent: Option<Text<'a>>,
+}
+
+/// A heartbeat's `turn`, borrowed: [`crate::wire::Turn`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnIn<'a> {
+    #[serde(borrow)]
+    pub agent: Text<'a>,
+    pub since: DateTime<Utc>,
 }
 
 impl<'a> HeartbeatIn<'a> {
+    /// The turn it is in, if it says it is in one: its agent and start.
+    pub fn in_turn(&self) -> Option<(&str, DateTime<Utc>)> {
+        self.turn
+            .as_ref()
+            .and_then(Option::as_ref)
+            .map(|t| (t.agent.as_str(), t.since))
+    }
+
     /// Parse a request body. The body is checked as UTF-8 once, whole, so
     /// that the parser need not check each string again (a third of its
     /// time); a body that is not UTF-8 gets the byte parser's own error.
@@ -131,6 +153,9 @@ impl<'a> HeartbeatIn<'a> {
             active_agent: self.active_agent.as_ref().map(Text::as_str),
             capabilities: self.capabilities.0.iter().map(|(k, _)| k.as_str()),
             failovers: &self.failovers,
+            turn: self.in_turn(),
+            sent_at: self.sent_at,
+            next_turn_agent: self.next_turn_agent.as_ref().map(Text::as_str),
         })
     }
 
@@ -138,7 +163,12 @@ impl<'a> HeartbeatIn<'a> {
     /// clock `now` (see [`crate::wire::check_time`]).
     pub fn validate_at(&self, now: DateTime<Utc>) -> Result<(), Invalid> {
         self.validate()?;
-        check_heartbeat_times(self.sent_at, &self.failovers, now)
+        check_heartbeat_times(
+            self.sent_at,
+            &self.failovers,
+            self.in_turn().map(|t| t.1),
+            now,
+        )
     }
 }
 
@@ -154,6 +184,13 @@ impl<'a> From<&'a Heartbeat> for HeartbeatIn<'a> {
             active_agent: h.active_agent.as_ref().map(t),
             capabilities: Caps(h.capabilities.iter().map(|(k, v)| (t(k), *v)).collect()),
             failovers: h.failovers.clone(),
+            turn: h.turn.as_ref().map(|t| {
+                t.as_ref().map(|t| TurnIn {
+                    agent: Text(Cow::Borrowed(t.agent.as_str())),
+                    since: t.since,
+                })
+            }),
+            next_turn_agent: h.next_turn_agent.as_ref().map(t),
         }
     }
 }
@@ -179,6 +216,31 @@ mod tests {
             format!(
                 r#"{{{base},"agents":["pi"],"active_agent":"pi","capabilities":{{"pi":{{"binary":true,"token":true,"preflight":"ok"}},"pi":{{"binary":false,"token":true,"preflight":"ok"}}}}}}"#
             ),
+            // Turns: in one, between turns, and an older worker's silence.
+            format!(
+                r#"{{{base},"agents":["pi","claude"],"active_agent":"pi","turn":{{"agent":"pi","since":"2026-11-29T15:00:00Z"}},"next_turn_agent":"claude"}}"#
+            ),
+            format!(r#"{{{base},"agents":["pi"],"active_agent":"pi","turn":null,"next_turn_agent":null}}"#),
+            // Refused: a turn on another agent than the active one, after
+            // sent_at, of a bad shape, with a bad next agent.
+            format!(
+                r#"{{{base},"agents":["pi","claude"],"active_agent":"pi","turn":{{"agent":"claude","since":"2026-11-29T15:00:00Z"}}}}"#
+            ),
+            format!(
+                r#"{{{base},"agents":[],"active_agent":null,"turn":{{"agent":"pi","since":"2026-11-29T15:00:00Z"}}}}"#
+            ),
+            format!(
+                r#"{{{base},"agents":["pi"],"active_agent":"pi","turn":{{"agent":"pi","since":"2026-11-29T16:00:00Z"}}}}"#
+            ),
+            format!(r#"{{{base},"agents":["pi"],"active_agent":"pi","turn":"pi"}}"#),
+            format!(
+                r#"{{{base},"agents":["pi"],"active_agent":"pi","turn":{{"agent":"pi","since":"2026-11-29T15:00:00Z","x":1}}}}"#
+            ),
+            format!(
+                r#"{{{base},"agents":["pi"],"active_agent":"pi","turn":{{"agent":"pi"}}}}"#
+            ),
+            format!(r#"{{{base},"agents":["pi"],"active_agent":"pi","next_turn_agent":"Pi"}}"#),
+            format!(r#"{{{base},"agents":["pi"],"active_agent":"pi","next_turn_agent":7}}"#),
             // Refused: unknown field, missing field, wrong types, bad names.
             format!(r#"{{{base},"agents":["pi"],"active_agent":"pi","extra":1}}"#),
             format!(r#"{{{base},"active_agent":"pi"}}"#),

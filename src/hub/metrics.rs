@@ -594,6 +594,8 @@ mod tests {
             } else {
                 vec![]
             },
+            turn: None,
+            next_turn_agent: None,
         }
     }
 

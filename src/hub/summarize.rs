@@ -188,6 +188,8 @@ mod tests {
             active_agent: active.map(String::from),
             capabilities: Default::default(),
             failovers: vec![],
+            turn: None,
+            next_turn_agent: None,
         }
     }
 

@@ -764,6 +764,8 @@ mod tests {
                 active_agent: active,
                 capabilities: Default::default(),
                 failovers,
+                turn: None,
+                next_turn_agent: None,
             };
             // Heard at different times: some go stale, some lost.
             let ago = [0u64, 5, 40, 200][i % 4] + (i as u64 % 3);

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::ingest::HeartbeatIn;
-use crate::wire::{Capability, Failover, Preflight, WorkerState, WorkerView};
+use crate::wire::{Capability, Failover, Lag, Preflight, Turn, WorkerState, WorkerView};
 
 /// What a worker says about itself that rarely changes between two of its
 /// heartbeats. Shared by every view that repeats it, so a heartbeat that
@@ -396,6 +396,48 @@ pub struct Stored {
     /// The interval its last heartbeat's answer told it (pacing), which
     /// its state's thresholds follow; 0: the hub's configured one.
     pub told_s: u32,
+    /// Its `turn` and `next_turn_agent`, when it says either (`None`: an
+    /// older worker that says nothing of turns). Shared with the view
+    /// before when it repeats them, so a heartbeat in the same turn
+    /// allocates nothing for it.
+    pub turning: Option<Arc<Turning>>,
+}
+
+/// What a worker says of its turns (docs/hub-api.md, *Turns*).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turning {
+    /// `None`: between turns.
+    pub turn: Option<Turn>,
+    pub next_turn_agent: Option<Box<str>>,
+}
+
+impl Turning {
+    /// `hb`'s, reusing `before`'s when it says the same; `None` when it
+    /// says nothing of turns.
+    pub(super) fn of(hb: &HeartbeatIn<'_>, before: Option<&Arc<Turning>>) -> Option<Arc<Turning>> {
+        let next = hb.next_turn_agent.as_ref().map(|t| t.as_str());
+        if hb.turn.is_none() && next.is_none() {
+            return None;
+        }
+        let turn = hb.in_turn();
+        if let Some(b) = before {
+            let same_turn = match (&b.turn, turn) {
+                (None, None) => true,
+                (Some(t), Some((agent, since))) => t.agent == agent && t.since == since,
+                _ => false,
+            };
+            if same_turn && b.next_turn_agent.as_deref() == next {
+                return Some(b.clone());
+            }
+        }
+        Some(Arc::new(Turning {
+            turn: turn.map(|(agent, since)| Turn {
+                agent: agent.to_string(),
+                since,
+            }),
+            next_turn_agent: next.map(Box::from),
+        }))
+    }
 }
 
 /// A rung a worker left with a failover and has not run since.
@@ -426,6 +468,10 @@ struct ViewRef<'a> {
     pool: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     heartbeat_interval_s: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turn: Option<Option<&'a Turn>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_turn_agent: Option<Option<&'a str>>,
 }
 
 /// A roster's agent list, serialised as a JSON array of its names.
@@ -467,6 +513,11 @@ impl Serialize for Stored {
             clock_skew_s: self.clock_skew_s,
             pool: &self.pool,
             heartbeat_interval_s: self.told_interval(),
+            turn: self.turning.as_deref().map(|t| t.turn.as_ref()),
+            next_turn_agent: self
+                .turning
+                .as_deref()
+                .map(|t| t.next_turn_agent.as_deref()),
         }
         .serialize(s)
     }
@@ -506,6 +557,36 @@ impl Stored {
     /// The interval it was told, when the hub recorded one.
     pub fn told_interval(&self) -> Option<u64> {
         (self.told_s > 0).then_some(self.told_s as u64)
+    }
+
+    /// The turn it is in, if it says it is in one: its agent and start.
+    pub fn turn(&self) -> Option<(&str, DateTime<Utc>)> {
+        let t = self.turning.as_deref()?.turn.as_ref()?;
+        Some((t.agent.as_str(), t.since))
+    }
+
+    /// The agent it says it runs at its next turn.
+    pub fn next_turn_agent(&self) -> Option<&str> {
+        self.turning.as_deref()?.next_turn_agent.as_deref()
+    }
+
+    /// Why it does not run `revision` yet (`None`: it runs it): in a turn
+    /// it will leave for another agent ([`Lag::InTurn`], "behind because
+    /// in a turn"), or simply behind. The rollout's guard counts a cohort
+    /// worker on the candidate only once this is `None` for the
+    /// candidate's revision.
+    pub fn lag(&self, revision: &str) -> Option<Lag<'_>> {
+        crate::wire::lag_of(
+            revision,
+            self.profile.config_revision(),
+            self.turn(),
+            self.next_turn_agent(),
+        )
+    }
+
+    /// Whether it runs `revision`: [`Stored::lag`] is `None`.
+    pub fn runs(&self, revision: &str) -> bool {
+        self.lag(revision).is_none()
     }
 
     /// Healthy, on a rung, and nothing left below it.
@@ -625,6 +706,8 @@ mod tests {
             active_agent: Some(long.clone()),
             capabilities: [(long.clone(), cap), ("zz".into(), cap)].into(),
             failovers: vec![],
+            turn: None,
+            next_turn_agent: None,
         };
         let stored = f.record(&(&h).into(), chrono::Utc::now(), "r1");
         let view = stored.to_view();
@@ -633,6 +716,63 @@ mod tests {
         assert_eq!(view.active_agent.as_deref(), Some(&*long));
         assert_eq!(view.agents, h.agents);
         assert_eq!(view.capabilities, h.capabilities);
+    }
+
+    /// A worker's `turn` and `next_turn_agent` are carried into its entry
+    /// as sent (`null` between turns, left out for a worker that says
+    /// nothing of turns); a heartbeat in the same turn shares the stored
+    /// value; `lag` says a worker in a turn it will leave is behind
+    /// because of it.
+    #[test]
+    fn turns_are_carried_shared_and_explain_a_lag() {
+        let mut f = Fleet::new(1);
+        let now = chrono::Utc::now();
+        let base = r#""worker":"w-1","host":"h1","sent_at":"2026-11-29T15:04:05Z","agents":["pi","claude"],"active_agent":"pi""#;
+        let entry = |f: &mut Fleet, body: &str, rev: &str| {
+            let hb = HeartbeatIn::parse(body.as_bytes()).expect("parses");
+            hb.validate().expect("valid");
+            let v = f.record(&hb, now, rev);
+            let json: serde_json::Value = serde_json::to_value(&*v).expect("json");
+            (v, json)
+        };
+        let (old, json) = entry(&mut f, &format!("{{{base}}}"), "r1");
+        assert!(json.get("turn").is_none() && json.get("next_turn_agent").is_none());
+        assert!(old.turning.is_none() && old.turn().is_none());
+        let in_turn = format!(
+            r#"{{{base},"config_revision":"r1","turn":{{"agent":"pi","since":"2026-11-29T15:00:00Z"}},"next_turn_agent":"claude"}}"#
+        );
+        let (a, json) = entry(&mut f, &in_turn, "r2");
+        assert_eq!(
+            json["turn"],
+            serde_json::json!({"agent": "pi", "since": "2026-11-29T15:00:00Z"})
+        );
+        assert_eq!(json["next_turn_agent"], "claude");
+        let (b, _) = entry(&mut f, &in_turn, "r2");
+        let (ta, tb) = (a.turning.as_ref(), b.turning.as_ref());
+        assert!(Arc::ptr_eq(ta.expect("a"), tb.expect("b")), "shared");
+        // Told r2, still on r1 in a turn it leaves for claude.
+        let since = "2026-11-29T15:00:00Z".parse().expect("time");
+        assert_eq!(
+            b.lag("r2"),
+            Some(Lag::InTurn {
+                agent: "pi",
+                since,
+                next: Some("claude")
+            })
+        );
+        assert!(b.runs("r1") && !b.runs("r2"));
+        // In a turn it keeps at its next turn: merely behind.
+        let keeps = in_turn.replace(r#""next_turn_agent":"claude""#, r#""next_turn_agent":"pi""#);
+        let (c, _) = entry(&mut f, &keeps, "r2");
+        assert_eq!(c.lag("r2"), Some(Lag::Behind));
+        assert!(!Arc::ptr_eq(tb.expect("b"), c.turning.as_ref().expect("c")));
+        let between =
+            format!(r#"{{{base},"config_revision":"r2","turn":null,"next_turn_agent":null}}"#);
+        let (d, json) = entry(&mut f, &between, "r2");
+        assert!(json["turn"].is_null() && json.get("turn").is_some());
+        assert!(json["next_turn_agent"].is_null() && json.get("next_turn_agent").is_some());
+        assert_eq!(d.lag("r2"), None);
+        assert_eq!(old.lag("r2"), Some(Lag::Behind), "no revision at all");
     }
 
     /// Capabilities sent in another order are the same roster; one

@@ -20,7 +20,7 @@ use crate::wire::{
     Capability, Cause, CauseKind, CauseSource, Failover, Heartbeat, KNOWN_AGENTS,
     MAX_FAILOVERS_PER_HEARTBEAT, Preflight,
 };
-pub use scenario::Scenario;
+pub use scenario::{Scenario, Turns};
 
 /// How to run a simulated fleet.
 #[derive(Debug, Clone)]
@@ -37,6 +37,9 @@ pub struct SimOptions {
     pub start: Start,
     /// Post the scenario's past before the live fleet starts.
     pub backfill: Option<Backfill>,
+    /// The workers' turns (the scenario's by default); `None`: no turns,
+    /// a new list is taken at the next heartbeat.
+    pub turns: Option<Turns>,
 }
 
 /// Where on the scenario's timeline the live fleet starts.
@@ -64,13 +67,14 @@ impl SimOptions {
     pub fn new(workers: usize, scenario: Scenario) -> SimOptions {
         SimOptions {
             workers,
-            scenario,
             duration: None,
             concurrency: 512,
             seed: 19,
             prefix: "w".into(),
             start: Start::At(0),
             backfill: None,
+            turns: scenario.turns,
+            scenario,
         }
     }
 }
@@ -141,12 +145,37 @@ struct Worker {
     rng: rand::rngs::StdRng,
     /// This worker's draw for each of the scenario's phases.
     phase_u: Vec<f64>,
+    /// The turn it is in (with turns).
+    turn: Option<TurnNow>,
+    /// Turns begun so far: each one's length is drawn by its number.
+    turns_begun: u64,
+    /// Between turns until then.
+    idle_until: Ms,
+    /// A newer list an answer told it while it was in a turn that the list
+    /// moves it off: taken at the turn's end (revision, agents).
+    told: Option<(String, Vec<String>)>,
+    /// The agent it runs at its next turn, as of its last step.
+    next_turn: Option<String>,
+    /// The scenario time of its last step.
+    last_t: Ms,
+    /// It works in turns and says so in its heartbeats.
+    turns_on: bool,
+}
+
+/// A turn in progress, in scenario time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TurnNow {
+    agent: String,
+    /// Its start on the wall clock (as sent).
+    since: DateTime<Utc>,
+    ends: Ms,
 }
 
 /// The scenario and the clocks: scenario time `t0` is `wall` and `start`.
 #[derive(Clone)]
 struct Shared {
     scenario: Scenario,
+    turns: Option<Turns>,
     seed: u64,
     start: Instant,
     wall: DateTime<Utc>,
@@ -156,6 +185,7 @@ struct Shared {
 impl Shared {
     fn new(scenario: Scenario, seed: u64, t0: Ms) -> Shared {
         Shared {
+            turns: scenario.turns,
             scenario,
             seed,
             start: Instant::now(),
@@ -205,6 +235,13 @@ impl Worker {
             phase_u: (0..s.phases.len())
                 .map(|i| uniform(shared.seed, idx, &format!("phase{i}")))
                 .collect(),
+            turn: None,
+            turns_begun: 0,
+            idle_until: Ms::MIN,
+            told: None,
+            next_turn: None,
+            last_t: 0,
+            turns_on: shared.turns.is_some(),
         };
         for a in KNOWN_AGENTS
             .iter()
@@ -331,7 +368,67 @@ impl Worker {
     /// tries, `null` when none is left). A rung it left earlier and has not
     /// stood on since is passed over without a new record; coming back up
     /// is not a failover.
+    ///
+    /// With turns, the rung it stands on is chosen only at a turn's
+    /// boundary (the list an answer told it during the turn taken then);
+    /// inside a turn it keeps its agent, unless a structured failure takes
+    /// it: then it moves down at once, as without turns, and the turn goes
+    /// on on the rung it moved to (no rung left ends the turn).
     fn step(&mut self, shared: &Shared, t: Ms) {
+        self.last_t = t;
+        self.background(shared, t);
+        let Some(turns) = shared.turns else {
+            self.walk(shared, t, 0);
+            return;
+        };
+        if self.turn.as_ref().is_some_and(|tr| t >= tr.ends) {
+            self.turn = None;
+            let u = uniform(shared.seed, self.idx, &format!("idle{}", self.turns_begun));
+            self.idle_until = t + (u * (turns.idle_s * 1000) as f64) as Ms;
+        }
+        if let Some(agent) = self.turn.as_ref().map(|tr| tr.agent.clone()) {
+            if self.unavailable(&agent, shared, t).is_some() {
+                let from = self.agents.iter().position(|a| *a == agent).unwrap_or(0);
+                self.walk(shared, t, from);
+                match (&self.active, &mut self.turn) {
+                    (Some(a), Some(tr)) => tr.agent = a.clone(),
+                    _ => self.turn = None,
+                }
+            }
+        } else {
+            if let Some((revision, agents)) = self.told.take() {
+                for a in &agents {
+                    self.ensure_caps(a, shared);
+                }
+                self.agents = agents;
+                self.revision = Some(revision);
+            }
+            self.walk(shared, t, 0);
+            if let (Some(a), true) = (&self.active, t >= self.idle_until) {
+                let u = uniform(shared.seed, self.idx, &format!("turn{}", self.turns_begun));
+                let span = (turns.max_s - turns.min_s) * 1000;
+                self.turn = Some(TurnNow {
+                    agent: a.clone(),
+                    since: shared.wall_at(t),
+                    ends: t + (turns.min_s * 1000) as Ms + (u * span as f64) as Ms,
+                });
+                self.turns_begun += 1;
+            }
+        }
+        let list = self.told.as_ref().map_or(&self.agents, |(_, a)| a);
+        self.next_turn = self.first_available(list, shared, t);
+    }
+
+    /// The first rung of `list` it can run at `t`.
+    fn first_available(&self, list: &[String], shared: &Shared, t: Ms) -> Option<String> {
+        list.iter()
+            .find(|a| self.unavailable(a, shared, t).is_none())
+            .cloned()
+    }
+
+    /// Now and then the active route fails on its own (the scenario's
+    /// background failures): it is down for a cooldown.
+    fn background(&mut self, shared: &Shared, t: Ms) {
         self.cooldowns.retain(|_, d| d.until > t);
         if let Some(active) = self.active.clone() {
             for b in &shared.scenario.background {
@@ -354,9 +451,14 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Stand on the first rung from `from` on it can run, recording a
+    /// failover for each rung it leaves on the way (see [`Worker::step`]).
+    fn walk(&mut self, shared: &Shared, t: Ms, from: usize) {
         let mut leaving: Vec<(usize, Cause)> = Vec::new();
         let mut next = None;
-        for (i, a) in self.agents.iter().enumerate() {
+        for (i, a) in self.agents.iter().enumerate().skip(from) {
             match self.unavailable(a, shared, t) {
                 None => {
                     next = Some(i);
@@ -383,9 +485,17 @@ impl Worker {
             let over = self.pending.len() - MAX_PENDING;
             self.pending.drain(..over);
         }
-        let above = &self.agents[..next.unwrap_or(self.agents.len())];
-        if self.left[..] != *above {
-            self.left = above.to_vec();
+        let end = next.unwrap_or(self.agents.len());
+        if from == 0 {
+            let above = &self.agents[..end];
+            if self.left[..] != *above {
+                self.left = above.to_vec();
+            }
+        } else {
+            // Rungs above `from` it did not try: kept as they were.
+            let (above, tried) = (&self.agents[..from], &self.agents[from..end]);
+            self.left.retain(|a| above.contains(a));
+            self.left.extend(tried.iter().cloned());
         }
         if self.active.as_deref() != next.map(|i| self.agents[i].as_str()) {
             self.active = next.map(|i| self.agents[i].clone());
@@ -415,7 +525,20 @@ impl Worker {
             active_agent: self.active.clone(),
             capabilities: caps,
             failovers,
+            turn: self.turns_said(),
+            next_turn_agent: self.turn.as_ref().and(self.next_turn.clone()),
         }
+    }
+
+    /// What it says of its turn: `None` without turns (it is a worker
+    /// that does not report them).
+    fn turns_said(&self) -> Option<Option<crate::wire::Turn>> {
+        self.turns_on.then(|| {
+            self.turn.as_ref().map(|tr| crate::wire::Turn {
+                agent: tr.agent.clone(),
+                since: tr.since,
+            })
+        })
     }
 
     /// Take in a heartbeat's answer: drop what it acknowledged, follow the
@@ -423,10 +546,23 @@ impl Worker {
     fn answered(&mut self, sent: &[Failover], p: crate::wire::Projection, shared: &Shared) {
         let acked: std::collections::HashSet<&str> = sent.iter().map(|f| f.id.as_str()).collect();
         self.pending.retain(|f| !acked.contains(f.id.as_str()));
+        for a in &p.agents {
+            self.ensure_caps(a, shared);
+        }
+        // In a turn a new list waits for the turn's end, unless it keeps
+        // the worker on the turn's agent: then it is taken at once.
+        let waits = self.agents != p.agents
+            && self.turn.as_ref().is_some_and(|tr| {
+                self.first_available(&p.agents, shared, self.last_t)
+                    .as_deref()
+                    != Some(tr.agent.as_str())
+            });
+        if waits {
+            self.told = Some((p.config_revision, p.agents));
+            return;
+        }
+        self.told = None;
         if self.agents != p.agents {
-            for a in &p.agents {
-                self.ensure_caps(a, shared);
-            }
             self.agents = p.agents;
         }
         self.revision = Some(p.config_revision);
@@ -467,6 +603,7 @@ impl Sim {
             .map(|l| l.agents)
             .unwrap_or_default();
         let mut shared = Shared::new(opts.scenario.clone(), opts.seed, 0);
+        shared.turns = opts.turns;
         let mut workers: Vec<Worker> = (0..opts.workers)
             .map(|i| {
                 let mut w = Worker::new(i, &opts.prefix, &shared, &agents);
@@ -925,6 +1062,157 @@ mod tests {
             );
             assert!(!off((t as Ms - 1) * 1000), "{name}: and not before");
         }
+    }
+
+    fn turning(min_s: u64, max_s: u64) -> Shared {
+        let text =
+            format!("name = \"t\"\ncycle_s = 0\n[turns]\nmin_s = {min_s}\nmax_s = {max_s}\n");
+        Shared::new(Scenario::parse("t", &text).expect("scenario"), 7, 0)
+    }
+
+    fn told(rev: &str, agents: &[&str]) -> crate::wire::Projection {
+        crate::wire::Projection {
+            config_revision: rev.into(),
+            agents: agents.iter().map(|a| s(a)).collect(),
+            heartbeat_interval_s: 1,
+        }
+    }
+
+    fn rate_limited(w: &mut Worker, agent: &str, until: Ms) {
+        w.cooldowns.insert(
+            s(agent),
+            Down {
+                until,
+                cause: Cause {
+                    kind: CauseKind::RateLimited,
+                    status: Some(429),
+                    source: CauseSource::HubRouter,
+                    detail: None,
+                },
+            },
+        );
+    }
+
+    #[test]
+    fn a_new_list_takes_effect_at_the_turn_boundary() {
+        let sh = turning(10, 10);
+        let agents: Vec<String> = ["opencode", "pi", "claude"].map(String::from).to_vec();
+        let mut w = Worker::new(1, "w", &sh, &agents);
+        all_capable(&mut w);
+        w.revision = Some(s("r1"));
+        w.step(&sh, 1_000);
+        let hb = w.heartbeat();
+        let turn = hb.turn.clone().flatten().expect("in a turn");
+        assert_eq!(turn.agent, "opencode");
+        assert_eq!(hb.next_turn_agent.as_deref(), Some("opencode"));
+        hb.validate().expect("valid");
+        // Mid-turn the owner puts claude first: the worker keeps opencode
+        // and the revision it runs by, and says where it goes next.
+        w.answered(&[], told("r2", &["claude", "opencode", "pi"]), &sh);
+        for t in [2_000, 6_000, 10_999] {
+            w.step(&sh, t);
+            let hb = w.heartbeat();
+            assert_eq!(hb.active_agent.as_deref(), Some("opencode"), "at {t}");
+            assert_eq!(hb.config_revision.as_deref(), Some("r1"));
+            assert_eq!(hb.turn.clone().flatten(), Some(turn.clone()));
+            assert_eq!(hb.next_turn_agent.as_deref(), Some("claude"));
+            hb.validate().expect("valid");
+            // Each answer repeats the list: it still waits.
+            w.answered(&[], told("r2", &["claude", "opencode", "pi"]), &sh);
+        }
+        // The turn ends: the list takes effect, a new turn begins on claude.
+        w.step(&sh, 11_000);
+        let hb = w.heartbeat();
+        assert_eq!(hb.active_agent.as_deref(), Some("claude"));
+        assert_eq!(hb.config_revision.as_deref(), Some("r2"));
+        assert_eq!(hb.agents, ["claude", "opencode", "pi"]);
+        let next = hb.turn.clone().flatten().expect("a new turn");
+        assert_eq!(next.agent, "claude");
+        assert!(next.since > turn.since);
+        assert!(w.pending.is_empty(), "switching is no failover");
+        // A list that keeps it on its turn's agent is taken at once.
+        w.answered(&[], told("r3", &["claude", "pi", "opencode"]), &sh);
+        assert_eq!(w.revision.as_deref(), Some("r3"));
+        assert_eq!(w.agents, ["claude", "pi", "opencode"]);
+    }
+
+    #[test]
+    fn a_structured_failure_mid_turn_moves_the_worker_at_once() {
+        let sh = turning(30, 30);
+        let agents: Vec<String> = ["opencode", "pi", "claude"].map(String::from).to_vec();
+        let mut w = Worker::new(1, "w", &sh, &agents);
+        all_capable(&mut w);
+        w.revision = Some(s("r1"));
+        w.step(&sh, 1_000);
+        let since = w.heartbeat().turn.flatten().expect("in a turn").since;
+        w.answered(&[], told("r2", &["claude", "opencode", "pi"]), &sh);
+        rate_limited(&mut w, "opencode", 60_000);
+        w.step(&sh, 3_000);
+        let hb = w.heartbeat();
+        // Down its own list at once, the failure recorded; the turn goes
+        // on on pi and the new list still waits for its end.
+        assert_eq!(hb.active_agent.as_deref(), Some("pi"));
+        assert_eq!(
+            walk(&w),
+            [(s("opencode"), Some(s("pi")), CauseKind::RateLimited)]
+        );
+        let turn = hb.turn.clone().flatten().expect("still in its turn");
+        assert_eq!((turn.agent.as_str(), turn.since), ("pi", since));
+        assert_eq!(hb.config_revision.as_deref(), Some("r1"));
+        assert_eq!(hb.next_turn_agent.as_deref(), Some("claude"));
+        hb.validate().expect("valid");
+        // opencode back mid-turn: it stays on pi until the turn ends.
+        w.cooldowns.clear();
+        w.step(&sh, 20_000);
+        assert_eq!(w.active.as_deref(), Some("pi"));
+        w.step(&sh, 31_000);
+        assert_eq!(w.active.as_deref(), Some("claude"));
+        assert_eq!(w.revision.as_deref(), Some("r2"));
+        // Every rung down mid-turn: no route, and no turn.
+        for a in ["claude", "opencode", "pi"] {
+            rate_limited(&mut w, a, 90_000);
+        }
+        w.step(&sh, 32_000);
+        let hb = w.heartbeat();
+        assert_eq!(hb.active_agent, None);
+        assert_eq!(hb.turn, Some(None));
+        hb.validate().expect("valid");
+    }
+
+    #[test]
+    fn turn_lengths_are_drawn_per_worker_within_the_bounds() {
+        let sh = turning(5, 20);
+        let agents: Vec<String> = ["opencode"].map(String::from).to_vec();
+        let lengths = |idx: usize| {
+            let mut w = Worker::new(idx, "w", &sh, &agents);
+            all_capable(&mut w);
+            w.step(&sh, 0);
+            let tr = w.turn.clone().expect("a turn");
+            tr.ends
+        };
+        let all: Vec<Ms> = (0..50).map(lengths).collect();
+        assert!(all.iter().all(|l| (5_000..=20_000).contains(l)), "{all:?}");
+        assert_eq!(
+            all,
+            (0..50).map(lengths).collect::<Vec<_>>(),
+            "deterministic"
+        );
+        assert!(all.iter().any(|l| *l != all[0]), "drawn per worker");
+    }
+
+    #[test]
+    fn without_turns_a_worker_says_nothing_of_them_and_follows_at_once() {
+        let sh = shared("aug19");
+        let agents: Vec<String> = ["opencode", "pi"].map(String::from).to_vec();
+        let mut w = Worker::new(1, "w", &sh, &agents);
+        all_capable(&mut w);
+        w.step(&sh, 1_000);
+        w.answered(&[], told("r2", &["pi", "opencode"]), &sh);
+        assert_eq!(w.revision.as_deref(), Some("r2"));
+        w.step(&sh, 2_000);
+        let hb = w.heartbeat();
+        assert_eq!(hb.active_agent.as_deref(), Some("pi"));
+        assert_eq!((hb.turn, hb.next_turn_agent), (None, None));
     }
 
     #[test]

@@ -33,6 +33,23 @@ pub struct Scenario {
     /// Timed, fleet-wide route failures.
     #[serde(default)]
     pub phases: Vec<Phase>,
+    /// Workers work in turns (a new list takes effect at a turn's end);
+    /// `None`: every heartbeat is a boundary, as a worker that does not
+    /// report turns.
+    #[serde(default)]
+    pub turns: Option<Turns>,
+}
+
+/// How long a simulated worker's turns last: each turn's length is drawn
+/// between `min_s` and `max_s`, and the pause after it up to `idle_s`,
+/// deterministically from the seed, the worker and the turn's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turns {
+    pub min_s: u64,
+    pub max_s: u64,
+    #[serde(default)]
+    pub idle_s: u64,
 }
 
 fn default_per_host() -> usize {
@@ -175,6 +192,14 @@ impl Scenario {
         }
         if !s.agents.is_empty() {
             crate::agents_doc::validate_list(&s.agents).map_err(|e| bad(format!("agents: {e}")))?;
+        }
+        if let Some(t) = s.turns {
+            if t.min_s == 0 || t.max_s < t.min_s {
+                return Err(bad(format!(
+                    "turns last 1 s or more, min_s ({}) at most max_s ({})",
+                    t.min_s, t.max_s
+                )));
+            }
         }
         if s.workers_per_host == 0 {
             return Err(bad("workers_per_host is at least 1".into()));

@@ -37,6 +37,9 @@ mod resources;
 mod sim;
 /// `GET /v1/summary`, kept as the fleet changes (issue 22).
 mod summary;
+/// Turns (issue 33): `turn` and `next_turn_agent` carried and checked; a
+/// simulated fleet switching at its turn boundaries.
+mod turns;
 /// `/v1/workers` windows: sorted, filtered, paged on the hub (issue 22).
 mod windows;
 /// `/v1/health`'s status word (issue 28).

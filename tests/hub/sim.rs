@@ -17,11 +17,11 @@ fn aug19() -> Scenario {
     Scenario::load("aug19").expect("scenario")
 }
 
-type SimTask = tokio::task::JoinHandle<color_eyre::eyre::Result<()>>;
+pub(crate) type SimTask = tokio::task::JoinHandle<color_eyre::eyre::Result<()>>;
 
 /// Run a simulated fleet against `h` (for at most 60 s) until the sender
 /// is used or dropped.
-fn spawn_sim(
+pub(crate) fn spawn_sim(
     h: &TestHub,
     mut opts: SimOptions,
 ) -> (Arc<SimStats>, tokio::sync::oneshot::Sender<()>, SimTask) {

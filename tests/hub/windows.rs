@@ -54,6 +54,8 @@ pub(crate) fn heartbeat(i: usize, rev: &str) -> Heartbeat {
             })
             .into_iter()
             .collect(),
+        turn: None,
+        next_turn_agent: None,
     }
 }
 
