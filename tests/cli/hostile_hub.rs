@@ -525,22 +525,6 @@ use crate::pty;
 /// The most a client may grow to against any misbehaviour.
 const PEAK_LIMIT_KIB: u64 = 256 * 1024;
 
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
-/// CPU time (user and system) of a live process, in clock ticks.
-fn cpu_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = after.split_whitespace().collect();
-    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-}
-
 struct Measured {
     ran: Ran,
     /// VmHWM while it ran (sampled every 10 ms), in KiB.
@@ -567,50 +551,22 @@ fn reader(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>>
 }
 
 /// Run the binary for at most `limit`, killed at once if it grows past
-/// [`PEAK_LIMIT_KIB`]; its peak memory from /proc (VmHWM, sampled every
-/// 10 ms). Not the rusage's maxrss: that counts the parent's memory at the
-/// spawn (vfork shares it until exec), and a test process that resolved a
-/// panic's backtrace holds some 300 MiB.
+/// [`PEAK_LIMIT_KIB`]; its peak memory and CPU share from /proc
+/// (`common::measure::watch`).
 fn run_measured(url: &str, args: &[&str], limit: Duration) -> Measured {
     let mut child = crate::common::Kill(bin(url, args).spawn().expect("macfleet runs"));
-    let pid = child.id();
     let o = reader(child.stdout.take().expect("stdout"));
     let e = reader(child.stderr.take().expect("stderr"));
-    let start = Instant::now();
-    let end = start + limit;
-    let mut peak = 0u64;
-    let mut ticks = 0u64;
-    let mut ticked_at = start;
-    let code = loop {
-        if let Some(k) = vm_hwm_kib(pid) {
-            peak = peak.max(k);
-        }
-        if let Some(t) = cpu_ticks(pid) {
-            ticks = t;
-            ticked_at = Instant::now();
-        }
-        if let Some(st) = child.try_wait().expect("try_wait") {
-            break st.code();
-        }
-        if peak > PEAK_LIMIT_KIB || Instant::now() > end {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    let wall = ticked_at.duration_since(start).as_secs_f64().max(0.1);
+    let w = crate::common::measure::watch(&mut child.0, limit, PEAK_LIMIT_KIB);
     Measured {
         ran: Ran {
             what: args.join(" "),
-            code,
+            code: w.code(),
             stdout: o.join().expect("stdout"),
             stderr: e.join().expect("stderr"),
         },
-        peak_kib: peak,
-        cpu_share: ticks as f64 / hz / wall,
+        peak_kib: w.peak_kib,
+        cpu_share: w.cpu_share,
     }
 }
 
@@ -971,7 +927,7 @@ fn tui_peak(p: &pty::Pty, for_: Duration) -> u64 {
     let end = Instant::now() + for_;
     let mut peak = 0;
     while Instant::now() < end {
-        peak = peak.max(vm_hwm_kib(pid).unwrap_or(0));
+        peak = peak.max(crate::common::measure::vm_hwm_kib(pid).unwrap_or(0));
         assert!(
             peak <= PEAK_LIMIT_KIB,
             "the TUI peaked past {} MiB",

@@ -7,7 +7,7 @@
 
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::{self, HubProcess, Kill, Spawn};
 use macfleet::wire::WorkersPage;
@@ -97,16 +97,8 @@ struct Measured {
     peak_kib: u64,
 }
 
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 /// The binary with its whole stdout kept (in a file) and its peak memory
-/// (VmHWM, sampled every 10 ms); killed past 60 s or twice the limit.
+/// (`common::measure::watch`); killed past 60 s or twice the limit.
 fn run_measured(url: &str, token: &str, args: &[&str]) -> Measured {
     let out = tempfile::tempfile().expect("stdout file");
     let mut child = Kill(
@@ -121,39 +113,23 @@ fn run_measured(url: &str, token: &str, args: &[&str]) -> Measured {
             .spawn()
             .expect("macfleet runs"),
     );
-    let pid = child.id();
     let mut err = child.stderr.take().expect("stderr");
     let errs = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = err.read_to_string(&mut s);
         s
     });
-    let end = Instant::now() + Duration::from_secs(60);
-    let mut peak = 0;
-    let code = loop {
-        if let Some(k) = vm_hwm_kib(pid) {
-            peak = k.max(peak);
-        }
-        if let Some(st) = child.try_wait().expect("try_wait") {
-            break st.code();
-        }
-        if peak > 2 * READER_LIMIT_KIB || Instant::now() > end {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let w = common::measure::watch(&mut child.0, Duration::from_secs(60), 2 * READER_LIMIT_KIB);
     let mut stdout = Vec::new();
     let mut out = out;
     use std::io::Seek;
     out.seek(std::io::SeekFrom::Start(0)).expect("seek");
     out.read_to_end(&mut stdout).expect("stdout");
     Measured {
-        code,
+        code: w.code(),
         stdout,
         stderr: errs.join().expect("stderr"),
-        peak_kib: peak,
+        peak_kib: w.peak_kib,
     }
 }
 
