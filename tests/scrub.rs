@@ -1556,17 +1556,11 @@ impl std::ops::Deref for BinHub {
 }
 
 fn hub_dir(owner_name: &str, owner: &str, worker_name: &str, worker: &str) -> tempfile::TempDir {
-    use macfleet::hub::auth::token_entry;
     use macfleet::wire::Role;
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("hub.toml"), common::CONFIG).expect("config");
-    let tokens = [
-        token_entry(owner_name, Role::Owner, owner),
-        token_entry(worker_name, Role::Worker, worker),
-    ]
-    .join("\n");
-    std::fs::write(dir.path().join("tokens.toml"), tokens).expect("tokens");
-    dir
+    common::hub_dir_of(&[
+        (owner_name, Role::Owner, owner),
+        (worker_name, Role::Worker, worker),
+    ])
 }
 
 fn heartbeat_with(worker: &str, host: &str, id: &str, detail: &str) -> serde_json::Value {

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use crate::common;
 use crate::pty::{self, Pty};
 use crate::ui::{app, screen};
-use macfleet::hub::auth::token_entry;
 use macfleet::tui::msg::Msg;
 use macfleet::wire::Role;
 
@@ -28,19 +27,11 @@ fn tokens(salt: &str) -> (String, String) {
 
 /// A hub directory (config, tokens) holding the viewer and worker tokens of `salt`.
 fn hub_dir(salt: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("hub.toml"), common::CONFIG).expect("config");
     let (viewer, worker) = tokens(salt);
-    std::fs::write(
-        dir.path().join("tokens.toml"),
-        [
-            token_entry("screen", Role::Viewer, &viewer),
-            token_entry("fleet", Role::Worker, &worker),
-        ]
-        .join("\n"),
-    )
-    .expect("tokens");
-    dir
+    common::hub_dir_of(&[
+        ("screen", Role::Viewer, &viewer),
+        ("fleet", Role::Worker, &worker),
+    ])
 }
 
 fn free_port() -> u16 {
@@ -57,9 +48,7 @@ fn start(dir: &Path, port: u16, name: &str) -> pty::Kill {
 
 /// One heartbeat of `worker` to the hub at `port`, with the worker token of `salt`.
 fn beat(port: u16, salt: &str, worker: &str) {
-    let hb: macfleet::wire::Heartbeat =
-        serde_json::from_value(common::heartbeat(worker, None, serde_json::json!([])))
-            .expect("heartbeat");
+    let hb = common::Beat::new(worker).wire();
     let c = macfleet::client::Client::new(
         &format!("http://127.0.0.1:{port}"),
         Some(macfleet::client::Token::new(&tokens(salt).1)),
