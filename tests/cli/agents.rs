@@ -196,20 +196,13 @@ const FLEET: &str = "# the fleet\n[fleet]\nMAC_CODING_AGENTS = [\n  \"opencode\"
 
 /// A worker's heartbeat: on `active`, able to run `caps`.
 fn beat(worker: &str, active: &str, caps: &[&str]) -> serde_json::Value {
-    let caps: serde_json::Map<String, serde_json::Value> = caps
-        .iter()
-        .map(|a| {
-            (
-                a.to_string(),
-                serde_json::json!({"binary": true, "token": true, "preflight": "ok"}),
-            )
-        })
-        .collect();
-    serde_json::json!({
-        "worker": worker, "host": "node-1", "sent_at": "2026-11-29T15:04:05Z",
-        "agents": ["opencode", "claude", "codex"], "active_agent": active,
-        "capabilities": caps, "failovers": []
-    })
+    crate::common::Beat::new(worker)
+        .host("node-1")
+        .sent_at("2026-11-29T15:04:05Z")
+        .list(&["opencode", "claude", "codex"])
+        .only_caps(caps)
+        .active(Some(active))
+        .json()
 }
 
 #[tokio::test(flavor = "multi_thread")]

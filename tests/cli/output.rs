@@ -23,9 +23,7 @@ fn bin() -> Command {
 }
 
 async fn beat(h: &TestHub, worker: &str, failovers: serde_json::Value) {
-    let hb: macfleet::wire::Heartbeat =
-        serde_json::from_value(common::heartbeat(worker, None, failovers)).expect("hb");
-    h.client(&h.worker).heartbeat(&hb).await.expect("heartbeat");
+    h.beat(common::heartbeat(worker, None, failovers)).await
 }
 
 /// Run the binary off the async runtime.
@@ -52,12 +50,8 @@ fn args(a: &[&str]) -> Vec<String> {
 
 /// A heartbeat of `worker` whose clock reads `skew_s` seconds off the hub's.
 async fn beat_skewed(h: &TestHub, worker: &str, skew_s: i64) {
-    let mut v = common::heartbeat(worker, None, json!([]));
-    v["sent_at"] = json!(macfleet::wire::fmt_time(
-        chrono::Utc::now() + chrono::Duration::seconds(skew_s)
-    ));
-    let hb: macfleet::wire::Heartbeat = serde_json::from_value(v).expect("hb");
-    h.client(&h.worker).heartbeat(&hb).await.expect("heartbeat");
+    let at = macfleet::wire::fmt_time(chrono::Utc::now() + chrono::Duration::seconds(skew_s));
+    h.beat(common::Beat::new(worker).sent_at(&at).json()).await
 }
 
 /// `get worker` names the worker's pool (that of the token that first

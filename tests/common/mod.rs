@@ -113,6 +113,16 @@ impl TestHub {
             .expect("heartbeat")
     }
 
+    /// A heartbeat (as JSON) through the client with the worker token,
+    /// which the hub must accept.
+    pub async fn beat(&self, hb: serde_json::Value) {
+        let hb: macfleet::wire::Heartbeat = serde_json::from_value(hb).expect("a heartbeat");
+        self.client(&self.worker)
+            .heartbeat(&hb)
+            .await
+            .expect("heartbeat accepted");
+    }
+
     /// `GET /v1/health` (no token), plain.
     pub async fn health(&self) -> reqwest::Response {
         self.http()
@@ -157,6 +167,84 @@ pub fn heartbeat(
         },
         "failovers": failovers
     })
+}
+
+/// A heartbeat as JSON, built from [`heartbeat`]'s (on claude, its list
+/// `[opencode, claude]` both runnable, sent a second ago) by what a test
+/// changes: `Beat::new("w-1").list(&["opencode", "pi"]).active(Some("pi"))`.
+pub struct Beat(serde_json::Value);
+
+impl Beat {
+    pub fn new(worker: &str) -> Beat {
+        Beat(heartbeat(worker, None, serde_json::json!([])))
+    }
+
+    pub fn host(mut self, host: &str) -> Beat {
+        self.0["host"] = host.into();
+        self
+    }
+
+    /// The host `host-<worker>`.
+    pub fn own_host(self) -> Beat {
+        let host = format!("host-{}", self.0["worker"].as_str().unwrap_or_default());
+        self.host(&host)
+    }
+
+    pub fn sent_at(mut self, at: &str) -> Beat {
+        self.0["sent_at"] = at.into();
+        self
+    }
+
+    pub fn rev(mut self, revision: Option<&str>) -> Beat {
+        self.0["config_revision"] = revision.into();
+        self
+    }
+
+    /// Its list, every agent of it runnable (and no other reported).
+    pub fn list(mut self, agents: &[&str]) -> Beat {
+        self.0["agents"] = agents.into();
+        self.0["capabilities"] = serde_json::Value::Object(Default::default());
+        for a in agents {
+            self = self.cap(a, true, "ok");
+        }
+        self
+    }
+
+    /// The agent it stands on (`None`: no route).
+    pub fn active(mut self, agent: Option<&str>) -> Beat {
+        self.0["active_agent"] = agent.into();
+        self
+    }
+
+    /// What it reports of `agent`: its binary found or not, a token, the
+    /// preflight's word.
+    pub fn cap(mut self, agent: &str, binary: bool, preflight: &str) -> Beat {
+        self.0["capabilities"][agent] =
+            serde_json::json!({"binary": binary, "token": true, "preflight": preflight});
+        self
+    }
+
+    /// Exactly these agents reported, each runnable (its list unchanged).
+    pub fn only_caps(mut self, agents: &[&str]) -> Beat {
+        self.0["capabilities"] = serde_json::Value::Object(Default::default());
+        for a in agents {
+            self = self.cap(a, true, "ok");
+        }
+        self
+    }
+
+    pub fn failovers(mut self, failovers: serde_json::Value) -> Beat {
+        self.0["failovers"] = failovers;
+        self
+    }
+
+    pub fn json(self) -> serde_json::Value {
+        self.0
+    }
+
+    pub fn wire(self) -> macfleet::wire::Heartbeat {
+        serde_json::from_value(self.0).expect("a heartbeat")
+    }
 }
 
 /// A valid failover as JSON, an hour old: inside the hub's time window,

@@ -15,10 +15,6 @@ use serde_json::{Value, json};
 
 const LIST: &str = "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"pi\", \"claude\", \"codex\"]\n";
 
-fn ok() -> Value {
-    json!({"binary": true, "token": true, "preflight": "ok"})
-}
-
 /// A heartbeat on `LIST` (revision `rev`), standing on `active`, with
 /// every agent runnable but those in `cannot`.
 fn beat_json(
@@ -28,20 +24,16 @@ fn beat_json(
     cannot: &[&str],
     failovers: Value,
 ) -> Value {
-    let mut caps = serde_json::Map::new();
-    for a in ["opencode", "pi", "claude", "codex"] {
-        let c = if cannot.contains(&a) {
-            json!({"binary": false, "token": true, "preflight": "unknown"})
-        } else {
-            ok()
-        };
-        caps.insert(a.into(), c);
+    let mut b = crate::common::Beat::new(worker)
+        .own_host()
+        .rev(rev)
+        .list(&["opencode", "pi", "claude", "codex"])
+        .active(active)
+        .failovers(failovers);
+    for a in cannot {
+        b = b.cap(a, false, "unknown");
     }
-    json!({
-        "worker": worker, "host": format!("host-{worker}"), "sent_at": ago(1),
-        "config_revision": rev, "agents": ["opencode", "pi", "claude", "codex"],
-        "active_agent": active, "capabilities": caps, "failovers": failovers,
-    })
+    b.json()
 }
 
 fn failover(id: &str, secs_ago: i64, from: &str, to: Option<&str>) -> Value {
@@ -50,8 +42,7 @@ fn failover(id: &str, secs_ago: i64, from: &str, to: Option<&str>) -> Value {
 }
 
 async fn post(h: &TestHub, body: Value) {
-    let hb: macfleet::wire::Heartbeat = serde_json::from_value(body).expect("heartbeat");
-    h.client(&h.worker).heartbeat(&hb).await.expect("accepted");
+    h.beat(body).await
 }
 
 async fn revision(h: &TestHub) -> String {

@@ -376,14 +376,13 @@ fn x_drills_a_rung_down_and_writes_nothing() {
 /// A heartbeat of `worker` on the test hub's list [opencode, pi, claude],
 /// standing on `active`, every agent runnable.
 fn beat(worker: &str, rev: &str, active: &str, failovers: serde_json::Value) -> serde_json::Value {
-    let ok = serde_json::json!({"binary": true, "token": true, "preflight": "ok"});
-    serde_json::json!({
-        "worker": worker, "host": format!("host-{worker}"), "sent_at": crate::common::ago(1),
-        "config_revision": rev, "agents": ["opencode", "pi", "claude"],
-        "active_agent": active,
-        "capabilities": {"opencode": ok, "pi": ok, "claude": ok},
-        "failovers": failovers,
-    })
+    crate::common::Beat::new(worker)
+        .own_host()
+        .rev(Some(rev))
+        .list(&["opencode", "pi", "claude"])
+        .active(Some(active))
+        .failovers(failovers)
+        .json()
 }
 
 /// The real binary in a pty on a real hub: a worker fails over from
