@@ -225,3 +225,97 @@ pub fn openpty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
     // SAFETY: both descriptors are fresh and ours.
     unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
 }
+
+/// A real `macfleet hub` over `doc`, with a token of each role, killed on
+/// drop: what the binary's tests in a pty edit against.
+pub struct DocHub {
+    pub dir: tempfile::TempDir,
+    _child: Kill,
+    pub url: String,
+    pub owner: String,
+    pub viewer: String,
+}
+
+impl DocHub {
+    /// A hub over `doc`, which may not validate.
+    pub fn start(doc: &str) -> DocHub {
+        let (dir, owner, viewer, _worker) = crate::common::hub_dir();
+        std::fs::write(dir.path().join("hub.toml"), doc).expect("config");
+        let (child, url) = crate::common::spawn_hub(dir.path(), &[], None);
+        DocHub {
+            dir,
+            _child: child,
+            url,
+            owner,
+            viewer,
+        }
+    }
+
+    /// The hub's file.
+    pub fn file(&self) -> std::path::PathBuf {
+        self.dir.path().join("hub.toml")
+    }
+
+    pub fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    /// A client with the owner's token.
+    pub fn client(&self) -> macfleet::client::Client {
+        macfleet::client::Client::new(
+            &self.url,
+            Some(macfleet::client::Token::new(&self.owner)),
+            Default::default(),
+        )
+        .expect("client")
+    }
+
+    /// The hub's document and its revision.
+    pub fn config(&self) -> (String, String) {
+        let c = Self::rt().block_on(self.client().config()).expect("config");
+        (c.text, c.revision)
+    }
+
+    pub fn history_len(&self) -> usize {
+        Self::rt()
+            .block_on(self.client().history())
+            .expect("history")
+            .revisions
+            .len()
+    }
+
+    /// Another owner writes `text` over the current revision.
+    pub fn other_owner_writes(&self, text: &str) {
+        let c = self.client();
+        Self::rt().block_on(async {
+            let who = c.whoami().await.expect("whoami");
+            let w = macfleet::client::Writer::new(c.clone(), &who).expect("an owner");
+            let rev = c.config().await.expect("config").revision;
+            w.put_config(text, &rev).await.expect("their write");
+        });
+    }
+
+    /// An owner's session on the Ladder, once the hub's document is in.
+    pub fn owner_on_ladder(&self) -> Pty {
+        self.owner_on_ladder_with(&[])
+    }
+
+    /// An owner's session on the Ladder with `env` added (an `EDITOR`, a
+    /// state home), once the hub's document is in.
+    pub fn owner_on_ladder_with(&self, env: &[(&str, &str)]) -> Pty {
+        let mut all = vec![("MAC_HUB_TOKEN", self.owner.as_str())];
+        all.extend_from_slice(env);
+        let mut t = Pty::spawn(&["--hub", &self.url], &all);
+        t.wait_for("OWNER", Duration::from_secs(30));
+        t.wait_for("live", Duration::from_secs(30));
+        t.send("1");
+        t.wait_for("codex", Duration::from_secs(10));
+        // The document (not only the list) arrives with the first config
+        // fetch, right after the first workers page.
+        std::thread::sleep(Duration::from_millis(500));
+        t
+    }
+}

@@ -16,7 +16,6 @@ use macfleet::tui::overlays::edit::Mode;
 use macfleet::tui::panes::ladder::Ladder;
 use macfleet::tui::ui::theme::Theme;
 
-use crate::common;
 use crate::pty::{self, Pty};
 use crate::ui::{self, code, ctrl, key};
 
@@ -348,75 +347,12 @@ const START: Duration = Duration::from_secs(30);
 const SOON: Duration = Duration::from_secs(10);
 
 /// A real `macfleet hub` over the fixture's document.
-struct Hub {
-    _dir: tempfile::TempDir,
-    _child: pty::Kill,
-    url: String,
-    owner: String,
-    viewer: String,
-}
+type Hub = pty::DocHub;
 
-impl Hub {
-    fn start() -> Hub {
-        let (dir, owner, viewer, _worker) = common::hub_dir();
-        std::fs::write(dir.path().join("hub.toml"), DOC).expect("config");
-        let (child, url) = common::spawn_hub(dir.path(), &[], None);
-        Hub {
-            _dir: dir,
-            _child: child,
-            url,
-            owner,
-            viewer,
-        }
-    }
-
-    fn rt() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-    }
-
-    fn client(&self) -> macfleet::client::Client {
-        macfleet::client::Client::new(
-            &self.url,
-            Some(macfleet::client::Token::new(&self.owner)),
-            Default::default(),
-        )
-        .expect("client")
-    }
-
-    fn document(&self) -> (String, String) {
-        let c = Self::rt().block_on(self.client().config()).expect("config");
-        (c.text, c.revision)
-    }
-
-    /// Another owner writes `text` over the current revision.
-    fn other_owner_writes(&self, text: &str) {
-        let c = self.client();
-        Self::rt().block_on(async {
-            let who = c.whoami().await.expect("whoami");
-            let w = macfleet::client::Writer::new(c.clone(), &who).expect("an owner");
-            let rev = c.config().await.expect("config").revision;
-            w.put_config(text, &rev).await.expect("their write");
-        });
-    }
-
-    /// An owner's session on the Ladder, its state (drafts) in `state`.
-    fn owner(&self, state: &std::path::Path) -> Pty {
-        let s = state.to_str().expect("utf-8");
-        let mut t = Pty::spawn(
-            &["--hub", &self.url],
-            &[("MAC_HUB_TOKEN", &self.owner), ("XDG_STATE_HOME", s)],
-        );
-        t.wait_for("OWNER", START);
-        t.wait_for("live", START);
-        t.send("1");
-        t.wait_for("codex", SOON);
-        // The document arrives with the first config fetch.
-        std::thread::sleep(Duration::from_millis(500));
-        t
-    }
+/// An owner's session on the Ladder, its state (drafts) in `state`.
+fn owner(hub: &Hub, state: &std::path::Path) -> Pty {
+    let s = state.to_str().expect("utf-8");
+    hub.owner_on_ladder_with(&[("XDG_STATE_HOME", s)])
 }
 
 fn drafts(state: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -437,9 +373,9 @@ fn signal(t: &Pty, sig: i32) {
 /// edit was gone); `n` stays, and the hub saw nothing.
 #[test]
 fn ctrl_c_with_a_pending_edit_asks_in_the_binary() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let state = tempfile::tempdir().expect("tempdir");
-    let mut t = hub.owner(state.path());
+    let mut t = owner(&hub, state.path());
     t.send("J");
     t.wait_for("EDIT PENDING", SOON);
     t.send("\x03");
@@ -458,7 +394,7 @@ fn ctrl_c_with_a_pending_edit_asks_in_the_binary() {
     t.send("y");
     assert!(t.wait_exit(SOON).success());
     assert!(drafts(state.path()).is_empty(), "y quits: no draft");
-    assert_eq!(hub.document().0, DOC, "nothing was written");
+    assert_eq!(hub.config().0, DOC, "nothing was written");
 }
 
 /// `d d d` on the Ladder removes opencode, pi and claude; `w`'s diff and
@@ -466,9 +402,9 @@ fn ctrl_c_with_a_pending_edit_asks_in_the_binary() {
 /// said "select an agent of the list to remove it").
 #[test]
 fn d_d_d_removes_three_agents_in_the_binary() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let state = tempfile::tempdir().expect("tempdir");
-    let mut t = hub.owner(state.path());
+    let mut t = owner(&hub, state.path());
     for n in 1..=3 {
         t.send("d");
         t.wait_until(&format!("{n} removed"), SOON, |s| {
@@ -482,7 +418,7 @@ fn d_d_d_removes_three_agents_in_the_binary() {
     t.wait_for("write onto revision", SOON);
     t.send("y");
     t.wait_for("written: revision", SOON);
-    let (doc, _) = hub.document();
+    let (doc, _) = hub.config();
     let list = macfleet::agents_doc::locate(&doc).expect("a list").agents;
     assert_eq!(list, vec!["codex".to_string()], "{doc}");
     t.send("q");
@@ -498,12 +434,12 @@ fn d_d_d_removes_three_agents_in_the_binary() {
 #[test]
 fn sighup_and_sigterm_keep_the_pending_edit_and_the_next_session_offers_it() {
     use std::os::unix::fs::PermissionsExt;
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let state = tempfile::tempdir().expect("tempdir");
-    let (_, r1) = hub.document();
+    let (_, r1) = hub.config();
     let short: String = r1.chars().take(12).collect();
 
-    let mut t = hub.owner(state.path());
+    let mut t = owner(&hub, state.path());
     t.send("J");
     t.wait_for("EDIT PENDING", SOON);
     signal(&t, libc::SIGHUP);
@@ -526,7 +462,7 @@ fn sighup_and_sigterm_keep_the_pending_edit_and_the_next_session_offers_it() {
 
     // Two actors: a colleague's write outside the list meanwhile.
     hub.other_owner_writes(&DOC.replace("retries = 2", "retries = 5"));
-    let mut t = hub.owner(state.path());
+    let mut t = owner(&hub, state.path());
     t.wait_for(&format!("on revision {short}"), SOON);
     let s = t.wait_for("o opens it, D drops it", SOON);
     assert!(s.contains("a draft from "), "{s}");
@@ -535,7 +471,7 @@ fn sighup_and_sigterm_keep_the_pending_edit_and_the_next_session_offers_it() {
     assert!(s.contains("+    \"pi\",       # fast"), "{s}");
     t.send("y");
     t.wait_for("written: revision", SOON);
-    let (doc, _) = hub.document();
+    let (doc, _) = hub.config();
     assert_eq!(doc, pi_first().replace("retries = 2", "retries = 5"));
     assert!(drafts(state.path()).is_empty(), "opened: its files go");
 
@@ -546,7 +482,7 @@ fn sighup_and_sigterm_keep_the_pending_edit_and_the_next_session_offers_it() {
     t.wait_exit(SOON);
     assert_eq!(drafts(state.path()).len(), 2, "{}", t.log_tail());
     drop(t);
-    let mut t = hub.owner(state.path());
+    let mut t = owner(&hub, state.path());
     t.wait_for("o opens it, D drops it", SOON);
     t.send("D");
     t.wait_for("is dropped", SOON);
@@ -560,7 +496,7 @@ fn sighup_and_sigterm_keep_the_pending_edit_and_the_next_session_offers_it() {
 /// not started read-only.
 #[test]
 fn a_viewers_session_says_why_it_does_not_write() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = Pty::spawn(&["--hub", &hub.url], &[("MAC_HUB_TOKEN", &hub.viewer)]);
     t.wait_for("READ-ONLY", START);
     t.send("1");
@@ -597,7 +533,7 @@ fn a_terminal_that_closes_under_a_pending_edit_keeps_it() {
     use std::process::{Command, Stdio};
     use std::time::Instant;
 
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let state = tempfile::tempdir().expect("tempdir");
     let (master, slave) = pty::openpty();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_macfleet"));

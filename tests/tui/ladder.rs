@@ -12,82 +12,18 @@ use pty::Pty;
 const START: Duration = Duration::from_secs(30);
 const SOON: Duration = Duration::from_secs(10);
 
-/// A hub over `DOC` (comments beside each agent, a key after the list),
-/// killed on drop.
-struct Hub {
-    _dir: tempfile::TempDir,
-    _child: pty::Kill,
-    url: String,
-    owner: String,
-}
+/// A hub over `DOC` (comments beside each agent, a key after the list).
+type Hub = pty::DocHub;
 
 impl Hub {
-    fn start() -> Hub {
-        Hub::start_on(DOC)
-    }
-
-    /// A hub over `doc`, which may not validate.
-    fn start_on(doc: &str) -> Hub {
-        let (dir, owner, _viewer, _worker) = common::hub_dir();
-        std::fs::write(dir.path().join("hub.toml"), doc).expect("config");
-        let (child, url) = common::spawn_hub(dir.path(), &[], None);
-        Hub {
-            _dir: dir,
-            _child: child,
-            url,
-            owner,
-        }
-    }
-
-    fn client(&self) -> macfleet::client::Client {
-        macfleet::client::Client::new(
-            &self.url,
-            Some(macfleet::client::Token::new(&self.owner)),
-            Default::default(),
-        )
-        .expect("client")
-    }
-
-    fn rt() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-    }
-
     fn document(&self) -> String {
-        Self::rt()
-            .block_on(self.client().config())
-            .expect("config")
-            .text
-    }
-
-    fn history_len(&self) -> usize {
-        Self::rt()
-            .block_on(self.client().history())
-            .expect("history")
-            .revisions
-            .len()
-    }
-
-    /// An owner's session on the Ladder, once the hub's document is in.
-    fn owner_on_ladder(&self) -> Pty {
-        let t = Pty::spawn(&["--hub", &self.url], &[("MAC_HUB_TOKEN", &self.owner)]);
-        t.wait_for("OWNER", START);
-        t.wait_for("live", START);
-        let mut t = t;
-        t.send("1");
-        t.wait_for("codex", SOON);
-        // The document (not only the list) arrives with the first config
-        // fetch, right after the first workers page.
-        std::thread::sleep(Duration::from_millis(500));
-        t
+        self.config().0
     }
 }
 
 #[test]
 fn reorder_write_confirm_stores_the_new_order_and_every_other_byte() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     assert_eq!(hub.document(), DOC);
     let mut t = hub.owner_on_ladder();
     // The cursor opens on opencode (rank 0): down one rank.
@@ -123,7 +59,7 @@ fn reorder_write_confirm_stores_the_new_order_and_every_other_byte() {
 
 #[test]
 fn undo_before_writing_sends_nothing_and_q_with_an_edit_asks() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = hub.owner_on_ladder();
     t.send("J");
     t.wait_for("EDIT PENDING", SOON);
@@ -151,19 +87,6 @@ fn undo_before_writing_sends_nothing_and_q_with_an_edit_asks() {
     assert_eq!(hub.document(), DOC);
 }
 
-impl Hub {
-    /// Another owner writes `text` over the current revision.
-    fn other_owner_writes(&self, text: &str) {
-        let c = self.client();
-        Self::rt().block_on(async {
-            let who = c.whoami().await.expect("whoami");
-            let w = macfleet::client::Writer::new(c.clone(), &who).expect("an owner");
-            let rev = c.config().await.expect("config").revision;
-            w.put_config(text, &rev).await.expect("their write");
-        });
-    }
-}
-
 /// Two actors: with nothing pending in the TUI, a colleague writes from the
 /// command line (the real binary, the same hub). The TUI takes the
 /// revision from the event stream and must have the new document to edit
@@ -171,7 +94,7 @@ impl Hub {
 /// hub's document has not arrived yet" until refetched by hand.
 #[test]
 fn after_a_colleagues_write_the_owner_edits_at_once_without_refetching() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = hub.owner_on_ladder();
     let out = common::macfleet(
         &["agents", "move", "claude", "0", "--hub", &hub.url],
@@ -225,7 +148,7 @@ fn after_a_colleagues_write_the_owner_edits_at_once_without_refetching() {
 /// the one that is gone: `y` is taken without a 412.
 #[test]
 fn a_colleagues_write_under_a_pending_edit_is_said_at_once_and_w_diffs_onto_it() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = hub.owner_on_ladder();
     t.send("J");
     t.wait_for("EDIT PENDING", SOON);
@@ -265,7 +188,7 @@ fn a_colleagues_write_under_a_pending_edit_is_said_at_once_and_w_diffs_onto_it()
 /// `merge::`.)
 #[test]
 fn a_colleagues_change_of_the_list_under_a_pending_edit_asks_before_any_diff() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = hub.owner_on_ladder();
     t.send("J");
     t.wait_for("EDIT PENDING", SOON);
@@ -311,7 +234,7 @@ fn swapped(doc: &str) -> String {
 
 #[test]
 fn a_concurrent_write_of_another_key_is_replayed_and_both_are_stored() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = hub.owner_on_ladder();
     t.send("J");
     t.send("w");
@@ -341,7 +264,7 @@ fn a_concurrent_write_of_another_key_is_replayed_and_both_are_stored() {
 
 #[test]
 fn a_concurrent_change_of_the_list_asks_and_carrying_mine_keeps_theirs_around_it() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = hub.owner_on_ladder();
     t.send("J");
     t.send("w");
@@ -503,21 +426,6 @@ fn in_the_demo_the_simulated_fleet_converges_onto_the_written_order() {
     assert!(t.wait_exit(SOON).success());
 }
 
-impl Hub {
-    /// An owner's session on the Ladder with `env` added (an `EDITOR`).
-    fn owner_on_ladder_with(&self, env: &[(&str, &str)]) -> Pty {
-        let mut all = vec![("MAC_HUB_TOKEN", self.owner.as_str())];
-        all.extend_from_slice(env);
-        let mut t = Pty::spawn(&["--hub", &self.url], &all);
-        t.wait_for("OWNER", START);
-        t.wait_for("live", START);
-        t.send("1");
-        t.wait_for("codex", SOON);
-        std::thread::sleep(Duration::from_millis(500));
-        t
-    }
-}
-
 /// A scripted `$EDITOR`: `body` runs under `sh` with the document's path
 /// in `$1` and a directory of its own in `$D` (for what it saw). Returns
 /// the directory and the `EDITOR` value.
@@ -544,7 +452,7 @@ fn write_and_read(t: &mut Pty, hub: &Hub) -> String {
 
 #[test]
 fn e_with_a_scripted_editor_stores_its_order_and_every_other_byte() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let (dir, editor) = script_editor(&format!("cp \"$1\" \"$D/seen\"\n{SWAP}"));
     let mut t = hub.owner_on_ladder_with(&[("EDITOR", &editor)]);
     t.send("e");
@@ -562,7 +470,7 @@ fn e_with_a_scripted_editor_stores_its_order_and_every_other_byte() {
 
 #[test]
 fn e_reopens_a_document_not_taken_with_the_error_on_top_and_then_takes_the_fix() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     // First pass: codex becomes a second pi (refused). Second pass: what
     // it was given is kept, then fixed and reordered.
     let (dir, editor) = script_editor(&format!(
@@ -603,7 +511,7 @@ fi"#
 #[test]
 fn cancelling_the_editor_on_a_draft_keeps_it_as_a_file_and_e_opens_the_hubs() {
     use std::os::unix::fs::PermissionsExt;
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let state = tempfile::tempdir().expect("tempdir");
     // First pass: codex becomes a second pi (refused); later passes leave
     // the file as they found it (quit without saving).
@@ -648,7 +556,7 @@ fi"#,
 
 #[test]
 fn the_editors_keys_go_to_the_editor_not_to_the_tui() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     // The editor reads a line from the terminal: the TUI's key reader
     // must not take it (it would read "cheapest" as keys, `e` among them).
     // The line is typed while the editor sleeps, so a reader that still
@@ -697,7 +605,7 @@ fn signal(t: &Pty, sig: i32) {
 /// SIGINT: it is the editor's, and macfleet stays (as git does).
 #[test]
 fn sigint_while_the_editor_is_open_is_left_to_the_editor() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let (dir, editor) = script_editor(&format!(
         "trap '' INT\ntouch \"$D/started\"\nsleep 1\n{SWAP}"
     ));
@@ -727,7 +635,7 @@ fn running(pid: i32) -> bool {
 /// leader, so its exit sends the editor no SIGHUP.
 #[test]
 fn sigterm_while_the_editor_is_open_ends_the_editor_too() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let (dir, editor) =
         script_editor("echo $$ > \"$D/pid.tmp\"\nmv \"$D/pid.tmp\" \"$D/pid\"\nsleep 15");
     let bin = env!("CARGO_BIN_EXE_macfleet");
@@ -772,7 +680,7 @@ fn sigterm_while_the_editor_is_open_ends_the_editor_too() {
 
 #[test]
 fn a_read_only_session_given_every_edit_key_sends_no_write_and_runs_no_editor() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let (dir, editor) = script_editor(&format!("touch \"$D/ran\"\n{SWAP}"));
     let mut t = Pty::spawn(
         &["--hub", &hub.url, "--read-only"],
@@ -806,7 +714,7 @@ fn a_read_only_session_given_every_edit_key_sends_no_write_and_runs_no_editor() 
 
 #[test]
 fn an_empty_list_is_refused_before_it_reaches_the_hub() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = hub.owner_on_ladder();
     for _ in 0..4 {
         t.send("gd");
@@ -862,7 +770,7 @@ fn an_owner_session_started_while_the_hub_was_down_writes_once_it_answers() {
 /// hand edit's lines, and the banner goes.
 #[test]
 fn a_broken_hand_edit_under_a_pending_edit_is_shown_held_and_mended_from_e() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let (dir, editor) = script_editor(&format!(
         "cp \"$1\" \"$D/seen\"\nsed -i 's/^important =$/important = true/' \"$1\"\n{SWAP}"
     ));
@@ -870,7 +778,7 @@ fn a_broken_hand_edit_under_a_pending_edit_is_shown_held_and_mended_from_e() {
     t.send("J");
     t.wait_for("EDIT PENDING", SOON);
     let broken = format!("{DOC}[human]\nimportant =\n");
-    std::fs::write(hub._dir.path().join("hub.toml"), &broken).expect("a hand edit");
+    std::fs::write(hub.dir.path().join("hub.toml"), &broken).expect("a hand edit");
     t.wait_for("hub's file does not validate (line 12", SOON);
     t.wait_for("w is held until it is mended", SOON);
     t.send("w");
@@ -907,7 +815,7 @@ fn a_broken_hand_edit_under_a_pending_edit_is_shown_held_and_mended_from_e() {
 #[test]
 fn the_owner_ends_the_built_in_order_from_e() {
     let doc = "# ours\n[fleet]\nMAC_CODING_AGENTS = [\"claude\" \"pi\"]\nretries = 2\n";
-    let hub = Hub::start_on(doc);
+    let hub = Hub::start(doc);
     let (dir, editor) = script_editor(
         "cp \"$1\" \"$D/seen\"\nsed -i 's/\"claude\" \"pi\"/\"claude\", \"pi\"/' \"$1\"",
     );

@@ -10,73 +10,20 @@
 use crate::common;
 use crate::pty;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use macfleet::tui::fixture::DOC;
 use pty::Pty;
 
-const START: Duration = Duration::from_secs(30);
 const SOON: Duration = Duration::from_secs(10);
 
-/// A hub over `DOC` (a comment beside each agent, `cursor` commented out,
-/// a key after the list), killed on drop.
-struct Hub {
-    dir: tempfile::TempDir,
-    _child: pty::Kill,
-    url: String,
-    owner: String,
-}
+/// A real `macfleet hub` over `DOC`.
+type Hub = pty::DocHub;
 
 impl Hub {
-    fn start() -> Hub {
-        let (dir, owner, _viewer, _worker) = common::hub_dir();
-        std::fs::write(dir.path().join("hub.toml"), DOC).expect("config");
-        let (child, url) = common::spawn_hub(dir.path(), &[], None);
-        Hub {
-            dir,
-            _child: child,
-            url,
-            owner,
-        }
-    }
-
-    fn file(&self) -> PathBuf {
-        self.dir.path().join("hub.toml")
-    }
-
     /// The hub's file as it stands on disk.
     fn on_disk(&self) -> String {
         std::fs::read_to_string(self.file()).expect("the hub's file")
-    }
-
-    fn history_len(&self) -> usize {
-        let c = macfleet::client::Client::new(
-            &self.url,
-            Some(macfleet::client::Token::new(&self.owner)),
-            Default::default(),
-        )
-        .expect("client");
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-            .block_on(c.history())
-            .expect("history")
-            .revisions
-            .len()
-    }
-
-    /// An owner's session on the Ladder, once the hub's document is in.
-    fn owner_on_ladder(&self) -> Pty {
-        let mut t = Pty::spawn(&["--hub", &self.url], &[("MAC_HUB_TOKEN", &self.owner)]);
-        t.wait_for("OWNER", START);
-        t.wait_for("live", START);
-        t.send("1");
-        t.wait_for("codex", SOON);
-        // The document arrives with the first config fetch.
-        std::thread::sleep(Duration::from_millis(500));
-        t
     }
 
     /// `macfleet agents ARGS --hub …` as the colleague, which must succeed.
@@ -113,7 +60,7 @@ fn assert_both(doc: &str) {
 /// it, and the file ends with both.
 #[test]
 fn an_add_and_a_colleagues_move_from_the_cli_both_stand() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = hub.owner_on_ladder();
     bob_adds_cursor(&mut t);
     t.wait_for("EDIT PENDING", SOON);
@@ -150,7 +97,7 @@ fn an_add_and_a_colleagues_move_from_the_cli_both_stand() {
 /// hub's 412 or the event first, either way the replay keeps both.
 #[test]
 fn an_add_and_a_hand_edit_of_the_hubs_file_both_stand_with_every_comment() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut t = hub.owner_on_ladder();
     bob_adds_cursor(&mut t);
     t.send("w");
@@ -191,7 +138,7 @@ fn an_add_and_a_hand_edit_of_the_hubs_file_both_stand_with_every_comment() {
 /// undoes, naming alice; cursor's add stands either way.
 #[test]
 fn two_owners_move_one_agent_and_the_conflict_is_chosen_agent_by_agent() {
-    let hub = Hub::start();
+    let hub = Hub::start(DOC);
     let mut alice = hub.owner_on_ladder();
     let mut bob = hub.owner_on_ladder();
     bob_adds_cursor(&mut bob);
