@@ -57,8 +57,9 @@ enum Cmd {
         Option<String>,
         oneshot::Sender<Result<(), String>>,
     ),
-    /// Bind a worker id to a pool, durably.
-    Bind(String, String, oneshot::Sender<Result<(), String>>),
+    /// Bind the ids waiting in the [`BindQueue`] to their pools, durably:
+    /// sent by the first id of a batch, taken with the next commit.
+    Binds,
     /// Forget the bindings of workers the hub forgot.
     Unbind(Vec<String>),
     Flush(oneshot::Sender<()>),
@@ -107,6 +108,43 @@ pub struct Db {
     errors: Arc<AtomicU64>,
     /// What a remade file takes from the hub's memory.
     held: Arc<Mutex<Option<HeldBindings>>>,
+    /// New worker ids waiting for the next commit.
+    binds: Arc<Mutex<BindQueue>>,
+}
+
+/// The worker ids a moment brings, bound in one commit and answered
+/// after it (issue 30, "Registering is slow"): the first id of a batch
+/// sends the writer one [`Cmd::Binds`], the others only join the queue;
+/// the writer takes the whole queue with its next commit (a fresh one
+/// starts for the ids that come meanwhile) and answers every id at once.
+/// Before, each id went to the writer on a blocking thread of its own,
+/// with its own answer.
+struct BindQueue {
+    ids: Vec<(String, String)>,
+    /// `Some` once the batch's commit is done (or failed).
+    done: tokio::sync::watch::Sender<Option<Result<(), String>>>,
+    /// Its `Cmd::Binds` is on its way to the writer.
+    sent: bool,
+}
+
+/// The writer is gone: the ids waiting, and any bound after, are told so
+/// (the queue stays marked sent, so nobody sends for it again).
+fn gone(binds: &Mutex<BindQueue>) {
+    if let Ok(mut q) = binds.lock() {
+        q.sent = true;
+        q.done
+            .send_replace(Some(Err(DbError::WriterGone.to_string())));
+    }
+}
+
+impl BindQueue {
+    fn new() -> BindQueue {
+        BindQueue {
+            ids: Vec::new(),
+            done: tokio::sync::watch::channel(None).0,
+            sent: false,
+        }
+    }
 }
 
 /// A database opened at start, and what the hub reads of it first: any
@@ -938,6 +976,7 @@ impl Db {
         let (tx, rx) = std::sync::mpsc::sync_channel(4096);
         let errors = Arc::new(AtomicU64::new(0));
         let held = Arc::new(Mutex::new(None));
+        let binds = Arc::new(Mutex::new(BindQueue::new()));
         let writer = Writer {
             conn: writer_conn,
             path: path.to_path_buf(),
@@ -955,6 +994,7 @@ impl Db {
             on_commit,
             counts,
             errors: errors.clone(),
+            binds: binds.clone(),
         };
         let writer = std::thread::Builder::new()
             .name("macfleet-db".into())
@@ -972,6 +1012,7 @@ impl Db {
             quick_check_problems: found_at_start.max(problems.len() as u64),
             errors,
             held,
+            binds,
         })
     }
 
@@ -1256,14 +1297,40 @@ impl Db {
             .unwrap_or_default()
     }
 
-    /// Bind `worker` to `pool`, durably; returns once committed.
+    /// Bind `worker` to `pool`, durably; returns once committed, in one
+    /// commit with every other id bound meanwhile ([`BindQueue`]).
     pub async fn bind(&self, worker: &str, pool: &str) -> Result<(), DbError> {
-        let (tx, rx) = oneshot::channel();
-        self.send(Cmd::Bind(worker.to_string(), pool.to_string(), tx))
-            .await?;
-        rx.await
+        let (mut done, first) = {
+            let mut q = self
+                .binds
+                .lock()
+                .map_err(|_| DbError::Other("the bind queue's lock is poisoned".into()))?;
+            q.ids.push((worker.to_string(), pool.to_string()));
+            let first = !std::mem::replace(&mut q.sent, true);
+            (q.done.subscribe(), first)
+        };
+        if first {
+            let sent = match self.tx.try_send(Cmd::Binds) {
+                Ok(()) => Ok(()),
+                Err(TrySendError::Full(cmd)) => self.send(cmd).await,
+                Err(TrySendError::Disconnected(_)) => Err(DbError::WriterGone),
+            };
+            if let Err(e) = sent {
+                // The writer is gone: every id of this batch hears it.
+                gone(&self.binds);
+                return Err(e);
+            }
+        }
+        let answer = done
+            .wait_for(Option::is_some)
+            .await
             .map_err(|_| DbError::WriterGone)?
-            .map_err(DbError::Other)
+            .clone();
+        match answer {
+            Some(Ok(())) => Ok(()),
+            Some(Err(e)) => Err(DbError::Other(e)),
+            None => Err(DbError::WriterGone),
+        }
     }
 
     /// Forget the bindings of `workers` (the hub forgot them); not waited
@@ -1503,6 +1570,8 @@ struct Writer {
     counts: PoolCounts,
     /// Batches not committed (`GET /metrics`), shared with the `Db`.
     errors: Arc<AtomicU64>,
+    /// New worker ids waiting for the next commit, shared with the `Db`.
+    binds: Arc<Mutex<BindQueue>>,
 }
 
 /// Failover records held per pool.
@@ -1727,7 +1796,7 @@ impl Writer {
         failovers: &[NewFailover],
         history: &[(HistoryEntry, Ack)],
         intents: &[(Option<HistoryEntry>, Option<String>, Ack)],
-        binds: &[(String, String, Ack)],
+        binds: &[(String, String)],
         unbinds: &[String],
     ) -> Result<Vec<FailoverRecord>, String> {
         for _ in 0..3 {
@@ -1797,7 +1866,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
         let mut acks: Vec<Ack> = Vec::new();
         let mut history: Vec<(HistoryEntry, Ack)> = Vec::new();
         let mut intents: Vec<(Option<HistoryEntry>, Option<String>, Ack)> = Vec::new();
-        let mut binds: Vec<(String, String, Ack)> = Vec::new();
+        let mut take_binds = false;
         let mut unbinds: Vec<String> = Vec::new();
         let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
         let mut close: Option<oneshot::Sender<()>> = None;
@@ -1808,7 +1877,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             }
             Cmd::History(e, tx) => history.push((e, tx)),
             Cmd::Intent(e, key, tx) => intents.push((e, key, tx)),
-            Cmd::Bind(w, p, tx) => binds.push((w, p, tx)),
+            Cmd::Binds => take_binds = true,
             Cmd::Unbind(ws) => unbinds.extend(ws),
             Cmd::Flush(tx) => flushes.push(tx),
             Cmd::Close(tx) => close = Some(tx),
@@ -1824,7 +1893,17 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 Err(_) => break,
             }
         }
-        match w.commit_durably(&failovers, &history, &intents, &binds, &unbinds) {
+        // Every id queued until this moment, in this commit.
+        let binds = if take_binds {
+            w.binds
+                .lock()
+                .ok()
+                .map(|mut q| std::mem::replace(&mut *q, BindQueue::new()))
+        } else {
+            None
+        };
+        let bound: &[(String, String)] = binds.as_ref().map_or(&[], |q| &q.ids);
+        match w.commit_durably(&failovers, &history, &intents, bound, &unbinds) {
             Ok(records) => {
                 if let Some(last) = records.last() {
                     w.head.store(last.seq, Ordering::Release);
@@ -1844,8 +1923,11 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 }
                 let done = history.into_iter().map(|(_, tx)| tx);
                 let done = done.chain(intents.into_iter().map(|(_, _, tx)| tx));
-                for tx in done.chain(binds.into_iter().map(|(_, _, tx)| tx)) {
+                for tx in done {
                     let _ = tx.send(Ok(()));
+                }
+                if let Some(q) = &binds {
+                    q.done.send_replace(Some(Ok(())));
                 }
                 for tx in acks {
                     let _ = tx.send(Ok(()));
@@ -1865,8 +1947,8 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 for (_, _, tx) in intents {
                     let _ = tx.send(Err(e.clone()));
                 }
-                for (_, _, tx) in binds {
-                    let _ = tx.send(Err(e.clone()));
+                if let Some(q) = &binds {
+                    q.done.send_replace(Some(Err(e.clone())));
                 }
                 for tx in acks {
                     let _ = tx.send(Err(e.clone()));
@@ -1877,6 +1959,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             let _ = tx.send(());
         }
         if let Some(tx) = close {
+            gone(&w.binds);
             // The connection closes as the writer is dropped, before the
             // answer: whoever waits on it finds the file let go.
             drop(w);
@@ -1895,7 +1978,7 @@ struct Batch<'a> {
     failovers: &'a [NewFailover],
     history: &'a [(HistoryEntry, Ack)],
     intents: &'a [(Option<HistoryEntry>, Option<String>, Ack)],
-    binds: &'a [(String, String, Ack)],
+    binds: &'a [(String, String)],
     unbinds: &'a [String],
 }
 
@@ -1916,11 +1999,12 @@ fn commit(
         unbinds,
     } = *batch;
     let tx = conn.transaction()?;
-    for (worker, pool, _) in binds {
-        tx.execute(
-            "INSERT OR REPLACE INTO worker_pools (worker, pool) VALUES (?1, ?2)",
-            params![worker, pool],
-        )?;
+    if !binds.is_empty() {
+        let mut bind = tx
+            .prepare_cached("INSERT OR REPLACE INTO worker_pools (worker, pool) VALUES (?1, ?2)")?;
+        for (worker, pool) in binds {
+            bind.execute(params![worker, pool])?;
+        }
     }
     for worker in unbinds {
         tx.execute(

@@ -419,3 +419,80 @@ async fn a_write_killed_after_its_rename_is_recorded_as_its_authors() {
         .expect("projection");
     assert_eq!(p["config_revision"], now.revision.as_str());
 }
+
+/// New worker ids are bound in batches (issue 30, "Registering is slow":
+/// one commit for the ids of a moment, each answered after it), still
+/// durably. Three rounds of 64 first heartbeats sent at once, the hub
+/// SIGKILLed the moment the first answer arrives: after a restart every id
+/// that was answered 200 belongs to the pool that registered it (another
+/// pool's heartbeat for it gets 409 `worker_of_another_pool`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registered_id_survives_a_kill_right_after_its_first_answer() {
+    use macfleet::wire::Role;
+    use reqwest::StatusCode;
+    let mine = format!("{}{}", "mft_test_", "mine".repeat(6));
+    let theirs = format!("{}{}", "mft_test_", "thrs".repeat(6));
+    let dir = common::hub_dir_of(&[("a", Role::Worker, &mine), ("b", Role::Worker, &theirs)]);
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("http");
+    let post = |url: String, token: String, id: String| {
+        let http = http.clone();
+        async move {
+            let r = http
+                .post(format!("{url}/v1/heartbeats"))
+                .bearer_auth(token)
+                .json(&common::heartbeat(&id, None, serde_json::json!([])))
+                .send()
+                .await;
+            (id, r.map(|r| r.status()))
+        }
+    };
+    let mut answered = Vec::new();
+    for round in 0..3 {
+        let (mut hub, url) = spawn_hub(dir.path());
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        for i in 0..64 {
+            let (tx, fut) = (
+                tx.clone(),
+                post(url.clone(), mine.clone(), format!("r{round}-{i}")),
+            );
+            tokio::spawn(async move {
+                let _ = tx.send(fut.await);
+            });
+        }
+        drop(tx);
+        let mut ok = Vec::new();
+        let mut killed = false;
+        while let Some((id, status)) = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("answers")
+        {
+            if let Ok(StatusCode::OK) = status {
+                if !killed {
+                    hub.kill().expect("SIGKILL");
+                    killed = true;
+                }
+                ok.push(id);
+            }
+        }
+        assert!(killed, "round {round}: no first heartbeat was answered");
+        let _ = hub.wait();
+        answered.extend(ok);
+    }
+    let (_hub, url) = spawn_hub(dir.path());
+    for id in &answered {
+        let (_, s) = post(url.clone(), theirs.clone(), id.clone()).await;
+        assert_eq!(
+            s.expect("answer"),
+            StatusCode::CONFLICT,
+            "{id} was answered, then lost its pool in the kill ({} answered in all)",
+            answered.len()
+        );
+    }
+    eprintln!(
+        "{} ids answered before the kills, all bound",
+        answered.len()
+    );
+}
