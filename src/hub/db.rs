@@ -15,6 +15,32 @@ use tokio::sync::oneshot;
 
 use crate::wire::{Cause, Failover, FailoverRecord, HistoryEntry};
 
+/// The `Idempotency-Key`s the hub answers from: the last this many
+/// accepted keyed writes, in a table of their own (`idempotency_keys`),
+/// however the history is trimmed (hand edits add entries with no key),
+/// and carried into a database made afresh (docs/hub-api.md).
+pub const KEYS_KEPT: i64 = 10_000;
+
+/// A kept key: the key, its write's revision and list (JSON).
+type KeptKey = (String, String, String);
+
+/// Every kept key, oldest first.
+fn read_keys(c: &Connection) -> rusqlite::Result<Vec<KeptKey>> {
+    let mut st = c.prepare("SELECT key, revision, agents FROM idempotency_keys ORDER BY id")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    rows.collect()
+}
+
+/// Keep each history entry's key in `idempotency_keys` (a database
+/// from before the table, or one made of a damaged file's rows), then
+/// the last [`KEYS_KEPT`] of them.
+fn keys_from_history(c: &Connection) -> rusqlite::Result<()> {
+    c.execute_batch(&format!(
+        "INSERT OR IGNORE INTO idempotency_keys (key, revision, agents) SELECT idempotency_key, revision, agents FROM history WHERE idempotency_key IS NOT NULL ORDER BY id;
+         DELETE FROM idempotency_keys WHERE id <= (SELECT MAX(id) FROM idempotency_keys) - {KEYS_KEPT};"
+    ))
+}
+
 /// Bounds of what the database keeps.
 #[derive(Debug, Clone, Copy)]
 pub struct Bounds {
@@ -447,6 +473,8 @@ struct Carried {
     intent: Option<HistoryEntry>,
     /// The failover log's head: seqs carry on from it.
     head: u64,
+    /// The kept `Idempotency-Key`s, oldest first.
+    keys: Vec<KeptKey>,
 }
 
 /// Copy what reads of the damaged database at `from` (a copy of it, made
@@ -506,6 +534,10 @@ fn salvage_rows(conn: &Connection, from: &Path, kept: &mut Salvage) {
             _ => {}
         }
     }
+    // Its kept keys, as far as they read (a file older than the table has
+    // none; those of its history rows are kept at the remake).
+    let mut keys = 0;
+    let _ = copy_table(&old, conn, "idempotency_keys", "ASC", &mut keys);
     // Seqs and history ids carry on past what the damaged file had given.
     let _ = (|| -> rusqlite::Result<()> {
         let mut st = old.prepare("SELECT name, seq FROM sqlite_sequence")?;
@@ -613,6 +645,15 @@ fn remake(
     }
     if let Some(h) = &carried.intent {
         put_entry(&tx, SET_INTENT, h)?;
+    }
+    // The keys the hub answers from: the damaged file's, then what the
+    // hub held (a retry after the remake is still answered once).
+    keys_from_history(&tx)?;
+    for (key, revision, agents) in &carried.keys {
+        tx.execute(
+            "INSERT OR IGNORE INTO idempotency_keys (key, revision, agents) VALUES (?1, ?2, ?3)",
+            params![key, revision, agents],
+        )?;
     }
     // Seqs only grow, across the new file too.
     let seq: i64 = tx
@@ -783,8 +824,15 @@ fn open(path: &Path) -> Result<Connection, DbError> {
         }
     }
     conn.execute_batch(
-        "CREATE INDEX IF NOT EXISTS history_by_key ON history (idempotency_key) WHERE idempotency_key IS NOT NULL",
+        "CREATE INDEX IF NOT EXISTS history_by_key ON history (idempotency_key) WHERE idempotency_key IS NOT NULL;
+         CREATE TABLE IF NOT EXISTS idempotency_keys (
+           id INTEGER PRIMARY KEY AUTOINCREMENT,
+           key TEXT NOT NULL UNIQUE,
+           revision TEXT NOT NULL,
+           agents TEXT NOT NULL
+         );",
     )?;
+    keys_from_history(&conn)?;
     // This database's identity: a restart keeps it, a fresh database (or
     // another hub's) has another, so a client can tell a replaced hub.
     conn.execute(
@@ -972,6 +1020,7 @@ impl Db {
             PoolCounts::new()
         });
         let head = Arc::new(AtomicU64::new(head));
+        let keys = read_keys(&read)?;
         let read = Arc::new(Mutex::new(read));
         let (tx, rx) = std::sync::mpsc::sync_channel(4096);
         let errors = Arc::new(AtomicU64::new(0));
@@ -987,6 +1036,7 @@ impl Db {
             state: state.clone(),
             last_history,
             intent,
+            keys,
             instance,
             held: held.clone(),
             head: head.clone(),
@@ -1177,14 +1227,13 @@ impl Db {
         Ok(self.history(16)?.into_iter().next())
     }
 
-    /// The write that carried `Idempotency-Key: key`, if a history entry
-    /// still holds it: its revision and list (the first answer).
+    /// The write that carried `Idempotency-Key: key`, if the hub still
+    /// holds it (one of the last [`KEYS_KEPT`]): its revision and list
+    /// (the first answer).
     pub fn keyed(&self, key: &str) -> Result<Option<(String, Vec<String>)>, DbError> {
         self.with_read(|c| {
             let row = c
-                .prepare_cached(
-                    "SELECT revision, agents FROM history WHERE idempotency_key = ?1 ORDER BY id DESC LIMIT 1",
-                )?
+                .prepare_cached("SELECT revision, agents FROM idempotency_keys WHERE key = ?1")?
                 .query_row(params![key], |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
                 })
@@ -1559,6 +1608,9 @@ struct Writer {
     last_history: Option<HistoryEntry>,
     /// The config write in progress, as committed.
     intent: Option<HistoryEntry>,
+    /// The kept `Idempotency-Key`s, as committed: a file made afresh
+    /// keeps them.
+    keys: Vec<KeptKey>,
     /// This database's instance id: a file made afresh keeps it.
     instance: Option<String>,
     /// Every worker id's pool, from the hub's memory.
@@ -1763,6 +1815,7 @@ impl Writer {
             history_head: self.last_history.clone(),
             intent: self.intent.clone(),
             head: self.head.load(Ordering::Acquire),
+            keys: self.keys.clone(),
         };
         let (conn, kept) = remake(&self.path, from, &carried)?;
         let read = open(&self.path)?;
@@ -1770,6 +1823,9 @@ impl Writer {
         self.size = 0;
         self.conn = conn;
         self.counts = pool_counts(&read).unwrap_or_default();
+        if let Ok(keys) = read_keys(&read) {
+            self.keys = keys;
+        }
         if let Some(h) = from.and(read_history(&read, 1, &Unreadable::default()).ok()) {
             if let Some(h) = h.into_iter().next() {
                 self.last_history = Some(h);
@@ -1910,6 +1966,13 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 }
                 if let Some((h, _)) = history.last() {
                     w.last_history = Some(h.clone());
+                    // A keyed write's key is kept: read them as committed.
+                    match read_keys(&w.conn) {
+                        Ok(keys) => w.keys = keys,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "cannot read the kept idempotency keys")
+                        }
+                    }
                 }
                 // The write in progress, as a remade file must hold it.
                 if let Some((i, _, _)) = intents.last() {
@@ -2077,6 +2140,15 @@ fn commit(
                 "UPDATE history SET idempotency_key = (SELECT idempotency_key FROM config_intent WHERE revision = ?1) WHERE id = last_insert_rowid()",
                 params![h.revision],
             )?;
+            // ... and in the table of kept keys, which outlives the entry.
+            tx.execute(
+                "INSERT OR IGNORE INTO idempotency_keys (key, revision, agents) SELECT idempotency_key, revision, agents FROM history WHERE id = last_insert_rowid() AND idempotency_key IS NOT NULL",
+                [],
+            )?;
+            tx.execute(
+                "DELETE FROM idempotency_keys WHERE id <= (SELECT MAX(id) FROM idempotency_keys) - ?1",
+                params![KEYS_KEPT],
+            )?;
             // The write this entry records is no longer in progress.
             tx.execute(
                 "DELETE FROM config_intent WHERE revision = ?1",
@@ -2153,6 +2225,51 @@ mod tests {
         db.record_intent(Some(entry("r3"))).await.expect("intent");
         db.record_intent(None).await.expect("clear");
         assert!(db.intent().expect("read").is_none());
+    }
+
+    /// A key is kept apart from the history (issue 27): entries without
+    /// a key (hand edits) trim the history past the write that carried
+    /// it, and the hub still answers from it, after a reopen too; only the
+    /// last [`KEYS_KEPT`] keys are kept.
+    #[tokio::test]
+    async fn a_key_outlives_its_history_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("hub.db");
+        let bounds = Bounds {
+            history: 2,
+            ..Bounds::default()
+        };
+        let entry = |rev: &str| HistoryEntry {
+            revision: rev.into(),
+            at: Utc::now(),
+            by: "alice".into(),
+            agents: vec!["pi".into()],
+            previous_agents: vec!["claude".into()],
+            client: None,
+        };
+        {
+            let db = Db::open(&path, bounds, Box::new(|_| {})).expect("open");
+            db.record_intent_keyed(Some(entry("r1")), Some("k1".into()))
+                .await
+                .expect("intent");
+            db.record_history(entry("r1")).await.expect("entry");
+            for r in ["r2", "r3", "r4"] {
+                db.record_history(entry(r)).await.expect("hand edit");
+            }
+            let held: Vec<String> = db
+                .history(10)
+                .expect("history")
+                .into_iter()
+                .map(|h| h.revision)
+                .collect();
+            assert_eq!(held, ["r4", "r3"], "the history was trimmed");
+            let kept = db.keyed("k1").expect("read");
+            assert_eq!(kept, Some(("r1".to_string(), vec!["pi".to_string()])));
+            db.close();
+        }
+        let db = Db::open(&path, bounds, Box::new(|_| {})).expect("reopen");
+        assert!(db.keyed("k1").expect("read").is_some(), "after a reopen");
+        assert!(db.keyed("k2").expect("read").is_none());
     }
 
     /// A damaged file is moved aside with its `-wal` and `-shm`, byte for

@@ -235,3 +235,50 @@ async fn a_write_killed_after_its_rename_is_found_by_its_key_after_the_restart()
     assert_eq!(revisions.len(), 2, "{hist}");
     assert_eq!(revisions[0]["by"], "alice");
 }
+
+/// A key outlives the database file it was kept in (issue 27): the hub's
+/// `hub.db` removed under it is made afresh with the keys the hub held,
+/// so a retry after that is still answered with the first answer, not
+/// judged again as a new write (here its If-Match, made stale by its own
+/// write, would be a 412 saying someone else wrote it).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_outlives_a_database_made_afresh() {
+    let (dir, owner, _viewer, _worker) = common::hub_dir();
+    let hub = spawn(dir.path(), &[]);
+    let (_, r0) = config(&hub.url, &owner).await;
+    let first = put(&hub.url, &owner, &doc(1), &r0, Some("kept-past-the-file")).await;
+    assert_eq!(first.0, 200, "{:?}", first.2);
+    let len = history_len(&hub.url, &owner).await;
+    for name in ["hub.db", "hub.db-wal", "hub.db-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(name));
+    }
+    let t0 = Instant::now();
+    loop {
+        let health = reqwest::Client::new()
+            .get(format!("{}/v1/health", hub.url))
+            .header("accept", "application/json")
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .expect("health")
+            .text()
+            .await
+            .expect("text");
+        if health.contains("removed or replaced") {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "never remade: {health}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let again = put(&hub.url, &owner, &doc(1), &r0, Some("kept-past-the-file")).await;
+    assert_eq!(again, first, "the first answer again");
+    assert!(history_len(&hub.url, &owner).await <= len, "written once");
+    // And after a restart on the remade file.
+    drop(hub);
+    let hub = spawn(dir.path(), &[]);
+    let again = put(&hub.url, &owner, &doc(1), &r0, Some("kept-past-the-file")).await;
+    assert_eq!(again, first, "the first answer after the restart");
+}
