@@ -318,14 +318,18 @@ async fn recoveries(
     {
         return Err(bad_query("agent is not an agent name"));
     }
-    Ok(axum::Json(hub.recoveries.page(
-        &super::recovery::RecoveryFilter {
-            since: q.since.unwrap_or(0),
-            limit,
-            worker: q.worker,
-            agent: q.agent,
-        },
-    )))
+    let filter = super::recovery::RecoveryFilter {
+        since: q.since.unwrap_or(0),
+        limit,
+        worker: q.worker,
+        agent: q.agent,
+    };
+    let hub2 = hub.clone();
+    let page = tokio::task::spawn_blocking(move || hub2.db.recoveries(&filter))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?;
+    Ok(axum::Json(page))
 }
 
 /// The longest request target (path and query) taken, in bytes. Every

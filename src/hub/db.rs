@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
 
-use crate::wire::{Cause, Failover, FailoverRecord, HistoryEntry};
+use crate::wire::{Cause, Failover, FailoverRecord, HistoryEntry, RecoveryRecord};
 
 /// The `Idempotency-Key`s the hub answers from: the last this many
 /// accepted keyed writes, in a table of their own (`idempotency_keys`),
@@ -72,7 +72,47 @@ pub struct NewFailover {
     pub failover: Failover,
 }
 
+/// A recovery seen at ingest, not yet committed (it gets its `seq` then).
+/// Nobody waits for it: its heartbeat was answered already.
+#[derive(Debug, Clone)]
+pub struct NewRecovery {
+    /// The pool of the worker: the log's bound is shared fairly between
+    /// pools, as the failover log's is.
+    pub pool: Arc<str>,
+    /// The record, its `seq` given when it is committed.
+    pub record: RecoveryRecord,
+}
+
+/// What a recovery query asks for (as [`FailoverFilter`], without kind).
+#[derive(Debug, Clone, Default)]
+pub struct RecoveryFilter {
+    pub since: u64,
+    pub limit: u32,
+    pub worker: Option<String>,
+    /// `from` or `to` is this agent.
+    pub agent: Option<String>,
+}
+
+/// What one commit made: the new failover and recovery records, in seq
+/// order (handed to [`OnCommit`]).
+#[derive(Debug, Default)]
+pub struct Commits {
+    pub failovers: Vec<FailoverRecord>,
+    pub recoveries: Vec<RecoveryRecord>,
+}
+
+/// Recoveries waiting for the next batch (at most the log's bound; past it
+/// the oldest go, counted in `dropped`).
+#[derive(Default)]
+struct Pending {
+    recoveries: std::collections::VecDeque<NewRecovery>,
+    dropped: u64,
+}
+
 enum Cmd {
+    /// Recoveries are waiting in [`Pending`]: commit them with the next
+    /// batch.
+    Wake,
     Failovers(Vec<NewFailover>, oneshot::Sender<Result<(), String>>),
     History(HistoryEntry, oneshot::Sender<Result<(), String>>),
     /// Set (or clear) the config write in progress.
@@ -136,6 +176,13 @@ pub struct Db {
     held: Arc<Mutex<Option<HeldBindings>>>,
     /// New worker ids waiting for the next commit.
     binds: Arc<Mutex<BindQueue>>,
+    /// Recoveries for the next batch, shared with the writer.
+    pending: Arc<Mutex<Pending>>,
+    /// The highest committed recovery seq (the recovery log's head).
+    recovery_head: Arc<AtomicU64>,
+    /// The log's bound (`Bounds::failovers`): recoveries waiting are held
+    /// to it too.
+    bound: u64,
 }
 
 /// The worker ids a moment brings, bound in one commit and answered
@@ -181,6 +228,7 @@ struct Opened {
     read: Connection,
     problems: Vec<String>,
     head: u64,
+    recovery_head: u64,
     last_history: Option<HistoryEntry>,
     intent: Option<HistoryEntry>,
     instance: Option<String>,
@@ -196,6 +244,7 @@ impl Opened {
         let head: u64 = read.query_row("SELECT COALESCE(MAX(seq), 0) FROM failovers", [], |r| {
             r.get::<_, i64>(0)
         })? as u64;
+        let recovery_head = read_recovery_head(&read)?;
         let unreadable = Unreadable::default();
         let last_history = read_history(&read, 1, &unreadable)?.into_iter().next();
         // What the hub reads next, read here first.
@@ -214,6 +263,7 @@ impl Opened {
             read,
             problems,
             head,
+            recovery_head,
             last_history,
             intent,
             instance,
@@ -293,6 +343,7 @@ pub struct Damage {
 pub struct Salvage {
     /// Rows copied from the damaged file, as far as each table read.
     pub failovers: u64,
+    pub recoveries: u64,
     pub history: u64,
     pub bindings: u64,
     /// The damaged file's tables whose copy stopped at damage.
@@ -323,6 +374,7 @@ impl Salvage {
             kept.push(n(self.history, "history entry", "history entries"));
         }
         kept.push(n(self.failovers, "failover record", "failover records"));
+        kept.push(n(self.recoveries, "recovery record", "recovery records"));
         let mut s = format!("kept {}", kept.join(", "));
         if !self.instance {
             s.push_str("; the instance id is new (a TUI sees another hub)");
@@ -475,6 +527,8 @@ struct Carried {
     head: u64,
     /// The kept `Idempotency-Key`s, oldest first.
     keys: Vec<KeptKey>,
+    /// The recovery log's head, likewise.
+    recovery_head: u64,
 }
 
 /// Copy what reads of the damaged database at `from` (a copy of it, made
@@ -514,7 +568,7 @@ fn salvage_rows(conn: &Connection, from: &Path, kept: &mut Salvage) {
     // with this SQLite reads the pages there are (the copy's schema is
     // never written).
     let _ = old.execute_batch("PRAGMA writable_schema = ON");
-    for table in ["meta", "worker_pools", "history", "failovers"] {
+    for table in ["meta", "worker_pools", "history", "failovers", "recoveries"] {
         let mut copied = 0u64;
         let mut stopped = false;
         for order in ["ASC", "DESC"] {
@@ -531,6 +585,7 @@ fn salvage_rows(conn: &Connection, from: &Path, kept: &mut Salvage) {
             "worker_pools" => kept.bindings = copied,
             "history" => kept.history = copied,
             "failovers" => kept.failovers = copied,
+            "recoveries" => kept.recoveries = copied,
             _ => {}
         }
     }
@@ -669,6 +724,14 @@ fn remake(
         "INSERT INTO sqlite_sequence (name, seq) VALUES ('failovers', ?1)",
         params![head],
     )?;
+    let recovery_head = read_recovery_head(&tx)
+        .map_err(|e| DbError::Other(e.to_string()))?
+        .max(carried.recovery_head);
+    tx.execute("DELETE FROM sqlite_sequence WHERE name = 'recoveries'", [])?;
+    tx.execute(
+        "INSERT INTO sqlite_sequence (name, seq) VALUES ('recoveries', ?1)",
+        params![recovery_head as i64],
+    )?;
     tx.commit()?;
     Ok((conn, kept))
 }
@@ -779,6 +842,18 @@ CREATE INDEX IF NOT EXISTS failovers_by_worker ON failovers (worker, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_kind ON failovers (kind, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_from ON failovers (from_agent, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_to ON failovers (to_agent, seq);
+CREATE TABLE IF NOT EXISTS recoveries (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  worker TEXT NOT NULL,
+  host TEXT NOT NULL,
+  at TEXT NOT NULL,
+  from_agent TEXT,
+  to_agent TEXT NOT NULL,
+  held_off_s INTEGER NOT NULL,
+  pool TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS recoveries_by_pool ON recoveries (pool, seq);
+CREATE INDEX IF NOT EXISTS recoveries_by_worker ON recoveries (worker, seq);
 ";
 
 fn open(path: &Path) -> Result<Connection, DbError> {
@@ -833,6 +908,16 @@ fn open(path: &Path) -> Result<Connection, DbError> {
          );",
     )?;
     keys_from_history(&conn)?;
+    // The recovery log's seqs begin at the first start with it in Unix
+    // milliseconds × 1,000 (as the in-memory log's did at every start),
+    // then carry on: a `since` from before is below `oldest`, never above
+    // the head.
+    let start = (Utc::now().timestamp_millis().max(0) as u64).saturating_mul(1000);
+    conn.execute(
+        "INSERT INTO sqlite_sequence (name, seq) SELECT 'recoveries', ?1 \
+         WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'recoveries')",
+        params![start as i64],
+    )?;
     // This database's identity: a restart keeps it, a fresh database (or
     // another hub's) has another, so a client can tell a replaced hub.
     conn.execute(
@@ -915,8 +1000,9 @@ fn migrate_v1(conn: &mut Connection) -> Result<(), DbError> {
     Ok(())
 }
 
-/// Called with the failovers of each committed batch, in seq order.
-pub type OnCommit = Box<dyn Fn(Vec<FailoverRecord>) + Send + 'static>;
+/// Called with the failovers and recoveries of each committed batch, in
+/// seq order.
+pub type OnCommit = Box<dyn Fn(Commits) + Send + 'static>;
 
 impl Db {
     /// Open (or create) the database and start its writer thread.
@@ -1002,6 +1088,7 @@ impl Db {
             read,
             problems,
             head,
+            recovery_head,
             last_history,
             intent,
             instance,
@@ -1015,10 +1102,16 @@ impl Db {
             );
         }
         // A damaged log is counted as far as it reads.
-        let counts = pool_counts(&read).unwrap_or_else(|e| {
+        let counts = pool_counts(&read, "failovers").unwrap_or_else(|e| {
             tracing::error!(error = %e, "cannot count the failover log's records per pool");
             PoolCounts::new()
         });
+        let recovery_counts = pool_counts(&read, "recoveries").unwrap_or_else(|e| {
+            tracing::error!(error = %e, "cannot count the recovery log's records per pool");
+            PoolCounts::new()
+        });
+        let recovery_head = Arc::new(AtomicU64::new(recovery_head));
+        let pending = Arc::new(Mutex::new(Pending::default()));
         let head = Arc::new(AtomicU64::new(head));
         let keys = read_keys(&read)?;
         let read = Arc::new(Mutex::new(read));
@@ -1040,9 +1133,12 @@ impl Db {
             instance,
             held: held.clone(),
             head: head.clone(),
+            recovery_head: recovery_head.clone(),
+            pending: pending.clone(),
             bounds,
             on_commit,
             counts,
+            recovery_counts,
             errors: errors.clone(),
             binds: binds.clone(),
         };
@@ -1063,6 +1159,9 @@ impl Db {
             errors,
             held,
             binds,
+            pending,
+            recovery_head,
+            bound: bounds.failovers,
         })
     }
 
@@ -1194,6 +1293,107 @@ impl Db {
         self.head.load(Ordering::Acquire)
     }
 
+    /// Queue a recovery for the next batch; never waits (its heartbeat is
+    /// answered without the disk). Its `recovery` event is published once
+    /// it is committed, with its seq. Past the log's bound of recoveries
+    /// waiting (a writer that cannot commit), the oldest waiting is dropped
+    /// and counted ([`Db::recoveries_dropped`]).
+    pub fn queue_recovery(&self, r: NewRecovery) {
+        let bound = usize::try_from(self.bound.max(1)).unwrap_or(usize::MAX);
+        let first = match self.pending.lock() {
+            Ok(mut p) => {
+                let first = p.recoveries.is_empty();
+                p.recoveries.push_back(r);
+                while p.recoveries.len() > bound {
+                    p.recoveries.pop_front();
+                    p.dropped += 1;
+                }
+                first
+            }
+            Err(_) => return,
+        };
+        // One wake for what gathers until the writer takes it; a full
+        // queue means the writer is busy and takes it with its next batch.
+        if first {
+            let _ = self.tx.try_send(Cmd::Wake);
+        }
+    }
+
+    /// Recoveries dropped before they were committed (the writer could not
+    /// keep up, or could not commit, while the log's bound of them waited).
+    pub fn recoveries_dropped(&self) -> u64 {
+        self.pending.lock().map(|p| p.dropped).unwrap_or(0)
+    }
+
+    /// The highest committed recovery seq (or the log's seed when it has
+    /// none yet).
+    pub fn recovery_head(&self) -> u64 {
+        self.recovery_head.load(Ordering::Acquire)
+    }
+
+    /// Recoveries, oldest first after `since`, as `GET /v1/failovers`
+    /// pages: `next` is the last one's seq when the page is full, else the
+    /// head (read before the rows, so it never passes an uncommitted one).
+    pub fn recoveries(&self, f: &RecoveryFilter) -> Result<crate::wire::RecoveriesPage, DbError> {
+        let head = self.recovery_head();
+        let (sql, args) = log_query(
+            "SELECT seq, worker, host, at, from_agent, to_agent, held_off_s FROM recoveries",
+            f.since,
+            f.worker.as_deref(),
+            f.agent.as_deref(),
+            None,
+            f.limit,
+        );
+        self.with_read(|c| {
+            let mut st = c.prepare_cached(&sql)?;
+            let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, i64>(6)?,
+                ))
+            })?;
+            let mut events = Vec::new();
+            let mut scanned = 0u32;
+            let mut last = None;
+            for row in rows {
+                let (seq, worker, host, at, from, to, held) = row?;
+                scanned += 1;
+                last = Some(seq as u64);
+                match parse_time(&at) {
+                    Ok(at) => events.push(RecoveryRecord {
+                        seq: seq as u64,
+                        worker,
+                        host,
+                        at,
+                        from,
+                        to,
+                        held_off_s: held.max(0) as u64,
+                    }),
+                    Err(e) => self.unreadable.note("recoveries", seq as u64, &e),
+                }
+            }
+            let oldest: i64 =
+                c.query_row("SELECT COALESCE(MIN(seq), 0) FROM recoveries", [], |r| {
+                    r.get(0)
+                })?;
+            let next = if scanned == f.limit {
+                last.unwrap_or(f.since)
+            } else {
+                head.max(last.unwrap_or(0))
+            };
+            Ok(crate::wire::RecoveriesPage {
+                events,
+                next,
+                oldest: oldest.max(0) as u64,
+            })
+        })
+    }
+
     fn with_read<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, DbError>,
@@ -1268,26 +1468,15 @@ impl Db {
     /// (written by an older hub that let a bad time in, or edited by hand)
     /// is skipped, logged once and counted, never allowed to fail the page.
     pub fn failovers(&self, f: &FailoverFilter) -> Result<FailoverScan, DbError> {
-        let mut sql = String::from(
+        let (sql, args) = log_query(
             "SELECT seq, worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail \
-             FROM failovers WHERE seq > ?1",
+             FROM failovers",
+            f.since,
+            f.worker.as_deref(),
+            f.agent.as_deref(),
+            f.kind.as_deref(),
+            f.limit,
         );
-        let mut args: Vec<rusqlite::types::Value> = vec![(f.since as i64).into()];
-        if let Some(w) = &f.worker {
-            args.push(w.clone().into());
-            sql.push_str(&format!(" AND worker = ?{}", args.len()));
-        }
-        if let Some(a) = &f.agent {
-            args.push(a.clone().into());
-            let n = args.len();
-            sql.push_str(&format!(" AND (from_agent = ?{n} OR to_agent = ?{n})"));
-        }
-        if let Some(k) = &f.kind {
-            args.push(k.clone().into());
-            sql.push_str(&format!(" AND kind = ?{}", args.len()));
-        }
-        args.push(i64::from(f.limit).into());
-        sql.push_str(&format!(" ORDER BY seq LIMIT ?{}", args.len()));
         self.with_read(|c| {
             let mut st = c.prepare_cached(&sql)?;
             let rows = st.query_map(rusqlite::params_from_iter(args.iter()), row_to_record)?;
@@ -1414,6 +1603,37 @@ impl Db {
             let _ = h.join();
         }
     }
+}
+
+/// A page of a log (`select` ends with its `FROM`): after `since`, by
+/// worker, agent (`from` or `to`) and kind when given, oldest first, at
+/// most `limit`; the statement and its arguments.
+fn log_query(
+    select: &str,
+    since: u64,
+    worker: Option<&str>,
+    agent: Option<&str>,
+    kind: Option<&str>,
+    limit: u32,
+) -> (String, Vec<rusqlite::types::Value>) {
+    let mut sql = format!("{select} WHERE seq > ?1");
+    let mut args: Vec<rusqlite::types::Value> = vec![(since.min(i64::MAX as u64) as i64).into()];
+    if let Some(w) = worker {
+        args.push(w.to_string().into());
+        sql.push_str(&format!(" AND worker = ?{}", args.len()));
+    }
+    if let Some(a) = agent {
+        args.push(a.to_string().into());
+        let n = args.len();
+        sql.push_str(&format!(" AND (from_agent = ?{n} OR to_agent = ?{n})"));
+    }
+    if let Some(k) = kind {
+        args.push(k.to_string().into());
+        sql.push_str(&format!(" AND kind = ?{}", args.len()));
+    }
+    args.push(i64::from(limit).into());
+    sql.push_str(&format!(" ORDER BY seq LIMIT ?{}", args.len()));
+    (sql, args)
 }
 
 /// The config write in progress recorded in `c`, if any.
@@ -1616,10 +1836,15 @@ struct Writer {
     /// Every worker id's pool, from the hub's memory.
     held: Arc<Mutex<Option<HeldBindings>>>,
     head: Arc<AtomicU64>,
+    recovery_head: Arc<AtomicU64>,
+    /// Recoveries for the next batch.
+    pending: Arc<Mutex<Pending>>,
     bounds: Bounds,
     on_commit: OnCommit,
     /// Failover records held per pool.
     counts: PoolCounts,
+    /// Recovery records held per pool.
+    recovery_counts: PoolCounts,
     /// Batches not committed (`GET /metrics`), shared with the `Db`.
     errors: Arc<AtomicU64>,
     /// New worker ids waiting for the next commit, shared with the `Db`.
@@ -1629,8 +1854,9 @@ struct Writer {
 /// Failover records held per pool.
 type PoolCounts = std::collections::HashMap<String, u64>;
 
-fn pool_counts(conn: &Connection) -> Result<PoolCounts, DbError> {
-    let mut st = conn.prepare("SELECT pool, COUNT(*) FROM failovers GROUP BY pool")?;
+/// Records held per pool in `table` (`failovers` or `recoveries`).
+fn pool_counts(conn: &Connection, table: &str) -> Result<PoolCounts, DbError> {
+    let mut st = conn.prepare(&format!("SELECT pool, COUNT(*) FROM {table} GROUP BY pool"))?;
     let rows = st.query_map([], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
     })?;
@@ -1816,13 +2042,18 @@ impl Writer {
             intent: self.intent.clone(),
             head: self.head.load(Ordering::Acquire),
             keys: self.keys.clone(),
+            recovery_head: self.recovery_head.load(Ordering::Acquire),
         };
         let (conn, kept) = remake(&self.path, from, &carried)?;
         let read = open(&self.path)?;
         self.id = file_id(&self.path);
         self.size = 0;
         self.conn = conn;
-        self.counts = pool_counts(&read).unwrap_or_default();
+        self.counts = pool_counts(&read, "failovers").unwrap_or_default();
+        self.recovery_counts = pool_counts(&read, "recoveries").unwrap_or_default();
+        if let Ok(h) = read_recovery_head(&read) {
+            self.recovery_head.fetch_max(h, Ordering::AcqRel);
+        }
         if let Ok(keys) = read_keys(&read) {
             self.keys = keys;
         }
@@ -1847,26 +2078,18 @@ impl Writer {
     /// identity before and after: a batch committed into a file removed
     /// meanwhile is committed again into the new one, so nothing is
     /// acknowledged that a restart would not find.
-    fn commit_durably(
-        &mut self,
-        failovers: &[NewFailover],
-        history: &[(HistoryEntry, Ack)],
-        intents: &[(Option<HistoryEntry>, Option<String>, Ack)],
-        binds: &[(String, String)],
-        unbinds: &[String],
-    ) -> Result<Vec<FailoverRecord>, String> {
+    fn commit_durably(&mut self, batch: &Batch<'_>) -> Result<Commits, String> {
         for _ in 0..3 {
             self.ensure_file()?;
             let mut counts = self.counts.clone();
-            let batch = Batch {
-                failovers,
-                history,
-                intents,
-                binds,
-                unbinds,
-            };
-            let (records, dropped) = match commit(&mut self.conn, &batch, self.bounds, &mut counts)
-            {
+            let mut recovery_counts = self.recovery_counts.clone();
+            let (records, dropped) = match commit(
+                &mut self.conn,
+                batch,
+                self.bounds,
+                &mut counts,
+                &mut recovery_counts,
+            ) {
                 Ok(c) => c,
                 // Not into a damaged file: it is set aside, made afresh, and
                 // the batch committed again there.
@@ -1890,6 +2113,7 @@ impl Writer {
             }
             if same {
                 self.counts = counts;
+                self.recovery_counts = recovery_counts;
                 if !dropped.is_empty() {
                     if let Ok(mut d) = self.state.dropped.lock() {
                         for (p, n) in dropped {
@@ -1907,6 +2131,34 @@ impl Writer {
     }
 }
 
+impl Writer {
+    fn has_pending(&self) -> bool {
+        self.pending.lock().is_ok_and(|p| !p.recoveries.is_empty())
+    }
+
+    /// The recoveries waiting, oldest first.
+    fn take_pending(&self) -> Vec<NewRecovery> {
+        match self.pending.lock() {
+            Ok(mut p) => p.recoveries.drain(..).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Recoveries a failed batch did not commit, back at the front.
+    fn put_back(&self, recoveries: Vec<NewRecovery>) {
+        if let Ok(mut p) = self.pending.lock() {
+            for r in recoveries.into_iter().rev() {
+                p.recoveries.push_front(r);
+            }
+            let bound = usize::try_from(self.bounds.failovers.max(1)).unwrap_or(usize::MAX);
+            while p.recoveries.len() > bound {
+                p.recoveries.pop_front();
+                p.dropped += 1;
+            }
+        }
+    }
+}
+
 fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
     loop {
         let first = match rx.recv_timeout(IDENTITY_EVERY) {
@@ -1914,7 +2166,11 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 // Noticed within about a second even when nothing is written.
                 let _ = w.ensure_file();
-                continue;
+                if w.has_pending() {
+                    Cmd::Wake
+                } else {
+                    continue;
+                }
             }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
         };
@@ -1927,6 +2183,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
         let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
         let mut close: Option<oneshot::Sender<()>> = None;
         let mut take = |cmd: Cmd| match cmd {
+            Cmd::Wake => {}
             Cmd::Failovers(v, ack) => {
                 failovers.extend(v);
                 acks.push(ack);
@@ -1959,10 +2216,23 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             None
         };
         let bound: &[(String, String)] = binds.as_ref().map_or(&[], |q| &q.ids);
-        match w.commit_durably(&failovers, &history, &intents, bound, &unbinds) {
+        // Every recovery seen so far joins this batch, whatever woke it.
+        let recoveries = w.take_pending();
+        let batch = Batch {
+            failovers: &failovers,
+            recoveries: &recoveries,
+            history: &history,
+            intents: &intents,
+            binds: bound,
+            unbinds: &unbinds,
+        };
+        match w.commit_durably(&batch) {
             Ok(records) => {
-                if let Some(last) = records.last() {
+                if let Some(last) = records.failovers.last() {
                     w.head.store(last.seq, Ordering::Release);
+                }
+                if let Some(last) = records.recoveries.last() {
+                    w.recovery_head.fetch_max(last.seq, Ordering::AcqRel);
                 }
                 if let Some((h, _)) = history.last() {
                     w.last_history = Some(h.clone());
@@ -1995,11 +2265,13 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 for tx in acks {
                     let _ = tx.send(Ok(()));
                 }
-                if !records.is_empty() {
+                if !records.failovers.is_empty() || !records.recoveries.is_empty() {
                     (w.on_commit)(records);
                 }
             }
             Err(e) => {
+                // Tried again with the next batch (nobody waits for them).
+                w.put_back(recoveries);
                 w.state
                     .repeats
                     .error("database-batch", &format!("database batch failed: {e}"));
@@ -2032,13 +2304,14 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
     }
 }
 
-/// A commit's new failover records, and the records each pool lost to
+/// A commit's new records, and the failover records each pool lost to
 /// the log's bound.
-type Committed = (Vec<FailoverRecord>, Vec<(String, u64)>);
+type Committed = (Commits, Vec<(String, u64)>);
 
 /// What one commit writes.
 struct Batch<'a> {
     failovers: &'a [NewFailover],
+    recoveries: &'a [NewRecovery],
     history: &'a [(HistoryEntry, Ack)],
     intents: &'a [(Option<HistoryEntry>, Option<String>, Ack)],
     binds: &'a [(String, String)],
@@ -2053,9 +2326,11 @@ fn commit(
     batch: &Batch<'_>,
     bounds: Bounds,
     counts: &mut PoolCounts,
+    recovery_counts: &mut PoolCounts,
 ) -> Result<Committed, DbError> {
     let Batch {
         failovers,
+        recoveries,
         history,
         intents,
         binds,
@@ -2076,6 +2351,7 @@ fn commit(
         )?;
     }
     let mut records = Vec::with_capacity(failovers.len());
+    let mut committed = Commits::default();
     {
         let mut ins = tx.prepare_cached(
             "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, token, pool) \
@@ -2109,6 +2385,11 @@ fn commit(
                 });
             }
         }
+        let recovered = insert_recoveries(&tx, recoveries, recovery_counts)?;
+        if !recovered.is_empty() {
+            prune(&tx, "recoveries", recovery_counts, bounds.failovers)?;
+        }
+        committed.recoveries = recovered;
         // Intents before history: a write's intent is committed before its
         // rename, so its history entry always comes in a later batch.
         for (i, key, _) in intents {
@@ -2156,26 +2437,12 @@ fn commit(
             )?;
         }
     }
-    // Past the bound (in steps of ~1%, to keep each batch cheap), each
-    // pool over its fair share loses its own oldest records down to it.
-    let mut dropped = Vec::new();
-    let total: u64 = counts.values().sum();
-    if !records.is_empty() && total > bounds.failovers + bounds.failovers / 100 {
-        let shares = fair_shares(counts, bounds.failovers);
-        for (pool, keep) in shares {
-            let held = counts.get(&pool).copied().unwrap_or(0);
-            if held <= keep {
-                continue;
-            }
-            let n = tx.execute(
-                "DELETE FROM failovers WHERE seq IN (SELECT seq FROM failovers WHERE pool = ?1 ORDER BY seq LIMIT ?2)",
-                params![pool, (held - keep) as i64],
-            )? as u64;
-            counts.insert(pool.clone(), held - n);
-            dropped.push((pool, n));
-        }
-        counts.retain(|_, c| *c > 0);
-    }
+    let dropped = if records.is_empty() {
+        Vec::new()
+    } else {
+        prune(&tx, "failovers", counts, bounds.failovers)?
+    };
+    committed.failovers = records;
     if !history.is_empty() {
         let newest: Option<i64> = tx
             .query_row("SELECT MAX(id) FROM history", [], |r| r.get(0))
@@ -2189,7 +2456,78 @@ fn commit(
         }
     }
     tx.commit()?;
-    Ok((records, dropped))
+    Ok((committed, dropped))
+}
+
+/// Past `bound` (in steps of ~1%, to keep each batch cheap), each pool
+/// over its fair share of `table` (`failovers` or `recoveries`) loses its
+/// own oldest records down to it. Returns how many each pool lost.
+fn prune(
+    tx: &Connection,
+    table: &str,
+    counts: &mut PoolCounts,
+    bound: u64,
+) -> Result<Vec<(String, u64)>, DbError> {
+    let mut dropped = Vec::new();
+    let total: u64 = counts.values().sum();
+    if total <= bound + bound / 100 {
+        return Ok(dropped);
+    }
+    let shares = fair_shares(counts, bound);
+    let sql = format!(
+        "DELETE FROM {table} WHERE seq IN (SELECT seq FROM {table} WHERE pool = ?1 ORDER BY seq LIMIT ?2)"
+    );
+    for (pool, keep) in shares {
+        let held = counts.get(&pool).copied().unwrap_or(0);
+        if held <= keep {
+            continue;
+        }
+        let n = tx.execute(&sql, params![pool, (held - keep) as i64])? as u64;
+        counts.insert(pool.clone(), held - n);
+        dropped.push((pool, n));
+    }
+    counts.retain(|_, c| *c > 0);
+    Ok(dropped)
+}
+
+/// Insert `recoveries` (each gets its seq), counted per pool.
+fn insert_recoveries(
+    tx: &Connection,
+    recoveries: &[NewRecovery],
+    counts: &mut PoolCounts,
+) -> Result<Vec<RecoveryRecord>, DbError> {
+    let mut out = Vec::with_capacity(recoveries.len());
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO recoveries (worker, host, at, from_agent, to_agent, held_off_s, pool) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for NewRecovery { pool, record: r } in recoveries {
+        ins.execute(params![
+            r.worker,
+            r.host,
+            time(r.at),
+            r.from,
+            r.to,
+            i64::try_from(r.held_off_s).unwrap_or(i64::MAX),
+            &**pool,
+        ])?;
+        *counts.entry(pool.to_string()).or_default() += 1;
+        out.push(RecoveryRecord {
+            seq: tx.last_insert_rowid() as u64,
+            ..r.clone()
+        });
+    }
+    Ok(out)
+}
+
+/// The recovery log's head: the last seq it gave (or was seeded with).
+fn read_recovery_head(c: &Connection) -> rusqlite::Result<u64> {
+    c.query_row(
+        "SELECT COALESCE(MAX(seq), 0) FROM (SELECT seq FROM sqlite_sequence WHERE name = 'recoveries' UNION ALL SELECT MAX(seq) FROM recoveries)",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|s| s.max(0) as u64)
 }
 
 #[cfg(test)]

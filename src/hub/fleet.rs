@@ -44,16 +44,8 @@ impl std::fmt::Display for Cursor {
 }
 
 /// A worker back on a higher rung of the same list revision, as one
-/// heartbeat showed it (the log gives it its `seq`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recovery {
-    pub worker: String,
-    pub host: String,
-    pub at: DateTime<Utc>,
-    pub from: Option<String>,
-    pub to: String,
-    pub held_off_s: u64,
-}
+/// heartbeat showed it (the log gives it its `seq` when it commits).
+pub use super::db::NewRecovery as Recovery;
 
 /// The default `--held-off-window`: a failover older than this no longer
 /// holds its rung off in [`headroom_of`].
@@ -141,12 +133,16 @@ fn recovery_between(before: &Stored, after: &Stored) -> Option<Recovery> {
         .and_then(|h| h.iter().find(|x| x.agent == to))
         .map_or(before.active_since, |x| x.at);
     Some(Recovery {
-        worker: a.worker.to_string(),
-        host: a.host().to_string(),
-        at: after.received_at,
-        from: b.active_agent().map(str::to_string),
-        to: to.to_string(),
-        held_off_s: (after.received_at - left).num_seconds().max(0) as u64,
+        pool: after.pool.clone(),
+        record: crate::wire::RecoveryRecord {
+            seq: 0,
+            worker: a.worker.to_string(),
+            host: a.host().to_string(),
+            at: after.received_at,
+            from: b.active_agent().map(str::to_string),
+            to: to.to_string(),
+            held_off_s: (after.received_at - left).num_seconds().max(0) as u64,
+        },
     })
 }
 

@@ -285,8 +285,6 @@ pub struct Hub {
     pub closing: tokio::sync::watch::Sender<bool>,
     /// The hub's counters for `GET /metrics`.
     pub metrics: Arc<metrics::HubMetrics>,
-    /// Workers back on a higher rung (`GET /v1/recoveries`).
-    pub recoveries: recovery::Recoveries,
     /// Repeating problems (the config's place, refused writes), said once
     /// in the log, then counted once a minute.
     pub repeats: repeats::Repeats,
@@ -534,10 +532,14 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     let db = db::Db::open(
         &db_path,
         opts.bounds,
-        Box::new(move |records| {
-            metrics2.failovers(&records);
-            for r in records {
+        Box::new(move |commits: db::Commits| {
+            metrics2.failovers(&commits.failovers);
+            for r in commits.failovers {
                 ev2.publish(events::Payload::Failover(Arc::new(r)));
+            }
+            for r in commits.recoveries {
+                metrics2.recovery(&r);
+                ev2.publish(events::Payload::Recovery(Arc::new(r)));
             }
         }),
     )
@@ -655,7 +657,6 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         streams: streams::StreamSlots::new(opts.streams.per_token, opts.streams.total),
         closing: tokio::sync::watch::Sender::new(false),
         metrics: hub_metrics,
-        recoveries: recovery::Recoveries::new(opts.bounds.failovers),
         repeats: repeats::Repeats::default(),
         kept_at_start,
         opts,

@@ -718,7 +718,7 @@ async fn a_stepped_hub_clock_neither_keeps_the_silent_alive_nor_refuses_the_live
 /// Worker tokens of two pools (`a`, and `b` with two tokens: one rotated
 /// under a new name keeps its pool), an owner and a viewer, written to
 /// `dir/tokens.toml`; the tokens.
-fn pool_tokens(dir: &std::path::Path) -> (String, String, String, String, String) {
+pub(crate) fn pool_tokens(dir: &std::path::Path) -> (String, String, String, String, String) {
     use macfleet::hub::auth::{token_entry, token_entry_in_pool};
     use macfleet::wire::Role;
     let fake = |s: &str| format!("{}{}", "mft_pool_", s.repeat(8));

@@ -37,6 +37,9 @@ mod resources;
 mod sim;
 /// `GET /v1/summary`, kept as the fleet changes (issue 22).
 mod summary;
+/// On-call's words are the truth (issue 28): durable recoveries, future
+/// failovers, in sync by list.
+mod truth;
 /// Turns (issue 33): `turn` and `next_turn_agent` carried and checked; a
 /// simulated fleet switching at its turn boundaries.
 mod turns;

@@ -492,6 +492,20 @@ async fn a_real_prometheus_scraping_a_hub_under_aug19_raises_the_no_route_alert(
     );
 }
 
+/// The recovery log once it holds `n` (within 5 s): recoveries commit
+/// with the next batch, after their heartbeat is answered.
+async fn recoveries_once(
+    viewer: &macfleet::client::Client,
+    n: usize,
+) -> macfleet::wire::RecoveriesPage {
+    eventually(100, || async {
+        let p = viewer.recoveries(&FailoverQuery::default()).await.ok()?;
+        (p.events.len() >= n).then_some(p)
+    })
+    .await
+    .unwrap_or_else(|| panic!("{n} recoveries within 5 s"))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_move_back_up_the_same_list_is_a_recovery_and_a_new_order_is_not() {
     let h = TestHub::start_with(LIST, |_| {}).await;
@@ -519,12 +533,10 @@ async fn a_move_back_up_the_same_list_is_a_recovery_and_a_new_order_is_not() {
         ),
     )
     .await;
-    // Back on opencode: a recovery, held off about five minutes.
+    // Back on opencode: a recovery, held off about five minutes, committed
+    // with the next batch (the heartbeat does not wait for it).
     post(&h, beat_json("w-1", r, Some("opencode"), &[], json!([]))).await;
-    let page = viewer
-        .recoveries(&FailoverQuery::default())
-        .await
-        .expect("recoveries");
+    let page = recoveries_once(&viewer, 1).await;
     assert_eq!(page.events.len(), 1, "{page:?}");
     let rec = &page.events[0];
     assert_eq!(
@@ -571,10 +583,7 @@ async fn a_move_back_up_the_same_list_is_a_recovery_and_a_new_order_is_not() {
     reordered["agents"] = json!(["codex", "opencode", "pi", "claude"]);
     post(&h, reordered).await;
 
-    let all = viewer
-        .recoveries(&FailoverQuery::default())
-        .await
-        .expect("recoveries");
+    let all = recoveries_once(&viewer, 2).await;
     let moves: Vec<(&str, Option<&str>, &str)> = all
         .events
         .iter()
