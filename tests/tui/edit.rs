@@ -1432,6 +1432,44 @@ fn a_file_that_does_not_validate_is_asked_for_once_and_edit_keys_say_why() {
     assert!(a.model().edit.is_pending());
 }
 
+/// A hand edit of the hub's file that changed an agent the edit moved:
+/// the conflict's heading says `changed by hand on disk`, not `by
+/// (changed on disk)` (issue 27, "Words an owner needs").
+#[test]
+fn a_conflict_with_a_hand_edit_says_changed_by_hand_on_disk() {
+    use macfleet::wire::{History, HistoryEntry};
+    let (mut a, _) = fixture::app(20, true, Theme::new(false, false), 120, 40);
+    a.settle();
+    key(&mut a, '1');
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Err(conflict())));
+    a.update(Msg::History(History {
+        revisions: vec![HistoryEntry {
+            revision: "r44".into(),
+            at: fixture::t0() - chrono::TimeDelta::seconds(5),
+            by: "(changed on disk)".into(),
+            agents: v(&["pi", "claude", "codex"]),
+            previous_agents: fixture::LADDER.iter().map(|s| s.to_string()).collect(),
+            client: None,
+        }],
+    }));
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: v(&["pi", "claude", "codex"]),
+        text: DOC.replace("    \"opencode\", # cheap\n", ""),
+    });
+    assert!(matches!(*a.edit_mode(), Mode::Conflict { .. }));
+    let s = screen_text(&a);
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("the hub's list changed (now r44 changed by hand on disk, 5s ago) while you edited it from "),
+        "{s}"
+    );
+    assert!(!flat.contains("by (changed on disk)"), "{s}");
+}
+
 /// At 80 columns the conflict's first line (their revision, who wrote it
 /// and through what, when, and the base the edit began on) wraps onto a
 /// second row instead of losing its end at the screen's edge.

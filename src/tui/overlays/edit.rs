@@ -784,11 +784,14 @@ fn draw_conflict(
             .iter()
             .find(|h| h.revision == c.theirs_revision())
             .map(|h| {
-                format!(
-                    " by {}, {} ago",
-                    hub(&crate::tui::model::config::who(h)),
-                    age_at(cx.now, h.at)
-                )
+                // A hand edit is no one's: `changed by hand on disk`, not
+                // `by (changed on disk)`, the hub's word for it.
+                let by = if h.by == "(changed on disk)" {
+                    crate::tui::ui::fmt::written_by(h)
+                } else {
+                    format!("by {}", hub(&crate::tui::model::config::who(h)))
+                };
+                format!(" {by}, {} ago", age_at(cx.now, h.at))
             })
             .unwrap_or_default();
         // Two rows, wrapped at spaces: at 80 columns the revisions, who
