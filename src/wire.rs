@@ -415,9 +415,40 @@ pub struct WorkerView {
     /// *Pacing*); `None` from a hub that does not say: the page's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat_interval_s: Option<u64>,
+    /// Its last heartbeat's `turn` (docs/hub-api.md, *Turns*): `None`, it
+    /// reports no turns; `Some(None)`, between turns.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub turn: Option<Option<Turn>>,
+    /// Its last heartbeat's `next_turn_agent` (`None`: it reports no turns).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub next_turn_agent: Option<Option<String>>,
 }
 
 impl WorkerView {
+    /// The turn it is in, if it says it is in one.
+    pub fn in_turn(&self) -> Option<&Turn> {
+        self.turn.as_ref()?.as_ref()
+    }
+
+    /// Why it does not run `revision` yet (`None`: it runs it); see
+    /// [`lag_of`].
+    pub fn lag(&self, revision: &str) -> Option<Lag<'_>> {
+        lag_of(
+            revision,
+            self.config_revision.as_deref(),
+            self.in_turn().map(|t| (t.agent.as_str(), t.since)),
+            self.next_turn_agent.as_ref().and_then(|n| n.as_deref()),
+        )
+    }
+
     /// Healthy, on a rung, and nothing left below it: the next failure
     /// leaves it with no route.
     pub fn one_failure_from_no_route(&self) -> bool {

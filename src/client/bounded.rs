@@ -400,6 +400,12 @@ pub fn check_worker(w: &WorkerView) -> Result<(), String> {
     if let Some(f) = &w.last_failover {
         check_failover(f)?;
     }
+    if let Some(t) = w.in_turn() {
+        one_to("a turn's agent", &t.agent, MAX_AGENT)?;
+    }
+    if let Some(Some(a)) = &w.next_turn_agent {
+        one_to("a next_turn_agent", a, MAX_AGENT)?;
+    }
     Ok(())
 }
 

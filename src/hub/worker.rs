@@ -551,6 +551,11 @@ impl Stored {
             clock_skew_s: Some(self.clock_skew_s),
             pool: Some(self.pool.to_string()),
             heartbeat_interval_s: self.told_interval(),
+            turn: self.turning.as_deref().map(|t| t.turn.clone()),
+            next_turn_agent: self
+                .turning
+                .as_deref()
+                .map(|t| t.next_turn_agent.as_deref().map(str::to_string)),
         }
     }
 
@@ -633,6 +638,15 @@ mod tests {
             ),
             format!(r#"{{"worker":"w-3","host":"h3",{base},"agents":[],"active_agent":null}}"#),
             format!(
+                r#"{{"worker":"w-5","host":"h5",{base},"agents":["pi","claude"],"active_agent":"claude","turn":{{"agent":"claude","since":"2026-11-29T15:00:00Z"}},"next_turn_agent":"pi"}}"#
+            ),
+            format!(
+                r#"{{"worker":"w-6","host":"h6",{base},"agents":["pi"],"active_agent":"pi","turn":null,"next_turn_agent":null}}"#
+            ),
+            format!(
+                r#"{{"worker":"w-7","host":"h7",{base},"agents":["pi"],"active_agent":"pi","next_turn_agent":"pi"}}"#
+            ),
+            format!(
                 r#"{{"worker":"w-4","host":"h\u0034",{base},"agents":["p\u0069"],"active_agent":"\u0070i","capabilities":{{"p\u0069":{}}}}}"#,
                 cap(true, true, "ok")
             ),
@@ -676,6 +690,16 @@ mod tests {
             assert_eq!(view.agents, wire.agents, "{body}");
             assert_eq!(view.active_agent, wire.active_agent, "{body}");
             assert_eq!(view.capabilities, wire.capabilities, "{body}");
+            // A worker that says either of its turns has both in its
+            // entry (`null` for what it left out).
+            let says = wire.turn.is_some() || wire.next_turn_agent.is_some();
+            let turn = wire.turn.clone().or(says.then_some(None));
+            assert_eq!(view.turn, turn, "{body}");
+            assert_eq!(
+                view.next_turn_agent.clone().flatten(),
+                wire.next_turn_agent,
+                "{body}"
+            );
             for (name, c) in &wire.capabilities {
                 assert_eq!(stored.profile.roster.capability(name), Some(*c), "{body}");
             }

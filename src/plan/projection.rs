@@ -526,6 +526,8 @@ mod tests {
             clock_skew_s: None,
             pool: None,
             heartbeat_interval_s: None,
+            turn: None,
+            next_turn_agent: None,
         }
     }
 

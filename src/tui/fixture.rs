@@ -122,6 +122,8 @@ pub fn worker(i: usize, now: DateTime<Utc>) -> WorkerView {
         clock_skew_s: None,
         pool: None,
         heartbeat_interval_s: None,
+        turn: None,
+        next_turn_agent: None,
     }
 }
 

@@ -1157,6 +1157,68 @@ fn written_and_partly_rolled_out(a: &mut App, on: &[usize]) {
     a.settle();
 }
 
+/// Issue 33: workers behind the written revision because they are in a
+/// turn they will leave for the new list are counted on the convergence
+/// line and listed with why: `in a turn on opencode for 4m: switches at
+/// its next turn (to pi)`.
+#[test]
+fn workers_behind_in_a_turn_say_why_on_the_line_and_in_its_list() {
+    use macfleet::wire::Turn;
+    let mut a = app(true);
+    written_and_partly_rolled_out(&mut a, &[0, 1, 2]);
+    let now = fixture::t0();
+    let turning = [8, 9]
+        .iter()
+        .map(|&i| macfleet::wire::WorkerView {
+            turn: Some(Some(Turn {
+                agent: "opencode".into(),
+                since: now - chrono::TimeDelta::minutes(4),
+            })),
+            next_turn_agent: Some(Some("pi".into())),
+            ..fixture::worker(i, now)
+        })
+        .collect();
+    let mut page = fixture::page(turning, now, true, 3);
+    page.config_revision = "r43".into();
+    a.update(Msg::Workers {
+        page,
+        at: a.model().mono_now,
+    });
+    a.settle();
+    let r = a.model().edit.rollout.clone().expect("a rollout");
+    assert_eq!((r.on, r.healthy, r.in_turn), (3, 18, 2), "{r:?}");
+    let (behind, _) = a.model().rollout_behind();
+    let w8 = behind
+        .iter()
+        .find(|b| b.worker == "w-00008")
+        .expect("w-00008 behind");
+    assert_eq!(
+        w8.in_turn
+            .as_ref()
+            .map(|t| (t.agent.as_str(), t.next.as_deref())),
+        Some(("opencode", Some("pi")))
+    );
+    assert!(behind.iter().filter(|b| b.in_turn.is_some()).count() == 2);
+    key(&mut a, 'G');
+    key(&mut a, 'j');
+    code(&mut a, KeyCode::Enter);
+    let s = screen_text(&a);
+    assert!(
+        s.contains("2 of them in a turn: each switches at its next turn"),
+        "{s}"
+    );
+    assert!(
+        s.contains(
+            "w-00008        in a turn on opencode for 4m: switches at its next turn (to pi)"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains("w-00004        healthy, still reports r41: last heard"),
+        "{s}"
+    );
+}
+
 #[test]
 fn enter_on_the_convergence_line_lists_the_workers_behind_and_why() {
     use macfleet::tui::app::Detail;

@@ -78,6 +78,16 @@ pub struct Worker {
     pub pool: Option<Sym>,
     /// The interval the hub told it (`None`: the hub does not say).
     pub heartbeat_interval_s: Option<u64>,
+    /// What it says of its turns (`None`: nothing, an older worker or hub).
+    pub turns: Option<Box<Turns>>,
+}
+
+/// A worker's `turn` and `next_turn_agent` as the hub carried them (each
+/// `None` when left out, `Some(None)` for `null`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turns {
+    pub turn: Option<Option<(Sym, DateTime<Utc>)>>,
+    pub next: Option<Option<Sym>>,
 }
 
 impl Worker {
@@ -87,6 +97,23 @@ impl Worker {
     /// the fleet's entry holds).
     pub fn on_last_rung(&self) -> bool {
         self.active_agent.is_some() && self.headroom == Some(0)
+    }
+
+    /// The turn it is in, if it says it is in one: its agent and start.
+    pub fn turn(&self) -> Option<(&str, DateTime<Utc>)> {
+        let (agent, since) = self.turns.as_deref()?.turn.as_ref()?.as_ref()?;
+        Some((&**agent, *since))
+    }
+
+    /// Why it does not run `revision` yet (`None`: it runs it), as
+    /// [`WorkerView::lag`].
+    pub fn lag(&self, revision: &str) -> Option<crate::wire::Lag<'_>> {
+        let next = self
+            .turns
+            .as_deref()
+            .and_then(|t| t.next.as_ref())
+            .and_then(|n| n.as_deref());
+        crate::wire::lag_of(revision, self.config_revision.as_deref(), self.turn(), next)
     }
 }
 
@@ -113,6 +140,18 @@ impl Worker {
             clock_skew_s: self.clock_skew_s,
             pool: self.pool.as_deref().map(str::to_string),
             heartbeat_interval_s: self.heartbeat_interval_s,
+            turn: self.turns.as_deref().and_then(|t| {
+                t.turn.as_ref().map(|t| {
+                    t.as_ref().map(|(agent, since)| crate::wire::Turn {
+                        agent: agent.to_string(),
+                        since: *since,
+                    })
+                })
+            }),
+            next_turn_agent: self
+                .turns
+                .as_deref()
+                .and_then(|t| t.next.as_ref().map(|n| n.as_deref().map(str::to_string))),
         }
     }
 }
@@ -203,6 +242,12 @@ impl Interner {
             clock_skew_s: v.clock_skew_s,
             pool: v.pool.as_deref().map(|p| self.sym(p)),
             heartbeat_interval_s: v.heartbeat_interval_s,
+            turns: (v.turn.is_some() || v.next_turn_agent.is_some()).then(|| {
+                Box::new(Turns {
+                    turn: v.turn.map(|t| t.map(|t| (self.sym(&t.agent), t.since))),
+                    next: v.next_turn_agent.map(|n| n.as_deref().map(|a| self.sym(a))),
+                })
+            }),
         }
     }
 }

@@ -156,6 +156,9 @@ pub struct Rollout {
     /// Healthy workers that report `revision`.
     pub on: usize,
     pub healthy: usize,
+    /// Healthy workers behind it because they are in a turn they will
+    /// leave for the new list at its end (docs/hub-api.md, *Turns*).
+    pub in_turn: usize,
     /// When it was written (the hub's clock as the TUI knows it).
     pub at: Option<DateTime<Utc>>,
     /// The Ladder's cursor is on the convergence line: Enter lists the
@@ -173,6 +176,31 @@ pub struct Behind {
     pub revision: Option<String>,
     /// When the hub last heard from it.
     pub heard: DateTime<Utc>,
+    /// Behind because it is in a turn: it switches at the turn's end.
+    pub in_turn: Option<InTurn>,
+}
+
+/// A worker's turn that keeps it off the written list until it ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InTurn {
+    pub agent: String,
+    pub since: DateTime<Utc>,
+    /// Where the new list puts it (`None`: no rung).
+    pub next: Option<String>,
+}
+
+impl InTurn {
+    /// From a worker's lag, when the lag is a turn.
+    pub fn of(lag: Option<crate::wire::Lag<'_>>) -> Option<InTurn> {
+        match lag? {
+            crate::wire::Lag::InTurn { agent, since, next } => Some(InTurn {
+                agent: agent.to_string(),
+                since,
+                next: next.map(str::to_string),
+            }),
+            crate::wire::Lag::Behind => None,
+        }
+    }
 }
 
 /// At most this many workers behind are listed (the Workers view, filtered

@@ -659,16 +659,18 @@ impl Model {
             return;
         }
         if let Some(r) = &mut self.edit.rollout {
-            let (mut on, mut healthy) = (0, 0);
+            let (mut on, mut healthy, mut in_turn) = (0, 0, 0);
             for (_, e) in self.fleet.iter() {
                 if e.state == WorkerState::Healthy {
                     healthy += 1;
-                    if e.view.config_revision.as_deref() == Some(r.revision.as_str()) {
-                        on += 1;
+                    match e.view.lag(&r.revision) {
+                        None => on += 1,
+                        Some(crate::wire::Lag::InTurn { .. }) => in_turn += 1,
+                        Some(crate::wire::Lag::Behind) => {}
                     }
                 }
             }
-            (r.on, r.healthy) = (on, healthy);
+            (r.on, r.healthy, r.in_turn) = (on, healthy, in_turn);
         }
         self.refresh_drill();
         let Some(new) = self.edit.order().map(|o| o.to_vec()) else {
@@ -765,6 +767,7 @@ impl Model {
                 state: e.state,
                 revision: e.view.config_revision.as_deref().map(str::to_string),
                 heard: e.view.received_at,
+                in_turn: edit::InTurn::of(e.view.lag(&r.revision)),
             })
             .collect();
         let n = all.len();

@@ -897,6 +897,20 @@ fn draw_conflict(
     }
 }
 
+/// Why a worker in a turn lags: `in a turn on claude for 4m: switches at
+/// its next turn (to opencode)`.
+pub fn in_turn_text(now: chrono::DateTime<chrono::Utc>, turn: &crate::tui::model::edit::InTurn) -> String {
+    let to = match &turn.next {
+        Some(a) => hub(a),
+        None => "no rung".into(),
+    };
+    format!(
+        "in a turn on {} for {}: switches at its next turn (to {to})",
+        hub(&turn.agent),
+        age_at(now, turn.since)
+    )
+}
+
 /// Enter on the convergence line: the workers not yet on the revision
 /// written, and why (healthy on an older revision and for how long since
 /// the write, stale, lost).
@@ -930,19 +944,31 @@ pub fn rollout_title_and_lines(cx: &Cx) -> (String, Vec<Line<'static>>) {
         )),
         Line::raw(""),
     ];
+    if r.in_turn > 0 {
+        out.insert(
+            2,
+            Line::raw(format!(
+                "{} of them in a turn: each switches at its next turn",
+                count_text(r.in_turn)
+            )),
+        );
+    }
     if all == 0 {
         out.push(Line::styled("every worker reports it", t.ok()));
     }
     for b in &behind {
         let rev = b.revision.as_deref().map_or("no revision".into(), hub);
         let heard = age_at(now, b.heard);
-        let (why, style) = match b.state {
-            WorkerState::Healthy => (
+        let (why, style) = match (b.state, &b.in_turn) {
+            (WorkerState::Healthy, Some(turn)) => (in_turn_text(now, turn), t.warn()),
+            (WorkerState::Healthy, None) => (
                 format!("healthy, still reports {rev}: last heard {heard} ago"),
                 t.warn(),
             ),
-            WorkerState::Stale => (format!("stale: last heard {heard} ago, on {rev}"), t.warn()),
-            WorkerState::Lost => (format!("lost: last heard {heard} ago, on {rev}"), t.bad()),
+            (WorkerState::Stale, _) => {
+                (format!("stale: last heard {heard} ago, on {rev}"), t.warn())
+            }
+            (WorkerState::Lost, _) => (format!("lost: last heard {heard} ago, on {rev}"), t.bad()),
         };
         out.push(Line::from(vec![
             Span::raw(format!("{:<14} ", hub(&b.worker))),
