@@ -60,6 +60,37 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
             )
         )));
     };
+    let Held { held, recent, back } = held(client, &w, now).await?;
+    match output {
+        Output::Json | Output::Jsonl => {
+            let v = serde_json::json!({"worker": w, "recent_failovers": recent});
+            writeln!(out, "{}", safe_json(&v, output == Output::Json)?)?;
+            return Ok(());
+        }
+        Output::Table | Output::Wide => {}
+    }
+    let rank = w
+        .active_agent
+        .as_ref()
+        .and_then(|a| w.agents.iter().position(|x| x == a));
+    let mut text = facts_text(now, &w, rank, &page.config_revision, &held, &back);
+    text.push_str(&capabilities_text(&w, rank));
+    text.push_str(&recent_text(now, &recent));
+    out.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// What the hub holds of a worker's failovers and recoveries.
+struct Held {
+    /// The last hour's (up to 200) and the ten newest: the why lines' counts.
+    held: Vec<FailoverRecord>,
+    /// The ten newest, shown.
+    recent: Vec<FailoverRecord>,
+    /// The last hour's recoveries (none from a hub older than the log).
+    back: Vec<RecoveryRecord>,
+}
+
+async fn held(client: &Client, w: &WorkerView, now: DateTime<Utc>) -> Result<Held> {
     let filter = Filter {
         worker: Some(w.worker.clone()),
         ..Filter::default()
@@ -90,19 +121,19 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
         }
         Err(e) => return Err(e),
     };
-    match output {
-        Output::Json | Output::Jsonl => {
-            let v = serde_json::json!({"worker": w, "recent_failovers": recent});
-            writeln!(out, "{}", safe_json(&v, output == Output::Json)?)?;
-            return Ok(());
-        }
-        Output::Table | Output::Wide => {}
-    }
+    Ok(Held { held, recent, back })
+}
+
+/// The worker's facts, one `KEY value` a line, and why it stands on its rung.
+fn facts_text(
+    now: DateTime<Utc>,
+    w: &WorkerView,
+    rank: Option<usize>,
+    hub_revision: &str,
+    held: &[FailoverRecord],
+    back: &[RecoveryRecord],
+) -> String {
     let age = |t| age(now, t);
-    let rank = w
-        .active_agent
-        .as_ref()
-        .and_then(|a| w.agents.iter().position(|x| x == a));
     let mut text = String::new();
     let mut kv = |k: &str, v: String| text.push_str(&format!("{k:<10}{}\n", line(&v)));
     kv("WORKER", w.worker.clone());
@@ -132,7 +163,7 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
             if w.in_sync {
                 "in sync".to_string()
             } else {
-                format!("the hub is at {}", page.config_revision)
+                format!("the hub is at {hub_revision}")
             }
         ),
     );
@@ -144,9 +175,15 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
             (None, _) => "NO ROUTE".into(),
         },
     );
-    for (i, line) in why(now, &w, &held, &back).into_iter().enumerate() {
+    for (i, line) in why(now, w, held, back).into_iter().enumerate() {
         kv(if i == 0 { "WHY" } else { "" }, line);
     }
+    text
+}
+
+/// `CAPABILITIES`: one agent of its list a row.
+fn capabilities_text(w: &WorkerView, rank: Option<usize>) -> String {
+    let mut text = String::new();
     text.push_str("\nCAPABILITIES\n");
     let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
     let caps: Vec<(usize, &String, Option<&Capability>)> = w
@@ -190,6 +227,13 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
         ],
         usize::MAX,
     ));
+    text
+}
+
+/// `RECENT FAILOVERS`: the newest ten, oldest first.
+fn recent_text(now: DateTime<Utc>, recent: &[FailoverRecord]) -> String {
+    let age = |t| age(now, t);
+    let mut text = String::new();
     text.push_str("\nRECENT FAILOVERS\n");
     if recent.is_empty() {
         text.push_str("none in the hub's log\n");
@@ -249,8 +293,7 @@ pub async fn worker(client: &Client, id: &str, output: Output, out: &mut impl Wr
             usize::MAX,
         ));
     }
-    out.write_all(text.as_bytes())?;
-    Ok(())
+    text
 }
 
 fn preflight(p: Preflight) -> String {
