@@ -20,6 +20,7 @@ use chrono::{DateTime, Utc};
 use color_eyre::eyre::{Result, eyre};
 
 use super::{Exit, GetArgs, GetWhat, Global, Output, connect, exit};
+use crate::client::Client;
 use crate::textsafe::for_terminal;
 use crate::wire::{CauseKind, Failover, WorkerState};
 use out::{write_json, write_jsonl};
@@ -161,174 +162,191 @@ pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
         _ => {}
     }
     match args.what {
-        GetWhat::Workers => {
-            if matches!(args.output, Output::Json | Output::Jsonl) {
-                // Streamed: each worker out before the next is read.
-                let mut reader = client.workers_stream(None).await?;
-                let mut buf = std::io::BufWriter::with_capacity(64 * 1024, &mut out);
-                let r = if args.output == Output::Json {
-                    out::stream_workers_json(&mut buf, &mut reader).await
-                } else {
-                    out::stream_workers_jsonl(&mut buf, &mut reader).await
-                };
-                // What was written goes out, error or not (on an error, a
-                // JSON document without its end).
-                let flushed = buf.flush();
-                r?;
-                return Ok(flushed?);
-            }
-            // The table sorts and fits its columns: it holds every worker.
-            let page = client.workers(None).await?;
-            let mut ws = page.workers;
-            ws.sort_by_key(|w| {
-                (
-                    w.active_agent.is_some(),
-                    std::cmp::Reverse(w.state),
-                    w.worker.clone(),
-                )
-            });
-            let now = page.now;
-            let rank = |w: &crate::wire::WorkerView| match &w.active_agent {
-                Some(a) => {
-                    let r = w.agents.iter().position(|x| x == a);
-                    format!("{a}{}", r.map(|r| format!(" #{r}")).unwrap_or_default())
-                }
-                None => "NO ROUTE".into(),
-            };
-            let table = render_table(
-                vec![
-                    ("WORKER", 0, ws.iter().map(|w| w.worker.clone()).collect()),
-                    (
-                        "STATE",
-                        0,
-                        ws.iter().map(|w| w.state.as_str().into()).collect(),
-                    ),
-                    ("ACTIVE", 0, ws.iter().map(rank).collect()),
-                    (
-                        "HEADROOM",
-                        1,
-                        ws.iter()
-                            .map(|w| w.headroom.map_or("-".into(), |h| h.to_string()))
-                            .collect(),
-                    ),
-                    (
-                        "AGE",
-                        1,
-                        ws.iter().map(|w| age(now, w.received_at)).collect(),
-                    ),
-                    (
-                        "SYNC",
-                        2,
-                        ws.iter()
-                            .map(|w| if w.in_sync { "yes" } else { "no" }.into())
-                            .collect(),
-                    ),
-                    ("HOST", 3, ws.iter().map(|w| w.host.clone()).collect()),
-                    (
-                        "LAST FAILOVER",
-                        4,
-                        ws.iter()
-                            .map(|w| {
-                                w.last_failover
-                                    .as_ref()
-                                    .map(|f| failover_brief(f, now))
-                                    .unwrap_or_else(|| "-".into())
-                            })
-                            .collect(),
-                    ),
-                ],
-                max,
-            );
-            out.write_all(table.as_bytes())?;
-            out.flush()?;
-            // The summary is for people: stderr, so stdout holds only the
-            // header and the rows (`| sort`, `| wc -l`).
-            let count = |s| ws.iter().filter(|w| w.state == s).count();
-            eprintln!(
-                "{}{} workers: {} healthy, {} stale, {} lost, {} with no route, {} one failure from no route; revision {}",
-                word_of(&client, &ws).await,
-                ws.len(),
-                count(WorkerState::Healthy),
-                count(WorkerState::Stale),
-                count(WorkerState::Lost),
-                ws.iter().filter(|w| w.active_agent.is_none()).count(),
-                ws.iter().filter(|w| w.one_failure_from_no_route()).count(),
-                for_terminal(&page.config_revision)
-            );
-        }
+        GetWhat::Workers => workers(&client, args.output, max, &mut out).await?,
         GetWhat::Worker => {}
         GetWhat::Failovers => failovers::snapshot(&client, &args, max, &mut out).await?,
         GetWhat::Recoveries => recoveries::snapshot(&client, &args, max, &mut out).await?,
-        GetWhat::Agents => {
-            let (agents, revision) = agents_in_force(&client).await?;
-            if args.output == Output::Json {
-                return write_json(
-                    &mut out,
-                    &serde_json::json!({"revision": revision, "agents": agents}),
-                );
-            }
-            if args.output == Output::Jsonl {
-                let rows: Vec<_> = agents
-                    .iter()
-                    .enumerate()
-                    .map(|(rank, agent)| {
-                        serde_json::json!({"rank": rank, "agent": agent, "revision": revision})
-                    })
-                    .collect();
-                return write_jsonl(&mut out, &rows);
-            }
-            // Only the list on stdout (`| wc -l`, `| awk '{print $2}'`);
-            // the revision, for people, on stderr, as `get workers`' summary.
-            for (i, a) in agents.iter().enumerate() {
-                writeln!(out, "{i}  {}", for_terminal(a))?;
-            }
-            out.flush()?;
-            eprintln!("revision {}", for_terminal(&revision));
-        }
-        GetWhat::History => {
-            let h = client.history().await?;
-            if args.output == Output::Json {
-                return write_json(&mut out, &h);
-            }
-            if args.output == Output::Jsonl {
-                return write_jsonl(&mut out, &h.revisions);
-            }
-            let r = &h.revisions;
-            let table = render_table(
-                vec![
-                    (
-                        "REVISION",
-                        0,
-                        r.iter().map(|e| e.revision.clone()).collect(),
-                    ),
-                    (
-                        "AT",
-                        1,
-                        r.iter().map(|e| crate::wire::fmt_time(e.at)).collect(),
-                    ),
-                    ("BY", 0, r.iter().map(|e| e.by.clone()).collect()),
-                    (
-                        "CLIENT",
-                        2,
-                        r.iter()
-                            .map(|e| e.client.clone().unwrap_or_else(|| "-".into()))
-                            .collect(),
-                    ),
-                    (
-                        "BEFORE → AFTER",
-                        0,
-                        r.iter()
-                            .map(|e| {
-                                format!("{} → {}", e.previous_agents.join(","), e.agents.join(","))
-                            })
-                            .collect(),
-                    ),
-                ],
-                max,
-            );
-            out.write_all(table.as_bytes())?;
-        }
+        GetWhat::Agents => agents(&client, args.output, &mut out).await?,
+        GetWhat::History => history(&client, args.output, max, &mut out).await?,
     }
+    Ok(())
+}
+
+/// `get workers`, once: the table sorted (no route first, then the
+/// least healthy) and its summary on stderr, or the page streamed as JSON.
+async fn workers(client: &Client, output: Output, max: usize, out: &mut impl Write) -> Result<()> {
+    if matches!(output, Output::Json | Output::Jsonl) {
+        // Streamed: each worker out before the next is read.
+        let mut reader = client.workers_stream(None).await?;
+        let mut buf = std::io::BufWriter::with_capacity(64 * 1024, out);
+        let r = if output == Output::Json {
+            out::stream_workers_json(&mut buf, &mut reader).await
+        } else {
+            out::stream_workers_jsonl(&mut buf, &mut reader).await
+        };
+        // What was written goes out, error or not (on an error, a
+        // JSON document without its end).
+        let flushed = buf.flush();
+        r?;
+        return Ok(flushed?);
+    }
+    // The table sorts and fits its columns: it holds every worker.
+    let page = client.workers(None).await?;
+    let mut ws = page.workers;
+    ws.sort_by_key(|w| {
+        (
+            w.active_agent.is_some(),
+            std::cmp::Reverse(w.state),
+            w.worker.clone(),
+        )
+    });
+    let now = page.now;
+    let table = workers_table(&ws, now, max);
+    out.write_all(table.as_bytes())?;
+    out.flush()?;
+    // The summary is for people: stderr, so stdout holds only the
+    // header and the rows (`| sort`, `| wc -l`).
+    let count = |s| ws.iter().filter(|w| w.state == s).count();
+    eprintln!(
+        "{}{} workers: {} healthy, {} stale, {} lost, {} with no route, {} one failure from no route; revision {}",
+        word_of(client, &ws).await,
+        ws.len(),
+        count(WorkerState::Healthy),
+        count(WorkerState::Stale),
+        count(WorkerState::Lost),
+        ws.iter().filter(|w| w.active_agent.is_none()).count(),
+        ws.iter().filter(|w| w.one_failure_from_no_route()).count(),
+        for_terminal(&page.config_revision)
+    );
+    Ok(())
+}
+
+/// The `get workers` table of `ws`, fitted to `max` columns.
+fn workers_table(ws: &[crate::wire::WorkerView], now: DateTime<Utc>, max: usize) -> String {
+    let rank = |w: &crate::wire::WorkerView| match &w.active_agent {
+        Some(a) => {
+            let r = w.agents.iter().position(|x| x == a);
+            format!("{a}{}", r.map(|r| format!(" #{r}")).unwrap_or_default())
+        }
+        None => "NO ROUTE".into(),
+    };
+    render_table(
+        vec![
+            ("WORKER", 0, ws.iter().map(|w| w.worker.clone()).collect()),
+            (
+                "STATE",
+                0,
+                ws.iter().map(|w| w.state.as_str().into()).collect(),
+            ),
+            ("ACTIVE", 0, ws.iter().map(rank).collect()),
+            (
+                "HEADROOM",
+                1,
+                ws.iter()
+                    .map(|w| w.headroom.map_or("-".into(), |h| h.to_string()))
+                    .collect(),
+            ),
+            (
+                "AGE",
+                1,
+                ws.iter().map(|w| age(now, w.received_at)).collect(),
+            ),
+            (
+                "SYNC",
+                2,
+                ws.iter()
+                    .map(|w| if w.in_sync { "yes" } else { "no" }.into())
+                    .collect(),
+            ),
+            ("HOST", 3, ws.iter().map(|w| w.host.clone()).collect()),
+            (
+                "LAST FAILOVER",
+                4,
+                ws.iter()
+                    .map(|w| {
+                        w.last_failover
+                            .as_ref()
+                            .map(|f| failover_brief(f, now))
+                            .unwrap_or_else(|| "-".into())
+                    })
+                    .collect(),
+            ),
+        ],
+        max,
+    )
+}
+
+/// `get agents`: the list in force, one agent a line (its revision on
+/// stderr), or as JSON.
+async fn agents(client: &Client, output: Output, out: &mut impl Write) -> Result<()> {
+    let (agents, revision) = agents_in_force(client).await?;
+    if output == Output::Json {
+        return write_json(
+            out,
+            &serde_json::json!({"revision": revision, "agents": agents}),
+        );
+    }
+    if output == Output::Jsonl {
+        let rows: Vec<_> = agents
+            .iter()
+            .enumerate()
+            .map(|(rank, agent)| {
+                serde_json::json!({"rank": rank, "agent": agent, "revision": revision})
+            })
+            .collect();
+        return write_jsonl(out, &rows);
+    }
+    // Only the list on stdout (`| wc -l`, `| awk '{print $2}'`);
+    // the revision, for people, on stderr, as `get workers`' summary.
+    for (i, a) in agents.iter().enumerate() {
+        writeln!(out, "{i}  {}", for_terminal(a))?;
+    }
+    out.flush()?;
+    eprintln!("revision {}", for_terminal(&revision));
+    Ok(())
+}
+
+/// `get history`: the revisions, newest first, as a table or JSON.
+async fn history(client: &Client, output: Output, max: usize, out: &mut impl Write) -> Result<()> {
+    let h = client.history().await?;
+    if output == Output::Json {
+        return write_json(out, &h);
+    }
+    if output == Output::Jsonl {
+        return write_jsonl(out, &h.revisions);
+    }
+    let r = &h.revisions;
+    let table = render_table(
+        vec![
+            (
+                "REVISION",
+                0,
+                r.iter().map(|e| e.revision.clone()).collect(),
+            ),
+            (
+                "AT",
+                1,
+                r.iter().map(|e| crate::wire::fmt_time(e.at)).collect(),
+            ),
+            ("BY", 0, r.iter().map(|e| e.by.clone()).collect()),
+            (
+                "CLIENT",
+                2,
+                r.iter()
+                    .map(|e| e.client.clone().unwrap_or_else(|| "-".into()))
+                    .collect(),
+            ),
+            (
+                "BEFORE → AFTER",
+                0,
+                r.iter()
+                    .map(|e| format!("{} → {}", e.previous_agents.join(","), e.agents.join(",")))
+                    .collect(),
+            ),
+        ],
+        max,
+    );
+    out.write_all(table.as_bytes())?;
     Ok(())
 }
 
