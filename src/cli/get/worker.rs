@@ -246,15 +246,7 @@ fn recent_text(now: DateTime<Utc>, recent: &[FailoverRecord]) -> String {
                 (
                     "FROM → TO",
                     0,
-                    r.iter()
-                        .map(|e| {
-                            format!(
-                                "{} → {}",
-                                e.failover.from,
-                                e.failover.to.as_deref().unwrap_or("NO ROUTE")
-                            )
-                        })
-                        .collect(),
+                    r.iter().map(|e| route(&e.failover)).collect(),
                 ),
                 (
                     "CAUSE",
@@ -294,6 +286,11 @@ fn recent_text(now: DateTime<Utc>, recent: &[FailoverRecord]) -> String {
         ));
     }
     text
+}
+
+/// `from → to` (`NO ROUTE` when it had none).
+fn route(f: &Failover) -> String {
+    format!("{} → {}", f.from, f.to.as_deref().unwrap_or("NO ROUTE"))
 }
 
 fn preflight(p: Preflight) -> String {
