@@ -128,12 +128,35 @@ fn b64url(bytes: &[u8]) -> String {
 pub fn secrets() -> Vec<Entry> {
     let mut r = Rng(0x5EED_CAFE_F00D_0001);
     let mut v = Vec::new();
+    for part in [
+        anthropic,
+        model_providers,
+        google,
+        aws,
+        github,
+        shaped_keys,
+        azure,
+        macfleet_own,
+        jwts,
+        private_keys,
+        headers,
+        credential_urls,
+        key_values,
+        accounts,
+        balances,
+    ] {
+        part(&mut r, &mut v);
+    }
+    v
+}
+
+fn anthropic(r: &mut Rng, v: &mut Vec<Entry>) {
     let ant = |r: &mut Rng| format!("{}AA", r.b62(93));
     // Anthropic, and the ways a key hides.
-    v.push(tok("anthropic", "sk-ant-api03-", ant(&mut r)));
-    v.push(tok("anthropic", "sk-ant-admin01-", ant(&mut r)));
-    v.push(tok("anthropic", "sk-ant-oat01-", ant(&mut r)));
-    let body = ant(&mut r);
+    v.push(tok("anthropic", "sk-ant-api03-", ant(r)));
+    v.push(tok("anthropic", "sk-ant-admin01-", ant(r)));
+    v.push(tok("anthropic", "sk-ant-oat01-", ant(r)));
+    let body = ant(r);
     v.push(e(
         "anthropic glued to a letter",
         format!("claude: key xsk-ant-api03-{body} rejected"),
@@ -169,6 +192,9 @@ pub fn secrets() -> Vec<Entry> {
         ),
         body.clone(),
     ));
+}
+
+fn model_providers(r: &mut Rng, v: &mut Vec<Entry>) {
     // OpenAI, OpenRouter and the other model providers.
     let body = format!("{}-{}_{}", r.b62(74), r.b62(40), r.b62(40));
     v.push(tok("openai", "sk-proj-", body));
@@ -185,6 +211,9 @@ pub fn secrets() -> Vec<Entry> {
     v.push(tok("xai", "xai-", r.b62(80)));
     v.push(tok("groq", "gsk_", r.b62(52)));
     v.push(tok("perplexity", "pplx-", r.b62(48)));
+}
+
+fn google(r: &mut Rng, v: &mut Vec<Entry>) {
     // Google.
     v.push(tok("google api key", "AIza", format!("Sy{}", r.b62(33))));
     v.push(tok("google oauth client secret", "GOCSPX-", r.b62(28)));
@@ -193,6 +222,9 @@ pub fn secrets() -> Vec<Entry> {
         "ya29.",
         format!("a0{}", r.b62(100)),
     ));
+}
+
+fn aws(r: &mut Rng, v: &mut Vec<Entry>) {
     // AWS.
     v.push(tok("aws access key id", "AKIA", r.pick(UPPER_DIGITS, 16)));
     v.push(tok("aws session key id", "ASIA", r.pick(UPPER_DIGITS, 16)));
@@ -208,6 +240,9 @@ pub fn secrets() -> Vec<Entry> {
         format!("bedrock: the AWS secret access key {body} is not valid"),
         body,
     ));
+}
+
+fn github(r: &mut Rng, v: &mut Vec<Entry>) {
     // GitHub.
     v.push(tok("github classic", "ghp_", r.b62(36)));
     v.push(tok("github all lower case", "ghp_", r.pick(LOWER, 36)));
@@ -222,10 +257,12 @@ pub fn secrets() -> Vec<Entry> {
         format!("git push: token xghp_{body} denied"),
         body,
     ));
-    // GitLab, Hugging Face and Slack, then Stripe, the package registries
-    // and SendGrid: `prefix + body` of a known shape.
+}
+
+/// GitLab, Hugging Face and Slack: `prefix + body` of a known shape.
+const SHAPED: &[Shaped] = {
     use Part::{Lit, Mixed, Of};
-    const SHAPED: &[Shaped] = &[
+    &[
         ("gitlab personal", "glpat-", &[Mixed(20)]),
         ("gitlab personal, new format", "glpat-", &[Mixed(48)]),
         ("gitlab deploy", "gldt-", &[Mixed(20)]),
@@ -268,8 +305,13 @@ pub fn secrets() -> Vec<Entry> {
                 Of(HEX, 64),
             ],
         ),
-    ];
-    const SHAPED_2: &[Shaped] = &[
+    ]
+};
+
+/// Stripe, the package registries and SendGrid.
+const SHAPED_2: &[Shaped] = {
+    use Part::{Lit, Mixed, Of};
+    &[
         ("stripe live", "sk_live_", &[Mixed(99)]),
         ("stripe restricted", "rk_live_", &[Mixed(24)]),
         ("stripe test", "sk_test_", &[Mixed(24)]),
@@ -277,7 +319,13 @@ pub fn secrets() -> Vec<Entry> {
         ("npm lower case", "npm_", &[Of(LOWER_DIGITS, 36)]),
         ("pypi", "pypi-", &[Lit("AgEIcHlwaS5vcmc"), Mixed(70)]),
         ("sendgrid", "SG.", &[Mixed(22), Lit("."), Mixed(43)]),
-    ];
+    ]
+};
+
+fn shaped_keys(r: &mut Rng, v: &mut Vec<Entry>) {
+    // GitLab, Hugging Face and Slack, then Stripe, the package registries
+    // and SendGrid: `prefix + body` of a known shape.
+    use Part::{Lit, Mixed, Of};
     for &(family, prefix, parts) in SHAPED {
         let body = r.shape(parts);
         v.push(tok(family, prefix, body));
@@ -299,6 +347,9 @@ pub fn secrets() -> Vec<Entry> {
         let body = r.shape(parts);
         v.push(tok(family, prefix, body));
     }
+}
+
+fn azure(r: &mut Rng, v: &mut Vec<Entry>) {
     // Azure.
     let body = format!("{}8Q~{}", r.b62(3), r.b62(34));
     v.push(e(
@@ -318,8 +369,14 @@ pub fn secrets() -> Vec<Entry> {
         format!("azure openai: api-key: {body} (401)"),
         body,
     ));
+}
+
+fn macfleet_own(r: &mut Rng, v: &mut Vec<Entry>) {
     // macfleet's own.
     v.push(tok("macfleet", "mft_", r.b62(43)));
+}
+
+fn jwts(r: &mut Rng, v: &mut Vec<Entry>) {
     // JWTs.
     let h = b64url(br#"{"alg":"HS256","typ":"JWT"}"#);
     let p = b64url(format!(r#"{{"sub":"{}","exp":1893456000}}"#, r.b62(24)).as_bytes());
@@ -351,6 +408,9 @@ pub fn secrets() -> Vec<Entry> {
         format!("token {h}.{p} refused"),
         p.clone(),
     ));
+}
+
+fn private_keys(r: &mut Rng, v: &mut Vec<Entry>) {
     // Private keys.
     let body = r.pick(B64, 64);
     v.push(e(
@@ -367,6 +427,9 @@ pub fn secrets() -> Vec<Entry> {
         format!("ssh: -----BEGIN {} KEY-----\n{body}", "OPENSSH PRIVATE"),
         body,
     ));
+}
+
+fn headers(r: &mut Rng, v: &mut Vec<Entry>) {
     // Headers and auth schemes.
     let body = r.b62(40);
     v.push(e(
@@ -396,6 +459,9 @@ pub fn secrets() -> Vec<Entry> {
         format!("Set-Cookie: session={body}; Path=/; HttpOnly"),
         body,
     ));
+}
+
+fn credential_urls(r: &mut Rng, v: &mut Vec<Entry>) {
     // URLs with credentials.
     let pw = r.b62(20);
     v.push(e(
@@ -427,6 +493,9 @@ pub fn secrets() -> Vec<Entry> {
         format!("https://{q}@o1.ingest.sentry.io/42"),
         q,
     ));
+}
+
+fn key_values(r: &mut Rng, v: &mut Vec<Entry>) {
     // Key-value pairs.
     let body = r.b62(24);
     v.push(e(
@@ -458,6 +527,9 @@ pub fn secrets() -> Vec<Entry> {
         format!("\u{FF54}\u{FF4F}\u{FF4B}\u{FF45}\u{FF4E}={body}"),
         body,
     ));
+}
+
+fn accounts(r: &mut Rng, v: &mut Vec<Entry>) {
     // Account identifiers: the e-mail address behind a subscription, and
     // providers' account, user and project ids.
     let mail = format!("{}.{}@acme.io", r.pick(LOWER, 5), r.pick(LOWER, 7));
@@ -486,7 +558,10 @@ pub fn secrets() -> Vec<Entry> {
         format!("bedrock: AWS account {acct} has no access to the model"),
         acct,
     ));
-    new_families(&mut r, &mut v);
+    new_families(r, v);
+}
+
+fn balances(r: &mut Rng, v: &mut Vec<Entry>) {
     // Balances in words.
     let amount = format!(
         "{},{}.{}",
@@ -511,7 +586,6 @@ pub fn secrets() -> Vec<Entry> {
         format!("you have €{amount} left on this plan"),
         amount,
     ));
-    v
 }
 
 /// The families of issue 31 (chat webhooks, command-line credentials,
@@ -519,6 +593,20 @@ pub fn secrets() -> Vec<Entry> {
 /// like an example) and the names of issue 29 (a secret's name glued to
 /// its value inside one word).
 fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
+    for part in [
+        chat_tokens,
+        command_line_credentials,
+        kubernetes_secrets,
+        cloud_and_ai_keys,
+        code_hosts_and_ops,
+        example_like_bodies,
+        glued_names,
+    ] {
+        part(r, v);
+    }
+}
+
+fn chat_tokens(r: &mut Rng, v: &mut Vec<Entry>) {
     // Chat webhooks and bot tokens.
     let body = format!(
         "T{}/A{}/{}/{}",
@@ -551,6 +639,9 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         format!("telegram: bot {}:{body} revoked", r.pick(DIGITS, 9)),
         body,
     ));
+}
+
+fn command_line_credentials(r: &mut Rng, v: &mut Vec<Entry>) {
     // Credentials on a command line and in any URL scheme.
     let pw = r.b62(16);
     v.push(e(
@@ -588,6 +679,10 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         format!("agent ran: wget --user=ops --password={pw} https://files.example.com/db.dump"),
         pw,
     ));
+    more_command_line_credentials(r, v);
+}
+
+fn more_command_line_credentials(r: &mut Rng, v: &mut Vec<Entry>) {
     let pw = r.b62(16);
     v.push(e(
         "httpie --auth",
@@ -618,6 +713,9 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         format!("cache: redis-cli -h cache.internal -p 6379 -a {pw} ping -> NOAUTH"),
         pw,
     ));
+}
+
+fn kubernetes_secrets(r: &mut Rng, v: &mut Vec<Entry>) {
     // A Kubernetes Secret as a CLI prints it: every `data:` value is the
     // secret (base64), whatever its key; on one line as JSON (what fits a
     // failover detail), as YAML, and escaped in an annotation.
@@ -661,6 +759,9 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         format!("queue: amqp://fleet:{pw}@rabbit.internal:5672/jobs unreachable"),
         pw,
     ));
+}
+
+fn cloud_and_ai_keys(r: &mut Rng, v: &mut Vec<Entry>) {
     // Cloud and AI keys.
     let key = r.pick(HEX, 32);
     v.push(e(
@@ -708,6 +809,9 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         format!("clickhouse: key 4b1d{body} rejected"),
         body,
     ));
+}
+
+fn code_hosts_and_ops(r: &mut Rng, v: &mut Vec<Entry>) {
     // Code hosts and registries.
     // Code hosts and registries; payment, identity and ops.
     let rows = [
@@ -745,6 +849,10 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         ),
     ];
     v.extend(rows.into_iter().map(|(f, t, body)| slot(f, t, body)));
+    identity_and_ops_keys(r, v);
+}
+
+fn identity_and_ops_keys(r: &mut Rng, v: &mut Vec<Entry>) {
     let body = r.b62(120);
     v.push(e(
         "facebook access token",
@@ -783,6 +891,9 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         format!("bundler: BUNDLE_ENTERPRISE__CONTRIBSYS__COM={cred} 401"),
         cred,
     ));
+}
+
+fn example_like_bodies(r: &mut Rng, v: &mut Vec<Entry>) {
     // A provider's prefix is a secret whatever follows: bodies that read
     // like an example, of a key's length.
     let body = format!(
@@ -801,6 +912,9 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         format!("claude: key sk-ant-admin01-{body} rejected"),
         body,
     ));
+}
+
+fn glued_names(r: &mut Rng, v: &mut Vec<Entry>) {
     // Issue 29: names that are secrets, in free text.
     let body = r.b62(20);
     v.push(e(
