@@ -14,6 +14,7 @@
 //! | `BUILT-IN ORDER` | every worker is given the built-in order                    |
 //! | `CONFIG INVALID` | the file does not validate; workers keep the last accepted list |
 //! | `AT RISK n`      | over a quarter of healthy workers are one failure from no route |
+//! | `ROLLOUT HALTED` | the guard halted the last staged rollout; until the next write or rollout |
 //! | `DEGRADED n`     | n workers off rank 0, stale or lost                         |
 //! | `OK`             | none of the above                                           |
 
@@ -56,6 +57,9 @@ pub struct Figures {
     /// The document on disk does not validate (workers keep the last
     /// accepted list).
     pub config_invalid: bool,
+    /// The guard halted the last staged rollout, and nothing was written
+    /// since (the hub says it: `/v1/health`'s word).
+    pub rollout_halted: bool,
 }
 
 impl Figures {
@@ -109,6 +113,7 @@ pub enum Verdict {
     BuiltInOrder,
     ConfigInvalid,
     AtRisk(usize),
+    RolloutHalted,
     Degraded(usize),
     Ok,
 }
@@ -122,7 +127,7 @@ impl Verdict {
     /// Red on screen: what needs someone now (`DEGRADED` is yellow, `OK`
     /// green).
     pub fn is_alarm(self) -> bool {
-        self.is_degraded_status()
+        self.is_degraded_status() || self == Verdict::RolloutHalted
     }
 }
 
@@ -150,6 +155,8 @@ pub fn verdict(reach: Reach, f: &Figures) -> Option<Verdict> {
         Verdict::ConfigInvalid
     } else if at_risk(f.one_failure, f.healthy) {
         Verdict::AtRisk(f.one_failure)
+    } else if f.rollout_halted {
+        Verdict::RolloutHalted
     } else if f.workers == 0 {
         return None;
     } else if f.degraded > 0 {
@@ -183,6 +190,7 @@ impl fmt::Display for Verdict {
             Verdict::BuiltInOrder => f.write_str("BUILT-IN ORDER"),
             Verdict::ConfigInvalid => f.write_str("CONFIG INVALID"),
             Verdict::AtRisk(n) => write!(f, "AT RISK {}", count(n)),
+            Verdict::RolloutHalted => f.write_str("ROLLOUT HALTED"),
             Verdict::Degraded(n) => write!(f, "DEGRADED {}", count(n)),
             Verdict::Ok => f.write_str("OK"),
         }
@@ -202,6 +210,7 @@ mod tests {
             one_failure: 38,
             built_in: true,
             config_invalid: true,
+            rollout_halted: true,
         }
     }
 
@@ -216,13 +225,14 @@ mod tests {
         assert_eq!(v(Reach::Forbidden, &f).as_deref(), Some("FORBIDDEN"));
         assert_eq!(v(Reach::BrokeBound, &f).as_deref(), Some("HUB ERROR"));
         let mut seen = Vec::new();
-        for fix in 0..5 {
+        for fix in 0..6 {
             seen.push(verdict(Reach::Up, &f).expect("a word"));
             match fix {
                 0 => f.no_route = 0,
                 1 => f.built_in = false,
                 2 => f.config_invalid = false,
                 3 => f.one_failure = 10,
+                4 => f.rollout_halted = false,
                 _ => f.degraded = 0,
             }
         }
@@ -235,6 +245,7 @@ mod tests {
                 "BUILT-IN ORDER",
                 "CONFIG INVALID",
                 "AT RISK 38",
+                "ROLLOUT HALTED",
                 "DEGRADED 5",
                 "OK"
             ]

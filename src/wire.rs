@@ -430,6 +430,11 @@ pub struct WorkerView {
         deserialize_with = "present"
     )]
     pub next_turn_agent: Option<Option<String>>,
+    /// In the cohort of the staged rollout baking (told its candidate);
+    /// absent (false) otherwise, and from a hub that does not say
+    /// (docs/hub-api.md, *Rollouts*).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cohort: bool,
 }
 
 impl WorkerView {
@@ -684,10 +689,13 @@ pub enum EventKind {
     /// The fleet's [`Summary`], at most once a second when it changed;
     /// only when `types=` names it.
     Summary,
+    /// A step of a staged rollout (`crate::rollout::wire::RolloutEvent`):
+    /// started, waiting, promoted, halted, aborted; never coalesced.
+    Rollout,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 7] = [
+    pub const ALL: [EventKind; 8] = [
         EventKind::Heartbeat,
         EventKind::Failover,
         EventKind::Config,
@@ -695,6 +703,7 @@ impl EventKind {
         EventKind::Sync,
         EventKind::Recovery,
         EventKind::Summary,
+        EventKind::Rollout,
     ];
 
     /// The `event:` name on the stream.
@@ -707,6 +716,7 @@ impl EventKind {
             EventKind::Sync => "sync",
             EventKind::Recovery => "recovery",
             EventKind::Summary => "summary",
+            EventKind::Rollout => "rollout",
         }
     }
 

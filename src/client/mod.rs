@@ -62,6 +62,11 @@ pub enum ClientError {
         current_revision: Option<String>,
         message: String,
     },
+    /// 409: the hub's state forbids it now (a rollout bakes, or none
+    /// does: `rollout_in_progress`, `rollout_not_baking`); exit 3, as a
+    /// revision conflict.
+    #[error("conflict: {message}")]
+    InConflict { code: String, message: String },
     #[error("rejected: {message}{}", fmt_pos(*line, *column))]
     Validation {
         code: String,
@@ -118,7 +123,7 @@ impl ClientError {
     /// 5 unreachable, 6 not allowed, 1 anything else.
     pub fn exit_code(&self) -> i32 {
         match self {
-            ClientError::Conflict { .. } => 3,
+            ClientError::Conflict { .. } | ClientError::InConflict { .. } => 3,
             ClientError::Validation { .. } => 4,
             ClientError::Unreachable(_) => 5,
             ClientError::Unauthorized(_)
@@ -259,6 +264,8 @@ pub enum HubEvent {
     /// The fleet's summary (asked for with `types=summary`: at most once
     /// a second, when it changed).
     Summary(Box<crate::wire::Summary>),
+    /// A staged rollout's step and the rollout after it.
+    Rollout(Box<crate::rollout::wire::RolloutEvent>),
     /// The hub no longer holds the resume point: refetch everything.
     Reset,
 }
@@ -590,6 +597,20 @@ impl Client {
         Ok(page)
     }
 
+    /// `GET /v1/rollouts/current`: the newest rollout; `None` when none
+    /// has run (`404 no_rollout`).
+    pub async fn rollout(&self) -> Result<Option<crate::rollout::wire::RolloutView>, ClientError> {
+        match self.get("v1/rollouts/current", &[]).await {
+            Ok(resp) => Ok(Some(
+                self.decode_small(resp, "GET /v1/rollouts/current").await?,
+            )),
+            Err(ClientError::Hub {
+                status: 404, code, ..
+            }) if code == "no_rollout" => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// `POST /v1/plan`: what `agents` would do over the whole fleet, as
     /// the hub projects it (writes nothing; an owner or a viewer may ask).
     pub async fn plan(&self, agents: &[String]) -> Result<crate::wire::PlanAnswer, ClientError> {
@@ -883,6 +904,7 @@ impl Client {
             "sync" => serde_json::from_str(data).map(|v| HubEvent::Sync(Box::new(v))),
             "recovery" => serde_json::from_str(data).map(|v| HubEvent::Recovery(Box::new(v))),
             "summary" => serde_json::from_str(data).map(|v| HubEvent::Summary(Box::new(v))),
+            "rollout" => serde_json::from_str(data).map(|v| HubEvent::Rollout(Box::new(v))),
             "reset" => return Some(HubEvent::Reset),
             _ => return None,
         };
@@ -1224,6 +1246,51 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// `POST /v1/rollouts?<query>`: `text` to a cohort first, made from
+    /// the accepted revision `if_match`, with a fresh `Idempotency-Key`.
+    pub async fn start_rollout(
+        &self,
+        text: &str,
+        if_match: &str,
+        query: &crate::rollout::RolloutQuery,
+    ) -> Result<crate::rollout::wire::RolloutView, ClientError> {
+        let path = format!("v1/rollouts?{query}");
+        let rb = self
+            .client
+            .request(reqwest::Method::POST, &path)
+            .header(header::CONTENT_TYPE, "application/toml")
+            .header(header::IF_MATCH, format!("\"{if_match}\""))
+            .header(IDEMPOTENCY_KEY, new_idempotency_key())
+            .body(text.to_string());
+        let resp = self.client.send(rb).await?;
+        self.client.decode_small(resp, "POST /v1/rollouts").await
+    }
+
+    /// `POST /v1/rollouts/current/promote` (`promote: true`) or `/abort`.
+    pub async fn rollout_step(
+        &self,
+        promote: bool,
+    ) -> Result<crate::rollout::wire::RolloutView, ClientError> {
+        let (path, what) = if promote {
+            (
+                "v1/rollouts/current/promote",
+                "POST /v1/rollouts/current/promote",
+            )
+        } else {
+            (
+                "v1/rollouts/current/abort",
+                "POST /v1/rollouts/current/abort",
+            )
+        };
+        let resp = self
+            .client
+            .send(self.client.request(reqwest::Method::POST, path))
+            .await?;
+        self.client.decode_small(resp, what).await
+    }
+}
+
 /// The header a write carries (docs/hub-api.md, "Idempotency-Key").
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
@@ -1465,6 +1532,7 @@ fn error_of(
             current_revision: current.or(etag),
             message,
         },
+        StatusCode::CONFLICT => ClientError::InConflict { code, message },
         StatusCode::BAD_REQUEST
         | StatusCode::UNPROCESSABLE_ENTITY
         | StatusCode::PAYLOAD_TOO_LARGE

@@ -30,6 +30,8 @@ use crate::wire::{
     Whoami,
 };
 
+mod rollouts;
+
 /// The header of `GET /v1/config` when the document on disk does not
 /// validate: why (message, line, column).
 pub const CONFIG_INVALID: &str = crate::wire::CONFIG_INVALID_HEADER;
@@ -229,6 +231,16 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/v1/failovers", get(failovers))
         .route("/v1/events", get(events))
         .route("/v1/recoveries", get(recoveries))
+        .route("/v1/rollouts", axum::routing::post(rollouts::post_rollout))
+        .route("/v1/rollouts/current", get(rollouts::get_current))
+        .route(
+            "/v1/rollouts/current/promote",
+            axum::routing::post(rollouts::promote),
+        )
+        .route(
+            "/v1/rollouts/current/abort",
+            axum::routing::post(rollouts::abort),
+        )
         .route("/metrics", get(metrics))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -422,6 +434,7 @@ async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
     // AT RISK up, `status` is `degraded` and the fleet's part is a problem.
     let figures = crate::verdict::Figures {
         built_in: health.built_in_order,
+        rollout_halted: hub.rollouts.halted(),
         config_invalid: health.config.as_ref().is_some_and(|c| c.invalid.is_some()),
         ..hub
             .fleet
@@ -695,23 +708,7 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
             Err(e) => return Ok(replace_error(&hub, e)),
         }
     }
-    let if_match = headers
-        .get(header::IF_MATCH)
-        .map(|v| v.to_str().unwrap_or("").to_string())
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::PRECONDITION_REQUIRED,
-                "precondition_required",
-                "send If-Match: \"<revision>\" (the ETag of the document you edited)",
-            )
-        })?;
-    if !is_entity_tag_list(&if_match) {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            "If-Match takes the ETag as it was sent, quoted: \"<revision>\" (or *)",
-        ));
-    }
+    let if_match = if_match_of(headers, "the ETag of the document you edited")?;
     // A file the hub cannot read or replace (a directory at its path, mode
     // 000, its directory read-only): 503, never a 200 with nothing on disk.
     let unusable = || super::config_unusable(&hub.opts.config, &hub.opts.config_link_dirs);
@@ -729,6 +726,29 @@ async fn put_config(State(hub): State<Arc<Hub>>, req: Request) -> ApiResult<Resp
     }
 }
 
+/// A write's `If-Match`: 428 without one (`which` says what ETag to
+/// send), 400 when it is not a list of quoted entity tags.
+fn if_match_of(headers: &HeaderMap, which: &str) -> ApiResult<String> {
+    let if_match = headers
+        .get(header::IF_MATCH)
+        .map(|v| v.to_str().unwrap_or("").to_string())
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::PRECONDITION_REQUIRED,
+                "precondition_required",
+                format!("send If-Match: \"<revision>\" ({which})"),
+            )
+        })?;
+    if !is_entity_tag_list(&if_match) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "If-Match takes the ETag as it was sent, quoted: \"<revision>\" (or *)",
+        ));
+    }
+    Ok(if_match)
+}
+
 /// The answer a refused write gets.
 fn replace_error(hub: &Hub, e: ReplaceError) -> Response {
     match e {
@@ -741,6 +761,7 @@ fn replace_error(hub: &Hub, e: ReplaceError) -> Response {
         )
         .into_response(),
         ReplaceError::Doc(e) => doc_error(e).into_response(),
+        ReplaceError::RolloutInProgress { id } => rollouts::in_progress(&id).into_response(),
         ReplaceError::Mismatch { current } => {
             let mut err = ApiError::new(
                 StatusCode::PRECONDITION_FAILED,
@@ -928,19 +949,35 @@ fn overloaded(e: &dyn std::fmt::Display) -> Response {
     resp
 }
 
+/// `GET /v1/config/history`: the revisions, and the steps of the newest
+/// rollouts (`rollouts`, newest first), which `wire::History` readers
+/// that predate them ignore.
+#[derive(Serialize)]
+struct HistoryOut {
+    #[serde(flatten)]
+    history: History,
+    rollouts: Vec<crate::rollout::Step>,
+}
+
 async fn history(
     State(hub): State<Arc<Hub>>,
     headers: HeaderMap,
-) -> ApiResult<axum::Json<History>> {
+) -> ApiResult<axum::Json<HistoryOut>> {
     let p = authenticate(&hub, &headers)?;
     require(&p, READERS, "read the history")?;
     let hub2 = hub.clone();
     let limit = hub.opts.bounds.history.min(u64::from(u32::MAX)) as u32;
-    let revisions = tokio::task::spawn_blocking(move || hub2.db.history(limit))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(ApiError::internal)?;
-    Ok(axum::Json(History { revisions }))
+    let (revisions, rollouts) = tokio::task::spawn_blocking(move || {
+        let steps = hub2.rollout_steps(rollouts::HISTORY_ROLLOUTS);
+        hub2.db.history(limit).map(|h| (h, steps))
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
+    Ok(axum::Json(HistoryOut {
+        history: History { revisions },
+        rollouts,
+    }))
 }
 
 fn invalid_heartbeat(status: StatusCode, message: impl Into<String>) -> ApiError {

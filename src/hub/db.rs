@@ -128,11 +128,26 @@ enum Cmd {
     Binds,
     /// Forget the bindings of workers the hub forgot.
     Unbind(Vec<String>),
+    /// Record a staged rollout as it stands now (one row per rollout).
+    Rollout(RolloutRow, oneshot::Sender<Result<(), String>>),
     Flush(oneshot::Sender<()>),
     /// Commit what is queued, close the connection and end the writer: a
     /// stopped hub no longer watches (and so never recreates) its file.
     Close(oneshot::Sender<()>),
 }
+
+/// A staged rollout as the database keeps it: its id, the
+/// `Idempotency-Key` that started it, and the hub's JSON of it
+/// (`hub::rollout::Record`), opaque here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutRow {
+    pub id: String,
+    pub key: Option<String>,
+    pub body: String,
+}
+
+/// Rollouts kept (their steps are History's `rollouts`).
+pub const ROLLOUTS_KEPT: i64 = 100;
 
 /// Errors of the database layer.
 #[derive(Debug, thiserror::Error)]
@@ -529,6 +544,8 @@ struct Carried {
     keys: Vec<KeptKey>,
     /// The recovery log's head, likewise.
     recovery_head: u64,
+    /// The newest rollout: a remade file keeps it (a restart resumes it).
+    rollout: Option<RolloutRow>,
 }
 
 /// Copy what reads of the damaged database at `from` (a copy of it, made
@@ -710,6 +727,9 @@ fn remake(
             params![key, revision, agents],
         )?;
     }
+    if let Some(r) = &carried.rollout {
+        put_rollout(&tx, r)?;
+    }
     // Seqs only grow, across the new file too.
     let seq: i64 = tx
         .query_row(
@@ -837,6 +857,12 @@ CREATE TABLE IF NOT EXISTS config_intent (
 CREATE TABLE IF NOT EXISTS meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rollouts (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  idempotency_key TEXT,
+  body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS failovers_by_worker ON failovers (worker, seq);
 CREATE INDEX IF NOT EXISTS failovers_by_kind ON failovers (kind, seq);
@@ -1119,6 +1145,13 @@ impl Db {
         let errors = Arc::new(AtomicU64::new(0));
         let held = Arc::new(Mutex::new(None));
         let binds = Arc::new(Mutex::new(BindQueue::new()));
+        let rollout = match read.lock() {
+            Ok(c) => newest_rollout(&c).unwrap_or_else(|e| {
+                tracing::error!(error = %e, "cannot read the newest rollout");
+                None
+            }),
+            Err(_) => None,
+        };
         let writer = Writer {
             conn: writer_conn,
             path: path.to_path_buf(),
@@ -1131,6 +1164,7 @@ impl Db {
             intent,
             keys,
             instance,
+            rollout,
             held: held.clone(),
             head: head.clone(),
             recovery_head: recovery_head.clone(),
@@ -1245,6 +1279,36 @@ impl Db {
         rx.await
             .map_err(|_| DbError::WriterGone)?
             .map_err(DbError::Other)
+    }
+
+    /// Record a rollout as it stands; returns once it is committed.
+    pub async fn record_rollout(&self, row: RolloutRow) -> Result<(), DbError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::Rollout(row, tx)).await?;
+        rx.await
+            .map_err(|_| DbError::WriterGone)?
+            .map_err(DbError::Other)
+    }
+
+    /// The newest rollouts' bodies, newest first.
+    pub fn rollouts(&self, limit: u32) -> Result<Vec<String>, DbError> {
+        self.with_read(|c| {
+            let mut st = c.prepare("SELECT body FROM rollouts ORDER BY seq DESC LIMIT ?1")?;
+            let rows = st.query_map(params![limit], |r| r.get::<_, String>(0))?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// The rollout started with this `Idempotency-Key`, if one was.
+    pub fn rollout_by_key(&self, key: &str) -> Result<Option<String>, DbError> {
+        self.with_read(|c| {
+            Ok(c.query_row(
+                "SELECT body FROM rollouts WHERE idempotency_key = ?1 ORDER BY seq DESC LIMIT 1",
+                params![key],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?)
+        })
     }
 
     /// This database's instance id (see [`open`]): what `whoami` says.
@@ -1637,6 +1701,37 @@ fn log_query(
 }
 
 /// The config write in progress recorded in `c`, if any.
+/// A rollout's row, inserted or replaced by its id; only the newest
+/// [`ROLLOUTS_KEPT`] are kept.
+fn put_rollout(tx: &Connection, r: &RolloutRow) -> Result<(), DbError> {
+    tx.execute(
+        "INSERT INTO rollouts (id, idempotency_key, body) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (id) DO UPDATE SET body = excluded.body",
+        params![r.id, r.key, r.body],
+    )?;
+    tx.execute(
+        "DELETE FROM rollouts WHERE seq <= (SELECT MAX(seq) FROM rollouts) - ?1",
+        params![ROLLOUTS_KEPT],
+    )?;
+    Ok(())
+}
+
+/// The newest rollout's row, if any.
+fn newest_rollout(c: &Connection) -> Result<Option<RolloutRow>, DbError> {
+    Ok(c.query_row(
+        "SELECT id, idempotency_key, body FROM rollouts ORDER BY seq DESC LIMIT 1",
+        [],
+        |r| {
+            Ok(RolloutRow {
+                id: r.get(0)?,
+                key: r.get(1)?,
+                body: r.get(2)?,
+            })
+        },
+    )
+    .optional()?)
+}
+
 fn read_intent(c: &Connection) -> Result<Option<HistoryEntry>, DbError> {
     let row = c
                 .query_row(
@@ -1833,6 +1928,8 @@ struct Writer {
     keys: Vec<KeptKey>,
     /// This database's instance id: a file made afresh keeps it.
     instance: Option<String>,
+    /// The newest rollout, as committed: a file made afresh keeps it.
+    rollout: Option<RolloutRow>,
     /// Every worker id's pool, from the hub's memory.
     held: Arc<Mutex<Option<HeldBindings>>>,
     head: Arc<AtomicU64>,
@@ -2043,6 +2140,7 @@ impl Writer {
             head: self.head.load(Ordering::Acquire),
             keys: self.keys.clone(),
             recovery_head: self.recovery_head.load(Ordering::Acquire),
+            rollout: self.rollout.clone(),
         };
         let (conn, kept) = remake(&self.path, from, &carried)?;
         let read = open(&self.path)?;
@@ -2180,6 +2278,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
         let mut intents: Vec<(Option<HistoryEntry>, Option<String>, Ack)> = Vec::new();
         let mut take_binds = false;
         let mut unbinds: Vec<String> = Vec::new();
+        let mut rollouts: Vec<(RolloutRow, Ack)> = Vec::new();
         let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
         let mut close: Option<oneshot::Sender<()>> = None;
         let mut take = |cmd: Cmd| match cmd {
@@ -2192,6 +2291,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             Cmd::Intent(e, key, tx) => intents.push((e, key, tx)),
             Cmd::Binds => take_binds = true,
             Cmd::Unbind(ws) => unbinds.extend(ws),
+            Cmd::Rollout(r, tx) => rollouts.push((r, tx)),
             Cmd::Flush(tx) => flushes.push(tx),
             Cmd::Close(tx) => close = Some(tx),
         };
@@ -2225,9 +2325,16 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             intents: &intents,
             binds: bound,
             unbinds: &unbinds,
+            rollouts: &rollouts,
         };
         match w.commit_durably(&batch) {
             Ok(records) => {
+                if let Some((r, _)) = rollouts.last() {
+                    w.rollout = Some(r.clone());
+                }
+                for (_, tx) in rollouts.drain(..) {
+                    let _ = tx.send(Ok(()));
+                }
                 if let Some(last) = records.failovers.last() {
                     w.head.store(last.seq, Ordering::Release);
                 }
@@ -2285,6 +2392,9 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
                 if let Some(q) = &binds {
                     q.done.send_replace(Some(Err(e.clone())));
                 }
+                for (_, tx) in rollouts {
+                    let _ = tx.send(Err(e.clone()));
+                }
                 for tx in acks {
                     let _ = tx.send(Err(e.clone()));
                 }
@@ -2316,6 +2426,7 @@ struct Batch<'a> {
     intents: &'a [(Option<HistoryEntry>, Option<String>, Ack)],
     binds: &'a [(String, String)],
     unbinds: &'a [String],
+    rollouts: &'a [(RolloutRow, Ack)],
 }
 
 /// Commit a batch; `counts` (records held per pool) is kept up to date.
@@ -2335,8 +2446,12 @@ fn commit(
         intents,
         binds,
         unbinds,
+        rollouts,
     } = *batch;
     let tx = conn.transaction()?;
+    for (r, _) in rollouts {
+        put_rollout(&tx, r)?;
+    }
     if !binds.is_empty() {
         let mut bind = tx
             .prepare_cached("INSERT OR REPLACE INTO worker_pools (worker, pool) VALUES (?1, ?2)")?;

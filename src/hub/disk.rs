@@ -415,6 +415,9 @@ impl Hub {
                 if let Ok(mut f) = self.fleet.lock() {
                     f.resync(&new.projected);
                 }
+                // A rollout baking is aborted: its base is gone.
+                self.rollouts.written();
+                self.rollout_hand_edit().await;
                 tracing::info!(revision = %new.revision, agents = ?new.agents, "config changed on disk");
                 new
             }
@@ -435,6 +438,7 @@ impl Hub {
                 if let Some(p) = problem(&self.opts.config, &new) {
                     tracing::error!("{p}");
                 }
+                self.rollout_hand_edit().await;
                 new
             }
         }

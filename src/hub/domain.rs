@@ -34,6 +34,10 @@ pub enum ReplaceError {
     /// The `Idempotency-Key` is held by a write of another document.
     #[error("the Idempotency-Key was sent with another document (revision {first})")]
     KeyReused { first: String },
+    /// A staged rollout bakes: the list changes by its promotion or after
+    /// its end (409 `rollout_in_progress`).
+    #[error("rollout {id} is baking")]
+    RolloutInProgress { id: String },
 }
 
 /// What a `PUT` carrying an `Idempotency-Key` the hub holds is answered:
@@ -172,6 +176,26 @@ impl Hub {
                 return Ok(Replaced::Replayed(r));
             }
         }
+        if let Some(id) = self.rollouts.baking_id() {
+            return Err(ReplaceError::RolloutInProgress { id });
+        }
+        self.replace_locked(by, client, if_match, key, bytes, located.agents)
+            .await
+    }
+
+    /// [`Hub::replace_config_keyed`] once the write lock is held (the
+    /// caller holds it) and the document validated to `agents`: compare,
+    /// write durably, swap, record, publish. A rollout's promotion writes
+    /// through here.
+    pub(crate) async fn replace_locked(
+        &self,
+        by: &str,
+        client: Option<&str>,
+        if_match: &str,
+        key: Option<&str>,
+        bytes: bytes::Bytes,
+        agents: Vec<String>,
+    ) -> Result<Replaced, ReplaceError> {
         // The file may have been edited by hand since the hub last read it,
         // the moment before this write, before the watcher could notice:
         // such an edit is taken in first, so that a `PUT` made on the older
@@ -187,11 +211,7 @@ impl Hub {
                 current: before.revision.clone(),
             });
         }
-        let new = Current::valid(
-            bytes.clone(),
-            located.agents,
-            self.opts.heartbeat_interval_s,
-        );
+        let new = Current::valid(bytes.clone(), agents, self.opts.heartbeat_interval_s);
         if new.revision == before.revision {
             return Ok(Replaced::Now(before));
         }
@@ -245,6 +265,8 @@ impl Hub {
             // The document is stored, and its intent: a restart records it.
             tracing::error!(error = %e, "history not recorded");
         }
+        // A write ends the word `ROLLOUT HALTED`.
+        self.rollouts.written();
         // The `config` event first, then the `sync` flips it causes.
         publish_config(self, &new, by);
         if let Ok(mut f) = self.fleet.lock() {
@@ -346,6 +368,11 @@ impl Hub {
         fleet.telling(told);
         let (view, recovery) =
             fleet.record_moves_at(&hb, received_at, arrived, &pool, &current.projected);
+        // A cohort worker of the rollout baking is told the candidate.
+        let candidate = match fleet.rollout() {
+            Some(r) if view.cohort => Some(r.projection.clone()),
+            _ => None,
+        };
         // Published under the fleet lock, like the sweeper's `state` and a
         // resync's `sync` events: the feed's order is the order of change, so
         // a client that applies views in feed order ends with the latest.
@@ -354,7 +381,8 @@ impl Hub {
             self.record_recovery(r);
         }
         drop(fleet);
-        Ok(super::pacing::answer(&current.projection, base, told))
+        let projection = candidate.as_ref().unwrap_or(&current.projection);
+        Ok(super::pacing::answer(projection, base, told))
     }
 }
 

@@ -24,6 +24,8 @@ pub enum Payload {
     Recovery(Arc<RecoveryRecord>),
     /// The fleet's summary, when it changed (at most once a second).
     Summary(Arc<crate::wire::Summary>),
+    /// A rollout's step and the rollout after it (never coalesced).
+    Rollout(Arc<crate::rollout::wire::RolloutEvent>),
 }
 
 impl Payload {
@@ -36,6 +38,7 @@ impl Payload {
             Payload::Sync(_) => EventKind::Sync,
             Payload::Recovery(_) => EventKind::Recovery,
             Payload::Summary(_) => EventKind::Summary,
+            Payload::Rollout(_) => EventKind::Rollout,
         }
     }
 
@@ -62,6 +65,7 @@ impl Payload {
             Payload::Config(v) => serde_json::to_string(v.as_ref()),
             Payload::Recovery(v) => serde_json::to_string(v.as_ref()),
             Payload::Summary(v) => serde_json::to_string(v.as_ref()),
+            Payload::Rollout(v) => serde_json::to_string(v.as_ref()),
         };
         r.unwrap_or_else(|_| "{}".into())
     }

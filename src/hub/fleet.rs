@@ -182,6 +182,9 @@ pub struct Fleet {
     told_s: u32,
     /// Where the workers' pace times count from.
     origin: Instant,
+    /// The rollout baking, as heartbeats are judged by it (its cohort is
+    /// told the candidate and in sync on it): see hub/rollout.rs.
+    rollout: Option<super::rollout::Tracking>,
 }
 
 /// A consistent copy of what `GET /v1/workers` answers, taken under the
@@ -207,6 +210,7 @@ impl Fleet {
             summary: Default::default(),
             told_s: 0,
             origin: Instant::now(),
+            rollout: None,
         }
     }
 
@@ -410,6 +414,11 @@ impl Fleet {
         let seq = self.seq;
         let told_s = self.told_s;
         let roster = self.lists.of(hb);
+        // A cohort worker of the rollout baking is in sync on the candidate.
+        let (cohort, expected) = match &self.rollout {
+            Some(r) if r.cohort.contains(hb.worker.as_str()) => (true, r.revision.as_str()),
+            _ => (false, current_revision),
+        };
         encode(hb, &mut self.scratch);
         let key = &self.scratch[..];
         let next = |before: Option<&Stored>| {
@@ -434,7 +443,8 @@ impl Fleet {
                 _ => received_at,
             };
             Arc::new(Stored {
-                in_sync: profile.config_revision() == Some(current_revision),
+                in_sync: profile.config_revision() == Some(expected),
+                cohort,
                 headroom: headroom_of(&profile, held.as_deref(), cutoff),
                 held,
                 active_since,
@@ -477,6 +487,9 @@ impl Fleet {
                 view
             }
         };
+        if let Some(r) = self.rollout.as_mut() {
+            r.saw(&view, hb.failovers.len() as u64, arrived);
+        }
         self.logged(seq, view.worker().clone());
         (view, recovery)
     }
@@ -516,11 +529,17 @@ impl Fleet {
         )
     }
 
-    /// A new config revision changes every worker's `in_sync`.
+    /// A new config revision changes every worker's `in_sync` (a cohort
+    /// worker of the rollout baking is judged on the candidate).
     pub fn resync(&mut self, revision: &str) {
+        let candidate = self.rollout.as_ref().map(|r| r.revision.clone());
         self.restate(
             |v| {
-                let in_sync = v.profile.config_revision() == Some(revision);
+                let expected = match &candidate {
+                    Some(c) if v.cohort => c.as_str(),
+                    _ => revision,
+                };
+                let in_sync = v.profile.config_revision() == Some(expected);
                 (in_sync != v.in_sync).then(|| Stored {
                     in_sync,
                     ..v.clone()
@@ -528,6 +547,39 @@ impl Fleet {
             },
             Payload::Sync,
         );
+    }
+
+    /// The rollout baking changed (started, resumed, ended): every
+    /// worker's `cohort` and `in_sync` judged again, each change a `sync`
+    /// event (a pass that hashes every id while one bakes). `accepted` is
+    /// the revision everyone outside the cohort is told.
+    pub fn set_rollout(&mut self, rollout: Option<super::rollout::Tracking>, accepted: &str) {
+        self.rollout = rollout;
+        let r = self
+            .rollout
+            .as_ref()
+            .map(|r| (r.cohort.clone(), r.revision.clone()));
+        self.restate(
+            |v| {
+                let cohort = r.as_ref().is_some_and(|(c, _)| c.contains(v.worker()));
+                let expected = match &r {
+                    Some((_, rev)) if cohort => rev.as_str(),
+                    _ => accepted,
+                };
+                let in_sync = v.profile.config_revision() == Some(expected);
+                (cohort != v.cohort || in_sync != v.in_sync).then(|| Stored {
+                    cohort,
+                    in_sync,
+                    ..v.clone()
+                })
+            },
+            Payload::Sync,
+        );
+    }
+
+    /// The rollout baking, as the fleet tracks it.
+    pub fn rollout(&self) -> Option<&super::rollout::Tracking> {
+        self.rollout.as_ref()
     }
 
     pub fn cursor(&self) -> Cursor {

@@ -38,6 +38,10 @@ pub const ROUTES: &[&str] = &[
     "/v1/recoveries",
     "/v1/events",
     "/v1/plan",
+    "/v1/rollouts",
+    "/v1/rollouts/current",
+    "/v1/rollouts/current/promote",
+    "/v1/rollouts/current/abort",
     "/metrics",
 ];
 
@@ -404,6 +408,11 @@ pub struct Scrape<'a> {
     pub tally: FleetTally,
     pub sse_subscribers: i64,
     pub db_errors: u64,
+    /// 1 while a staged rollout bakes.
+    pub rollout_baking: bool,
+    /// 1 while the status word is `ROLLOUT HALTED` (the last rollout was
+    /// halted by the guard, no write since).
+    pub rollout_halted: bool,
 }
 
 impl Scrape<'_> {
@@ -493,6 +502,16 @@ impl Scrape<'_> {
             ConstGauge::new(i64::from(self.current.invalid.is_some())),
         );
         r.register(
+            "macfleet_rollout_baking",
+            "1 while a staged rollout of a new list bakes on its cohort",
+            ConstGauge::new(i64::from(self.rollout_baking)),
+        );
+        r.register(
+            "macfleet_rollout_halted",
+            "1 while the last rollout stands halted by its guard (until the next write or rollout)",
+            ConstGauge::new(i64::from(self.rollout_halted)),
+        );
+        r.register(
             "macfleet_hub_requests",
             "Requests answered, by route and status",
             self.counters.requests.clone(),
@@ -536,6 +555,8 @@ impl Hub {
             tally,
             sse_subscribers: self.streams.open_total() as i64,
             db_errors: self.db.errors(),
+            rollout_baking: self.rollouts.baking_id().is_some(),
+            rollout_halted: self.rollouts.halted(),
         }
         .render()
     }

@@ -11,6 +11,7 @@
 //! - `summary`: `GET /v1/summary`, kept as workers change;
 //! - `events`: the SSE feed with resume;
 //! - `streams`: caps on open event streams;
+//! - `rollout`: the staged rollout wired in (issue 33);
 //! - `domain`: what the hub does (replace the config, take in a heartbeat);
 //! - `api`: the HTTP routes, translating to and from `domain`;
 //! - `serve`: the accept loop, with the connection bounds.
@@ -29,6 +30,7 @@ pub mod plan;
 pub mod prefetch;
 pub mod recovery;
 pub mod repeats;
+pub mod rollout;
 pub mod serve;
 pub mod store;
 pub mod streams;
@@ -191,7 +193,7 @@ pub struct Current {
 /// The revision workers are told with the built-in order.
 pub const BUILT_IN_REVISION: &str = "built-in";
 
-fn projection_of(revision: &str, agents: &[String], interval_s: u64) -> bytes::Bytes {
+pub(crate) fn projection_of(revision: &str, agents: &[String], interval_s: u64) -> bytes::Bytes {
     serde_json::to_vec(&Projection {
         config_revision: revision.to_string(),
         agents: agents.to_vec(),
@@ -291,6 +293,8 @@ pub struct Hub {
     /// Where the start kept files a killed config write left holding
     /// bytes the hub never wrote ([`store::sweep_stale_temps`]).
     pub kept_at_start: Vec<PathBuf>,
+    /// The staged rollouts (`/v1/rollouts`): the newest, and the word.
+    pub rollouts: rollout::Rollouts,
 }
 
 /// Why the config at `path` cannot be read or replaced now, as the user
@@ -659,6 +663,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         metrics: hub_metrics,
         repeats: repeats::Repeats::default(),
         kept_at_start,
+        rollouts: rollout::Rollouts::default(),
         opts,
     });
     // A database made afresh under the running hub keeps every worker id's
@@ -681,6 +686,8 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     if let Some(by) = reconciled {
         publish_config(&hub, &hub.current(), &by);
     }
+    // A rollout that baked when the hub stopped bakes on.
+    hub.resume_rollout().await;
     Ok(hub)
 }
 
@@ -816,6 +823,7 @@ pub async fn start(opts: HubOptions) -> Result<RunningHub> {
     let addr = listener.local_addr()?;
     let app = api::router(hub.clone());
     let sweeper = spawn_sweeper(&hub);
+    let judge = rollout::spawn_judge(&hub);
     let watcher = if hub.opts.watch_config {
         disk::spawn_watcher(&hub)
     } else {
@@ -834,6 +842,7 @@ pub async fn start(opts: HubOptions) -> Result<RunningHub> {
             tracing::error!(error = %e, "hub server stopped");
         }
         sweeper.abort();
+        judge.abort();
         watcher.abort();
     });
     Ok(RunningHub {

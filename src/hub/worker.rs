@@ -382,6 +382,9 @@ pub struct Stored {
     pub clock_skew_s: i64,
     pub state: WorkerState,
     pub in_sync: bool,
+    /// In the cohort of the rollout baking (told its candidate); false
+    /// when none bakes.
+    pub cohort: bool,
     pub last_failover: Option<Arc<Failover>>,
     /// Rungs below the active one it can still run and that are not held
     /// off, judged at `received_at` (see [`super::fleet::headroom_of`]).
@@ -472,6 +475,9 @@ struct ViewRef<'a> {
     turn: Option<Option<&'a Turn>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     next_turn_agent: Option<Option<&'a str>>,
+    /// In the cohort of the rollout baking (docs/hub-api.md, Rollouts).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cohort: bool,
 }
 
 /// A roster's agent list, serialised as a JSON array of its names.
@@ -518,6 +524,7 @@ impl Serialize for Stored {
                 .turning
                 .as_deref()
                 .map(|t| t.next_turn_agent.as_deref()),
+            cohort: self.cohort,
         }
         .serialize(s)
     }
@@ -556,6 +563,7 @@ impl Stored {
                 .turning
                 .as_deref()
                 .map(|t| t.next_turn_agent.as_deref().map(str::to_string)),
+            cohort: self.cohort,
         }
     }
 

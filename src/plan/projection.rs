@@ -528,6 +528,7 @@ mod tests {
             heartbeat_interval_s: None,
             turn: None,
             next_turn_agent: None,
+            cohort: false,
         }
     }
 

@@ -124,6 +124,7 @@ pub fn worker(i: usize, now: DateTime<Utc>) -> WorkerView {
         heartbeat_interval_s: None,
         turn: None,
         next_turn_agent: None,
+        cohort: false,
     }
 }
 

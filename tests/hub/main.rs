@@ -33,6 +33,8 @@ mod pacing;
 mod plan;
 /// Descriptors, connections, memory at the contract's caps.
 mod resources;
+/// The staged rollout (issue 33): a cohort first, guarded.
+mod rollout;
 /// A simulated fleet following an owner's reorder, and aug19's outage.
 mod sim;
 /// `GET /v1/summary`, kept as the fleet changes (issue 22).

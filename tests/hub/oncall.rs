@@ -363,10 +363,11 @@ fn the_alert_rules_load_and_pass_their_unit_tests() {
         "MacfleetHubUnreachable",
         "MacfleetHubAbsent",
         "MacfleetWorkersLost",
+        "MacfleetRolloutHalted",
     ] {
         assert!(rules.contains(&format!("alert: {alert}\n")), "{alert}");
     }
-    assert_eq!(rules.matches("summary:").count(), 11, "a summary on each");
+    assert_eq!(rules.matches("summary:").count(), 12, "a summary on each");
     let test = Command::new("promtool")
         .args(["test", "rules"])
         .arg(assets("alerts.test.yml"))

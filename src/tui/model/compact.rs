@@ -152,6 +152,9 @@ impl Worker {
                 .turns
                 .as_deref()
                 .and_then(|t| t.next.as_ref().map(|n| n.as_deref().map(str::to_string))),
+            // Not kept in the compact form yet (the TUI's rollout line
+            // comes later, issue 33).
+            cohort: false,
         }
     }
 }

@@ -21,6 +21,8 @@ pub fn figures(a: &Aggregates, built_in: bool, config_invalid: bool) -> Figures 
         one_failure: a.one_failure,
         built_in,
         config_invalid,
+        // The TUI's rollout line comes later (issue 33).
+        rollout_halted: false,
     }
 }
 

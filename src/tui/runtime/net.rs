@@ -232,7 +232,8 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                     }
                     Msg::WorkerEvents(batch)
                 }
-                HubEvent::Heartbeat(_) => continue,
+                // The TUI's rollout line comes later (issue 33).
+                HubEvent::Heartbeat(_) | HubEvent::Rollout(_) => continue,
             },
         };
         if !send(&tx, msg).await {

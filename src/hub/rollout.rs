@@ -1,0 +1,704 @@
+//! The staged rollout wired into the hub (issue 33): `POST /v1/rollouts`
+//! starts one over a cohort, the heartbeat answers tell the cohort the
+//! candidate ([`Tracking`], held by the fleet), a judging loop compares the
+//! cohort on the candidate with the rest every [`JUDGE_EVERY`]
+//! ([`crate::rollout::judge`]) and halts, waits or promotes, the owner
+//! promotes or aborts, and a hand edit of the file aborts it. The rollout
+//! lives in the database (one row per rollout, [`Record`] as JSON): a hub
+//! restarted mid-bake resumes it with the same cohort. The domain's rules
+//! are `crate::rollout`'s; this file only acts on them. See
+//! docs/rollout.md.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+use super::db::RolloutRow;
+use super::domain::ReplaceError;
+use super::events::Payload;
+use super::worker::Stored;
+use super::{Hub, store};
+use crate::agents_doc::{self, DocError};
+use crate::rollout::wire::{RolloutEvent, RolloutView};
+use crate::rollout::{
+    Abort, BY_GUARD, Cohort, Figures, Observation, Policy, Rollout, RolloutQuery, Start, State,
+    Step, StepKind, WorkerFigures,
+};
+use crate::wire::WorkerState;
+
+/// How often the guard judges a rollout that bakes (and the bake is
+/// counted): a cohort where most workers on the candidate have no route
+/// halts within a judgement of the heartbeat that showed it.
+pub const JUDGE_EVERY: Duration = Duration::from_secs(2);
+
+/// A rollout as the database keeps it: the domain's state, the candidate
+/// document (written through the one write path when it is promoted), and
+/// the `Idempotency-Key` that started it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub rollout: Rollout,
+    pub document: String,
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// What the fleet holds of the rollout baking: the cohort, the candidate's
+/// revision and heartbeat answer, and what the guard counts of each worker
+/// (a cohort worker from its first heartbeat on the candidate; the rest's
+/// failovers from the start, kept only for workers that had one).
+#[derive(Debug, Clone)]
+pub struct Tracking {
+    pub cohort: Cohort,
+    /// The candidate's revision: a cohort worker is in sync on it.
+    pub revision: String,
+    /// The heartbeat answer of a cohort worker (made once).
+    pub projection: bytes::Bytes,
+    /// When this hub began to track it (its start, or the resume).
+    pub started: Instant,
+    on_candidate: HashMap<Arc<str>, Counted, foldhash::fast::RandomState>,
+    rest_failovers: HashMap<Arc<str>, u64, foldhash::fast::RandomState>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Counted {
+    since: Instant,
+    failovers: u64,
+}
+
+impl Tracking {
+    fn of(r: &Rollout, interval_s: u64) -> Tracking {
+        Tracking {
+            cohort: r.cohort.clone(),
+            revision: r.candidate_revision.clone(),
+            projection: super::projection_of(&r.candidate_revision, &r.agents, interval_s),
+            started: Instant::now(),
+            on_candidate: HashMap::default(),
+            rest_failovers: HashMap::default(),
+        }
+    }
+
+    /// A heartbeat recorded as `v`, carrying `failovers`, arrived at `at`.
+    pub(super) fn saw(&mut self, v: &Stored, failovers: u64, at: Instant) {
+        if v.cohort {
+            if v.runs(&self.revision) {
+                let c = self
+                    .on_candidate
+                    .entry(v.worker().clone())
+                    .or_insert(Counted {
+                        since: at,
+                        failovers: 0,
+                    });
+                c.failovers += failovers;
+            }
+        } else if failovers > 0 {
+            *self.rest_failovers.entry(v.worker().clone()).or_default() += failovers;
+        }
+    }
+}
+
+/// One worker as the guard counts it.
+fn figures_of(v: &Stored, failovers: u64, observed: Duration) -> WorkerFigures {
+    let no_route = v.profile.active_agent().is_none();
+    WorkerFigures {
+        no_route,
+        one_failure: !no_route && v.one_failure_from_no_route(),
+        failovers,
+        observed_s: observed.as_secs(),
+    }
+}
+
+/// The guard's figures now: the cohort workers that run the candidate
+/// against the healthy workers outside the cohort (one pass over the
+/// fleet, under its lock). `cohort_workers` counts every cohort worker
+/// not lost.
+pub fn observe<'a>(
+    views: impl Iterator<Item = &'a Arc<Stored>>,
+    tracking: Option<&Tracking>,
+    policy: &Policy,
+    now: Instant,
+) -> Observation {
+    let mut obs = Observation::default();
+    let Some(t) = tracking else {
+        return obs;
+    };
+    for v in views {
+        if v.state == WorkerState::Lost {
+            continue;
+        }
+        if v.cohort {
+            obs.cohort_workers += 1;
+        }
+        if v.state != WorkerState::Healthy {
+            continue;
+        }
+        if v.cohort {
+            let on = v.runs(&t.revision);
+            if let Some(c) = t.on_candidate.get(v.worker()).filter(|_| on) {
+                let seen = now.saturating_duration_since(c.since);
+                obs.cohort.add(figures_of(v, c.failovers, seen), policy);
+            }
+        } else {
+            let failovers = t.rest_failovers.get(v.worker()).copied().unwrap_or(0);
+            let seen = now.saturating_duration_since(t.started);
+            obs.rest.add(figures_of(v, failovers, seen), policy);
+        }
+    }
+    obs
+}
+
+/// The hub's rollouts: the newest (baking or ended) and the word.
+pub struct Rollouts {
+    latest: Mutex<Option<Arc<Record>>>,
+    /// `ROLLOUT HALTED`: the newest rollout was halted by the guard, and
+    /// nothing was written since.
+    halted: AtomicBool,
+    /// When the bake was last counted (monotonic: only while the hub runs).
+    ticked: Mutex<Instant>,
+    pub policy: Policy,
+}
+
+impl Default for Rollouts {
+    fn default() -> Self {
+        Rollouts {
+            latest: Mutex::new(None),
+            halted: AtomicBool::new(false),
+            ticked: Mutex::new(Instant::now()),
+            policy: Policy::default(),
+        }
+    }
+}
+
+impl Rollouts {
+    /// The newest rollout, if one has run.
+    pub fn latest(&self) -> Option<Arc<Record>> {
+        self.latest.lock().ok().and_then(|l| l.clone())
+    }
+
+    /// The id of the rollout baking, if one is.
+    pub fn baking_id(&self) -> Option<String> {
+        self.latest()
+            .filter(|r| r.rollout.is_baking())
+            .map(|r| r.rollout.id.clone())
+    }
+
+    /// The status word says `ROLLOUT HALTED`.
+    pub fn halted(&self) -> bool {
+        self.halted.load(Ordering::Acquire)
+    }
+
+    /// A new revision was written: the word no longer says a halt.
+    pub fn written(&self) {
+        self.halted.store(false, Ordering::Release);
+    }
+
+    fn set(&self, rec: Arc<Record>) {
+        if rec.rollout.state == State::Halted {
+            self.halted.store(true, Ordering::Release);
+        }
+        if let Ok(mut l) = self.latest.lock() {
+            *l = Some(rec);
+        }
+    }
+
+    /// The time since the bake was last counted; counts from now.
+    fn ran(&self) -> Duration {
+        match self.ticked.lock() {
+            Ok(mut t) => {
+                let now = Instant::now();
+                let ran = now.saturating_duration_since(*t);
+                *t = now;
+                ran
+            }
+            Err(_) => Duration::ZERO,
+        }
+    }
+}
+
+/// Why a rollout request was refused; nothing changed.
+#[derive(Debug, thiserror::Error)]
+pub enum RolloutError {
+    #[error(transparent)]
+    Doc(#[from] DocError),
+    /// `cohort` cannot be drawn over this fleet (400 `invalid_query`).
+    #[error("{0}")]
+    Query(String),
+    #[error("rollout {id} is baking: promote or abort it first")]
+    InProgress { id: String },
+    #[error("rollout {id} is not baking: it is {state}")]
+    NotBaking { id: String, state: State },
+    #[error("no rollout has run on this hub")]
+    NoRollout,
+    /// The candidate's list is the list in force.
+    #[error("the candidate's list is the list in force ({0}): nothing to roll out")]
+    NoChange(String),
+    #[error("the Idempotency-Key started another rollout (candidate revision {first})")]
+    KeyReused { first: String },
+    /// The compare with the document on disk failed, or the write of a
+    /// promotion did.
+    #[error(transparent)]
+    Replace(#[from] ReplaceError),
+    /// The database cannot record it: nothing changed.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// What `POST /v1/rollouts` did.
+pub enum Started {
+    Now(RolloutView),
+    /// A retry by its `Idempotency-Key`: the rollout it started, as it
+    /// stands.
+    Replayed(RolloutView),
+}
+
+fn random_hex(bytes: usize) -> String {
+    use rand::RngCore;
+    let mut b = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut b);
+    hex::encode(b)
+}
+
+/// Only strong comparison counts for `If-Match` (RFC 9110 13.1.1).
+fn if_match_names(if_match: &str, revision: &str) -> bool {
+    if_match
+        .split(',')
+        .map(str::trim)
+        .any(|v| v == "*" || (!v.starts_with("W/") && v.trim_matches('"') == revision))
+}
+
+impl Hub {
+    /// The newest rollout as `GET /v1/rollouts/current` shows it.
+    pub fn rollout_view(&self) -> Option<RolloutView> {
+        self.rollouts.latest().map(|r| RolloutView::of(&r.rollout))
+    }
+
+    /// Every step of the newest rollouts, newest first (History's
+    /// `rollouts`).
+    pub fn rollout_steps(&self, limit: u32) -> Vec<Step> {
+        let bodies = match self.db.rollouts(limit) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the rollouts");
+                Vec::new()
+            }
+        };
+        let latest = self.rollouts.latest();
+        let mut steps: Vec<Step> = Vec::new();
+        for body in bodies {
+            let Ok(rec) = serde_json::from_str::<Record>(&body) else {
+                continue;
+            };
+            // The newest as it stands in memory (a tick may be unsaved).
+            let rec = match &latest {
+                Some(l) if l.rollout.id == rec.rollout.id => (**l).clone(),
+                _ => rec,
+            };
+            steps.extend(rec.rollout.steps.into_iter().rev());
+        }
+        steps
+    }
+
+    fn row_of(rec: &Record) -> Option<RolloutRow> {
+        match serde_json::to_string(rec) {
+            Ok(body) => Some(RolloutRow {
+                id: rec.rollout.id.clone(),
+                key: rec.key.clone(),
+                body,
+            }),
+            Err(e) => {
+                tracing::error!(error = %e, "a rollout could not be serialised");
+                None
+            }
+        }
+    }
+
+    /// Record `rec` durably, then hold it: refused (nothing changed) when
+    /// the database cannot record it.
+    async fn save(&self, rec: Record) -> Result<Arc<Record>, RolloutError> {
+        let row = Self::row_of(&rec)
+            .ok_or_else(|| RolloutError::Unavailable("the rollout cannot be recorded".into()))?;
+        self.db
+            .record_rollout(row)
+            .await
+            .map_err(|e| RolloutError::Unavailable(e.to_string()))?;
+        let rec = Arc::new(rec);
+        self.rollouts.set(rec.clone());
+        Ok(rec)
+    }
+
+    /// Hold `rec` whatever the database says (a step the hub takes by
+    /// itself: a halt must act even when it cannot be recorded).
+    async fn save_anyway(&self, rec: Record) -> Arc<Record> {
+        if let Some(row) = Self::row_of(&rec) {
+            if let Err(e) = self.db.record_rollout(row).await {
+                tracing::error!(error = %e, id = %rec.rollout.id, "rollout step not recorded");
+            }
+        }
+        let rec = Arc::new(rec);
+        self.rollouts.set(rec.clone());
+        rec
+    }
+
+    fn publish_step(&self, rec: &Record, step: &Step) {
+        tracing::info!(
+            id = %rec.rollout.id,
+            step = ?step.step,
+            by = %step.by,
+            reason = step.reason.as_deref().unwrap_or(""),
+            "rollout"
+        );
+        self.events.publish(Payload::Rollout(Arc::new(RolloutEvent {
+            step: step.clone(),
+            rollout: RolloutView::of(&rec.rollout),
+        })));
+    }
+
+    /// The cohort is told the candidate from the next heartbeat on.
+    fn track(&self, r: &Rollout) {
+        self.issue(&r.candidate_revision);
+        let t = Tracking::of(r, self.opts.heartbeat_interval_s);
+        let accepted = self.current().projected.clone();
+        if let Ok(mut f) = self.fleet.lock() {
+            f.set_rollout(Some(t), &accepted);
+        }
+        self.rollouts.ran();
+    }
+
+    /// Everyone is told the accepted list again.
+    fn untrack(&self) {
+        let accepted = self.current().projected.clone();
+        if let Ok(mut f) = self.fleet.lock() {
+            f.set_rollout(None, &accepted);
+        }
+    }
+
+    /// `POST /v1/rollouts`: validate the candidate, compare `If-Match`
+    /// with the document on disk, draw the cohort and start baking.
+    pub async fn start_rollout(
+        &self,
+        by: &str,
+        if_match: &str,
+        key: Option<&str>,
+        q: RolloutQuery,
+        bytes: bytes::Bytes,
+    ) -> Result<Started, RolloutError> {
+        let text = agents_doc::decode(&bytes)?;
+        let located = agents_doc::locate(text)?;
+        let candidate_revision = store::revision_of(&bytes);
+        let _guard = self.write_lock.lock().await;
+        if let Some(key) = key {
+            let first = self
+                .db
+                .rollout_by_key(key)
+                .map_err(|e| RolloutError::Unavailable(e.to_string()))?;
+            if let Some(rec) = first.and_then(|b| serde_json::from_str::<Record>(&b).ok()) {
+                if rec.rollout.candidate_revision != candidate_revision {
+                    return Err(RolloutError::KeyReused {
+                        first: rec.rollout.candidate_revision,
+                    });
+                }
+                let now = match self.rollouts.latest() {
+                    Some(l) if l.rollout.id == rec.rollout.id => l.rollout.clone(),
+                    _ => rec.rollout,
+                };
+                return Ok(Started::Replayed(RolloutView::of(&now)));
+            }
+        }
+        if let Some(id) = self.rollouts.baking_id() {
+            return Err(RolloutError::InProgress { id });
+        }
+        let before = self.take_disk_change().await;
+        if !if_match_names(if_match, &before.revision) {
+            return Err(ReplaceError::Mismatch {
+                current: before.revision.clone(),
+            }
+            .into());
+        }
+        if located.agents == before.agents {
+            return Err(RolloutError::NoChange(before.agents.join(",")));
+        }
+        let policy = self.rollouts.policy;
+        let (cohort, cohort_before) = {
+            let f = self
+                .fleet
+                .lock()
+                .map_err(|_| RolloutError::Unavailable("fleet lock poisoned".into()))?;
+            let live: Vec<Arc<str>> = f
+                .views()
+                .filter(|v| v.state != WorkerState::Lost)
+                .map(|v| v.worker().clone())
+                .collect();
+            let cohort = q
+                .cohort
+                .draw(random_hex(8), live.iter().map(|w| &**w))
+                .map_err(|e| RolloutError::Query(e.to_string()))?;
+            let mut before = Figures::default();
+            for v in f.views() {
+                if v.state == WorkerState::Healthy && cohort.contains(v.worker()) {
+                    before.add(figures_of(v, 0, Duration::ZERO), &policy);
+                }
+            }
+            (cohort, (before.workers > 0).then_some(before))
+        };
+        let rollout = Rollout::start(
+            Start {
+                id: random_hex(8),
+                cohort,
+                asked: q.cohort,
+                base_revision: before.revision.clone(),
+                candidate_revision,
+                agents: located.agents,
+                bake: q.bake,
+                promote: q.promote,
+                cohort_before,
+            },
+            Utc::now(),
+            by,
+        );
+        let rec = self
+            .save(Record {
+                rollout,
+                document: text.to_owned(),
+                key: key.map(str::to_owned),
+            })
+            .await?;
+        self.rollouts.written();
+        self.track(&rec.rollout);
+        if let Some(step) = rec.rollout.steps.last() {
+            self.publish_step(&rec, step);
+        }
+        Ok(Started::Now(RolloutView::of(&rec.rollout)))
+    }
+
+    /// `POST /v1/rollouts/current/promote`.
+    pub async fn promote_rollout(&self, by: &str) -> Result<RolloutView, RolloutError> {
+        let _guard = self.write_lock.lock().await;
+        let rec = self.rollouts.latest().ok_or(RolloutError::NoRollout)?;
+        let mut r = rec.rollout.clone();
+        r.promote(Utc::now(), by)
+            .map_err(|e| RolloutError::NotBaking {
+                id: e.id,
+                state: e.state,
+            })?;
+        self.promote_locked(&rec, r, by).await
+    }
+
+    /// `POST /v1/rollouts/current/abort`.
+    pub async fn abort_rollout(&self, by: &str) -> Result<RolloutView, RolloutError> {
+        let _guard = self.write_lock.lock().await;
+        let rec = self.rollouts.latest().ok_or(RolloutError::NoRollout)?;
+        let mut r = rec.rollout.clone();
+        let step = r
+            .abort(Abort::Owner(by.to_owned()), Utc::now())
+            .map_err(|e| RolloutError::NotBaking {
+                id: e.id,
+                state: e.state,
+            })?
+            .clone();
+        let rec = self
+            .save(Record {
+                rollout: r,
+                ..(*rec).clone()
+            })
+            .await?;
+        self.untrack();
+        self.publish_step(&rec, &step);
+        Ok(RolloutView::of(&rec.rollout))
+    }
+
+    /// Under the write lock, `r` already promoted: write the candidate
+    /// through the one write path (History records it as `by`'s; a revert
+    /// undoes it), then record the step and tell everyone the new list.
+    async fn promote_locked(
+        &self,
+        rec: &Record,
+        r: Rollout,
+        by: &str,
+    ) -> Result<RolloutView, RolloutError> {
+        let written = self
+            .replace_locked(
+                by,
+                None,
+                &format!("\"{}\"", r.base_revision),
+                None,
+                bytes::Bytes::from(rec.document.clone()),
+                r.agents.clone(),
+            )
+            .await;
+        match written {
+            Ok(_) => {}
+            // The file changed by hand under it: that edit was taken
+            // first, and aborted the rollout.
+            Err(ReplaceError::Mismatch { .. }) => {
+                self.rollout_hand_edit().await;
+                let now = self.rollouts.latest().ok_or(RolloutError::NoRollout)?;
+                return Err(RolloutError::NotBaking {
+                    id: now.rollout.id.clone(),
+                    state: now.rollout.state,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let step = r.steps.last().cloned();
+        let rec = self
+            .save_anyway(Record {
+                rollout: r,
+                ..rec.clone()
+            })
+            .await;
+        self.untrack();
+        if let Some(step) = step {
+            self.publish_step(&rec, &step);
+        }
+        Ok(RolloutView::of(&rec.rollout))
+    }
+
+    /// Under the write lock, when the file changed by hand: a rollout
+    /// baking is aborted (the accepted list it was measured against is
+    /// gone) and everyone is told the list in force.
+    pub(crate) async fn rollout_hand_edit(&self) {
+        let Some(rec) = self.rollouts.latest().filter(|r| r.rollout.is_baking()) else {
+            return;
+        };
+        let mut r = rec.rollout.clone();
+        let Ok(step) = r.abort(Abort::HandEdit, Utc::now()).cloned() else {
+            return;
+        };
+        let rec = self
+            .save_anyway(Record {
+                rollout: r,
+                ..(*rec).clone()
+            })
+            .await;
+        self.untrack();
+        self.publish_step(&rec, &step);
+    }
+
+    /// One judgement: count the bake since the last, take the guard's
+    /// figures, and act on the step the rollout takes (halt: the cohort
+    /// back on the accepted list; promote; wait).
+    pub async fn judge_rollout(&self) {
+        let _guard = self.write_lock.lock().await;
+        let ran = self.rollouts.ran();
+        let Some(rec) = self.rollouts.latest().filter(|r| r.rollout.is_baking()) else {
+            return;
+        };
+        let policy = self.rollouts.policy;
+        let mut r = rec.rollout.clone();
+        r.tick(ran);
+        let obs = match self.fleet.lock() {
+            Ok(f) => observe(f.views(), f.rollout(), &policy, Instant::now()),
+            Err(_) => return,
+        };
+        let step = r.judge(obs, &policy, Utc::now()).cloned();
+        match step {
+            None => {
+                self.save_anyway(Record {
+                    rollout: r,
+                    ..(*rec).clone()
+                })
+                .await;
+            }
+            Some(step) if step.step == StepKind::Promoted => {
+                if let Err(e) = self.promote_locked(&rec, r, BY_GUARD).await {
+                    tracing::error!(error = %e, id = %rec.rollout.id, "the rollout could not be promoted; tried again at the next judgement");
+                }
+            }
+            Some(step) => {
+                let ended = step.step == StepKind::Halted;
+                let rec = self
+                    .save_anyway(Record {
+                        rollout: r,
+                        ..(*rec).clone()
+                    })
+                    .await;
+                if ended {
+                    self.untrack();
+                }
+                self.publish_step(&rec, &step);
+            }
+        }
+    }
+
+    /// At open: the newest rollout from the database. One that baked
+    /// resumes with its cohort (the bake counts on from what it had
+    /// counted) when the file still holds its base; a file that holds the
+    /// candidate was being promoted when the hub stopped (promoted); any
+    /// other file was edited by hand meanwhile (aborted).
+    pub(crate) async fn resume_rollout(&self) {
+        let body = match self.db.rollouts(1) {
+            Ok(b) => b.into_iter().next(),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the rollouts");
+                None
+            }
+        };
+        let Some(body) = body else { return };
+        let rec: Record = match serde_json::from_str(&body) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, "the newest rollout cannot be read; not resumed");
+                return;
+            }
+        };
+        let r = &rec.rollout;
+        if r.state == State::Halted {
+            let halted_at = r.steps.last().map(|s| s.at);
+            let written_since = self
+                .db
+                .latest_history()
+                .ok()
+                .flatten()
+                .is_some_and(|h| Some(h.at) > halted_at);
+            self.rollouts.set(Arc::new(rec.clone()));
+            if written_since {
+                self.rollouts.written();
+            }
+            return;
+        }
+        if !r.is_baking() {
+            self.rollouts.set(Arc::new(rec));
+            return;
+        }
+        let current = self.current();
+        if current.revision == r.base_revision {
+            tracing::info!(id = %r.id, time_left_s = r.time_left_s(), "rollout resumed");
+            let rec = Arc::new(rec);
+            self.rollouts.set(rec.clone());
+            self.track(&rec.rollout);
+            return;
+        }
+        let mut r = r.clone();
+        let step = if current.revision == r.candidate_revision {
+            r.promote(Utc::now(), BY_GUARD).cloned()
+        } else {
+            r.abort(Abort::HandEdit, Utc::now()).cloned()
+        };
+        let rec = self
+            .save_anyway(Record {
+                rollout: r,
+                ..rec.clone()
+            })
+            .await;
+        if let Ok(step) = step {
+            self.publish_step(&rec, &step);
+        }
+    }
+}
+
+/// The judging loop: every [`JUDGE_EVERY`] while the hub runs.
+pub fn spawn_judge(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
+    let weak = Arc::downgrade(hub);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(JUDGE_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tick.tick().await;
+            let Some(hub) = weak.upgrade() else { return };
+            hub.judge_rollout().await;
+        }
+    })
+}

@@ -1,0 +1,500 @@
+//! The staged rollout (issue 33) against a real hub: a simulated fleet
+//! (`macfleet::sim`, the code `macfleet sim` runs) takes a bad candidate
+//! on its cohort and the guard halts it by itself; a good one promotes
+//! itself at the end of a short bake; a restart mid-bake resumes with the
+//! same cohort; a plain write while it bakes is refused; a hand edit by
+//! another actor aborts it.
+
+use crate::common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestHub, eventually, heartbeat};
+use macfleet::sim::{Scenario, SimOptions};
+use serde_json::Value;
+
+const FLEET: &str = "[fleet]\nMAC_CODING_AGENTS = [\"opencode\", \"claude\"]\n";
+
+/// One worker a host; codex is missing on nine hosts in ten: a list of
+/// codex alone leaves most workers with no route.
+fn codex_scarce() -> Scenario {
+    Scenario::parse(
+        "codex-scarce",
+        "name = \"codex-scarce\"\nworkers_per_host = 1\n[hosts.missing_binary]\ncodex = 0.9\n",
+    )
+    .expect("scenario")
+}
+
+fn doc(agents: &[&str]) -> String {
+    let list: Vec<String> = agents.iter().map(|a| format!("\"{a}\"")).collect();
+    format!("[fleet]\nMAC_CODING_AGENTS = [{}]\n", list.join(", "))
+}
+
+async fn revision(h: &TestHub) -> String {
+    h.client(&h.owner).config().await.expect("config").revision
+}
+
+/// `POST /v1/rollouts?{query}` by alice (the owner) with `If-Match: base`.
+async fn start(h: &TestHub, query: &str, base: &str, body: &str) -> reqwest::Response {
+    h.http()
+        .post(h.path(&format!("/v1/rollouts?{query}")))
+        .bearer_auth(&h.owner)
+        .header("content-type", "application/toml")
+        .header("if-match", format!("\"{base}\""))
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("post rollout")
+}
+
+async fn current(h: &TestHub) -> (u16, Value) {
+    let r = h
+        .http()
+        .get(h.path("/v1/rollouts/current"))
+        .bearer_auth(&h.viewer)
+        .send()
+        .await
+        .expect("get rollout");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn step(h: &TestHub, token: &str, what: &str) -> (u16, Value) {
+    let r = h
+        .http()
+        .post(h.path(&format!("/v1/rollouts/current/{what}")))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("post step");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn workers(h: &TestHub) -> Vec<Value> {
+    let r = h
+        .http()
+        .get(h.path("/v1/workers"))
+        .bearer_auth(&h.viewer)
+        .send()
+        .await
+        .expect("workers");
+    let v: Value = r.json().await.expect("workers json");
+    v["workers"].as_array().cloned().unwrap_or_default()
+}
+
+async fn json_of(h: &TestHub, path: &str) -> Value {
+    h.http()
+        .get(h.path(path))
+        .bearer_auth(&h.viewer)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json")
+}
+
+async fn metrics(h: &TestHub) -> String {
+    h.client(&h.viewer).metrics().await.expect("metrics")
+}
+
+fn gauge(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+}
+
+async fn fleet_in_sync(h: &TestHub, n: usize) {
+    eventually(600, || async {
+        let ws = workers(h).await;
+        (ws.len() == n && ws.iter().all(|w| w["in_sync"] == true)).then_some(())
+    })
+    .await
+    .expect("the fleet is in and in sync");
+}
+
+/// A bad order (codex alone, missing on most workers) to a quarter of a
+/// simulated fleet of 40: the cohort's no route rises, the guard halts it
+/// within 60 s, the cohort is told the accepted list again and follows
+/// it, and the word, the metric and History say so.
+#[tokio::test]
+async fn a_bad_order_is_halted_by_the_guard_and_the_cohort_goes_back() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let (_stats, stop, sim) = crate::sim::spawn_sim(&h, SimOptions::new(40, codex_scarce()));
+    let accepted = revision(&h).await;
+    fleet_in_sync(&h, 40).await;
+    let began = Instant::now();
+    let r = start(&h, "cohort=25%25&bake=10m", &accepted, &doc(&["codex"])).await;
+    assert_eq!(r.status().as_u16(), 201);
+    let started: Value = r.json().await.expect("rollout");
+    assert_eq!(started["state"], "baking");
+    assert_eq!(started["base_revision"], accepted.as_str());
+    let candidate = started["candidate_revision"]
+        .as_str()
+        .expect("rev")
+        .to_owned();
+    // The file keeps the accepted document while it bakes.
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("read"),
+        FLEET
+    );
+    let (_, halted) = eventually(1300, || async {
+        let (s, v) = current(&h).await;
+        (v["state"] == "halted").then_some((s, v))
+    })
+    .await
+    .expect("halted by the guard");
+    let took = began.elapsed();
+    assert!(took < Duration::from_secs(60), "halted after {took:?}");
+    let reason = halted["reason"].as_str().expect("reason");
+    assert!(
+        reason.starts_with("halted by the guard: no route 0% → ") && reason.ends_with("(rest 0%)"),
+        "{reason}"
+    );
+    assert!(halted["cohort_workers"].as_u64().expect("n") >= 2);
+    assert!(halted["guard"]["cohort"]["no_route"].as_u64().expect("n") >= 2);
+    assert_eq!(halted["time_left_s"], 0);
+    // Every cohort worker is told the accepted list again and follows it.
+    eventually(400, || async {
+        let ws = workers(&h).await;
+        ws.iter()
+            .all(|w| {
+                w["cohort"] != true
+                    && w["config_revision"] == accepted.as_str()
+                    && w["in_sync"] == true
+            })
+            .then_some(())
+    })
+    .await
+    .expect("the cohort is back on the accepted list");
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("read"),
+        FLEET
+    );
+    let health = json_of(&h, "/v1/health").await;
+    assert_eq!(health["word"], "ROLLOUT HALTED", "{health}");
+    let m = metrics(&h).await;
+    assert_eq!(gauge(&m, "macfleet_rollout_halted"), Some(1.0), "{m}");
+    assert_eq!(gauge(&m, "macfleet_rollout_baking"), Some(0.0));
+    let history = json_of(&h, "/v1/config/history").await;
+    let steps: Vec<&str> = history["rollouts"]
+        .as_array()
+        .expect("rollouts")
+        .iter()
+        .map(|s| s["step"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(steps, ["halted", "started"]);
+    assert_eq!(history["rollouts"][0]["by"], "(guard)");
+    assert_eq!(history["rollouts"][1]["by"], "alice");
+    assert!(history["revisions"].as_array().expect("revs").len() == 1);
+    assert!(
+        !workers(&h)
+            .await
+            .iter()
+            .any(|w| w["config_revision"] == candidate.as_str())
+    );
+    let _ = stop.send(());
+    sim.await.expect("sim task").expect("sim ran");
+}
+
+/// A good order (claude first) to a quarter of the fleet for 10 s: the
+/// guard stays quiet, the bake ends and the hub promotes it by itself,
+/// writing the file through the one write path (History's entry by
+/// `(guard)`), and the whole fleet follows.
+#[tokio::test]
+async fn a_good_order_is_promoted_at_the_end_of_its_bake() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let (_stats, stop, sim) = crate::sim::spawn_sim(&h, SimOptions::new(40, codex_scarce()));
+    let accepted = revision(&h).await;
+    fleet_in_sync(&h, 40).await;
+    let good = doc(&["claude", "opencode"]);
+    let r = start(&h, "cohort=25%25&bake=10s", &accepted, &good).await;
+    assert_eq!(r.status().as_u16(), 201);
+    let started: Value = r.json().await.expect("rollout");
+    let candidate = started["candidate_revision"]
+        .as_str()
+        .expect("rev")
+        .to_owned();
+    // While it bakes, cohort workers are told the candidate and are in
+    // sync on it; the rest stay on the accepted list.
+    let ws = eventually(200, || async {
+        let ws = workers(&h).await;
+        let cohort: Vec<&Value> = ws.iter().filter(|w| w["cohort"] == true).collect();
+        (!cohort.is_empty()
+            && cohort
+                .iter()
+                .all(|w| w["config_revision"] == candidate.as_str() && w["in_sync"] == true))
+        .then_some(ws)
+    })
+    .await
+    .expect("the cohort takes the candidate");
+    assert!(
+        ws.iter()
+            .filter(|w| w["cohort"] != true)
+            .all(|w| w["config_revision"] == accepted.as_str())
+    );
+    let m = metrics(&h).await;
+    assert_eq!(gauge(&m, "macfleet_rollout_baking"), Some(1.0));
+    let (_, promoted) = eventually(600, || async {
+        let (s, v) = current(&h).await;
+        (v["state"] == "promoted").then_some((s, v))
+    })
+    .await
+    .expect("promoted");
+    assert!(promoted["reason"].is_null(), "{promoted}");
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("read"),
+        good
+    );
+    assert_eq!(revision(&h).await, candidate);
+    let history = json_of(&h, "/v1/config/history").await;
+    assert_eq!(history["revisions"][0]["revision"], candidate.as_str());
+    assert_eq!(history["revisions"][0]["by"], "(guard)");
+    assert_eq!(history["rollouts"][0]["step"], "promoted");
+    eventually(400, || async {
+        let ws = workers(&h).await;
+        ws.iter()
+            .all(|w| w["config_revision"] == candidate.as_str() && w["cohort"] != true)
+            .then_some(())
+    })
+    .await
+    .expect("the whole fleet on the promoted list");
+    let health = json_of(&h, "/v1/health").await;
+    assert_ne!(health["word"], "ROLLOUT HALTED");
+    let _ = stop.send(());
+    sim.await.expect("sim task").expect("sim ran");
+}
+
+/// Heartbeats from `n` workers on `revision`; the answers' revisions.
+async fn beat_all(h: &TestHub, n: usize, revision: &str) -> Vec<String> {
+    let mut told = Vec::new();
+    for i in 0..n {
+        let r = h
+            .post_heartbeat(&heartbeat(
+                &format!("w-{i}"),
+                Some(revision),
+                serde_json::json!([]),
+            ))
+            .await;
+        assert_eq!(r.status().as_u16(), 200);
+        let p: Value = r.json().await.expect("projection");
+        told.push(p["config_revision"].as_str().unwrap_or("").to_owned());
+    }
+    told
+}
+
+/// A plain `PUT /v1/config`, and a second rollout, while one bakes:
+/// `409 rollout_in_progress` naming it, nothing written. The other
+/// answers of the contract: `404 no_rollout`, `409 rollout_not_baking`,
+/// `400 invalid_query` with the domain's sentence.
+#[tokio::test]
+async fn writes_while_it_bakes_are_refused_and_the_refusals_are_precise() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, 10, &accepted).await;
+    assert_eq!(current(&h).await.0, 404);
+    let (s, v) = step(&h, &h.owner, "abort").await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (409, Some("rollout_not_baking"))
+    );
+    for bad in [
+        "cohort=0%25",
+        "cohort=60%25",
+        "bake=5s",
+        "promote=later",
+        "x=1",
+    ] {
+        let r = start(&h, bad, &accepted, &doc(&["claude", "opencode"])).await;
+        assert_eq!(r.status().as_u16(), 400, "{bad}");
+        let v: Value = r.json().await.expect("json");
+        assert_eq!(v["error"]["code"], "invalid_query", "{bad}");
+    }
+    // A count over more than half the live workers: the sentence says
+    // the largest allowed.
+    let r = start(&h, "cohort=6", &accepted, &doc(&["claude", "opencode"])).await;
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(v["error"]["code"], "invalid_query");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("at most 5"),
+        "{v}"
+    );
+    // A viewer may not start one.
+    let r = h
+        .http()
+        .post(h.path("/v1/rollouts"))
+        .bearer_auth(&h.viewer)
+        .header("content-type", "application/toml")
+        .header("if-match", format!("\"{accepted}\""))
+        .body(doc(&["claude"]))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status().as_u16(), 403);
+    let r = start(
+        &h,
+        "cohort=3&promote=manual",
+        &accepted,
+        &doc(&["claude", "opencode"]),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let started: Value = r.json().await.expect("json");
+    let id = started["id"].as_str().expect("id").to_owned();
+    // Exactly 3 of the 10 are in the cohort, and are told the candidate.
+    let told = beat_all(&h, 10, &accepted).await;
+    let candidate = started["candidate_revision"].as_str().expect("rev");
+    assert_eq!(told.iter().filter(|t| *t == candidate).count(), 3);
+    assert_eq!(told.iter().filter(|t| **t == accepted).count(), 7);
+    let cohort = workers(&h)
+        .await
+        .iter()
+        .filter(|w| w["cohort"] == true)
+        .count();
+    assert_eq!(cohort, 3);
+    // A plain write: 409 naming the rollout, the file untouched.
+    let put = h
+        .http()
+        .put(h.path("/v1/config"))
+        .bearer_auth(&h.owner2)
+        .header("content-type", "application/toml")
+        .header("if-match", format!("\"{accepted}\""))
+        .body(doc(&["opencode"]))
+        .send()
+        .await
+        .expect("put");
+    assert_eq!(put.status().as_u16(), 409);
+    let v: Value = put.json().await.expect("json");
+    assert_eq!(v["error"]["code"], "rollout_in_progress");
+    assert!(
+        v["error"]["message"].as_str().unwrap_or("").contains(&id),
+        "{v}"
+    );
+    let again = start(&h, "", &accepted, &doc(&["opencode"])).await;
+    assert_eq!(again.status().as_u16(), 409);
+    let v: Value = again.json().await.expect("json");
+    assert_eq!(v["error"]["code"], "rollout_in_progress");
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("read"),
+        FLEET
+    );
+    // The owner aborts it: everyone back on the accepted list.
+    let (s, v) = step(&h, &h.owner, "abort").await;
+    assert_eq!((s, v["state"].as_str()), (200, Some("aborted")));
+    assert_eq!(v["reason"], "aborted by alice");
+    let told = beat_all(&h, 10, &accepted).await;
+    assert!(told.iter().all(|t| *t == accepted));
+    let (s, v) = step(&h, &h.owner, "promote").await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (409, Some("rollout_not_baking"))
+    );
+    assert_eq!(current(&h).await.1["state"], "aborted");
+}
+
+/// The cohort's ids after each worker has sent a heartbeat.
+async fn cohort_ids(h: &TestHub, n: usize, revision: &str) -> Vec<String> {
+    beat_all(h, n, revision).await;
+    let mut ids: Vec<String> = workers(h)
+        .await
+        .iter()
+        .filter(|w| w["cohort"] == true)
+        .map(|w| w["worker"].as_str().unwrap_or("").to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// A hub restarted mid-bake resumes the rollout: the same cohort, told
+/// the candidate in its first answer, the bake counted on from where it
+/// was (not from the start, and not the time the hub was down).
+#[tokio::test]
+async fn a_restart_mid_bake_resumes_with_the_same_cohort() {
+    let mut h = TestHub::start_with(FLEET, |_| {}).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, 20, &accepted).await;
+    let r = start(
+        &h,
+        "cohort=5&bake=1h&promote=manual",
+        &accepted,
+        &doc(&["claude", "opencode"]),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let started: Value = r.json().await.expect("json");
+    let candidate = started["candidate_revision"]
+        .as_str()
+        .expect("rev")
+        .to_owned();
+    let before = cohort_ids(&h, 20, &accepted).await;
+    assert_eq!(before.len(), 5);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let left_before = current(&h).await.1["time_left_s"].as_u64().expect("left");
+    assert!(left_before < 3600, "{left_before}");
+    h.restart(|_| {}).await;
+    let (s, v) = current(&h).await;
+    assert_eq!((s, v["state"].as_str()), (200, Some("baking")));
+    assert_eq!(v["id"], started["id"]);
+    let left = v["time_left_s"].as_u64().expect("left");
+    assert!(
+        left <= left_before && left + 10 >= left_before,
+        "{left} vs {left_before}"
+    );
+    // The first answer after the restart tells the cohort the candidate.
+    let told = beat_all(&h, 20, &accepted).await;
+    let first: Vec<String> = (0..20)
+        .filter(|i| told[*i] == candidate)
+        .map(|i| format!("w-{i}"))
+        .collect();
+    let mut first = first;
+    first.sort();
+    assert_eq!(first, before);
+    assert_eq!(cohort_ids(&h, 20, &accepted).await, before);
+}
+
+/// Two actors: alice's rollout bakes, then someone edits the file by hand
+/// on the hub's host. The rollout ends `aborted` with that reason, the
+/// cohort is told the list in force, and alice's promote is refused.
+#[tokio::test]
+async fn a_hand_edit_aborts_the_rollout() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, 10, &accepted).await;
+    let r = start(&h, "cohort=3", &accepted, &doc(&["claude", "opencode"])).await;
+    assert_eq!(r.status().as_u16(), 201);
+    let by_hand = "[fleet]\nMAC_CODING_AGENTS = [\"opencode\"] # by hand\n";
+    std::fs::write(h.config_path(), by_hand).expect("hand edit");
+    let (_, v) = eventually(200, || async {
+        let (s, v) = current(&h).await;
+        (v["state"] == "aborted").then_some((s, v))
+    })
+    .await
+    .expect("aborted by the hand edit");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("edited by hand"),
+        "{v}"
+    );
+    let (s, e) = step(&h, &h.owner, "promote").await;
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (409, Some("rollout_not_baking"))
+    );
+    let now = revision(&h).await;
+    let told = beat_all(&h, 10, &accepted).await;
+    assert!(told.iter().all(|t| *t == now), "{told:?}");
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("read"),
+        by_hand
+    );
+    let history = json_of(&h, "/v1/config/history").await;
+    assert_eq!(history["rollouts"][0]["by"], "(changed on disk)");
+}
