@@ -370,220 +370,48 @@ async fn pull_recoveries(
     Pulled::Done
 }
 
+/// The app is gone (its channel closed): the task ends.
+struct Gone;
+
+/// What the poller holds from one round to the next.
+struct Poller {
+    client: Client,
+    tx: mpsc::Sender<Msg>,
+    sh: Arc<Shared>,
+    /// The workers page's `?since=` cursor (`None`: a full page).
+    cursor: Option<String>,
+    need_whoami: bool,
+    need_failovers: bool,
+    need_recoveries: bool,
+    /// False once this hub answered 404 to `GET /v1/recoveries`.
+    recoveries_kept: bool,
+    /// False once it answered 404 to `GET /v1/summary` (older than
+    /// summaries: its fleet is held whole, as before).
+    summaries: bool,
+    /// The hub's identity as whoami last gave it: another one after a
+    /// reconnect is another hub (replaced at the same address, or a fresh
+    /// database), and nothing held of the old one is asked after.
+    instance: Option<String>,
+}
+
 async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
-    let mut cursor: Option<String> = None;
-    let mut need_whoami = true;
-    let mut need_failovers = true;
-    let mut need_recoveries = true;
-    // False once this hub answered 404 to `GET /v1/recoveries`.
-    let mut recoveries_kept = true;
-    // False once it answered 404 to `GET /v1/summary` (older than
-    // summaries: its fleet is held whole, as before).
-    let mut summaries = true;
-    // The hub's identity as whoami last gave it: another one after a
-    // reconnect is another hub (replaced at the same address, or a fresh
-    // database), and nothing held of the old one is asked after.
-    let mut instance: Option<String> = None;
+    let mut p = Poller {
+        client,
+        tx,
+        sh,
+        cursor: None,
+        need_whoami: true,
+        need_failovers: true,
+        need_recoveries: true,
+        recoveries_kept: true,
+        summaries: true,
+        instance: None,
+    };
     let mut backoff = Duration::from_secs(1);
     loop {
-        let refetching = sh.refetch_wanted.swap(false, Ordering::SeqCst);
-        if refetching {
-            cursor = None;
-            need_failovers = true;
-            need_recoveries = true;
-        }
-        // Taken before this round's pull, so a join after it waits for the next.
-        let catch_up = sh.catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
-        let rec_catch_up = sh.rec_catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
-        let mut ok = true;
-        if need_whoami {
-            match client.whoami().await {
-                Ok(w) => {
-                    need_whoami = false;
-                    if instance.is_some() && w.instance.is_some() && w.instance != instance {
-                        cursor = None;
-                        need_failovers = true;
-                        need_recoveries = true;
-                        recoveries_kept = true;
-                        sh.max_seq.store(0, Ordering::SeqCst);
-                        sh.catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
-                        sh.rec_max_seq.store(0, Ordering::SeqCst);
-                        sh.rec_catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
-                        summaries = true;
-                    }
-                    if instance.is_some() && w.instance.is_some() && w.instance != instance {
-                        // Another hub: its own summary decides the mode,
-                        // and nothing asked of the last one is asked again.
-                        sh.large.store(false, Ordering::SeqCst);
-                        sh.mode_changed.notify_one();
-                        if let Ok(mut win) = sh.window.lock() {
-                            *win = None;
-                        }
-                    }
-                    if w.instance.is_some() {
-                        instance.clone_from(&w.instance);
-                        if let Ok(mut i) = sh.instance.lock() {
-                            i.clone_from(&w.instance);
-                        }
-                    }
-                    if !send(&tx, Msg::Whoami(w)).await {
-                        return;
-                    }
-                }
-                Err(e) => {
-                    ok = false;
-                    if !send(&tx, refused_or_failed(Fetch::Whoami, &e)).await {
-                        return;
-                    }
-                }
-            }
-        }
-        if ok && summaries {
-            // The summary first: a large fleet is never fetched whole.
-            match client.summary().await {
-                Ok(summary) => {
-                    let was = sh.large.load(Ordering::SeqCst);
-                    let now = large::is_large(summary.workers, was, large::threshold());
-                    if now != was {
-                        tracing::info!(workers = summary.workers, large = now, "fleet mode");
-                        sh.large.store(now, Ordering::SeqCst);
-                        sh.mode_changed.notify_one();
-                        if !now {
-                            cursor = None;
-                            if let Ok(mut w) = sh.window.lock() {
-                                *w = None;
-                            }
-                        }
-                    }
-                    let msg = Msg::Summary {
-                        summary: Box::new(summary),
-                        at: Instant::now(),
-                        polled: true,
-                    };
-                    if !send(&tx, msg).await {
-                        return;
-                    }
-                }
-                Err(ClientError::Hub { status: 404, .. }) => {
-                    tracing::info!("the hub keeps no summary (404): the fleet is held whole");
-                    summaries = false;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "summary poll failed");
-                    ok = false;
-                    if !send(&tx, refused_or_failed(Fetch::Workers, &e)).await {
-                        return;
-                    }
-                }
-            }
-        }
-        if ok && sh.large.load(Ordering::SeqCst) {
-            // Large-fleet mode: the rows on screen, asked again (ages,
-            // states and rows that moved), never the fleet.
-            let ask = sh.window.lock().ok().and_then(|w| w.clone());
-            let due = sh
-                .window_at
-                .lock()
-                .ok()
-                .and_then(|t| *t)
-                .is_none_or(|t| t.elapsed() >= window_every());
-            if let (Some(ask), true) = (ask, due || refetching) {
-                ok = fetch_window(&client, &tx, &sh, ask).await;
-            }
-            if ok {
-                match client.health_report().await {
-                    Ok(h) => {
-                        if !send(&tx, Msg::Health(h)).await {
-                            return;
-                        }
-                    }
-                    Err(e) => tracing::debug!(error = %e, "health not read"),
-                }
-            }
-        } else if ok {
-            let asked = Instant::now();
-            match client.workers(cursor.as_deref()).await {
-                Ok(page) => {
-                    if !page.delta {
-                        tracing::info!(
-                            workers = page.workers.len(),
-                            ms = asked.elapsed().as_millis() as u64,
-                            "full workers page fetched and parsed"
-                        );
-                    }
-                    cursor = Some(page.cursor.clone());
-                    let at = Instant::now();
-                    if !send(&tx, Msg::Workers { page, at }).await {
-                        return;
-                    }
-                    // The hub's own problems (a hand edit that does not
-                    // validate, the built-in order, its database). An older
-                    // hub answers only text: nothing to show, no error.
-                    match client.health_report().await {
-                        Ok(h) => {
-                            if !send(&tx, Msg::Health(h)).await {
-                                return;
-                            }
-                        }
-                        Err(e) => tracing::debug!(error = %e, "health not read"),
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "workers poll failed");
-                    ok = false;
-                    if !send(&tx, refused_or_failed(Fetch::Workers, &e)).await {
-                        return;
-                    }
-                }
-            }
-        }
-        if ok && need_failovers {
-            ok = pull_failovers(&client, &tx, &sh, None, true).await;
-            need_failovers = !ok;
-        } else if ok && (catch_up != NO_CATCH_UP || !sh.stream_live.load(Ordering::SeqCst)) {
-            // The stream is down, or just joined: poll the log from where we
-            // were (what the stream also delivers is deduplicated by seq).
-            let since = sh.max_seq.load(Ordering::SeqCst).min(catch_up);
-            ok = pull_failovers(&client, &tx, &sh, Some(since), false).await;
-        }
-        // The recovery log, on the same terms as the failover log.
-        let mut rec_ok = true;
-        if ok && recoveries_kept {
-            let pulled = if need_recoveries {
-                let p = pull_recoveries(&client, &tx, &sh, None, true).await;
-                need_recoveries = p == Pulled::Failed;
-                Some(p)
-            } else if rec_catch_up != NO_CATCH_UP || !sh.stream_live.load(Ordering::SeqCst) {
-                let since = sh.rec_max_seq.load(Ordering::SeqCst).min(rec_catch_up);
-                Some(pull_recoveries(&client, &tx, &sh, Some(since), false).await)
-            } else {
-                None
-            };
-            match pulled {
-                Some(Pulled::Failed) => {
-                    ok = false;
-                    rec_ok = false;
-                }
-                Some(Pulled::Unsupported) => recoveries_kept = false,
-                _ => {}
-            }
-        }
-        if !rec_ok || !ok {
-            sh.rec_catch_up_from
-                .fetch_min(rec_catch_up, Ordering::SeqCst);
-        }
-        if !ok {
-            sh.catch_up_from.fetch_min(catch_up, Ordering::SeqCst);
-            // Ask who answers again once it answers: the hub that comes
-            // back may be another one.
-            need_whoami = true;
-        }
-        if refetching {
-            let done = sh.refetch_done.lock().ok().and_then(|mut d| d.take());
-            if let Some(done) = done {
-                let _ = done.send(ok);
-            }
-        }
+        let Ok(ok) = p.round().await else {
+            return;
+        };
         let wait = if ok {
             backoff = Duration::from_secs(1);
             poll_every()
@@ -594,10 +422,256 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
         };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
-            _ = sh.refetch.notified() => {}
+            _ = p.sh.refetch.notified() => {}
         }
-        if tx.is_closed() {
+        if p.tx.is_closed() {
             return;
+        }
+    }
+}
+
+impl Poller {
+    async fn send(&self, m: Msg) -> Result<(), Gone> {
+        if send(&self.tx, m).await {
+            Ok(())
+        } else {
+            Err(Gone)
+        }
+    }
+
+    /// One round: who answers (when asked), the summary, the fleet (its
+    /// page, or the window on screen), then the two logs. `Ok(true)` when
+    /// the hub answered all of it.
+    async fn round(&mut self) -> Result<bool, Gone> {
+        let sh = self.sh.clone();
+        let refetching = sh.refetch_wanted.swap(false, Ordering::SeqCst);
+        if refetching {
+            self.cursor = None;
+            self.need_failovers = true;
+            self.need_recoveries = true;
+        }
+        // Taken before this round's pull, so a join after it waits for the next.
+        let catch_up = sh.catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
+        let rec_catch_up = sh.rec_catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
+        let mut ok = true;
+        if self.need_whoami {
+            ok = self.whoami().await?;
+        }
+        if ok && self.summaries {
+            // The summary first: a large fleet is never fetched whole.
+            ok = self.summary().await?;
+        }
+        if ok && sh.large.load(Ordering::SeqCst) {
+            ok = self.window(refetching).await?;
+        } else if ok {
+            ok = self.workers().await?;
+        }
+        if ok {
+            ok = self.failovers(catch_up).await;
+        }
+        // The recovery log, on the same terms as the failover log.
+        if ok && self.recoveries_kept {
+            ok = self.recoveries(rec_catch_up).await;
+        }
+        if !ok {
+            sh.rec_catch_up_from
+                .fetch_min(rec_catch_up, Ordering::SeqCst);
+            sh.catch_up_from.fetch_min(catch_up, Ordering::SeqCst);
+            // Ask who answers again once it answers: the hub that comes
+            // back may be another one.
+            self.need_whoami = true;
+        }
+        if refetching {
+            let done = sh.refetch_done.lock().ok().and_then(|mut d| d.take());
+            if let Some(done) = done {
+                let _ = done.send(ok);
+            }
+        }
+        Ok(ok)
+    }
+
+    async fn whoami(&mut self) -> Result<bool, Gone> {
+        match self.client.whoami().await {
+            Ok(w) => {
+                self.need_whoami = false;
+                if self.instance.is_some() && w.instance.is_some() && w.instance != self.instance {
+                    self.another_hub();
+                }
+                if w.instance.is_some() {
+                    self.instance.clone_from(&w.instance);
+                    if let Ok(mut i) = self.sh.instance.lock() {
+                        i.clone_from(&w.instance);
+                    }
+                }
+                self.send(Msg::Whoami(w)).await?;
+                Ok(true)
+            }
+            Err(e) => {
+                self.send(refused_or_failed(Fetch::Whoami, &e)).await?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Whoami names another hub than the last: nothing held of the old one
+    /// is asked after, its own summary decides the mode, and nothing asked
+    /// of the last one is asked again.
+    fn another_hub(&mut self) {
+        let sh = &self.sh;
+        self.cursor = None;
+        self.need_failovers = true;
+        self.need_recoveries = true;
+        self.recoveries_kept = true;
+        sh.max_seq.store(0, Ordering::SeqCst);
+        sh.catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
+        sh.rec_max_seq.store(0, Ordering::SeqCst);
+        sh.rec_catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
+        self.summaries = true;
+        sh.large.store(false, Ordering::SeqCst);
+        sh.mode_changed.notify_one();
+        if let Ok(mut win) = sh.window.lock() {
+            *win = None;
+        }
+    }
+
+    /// `GET /v1/summary`, which decides the mode (`large::is_large`).
+    async fn summary(&mut self) -> Result<bool, Gone> {
+        match self.client.summary().await {
+            Ok(summary) => {
+                let sh = &self.sh;
+                let was = sh.large.load(Ordering::SeqCst);
+                let now = large::is_large(summary.workers, was, large::threshold());
+                if now != was {
+                    tracing::info!(workers = summary.workers, large = now, "fleet mode");
+                    sh.large.store(now, Ordering::SeqCst);
+                    sh.mode_changed.notify_one();
+                    if !now {
+                        self.cursor = None;
+                        if let Ok(mut w) = sh.window.lock() {
+                            *w = None;
+                        }
+                    }
+                }
+                let msg = Msg::Summary {
+                    summary: Box::new(summary),
+                    at: Instant::now(),
+                    polled: true,
+                };
+                self.send(msg).await?;
+                Ok(true)
+            }
+            Err(ClientError::Hub { status: 404, .. }) => {
+                tracing::info!("the hub keeps no summary (404): the fleet is held whole");
+                self.summaries = false;
+                Ok(true)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "summary poll failed");
+                self.send(refused_or_failed(Fetch::Workers, &e)).await?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Large-fleet mode: the rows on screen, asked again (ages, states and
+    /// rows that moved) when due, never the fleet; then the hub's health.
+    async fn window(&self, refetching: bool) -> Result<bool, Gone> {
+        let sh = &self.sh;
+        let ask = sh.window.lock().ok().and_then(|w| w.clone());
+        let due = sh
+            .window_at
+            .lock()
+            .ok()
+            .and_then(|t| *t)
+            .is_none_or(|t| t.elapsed() >= window_every());
+        let mut ok = true;
+        if let (Some(ask), true) = (ask, due || refetching) {
+            ok = fetch_window(&self.client, &self.tx, sh, ask).await;
+        }
+        if ok {
+            self.health().await?;
+        }
+        Ok(ok)
+    }
+
+    /// The workers page since the cursor (a full one without), then the
+    /// hub's health.
+    async fn workers(&mut self) -> Result<bool, Gone> {
+        let asked = Instant::now();
+        match self.client.workers(self.cursor.as_deref()).await {
+            Ok(page) => {
+                if !page.delta {
+                    tracing::info!(
+                        workers = page.workers.len(),
+                        ms = asked.elapsed().as_millis() as u64,
+                        "full workers page fetched and parsed"
+                    );
+                }
+                self.cursor = Some(page.cursor.clone());
+                let at = Instant::now();
+                self.send(Msg::Workers { page, at }).await?;
+                self.health().await?;
+                Ok(true)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "workers poll failed");
+                self.send(refused_or_failed(Fetch::Workers, &e)).await?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// The hub's own problems (a hand edit that does not validate, the
+    /// built-in order, its database). An older hub answers only text:
+    /// nothing to show, no error.
+    async fn health(&self) -> Result<(), Gone> {
+        match self.client.health_report().await {
+            Ok(h) => self.send(Msg::Health(h)).await,
+            Err(e) => {
+                tracing::debug!(error = %e, "health not read");
+                Ok(())
+            }
+        }
+    }
+
+    /// The failover log: whole when it must be, else from where we were
+    /// while the stream is down or just joined (what the stream also
+    /// delivers is deduplicated by seq). False when it was not answered.
+    async fn failovers(&mut self, catch_up: u64) -> bool {
+        let sh = &self.sh;
+        if self.need_failovers {
+            let ok = pull_failovers(&self.client, &self.tx, sh, None, true).await;
+            self.need_failovers = !ok;
+            ok
+        } else if catch_up != NO_CATCH_UP || !sh.stream_live.load(Ordering::SeqCst) {
+            let since = sh.max_seq.load(Ordering::SeqCst).min(catch_up);
+            pull_failovers(&self.client, &self.tx, sh, Some(since), false).await
+        } else {
+            true
+        }
+    }
+
+    /// The recovery log, as [`Poller::failovers`]; a hub without one is
+    /// not asked again. False when it was not answered.
+    async fn recoveries(&mut self, rec_catch_up: u64) -> bool {
+        let sh = &self.sh;
+        let pulled = if self.need_recoveries {
+            let p = pull_recoveries(&self.client, &self.tx, sh, None, true).await;
+            self.need_recoveries = p == Pulled::Failed;
+            p
+        } else if rec_catch_up != NO_CATCH_UP || !sh.stream_live.load(Ordering::SeqCst) {
+            let since = sh.rec_max_seq.load(Ordering::SeqCst).min(rec_catch_up);
+            pull_recoveries(&self.client, &self.tx, sh, Some(since), false).await
+        } else {
+            Pulled::Done
+        };
+        match pulled {
+            Pulled::Failed => false,
+            Pulled::Unsupported => {
+                self.recoveries_kept = false;
+                true
+            }
+            Pulled::Done => true,
         }
     }
 }
