@@ -289,29 +289,40 @@ pub fn back_on_text(r: &crate::tui::model::reclog::RecRec) -> String {
 }
 
 fn kv(cx: &Cx, k: &str, v: impl Into<String>) -> Line<'static> {
-    Line::from(vec![
-        Span::styled(format!("{k:<12}"), cx.theme.muted()),
-        Span::raw(v.into()),
-    ])
+    Line::from(vec![label(cx, k), Span::raw(v.into())])
 }
 
 /// A worker's detail; `highlight` marks one of its failovers (by id) in
 /// its recent failovers, shown even when older than the ten newest.
 fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>> {
-    let t = cx.theme;
     let Some(e) = cx.model.fleet.by_id(id) else {
         return vec![Line::raw(format!(
             "worker {} is no longer reported",
             hub(id)
         ))];
     };
+    let mut out = worker_head(cx, e);
+    worker_notes(cx, e, &mut out);
+    why_lines(cx, e, &mut out);
+    capability_lines(cx, e, &mut out);
+    recent_failover_lines(cx, e, highlight, &mut out);
+    out
+}
+
+/// A label in the detail's key column, muted.
+fn label(cx: &Cx, k: &str) -> Span<'static> {
+    Span::styled(format!("{k:<12}"), cx.theme.muted())
+}
+
+/// Who it is, its state and heartbeat, its revision, its list.
+fn worker_head(cx: &Cx, e: &Entry) -> Vec<Line<'static>> {
+    let t = cx.theme;
     let v = &e.view;
-    let now = cx.now;
-    let mut out = vec![
+    vec![
         kv(cx, "worker", hub(&v.worker).into_owned()),
         kv(cx, "host", hub(&v.host).into_owned()),
         Line::from(vec![
-            Span::styled(format!("{:<12}", "state"), t.muted()),
+            label(cx, "state"),
             Span::styled(
                 e.state.as_str(),
                 cell_style(cx.theme, cx.stale, t.state(e.state)),
@@ -323,7 +334,7 @@ fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>
             ),
             Span::raw(format!(
                 ", heartbeat {} ago (hub clock) {} {}, sent {}",
-                fmt::age_at(now, v.received_at),
+                fmt::age_at(cx.now, v.received_at),
                 t.sep(),
                 threshold_text(cx, e),
                 fmt::clock(v.sent_at)
@@ -343,13 +354,20 @@ fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>
             ),
         ),
         kv(cx, "its list", hub(&fmt::list(&v.agents)).into_owned()),
-    ];
+    ]
+}
+
+/// The lines only some workers have: its pool, a skewed clock, its
+/// headroom while it runs something, a recovery.
+fn worker_notes(cx: &Cx, e: &Entry, out: &mut Vec<Line<'static>>) {
+    let t = cx.theme;
+    let v = &e.view;
     if let Some(p) = &v.pool {
         out.push(kv(cx, "pool", hub(p).into_owned()));
     }
     if let Some(c) = v.clock_skew_s.and_then(crate::text::clock_skew) {
         out.push(Line::from(vec![
-            Span::styled(format!("{:<12}", "clock"), t.muted()),
+            label(cx, "clock"),
             Span::styled(c, cell_style(cx.theme, cx.stale, t.warn())),
         ]));
     }
@@ -369,17 +387,21 @@ fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>
             )
         };
         out.push(Line::from(vec![
-            Span::styled(format!("{:<12}", "headroom"), t.muted()),
+            label(cx, "headroom"),
             Span::styled(text, cell_style(cx.theme, cx.stale, style)),
         ]));
     }
     if let Some(r) = cx.model.back_on(&v.worker) {
         out.push(Line::from(vec![
-            Span::styled(format!("{:<12}", "recovered"), t.muted()),
+            label(cx, "recovered"),
             Span::styled(back_on_text(r), cell_style(cx.theme, cx.stale, t.ok())),
         ]));
     }
-    // Why: where it stands, then every rung above it and what holds it off.
+}
+
+/// Why: where it stands, then every rung above it and what holds it off.
+fn why_lines(cx: &Cx, e: &Entry, out: &mut Vec<Line<'static>>) {
+    let t = cx.theme;
     let rungs = why_rungs(cx, e);
     let head_style = if e.no_route() {
         cell_style(cx.theme, cx.stale, t.no_route())
@@ -393,7 +415,7 @@ fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>
         (true, false) => format!("{}: its list is empty", why_head(e)),
     };
     out.push(Line::from(vec![
-        Span::styled(format!("{:<12}", "why"), t.muted()),
+        label(cx, "why"),
         Span::styled(head, head_style),
     ]));
     for r in &rungs {
@@ -407,6 +429,13 @@ fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>
             Span::styled(hub(&r.text).into_owned(), style),
         ]));
     }
+}
+
+/// The capabilities table: every agent of its list, then those it
+/// reports beyond it.
+fn capability_lines(cx: &Cx, e: &Entry, out: &mut Vec<Line<'static>>) {
+    let t = cx.theme;
+    let v = &e.view;
     out.extend([
         Line::raw(""),
         Line::styled("capabilities", t.title()),
@@ -464,6 +493,18 @@ fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>
             style,
         ));
     }
+}
+
+/// Its ten newest failovers, the highlighted one (even when older), and
+/// the last the hub holds of it; each once.
+fn recent_failover_lines(
+    cx: &Cx,
+    e: &Entry,
+    highlight: Option<&str>,
+    out: &mut Vec<Line<'static>>,
+) {
+    let t = cx.theme;
+    let v = &e.view;
     out.push(Line::raw(""));
     out.push(Line::styled("recent failovers", t.title()));
     let mut any = false;
@@ -501,7 +542,6 @@ fn worker_lines(cx: &Cx, id: &str, highlight: Option<&str>) -> Vec<Line<'static>
     if !any {
         out.push(Line::styled("  none", t.muted()));
     }
-    out
 }
 
 fn failover_line(cx: &Cx, f: &Failover) -> String {

@@ -774,46 +774,74 @@ fn draw_conflict(
     at: usize,
 ) {
     let t = cx.theme;
-    let s = &c.sides;
-    if let Some(r) = row(area, 0) {
-        // Who changed it and when, once the history holds that revision.
-        let who = cx
-            .model
-            .config
-            .history
-            .iter()
-            .find(|h| h.revision == c.theirs_revision())
-            .map(|h| {
-                // A hand edit is no one's: `changed by hand on disk`, not
-                // `by (changed on disk)`, the hub's word for it.
-                let by = if h.by == "(changed on disk)" {
-                    crate::tui::ui::fmt::written_by(h)
-                } else {
-                    format!("by {}", hub(&crate::tui::model::config::who(h)))
-                };
-                format!(" {by}, {} ago", age_at(cx.now, h.at))
-            })
-            .unwrap_or_default();
-        // Two rows, wrapped at spaces: at 80 columns the revisions, who
-        // and the base do not fit one; a third row's worth is cut, marked.
-        let text = format!(
-            "the hub's list changed (now {}{who}) while you edited it from {}",
-            hub(c.theirs_revision()),
-            hub(c.mine.base_revision())
-        );
-        let w = usize::from(r.width);
-        let mut rows = crate::tui::ui::header::wrap(&text, w.max(1));
-        if rows.len() > 2 {
-            let rest = rows[1..].join(" ");
-            rows.truncate(1);
-            rows.push(fit(&rest, w, t.ellipsis()));
-        }
-        for (i, text) in rows.into_iter().enumerate() {
-            if let Some(r) = row(area, i as u16) {
-                line(r, buf, Line::styled(text, t.warn()));
-            }
+    draw_conflict_head(cx, area, buf, c);
+    let n = draw_conflict_columns(cx, area, buf, c);
+    let y = draw_clashes(cx, area, buf, c, at, 4 + n);
+    if let Some(r) = row(area, y + 1) {
+        let text = if confirm_drop {
+            format!(
+                "drop your pending order for good? {} · any other key keeps it",
+                keys::hints(Hints::Dropping, " · ")
+            )
+        } else {
+            keys::hints(Hints::Conflict, &format!(" {} ", t.sep()))
+        };
+        let w = usize::from(area.width);
+        line(r, buf, Line::styled(fit(&text, w, t.ellipsis()), t.title()));
+    }
+}
+
+/// The conflict's first two rows: the hub's list changed, by whom and
+/// when, while you edited it from which revision.
+fn draw_conflict_head(cx: &Cx, area: Rect, buf: &mut Buffer, c: &crate::plan::Conflict) {
+    let t = cx.theme;
+    let Some(r) = row(area, 0) else {
+        return;
+    };
+    // Who changed it and when, once the history holds that revision.
+    let who = cx
+        .model
+        .config
+        .history
+        .iter()
+        .find(|h| h.revision == c.theirs_revision())
+        .map(|h| {
+            // A hand edit is no one's: `changed by hand on disk`, not
+            // `by (changed on disk)`, the hub's word for it.
+            let by = if h.by == "(changed on disk)" {
+                crate::tui::ui::fmt::written_by(h)
+            } else {
+                format!("by {}", hub(&crate::tui::model::config::who(h)))
+            };
+            format!(" {by}, {} ago", age_at(cx.now, h.at))
+        })
+        .unwrap_or_default();
+    // Two rows, wrapped at spaces: at 80 columns the revisions, who
+    // and the base do not fit one; a third row's worth is cut, marked.
+    let text = format!(
+        "the hub's list changed (now {}{who}) while you edited it from {}",
+        hub(c.theirs_revision()),
+        hub(c.mine.base_revision())
+    );
+    let w = usize::from(r.width);
+    let mut rows = crate::tui::ui::header::wrap(&text, w.max(1));
+    if rows.len() > 2 {
+        let rest = rows[1..].join(" ");
+        rows.truncate(1);
+        rows.push(fit(&rest, w, t.ellipsis()));
+    }
+    for (i, text) in rows.into_iter().enumerate() {
+        if let Some(r) = row(area, i as u16) {
+            line(r, buf, Line::styled(text, t.warn()));
         }
     }
+}
+
+/// The four lists side by side (base, theirs, mine, merged), clashing
+/// agents marked; the rows the longest list takes.
+fn draw_conflict_columns(cx: &Cx, area: Rect, buf: &mut Buffer, c: &crate::plan::Conflict) -> u16 {
+    let t = cx.theme;
+    let s = &c.sides;
     let merged = c.merged();
     let col_w = (area.width / 4).max(1);
     let cols = [
@@ -854,17 +882,26 @@ fn draw_conflict(
             }
         }
     }
-    let n = s
-        .base
+    s.base
         .len()
         .max(s.theirs.len())
         .max(s.mine.len())
-        .max(merged.order().len()) as u16;
-    // Each agent both changed: what each side did, the choice, and what
-    // keeping mine undoes.
+        .max(merged.order().len()) as u16
+}
+
+/// Each agent both changed, from row `y`: what each side did, the choice
+/// (`at` under the cursor), and what keeping mine undoes. The row after them.
+fn draw_clashes(
+    cx: &Cx,
+    area: Rect,
+    buf: &mut Buffer,
+    c: &crate::plan::Conflict,
+    at: usize,
+    mut y: u16,
+) -> u16 {
+    let t = cx.theme;
     let who = whose(cx.model, c.theirs_revision());
     let w = usize::from(area.width);
-    let mut y = 4 + n;
     for (i, (k, choice)) in c.clashes.iter().zip(&c.choices).enumerate() {
         let Some(r) = row(area, y) else { break };
         let mark = if i == at { ">" } else { " " };
@@ -884,17 +921,7 @@ fn draw_conflict(
             y += 1;
         }
     }
-    if let Some(r) = row(area, y + 1) {
-        let text = if confirm_drop {
-            format!(
-                "drop your pending order for good? {} · any other key keeps it",
-                keys::hints(Hints::Dropping, " · ")
-            )
-        } else {
-            keys::hints(Hints::Conflict, &format!(" {} ", t.sep()))
-        };
-        line(r, buf, Line::styled(fit(&text, w, t.ellipsis()), t.title()));
-    }
+    y
 }
 
 /// Why a worker in a turn lags: `in a turn on claude for 4m: switches at
@@ -1242,7 +1269,7 @@ impl Edit {
             asks.push(Ask::Quit);
             return;
         }
-        match &mut self.mode {
+        match self.mode {
             Mode::Editing => {}
             Mode::ConfirmQuit => {
                 if action == Some(Action::Yes) {
@@ -1251,118 +1278,158 @@ impl Edit {
                     self.mode = Mode::Editing;
                 }
             }
-            Mode::Adding { text, unknown, .. } => match action {
-                // Esc on the question goes back to the name, kept.
-                Some(Action::Cancel) if *unknown => *unknown = false,
-                Some(Action::Cancel) => self.mode = Mode::Editing,
-                Some(Action::Accept) => self.add_typed(m, asks),
-                Some(Action::PromptEraseAll) => self.set_add_text(m, String::new()),
-                Some(Action::Complete) => {
-                    let typed = text.clone();
-                    if let Some(c) = m
-                        .add_choices()
-                        .into_iter()
-                        .find(|c| c.starts_with(typed.as_str()))
-                    {
-                        self.set_add_text(m, c);
-                    }
+            Mode::Adding { .. } => self.add_key(m, action, &k, asks),
+            Mode::Review { .. } => self.review_key(m, action, fx, asks),
+            Mode::Conflict { .. } => self.conflict_key(m, action, asks),
+        }
+    }
+
+    /// A key of the add prompt: the name typed, completed, taken.
+    fn add_key(
+        &mut self,
+        m: &mut Model,
+        action: Option<Action>,
+        k: &KeyEvent,
+        asks: &mut Vec<Ask>,
+    ) {
+        let Mode::Adding { text, unknown, .. } = &mut self.mode else {
+            return;
+        };
+        match action {
+            // Esc on the question goes back to the name, kept.
+            Some(Action::Cancel) if *unknown => *unknown = false,
+            Some(Action::Cancel) => self.mode = Mode::Editing,
+            Some(Action::Accept) => self.add_typed(m, asks),
+            Some(Action::PromptEraseAll) => self.set_add_text(m, String::new()),
+            Some(Action::Complete) => {
+                let typed = text.clone();
+                if let Some(c) = m
+                    .add_choices()
+                    .into_iter()
+                    .find(|c| c.starts_with(typed.as_str()))
+                {
+                    self.set_add_text(m, c);
                 }
-                Some(Action::Erase) => {
-                    text.pop();
+            }
+            Some(Action::Erase) => {
+                text.pop();
+                let t = text.clone();
+                self.set_add_text(m, t);
+            }
+            Some(_) => {}
+            None => {
+                if let Some(c) = keys::text_char(k) {
+                    text.push(c);
                     let t = text.clone();
                     self.set_add_text(m, t);
                 }
-                Some(_) => {}
-                None => {
-                    if let Some(c) = keys::text_char(&k) {
-                        text.push(c);
-                        let t = text.clone();
-                        self.set_add_text(m, t);
-                    }
-                }
-            },
-            Mode::Review {
-                text,
-                if_match,
-                scroll,
-                ..
-            } => match action {
-                Some(Action::Yes) => {
-                    let (text, if_match) = (text.clone(), if_match.clone());
-                    say(asks, format!("writing onto {if_match}"));
-                    m.edit.sending = Some(if_match.clone());
-                    self.mode = Mode::Editing;
-                    fx.push(Effect::Write { text, if_match });
-                }
-                Some(Action::Cancel) => self.mode = Mode::Editing,
-                Some(Action::ScrollDown) => *scroll += 1,
-                Some(Action::ScrollUp) => *scroll = scroll.saturating_sub(1),
-                _ => {}
-            },
-            Mode::Conflict { confirm_drop, at } => {
-                let Some(conflict) = m.edit.conflict.as_mut() else {
-                    self.mode = Mode::Editing;
-                    return;
-                };
-                match action {
-                    Some(a @ (Action::KeepTheirs | Action::KeepMine)) => {
-                        *confirm_drop = false;
-                        let choice = if a == Action::KeepMine {
-                            Choice::Mine
-                        } else {
-                            Choice::Theirs
-                        };
-                        conflict.choose(*at, choice);
-                        // The Ladder shows the merged result as chosen so far.
-                        let merged = conflict.merged();
-                        let clashes = conflict.clashes.len();
-                        m.edit.plan = Some(merged);
-                        if *at + 1 < clashes {
-                            *at += 1;
-                        }
-                        asks.push(Ask::Reorder);
-                    }
-                    Some(Action::ScrollDown) => {
-                        *confirm_drop = false;
-                        *at = (*at + 1).min(conflict.clashes.len().saturating_sub(1));
-                    }
-                    Some(Action::ScrollUp) => {
-                        *confirm_drop = false;
-                        *at = at.saturating_sub(1);
-                    }
-                    Some(Action::Carry) => {
-                        let c = self.close_conflict(m);
-                        let undone = c.undone();
-                        let revision = c.theirs_revision().to_string();
-                        m.edit.plan = Some(c.carry());
-                        m.edit.overtaken = None;
-                        m.edit.undoes = (!undone.is_empty()).then_some(Undoes {
-                            revision,
-                            clashes: undone,
-                        });
-                        say(
-                            asks,
-                            if m.edit.undoes.is_some() {
-                                "the merged result is pending: w shows the diff and what it undoes"
-                            } else {
-                                "the merged result is pending, theirs where both changed an agent: w shows the diff"
-                            },
-                        );
-                        asks.push(Ask::Reorder);
-                    }
-                    Some(Action::DropMine) if !*confirm_drop => *confirm_drop = true,
-                    Some(Action::Yes) if *confirm_drop => {
-                        let c = self.close_conflict(m);
-                        m.edit.plan = Some(c.drop_mine());
-                        m.edit.overtaken = None;
-                        m.edit.undoes = None;
-                        say(asks, "your pending edit was dropped");
-                        asks.push(Ask::Reorder);
-                    }
-                    _ => *confirm_drop = false,
-                }
             }
         }
+    }
+
+    /// A key of the diff under review: `y` writes it.
+    fn review_key(
+        &mut self,
+        m: &mut Model,
+        action: Option<Action>,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        let Mode::Review {
+            text,
+            if_match,
+            scroll,
+            ..
+        } = &mut self.mode
+        else {
+            return;
+        };
+        match action {
+            Some(Action::Yes) => {
+                let (text, if_match) = (text.clone(), if_match.clone());
+                say(asks, format!("writing onto {if_match}"));
+                m.edit.sending = Some(if_match.clone());
+                self.mode = Mode::Editing;
+                fx.push(Effect::Write { text, if_match });
+            }
+            Some(Action::Cancel) => self.mode = Mode::Editing,
+            Some(Action::ScrollDown) => *scroll += 1,
+            Some(Action::ScrollUp) => *scroll = scroll.saturating_sub(1),
+            _ => {}
+        }
+    }
+
+    /// A key of the conflict screen: a side for the clash under the
+    /// cursor, carry the merge, or drop the edit (asked twice).
+    fn conflict_key(&mut self, m: &mut Model, action: Option<Action>, asks: &mut Vec<Ask>) {
+        let Mode::Conflict { confirm_drop, at } = &mut self.mode else {
+            return;
+        };
+        let Some(conflict) = m.edit.conflict.as_mut() else {
+            self.mode = Mode::Editing;
+            return;
+        };
+        match action {
+            Some(a @ (Action::KeepTheirs | Action::KeepMine)) => {
+                *confirm_drop = false;
+                let choice = if a == Action::KeepMine {
+                    Choice::Mine
+                } else {
+                    Choice::Theirs
+                };
+                conflict.choose(*at, choice);
+                // The Ladder shows the merged result as chosen so far.
+                let merged = conflict.merged();
+                let clashes = conflict.clashes.len();
+                m.edit.plan = Some(merged);
+                if *at + 1 < clashes {
+                    *at += 1;
+                }
+                asks.push(Ask::Reorder);
+            }
+            Some(Action::ScrollDown) => {
+                *confirm_drop = false;
+                *at = (*at + 1).min(conflict.clashes.len().saturating_sub(1));
+            }
+            Some(Action::ScrollUp) => {
+                *confirm_drop = false;
+                *at = at.saturating_sub(1);
+            }
+            Some(Action::Carry) => self.carry_conflict(m, asks),
+            Some(Action::DropMine) if !*confirm_drop => *confirm_drop = true,
+            Some(Action::Yes) if *confirm_drop => {
+                let c = self.close_conflict(m);
+                m.edit.plan = Some(c.drop_mine());
+                m.edit.overtaken = None;
+                m.edit.undoes = None;
+                say(asks, "your pending edit was dropped");
+                asks.push(Ask::Reorder);
+            }
+            _ => *confirm_drop = false,
+        }
+    }
+
+    /// `c` on the conflict: the merged result is the pending edit, with
+    /// what it undoes of theirs.
+    fn carry_conflict(&mut self, m: &mut Model, asks: &mut Vec<Ask>) {
+        let c = self.close_conflict(m);
+        let undone = c.undone();
+        let revision = c.theirs_revision().to_string();
+        m.edit.plan = Some(c.carry());
+        m.edit.overtaken = None;
+        m.edit.undoes = (!undone.is_empty()).then_some(Undoes {
+            revision,
+            clashes: undone,
+        });
+        say(
+            asks,
+            if m.edit.undoes.is_some() {
+                "the merged result is pending: w shows the diff and what it undoes"
+            } else {
+                "the merged result is pending, theirs where both changed an agent: w shows the diff"
+            },
+        );
+        asks.push(Ask::Reorder);
     }
 
     /// The conflict `c` to choose on (the model holds it, this screen the

@@ -431,80 +431,76 @@ fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
     let t = cx.theme;
     let mut used = used;
     if let Some((text, bad)) = headroom_text(cx) {
-        let y = area.y + 2 + used as u16;
-        if y < area.y + area.height {
-            let style = if bad { t.warn() } else { t.muted() };
-            line(
-                Rect {
-                    y,
-                    height: 1,
-                    ..area
-                },
-                buf,
-                crate::tui::ui::fit_line(
-                    Line::styled(text, cell_style(t, cx.stale, style)),
-                    usize::from(area.width),
-                    t.ellipsis(),
-                ),
-            );
-        }
+        let style = if bad { t.warn() } else { t.muted() };
+        under_rows(
+            cx,
+            area,
+            buf,
+            used,
+            Line::styled(text, cell_style(t, cx.stale, style)),
+        );
         used += 1;
     }
     for (text, style) in drill_lines(cx) {
-        let y = area.y + 2 + used as u16;
-        if y < area.y + area.height {
-            line(
-                Rect {
-                    y,
-                    height: 1,
-                    ..area
-                },
-                buf,
-                crate::tui::ui::fit_line(
-                    Line::styled(text, style),
-                    usize::from(area.width),
-                    t.ellipsis(),
-                ),
-            );
-        }
+        under_rows(cx, area, buf, used, Line::styled(text, style));
         used += 1;
     }
-    if let Some(r) = &cx.model.edit.rollout {
-        let text = format!(
-            "{}/{} healthy workers on {} {} {} behind",
-            fmt::count(r.on),
-            fmt::count(r.healthy),
-            hub(&r.revision),
-            t.sep(),
-            fmt::count(r.behind())
-        );
-        let mut style = if r.behind() == 0 { t.ok() } else { t.warn() };
-        let text = if r.selected {
-            style = t.selected();
-            format!("{text} {} {}", t.sep(), keys::hints(Hints::Convergence, ""))
-        } else {
-            text
-        };
-        let y = area.y + 2 + used as u16;
-        if y < area.y + area.height {
-            let r = Rect {
-                y,
-                height: 1,
-                ..area
-            };
-            line(
-                r,
-                buf,
-                crate::tui::ui::fit_line(
-                    Line::styled(text, style),
-                    usize::from(area.width),
-                    t.ellipsis(),
-                ),
-            );
-        }
+    if let Some(l) = rollout_line(cx) {
+        under_rows(cx, area, buf, used, l);
     }
-    let Some(p) = &cx.model.edit.projection else {
+    for (i, l) in pending_lines(cx).into_iter().enumerate() {
+        under_rows(cx, area, buf, used + i, l);
+    }
+}
+
+/// Line `at` of those under the Ladder's rows (after its two top rows),
+/// cut to the width; nothing past the bottom.
+fn under_rows(cx: &Cx, area: Rect, buf: &mut Buffer, at: usize, l: Line<'static>) {
+    let y = usize::from(area.y) + 2 + at;
+    if y >= usize::from(area.y) + usize::from(area.height) {
         return;
+    }
+    let r = Rect {
+        y: y as u16,
+        height: 1,
+        ..area
+    };
+    let t = cx.theme;
+    line(
+        r,
+        buf,
+        crate::tui::ui::fit_line(l, usize::from(area.width), t.ellipsis()),
+    );
+}
+
+/// After a write: how many healthy workers are on the revision written.
+fn rollout_line(cx: &Cx) -> Option<Line<'static>> {
+    let t = cx.theme;
+    let r = cx.model.edit.rollout.as_ref()?;
+    let text = format!(
+        "{}/{} healthy workers on {} {} {} behind",
+        fmt::count(r.on),
+        fmt::count(r.healthy),
+        hub(&r.revision),
+        t.sep(),
+        fmt::count(r.behind())
+    );
+    let mut style = if r.behind() == 0 { t.ok() } else { t.warn() };
+    let text = if r.selected {
+        style = t.selected();
+        format!("{text} {} {}", t.sep(), keys::hints(Hints::Convergence, ""))
+    } else {
+        text
+    };
+    Some(Line::styled(text, style))
+}
+
+/// While an order is pending: the last write's failure, a colleague's
+/// write that overtook it, its projection and its warnings.
+fn pending_lines(cx: &Cx) -> Vec<Line<'static>> {
+    let t = cx.theme;
+    let Some(p) = &cx.model.edit.projection else {
+        return vec![];
     };
     let mut lines = Vec::new();
     if let Some(e) = &cx.model.edit.error {
@@ -535,23 +531,7 @@ fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
     for w in &p.warnings {
         lines.push(Line::styled(format!("! {}", hub(&w.to_string())), t.warn()));
     }
-    let top = area.y + 2 + used as u16;
-    for (i, l) in lines.into_iter().enumerate() {
-        let y = top + i as u16;
-        if y >= area.y + area.height {
-            break;
-        }
-        let r = Rect {
-            y,
-            height: 1,
-            ..area
-        };
-        line(
-            r,
-            buf,
-            crate::tui::ui::fit_line(l, usize::from(area.width), t.ellipsis()),
-        );
-    }
+    lines
 }
 
 /// Under the rows while a drill is shown: what it assumes and where the
