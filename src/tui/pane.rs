@@ -39,6 +39,12 @@ impl<'a> Cx<'a> {
             now: model.now(),
         }
     }
+
+    /// Draw the table `r` at `area` in this frame's theme, greyed while
+    /// the data is stale ([`crate::tui::ui::table`]).
+    pub fn table(&self, area: Rect, buf: &mut Buffer, r: crate::tui::ui::Table<'_>) {
+        crate::tui::ui::table(self.theme, self.stale, area, buf, r);
+    }
 }
 
 /// How a pane answered an action.

@@ -17,9 +17,7 @@ use crate::tui::model::query::Query;
 use crate::tui::model::reclog::{RecLog, RecRec};
 use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Pane, SortBy};
 use crate::tui::ui::theme::Theme;
-use crate::tui::ui::{
-    Col, cell_style, col, empty, fill, fit_line, fmt, geom, hub, line, table_sorted,
-};
+use crate::tui::ui::{Col, Table, cell_style, col, empty, fill, fit_line, fmt, geom, hub, line};
 use crate::wire::CauseKind;
 
 /// How the Failovers view orders rows.
@@ -293,15 +291,16 @@ impl Failovers {
             FailoverSort::Cause => (5, false),
         };
         let sorted = Some((col, desc != list.reverse));
-        table_sorted(
-            cx.theme,
-            cx.stale,
+        let selected = list.selected_row(rows_h);
+        cx.table(
             area,
             buf,
-            &COLS,
-            rows,
-            list.selected_row(rows_h),
-            sorted,
+            Table {
+                cols: &COLS,
+                rows,
+                selected,
+                sorted,
+            },
         );
         if list.is_empty() {
             empty(

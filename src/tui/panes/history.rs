@@ -14,7 +14,7 @@ use crate::tui::model::config::HistKey;
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
 use crate::tui::pane::{Changes, Cx, Detail, Handled, List, ListNav, Pane, SortBy};
 use crate::tui::ui::theme::Theme;
-use crate::tui::ui::{Col, col, empty, fill, fmt, hub, table};
+use crate::tui::ui::{Col, Table, col, empty, fill, fmt, hub};
 use crate::wire::HistoryEntry;
 
 /// How History orders entries.
@@ -191,14 +191,17 @@ impl History {
                 ]
             })
             .collect();
-        table(
-            cx.theme,
-            cx.stale,
+        let selected = list.selected_row(rows_h);
+        let sorted = None;
+        cx.table(
             area,
             buf,
-            &COLS,
-            rows,
-            list.selected_row(rows_h),
+            Table {
+                cols: &COLS,
+                rows,
+                selected,
+                sorted,
+            },
         );
         if list.is_empty() {
             let msg = list.emptied.as_deref().unwrap_or("no revisions yet");

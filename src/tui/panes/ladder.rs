@@ -21,7 +21,7 @@ use crate::tui::model::edit::Overtaken;
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
 use crate::tui::pane::{Changes, Cx, Detail, Handled, List, ListNav, Pane, SortBy};
 use crate::tui::ui::theme::Theme;
-use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, line, table};
+use crate::tui::ui::{Col, Table, cell_style, col, empty, fill, fmt, hub, line};
 
 /// How the Ladder orders agents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -356,7 +356,17 @@ impl Ladder {
         let used = list.window(rows_h).len();
         let on_rollout = cx.model.edit.rollout.as_ref().is_some_and(|r| r.selected);
         let selected = list.selected_row(rows_h).filter(|_| !on_rollout);
-        table(cx.theme, cx.stale, area, buf, &COLS, rows, selected);
+        let sorted = None;
+        cx.table(
+            area,
+            buf,
+            Table {
+                cols: &COLS,
+                rows,
+                selected,
+                sorted,
+            },
+        );
         draw_projection(cx, area, buf, used);
         if list.is_empty() {
             let msg = list.emptied.as_deref().unwrap_or("no agents list yet");

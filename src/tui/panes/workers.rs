@@ -16,7 +16,7 @@ use crate::tui::model::fleet::{Entry, FIELDS, Fleet, Slot};
 use crate::tui::model::large::WindowAsk;
 use crate::tui::model::query::Query;
 use crate::tui::pane::{Changes, Cx, Detail, List, ListNav, Paged, Pane, Rows, SortBy};
-use crate::tui::ui::{Col, cell_style, col, empty, fill, fmt, hub, table_sorted};
+use crate::tui::ui::{Col, Table, cell_style, col, empty, fill, fmt, hub};
 use crate::wire::{Failover, WindowSort, WorkerState};
 
 /// How the Workers view orders rows.
@@ -573,8 +573,17 @@ impl Workers {
             .collect();
         let (col, desc) = sort_col(list.sort);
         let sorted = Some((col, desc != list.reverse));
-        let sel = (c.len > 0).then(|| c.pos.saturating_sub(a));
-        table_sorted(cx.theme, cx.stale, area, buf, &COLS, rows, sel, sorted);
+        let selected = (c.len > 0).then(|| c.pos.saturating_sub(a));
+        cx.table(
+            area,
+            buf,
+            Table {
+                cols: &COLS,
+                rows,
+                selected,
+                sorted,
+            },
+        );
         if c.len == 0 && area.height > 1 {
             let answered = cx
                 .model
@@ -612,15 +621,16 @@ impl Workers {
         // STATE (most urgent first), age falls (oldest heartbeat first).
         let (col, desc) = sort_col(list.sort);
         let sorted = Some((col, desc != list.reverse));
-        table_sorted(
-            cx.theme,
-            cx.stale,
+        let selected = list.selected_row(rows_h);
+        cx.table(
             area,
             buf,
-            &COLS,
-            rows,
-            list.selected_row(rows_h),
-            sorted,
+            Table {
+                cols: &COLS,
+                rows,
+                selected,
+                sorted,
+            },
         );
         if list.is_empty() && area.height > 1 {
             let msg = if cx.model.fleet.is_empty() {

@@ -14,7 +14,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Row, StatefulWidget, Table, TableState, Widget};
+use ratatui::widgets::{Row, StatefulWidget, TableState, Widget};
 
 use self::theme::Theme;
 use crate::text;
@@ -94,34 +94,26 @@ fn widths_marked(
     text::fit_columns(&fits, width as usize, 1)
 }
 
-/// Draw a table of the visible window. `rows` are the visible rows only,
-/// one span per column; `selected` is the selected row's index among them.
-/// Every cell wider than its column is cut with the theme's ellipsis.
-pub fn table(
-    t: &Theme,
-    stale: bool,
-    area: Rect,
-    buf: &mut Buffer,
-    cols: &[Col],
-    rows: Vec<Vec<Span<'static>>>,
-    selected: Option<usize>,
-) {
-    table_sorted(t, stale, area, buf, cols, rows, selected, None)
+/// A table of the visible window: its columns, the visible rows only (one
+/// span per column), the selected row's index among them, and the sorted
+/// column (its index, and whether its values fall down the rows), marked
+/// in its title: `AGE▼`, `WORKER^`.
+pub struct Table<'a> {
+    pub cols: &'a [Col],
+    pub rows: Vec<Vec<Span<'static>>>,
+    pub selected: Option<usize>,
+    pub sorted: Option<(usize, bool)>,
 }
 
-/// [`table`], with the sorted column (its index, and whether its values
-/// fall down the rows) marked in its title: `AGE▼`, `WORKER^`.
-#[allow(clippy::too_many_arguments)]
-pub fn table_sorted(
-    t: &Theme,
-    stale: bool,
-    area: Rect,
-    buf: &mut Buffer,
-    cols: &[Col],
-    rows: Vec<Vec<Span<'static>>>,
-    selected: Option<usize>,
-    sorted: Option<(usize, bool)>,
-) {
+/// Draw the table `r` at `area`, greyed when the data is `stale`. Every
+/// cell wider than its column is cut with the theme's ellipsis.
+pub fn table(t: &Theme, stale: bool, area: Rect, buf: &mut Buffer, r: Table<'_>) {
+    let Table {
+        cols,
+        rows,
+        selected,
+        sorted,
+    } = r;
     let ell = t.ellipsis();
     let w = widths_marked(cols, &rows, area.width, sorted.map(|(i, _)| i));
     let cut = |s: Span<'static>, w: usize| -> Line<'static> {
@@ -171,7 +163,7 @@ pub fn table_sorted(
             .style(row_style)
         })
         .collect();
-    let table = Table::new(rows, constraints)
+    let table = ratatui::widgets::Table::new(rows, constraints)
         .header(header)
         .column_spacing(1)
         .flex(ratatui::layout::Flex::Start)
