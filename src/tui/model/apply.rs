@@ -142,13 +142,7 @@ impl Model {
 
     /// A page of the failover log (`fresh`: from its start).
     pub fn failovers(&mut self, page: FailoversPage, fresh: bool, ch: &mut Changes) -> Wants {
-        if fresh {
-            self.log.clear();
-        }
-        for r in page.events {
-            self.log.insert(r);
-        }
-        self.log.next = self.log.next.max(page.next);
+        self.log.take_page(page.events, page.next, fresh);
         ch.log = true;
         Wants::none()
     }
@@ -162,13 +156,7 @@ impl Model {
 
     /// A page of the recovery log (`fresh`: from its start).
     pub fn recoveries(&mut self, page: RecoveriesPage, fresh: bool, ch: &mut Changes) -> Wants {
-        if fresh {
-            self.recs.clear();
-        }
-        for r in page.events {
-            self.recs.insert(r);
-        }
-        self.recs.next = self.recs.next.max(page.next);
+        self.recs.take_page(page.events, page.next, fresh);
         ch.log = true;
         Wants::none()
     }

@@ -2,13 +2,14 @@
 //! per-minute counts for the sparkline and the ladder's "away in the last
 //! hour", and the Failovers view's index.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::compact::Table;
 use super::query::{Searchable, starts_ci};
+use super::seqlog::{Held, Log};
 use crate::scrub::scrub;
 use crate::wire::{Cause, CauseKind, CauseSource, Failover, FailoverRecord};
 
@@ -27,7 +28,7 @@ pub fn kind_index(k: CauseKind) -> usize {
 pub type ByKind = [u32; CauseKind::ALL.len()];
 
 #[derive(Debug, Clone, Default)]
-struct Minute {
+pub struct Minute {
     by_kind: ByKind,
     /// Failovers away from each agent, by kind.
     away: HashMap<String, ByKind>,
@@ -116,64 +117,65 @@ impl Searchable for LogRec {
     }
 }
 
-#[derive(Debug, Default)]
-pub struct FailLog {
-    /// Oldest first, by seq. A deque, not a map: records come almost
-    /// always newest last, and a map's half-filled nodes cost about as
-    /// much again as the records themselves.
-    pub records: VecDeque<LogRec>,
-    /// Unix minute (of the failover's own `at`, when the worker moved) ->
-    /// counts. Not the receive time: a worker back-filling after an outage
-    /// (or the demo posting its last hour) sends old failovers at once, and
-    /// they belong in the minutes they happened. Independent of
-    /// [`MAX_RECORDS`], so a storm does not make the last hour look calmer.
-    minutes: BTreeMap<i64, Minute>,
-    /// Highest seq seen; the polling cursor.
-    pub next: u64,
-    /// The strings the held records share (swept whenever the table has
-    /// doubled, so what evicted records leave behind goes too).
-    strings: Table<str>,
-}
+/// The failover log: [`Log`] of [`LogRec`], which also counts every
+/// failover in its minute.
+pub type FailLog = Log<LogRec>;
 
-/// Where a record of `seq` goes in `records` (held oldest first by seq, at
-/// most `max` of them): `Some(None)` at the back (the usual case, records
-/// come newest last), `Some(Some(i))` at `i` (a backfill), `None` when it
-/// is held already or older than everything a full log holds. Shared by
-/// the failover and the recovery log.
-pub(super) fn seat<T>(
-    records: &VecDeque<T>,
-    seq: u64,
-    seq_of: impl Fn(&T) -> u64,
-    max: usize,
-) -> Option<Option<usize>> {
-    match records.back() {
-        Some(last) if seq_of(last) >= seq => match records.binary_search_by_key(&seq, &seq_of) {
-            Ok(_) => None,
-            Err(_) if records.len() >= max && records.front().is_some_and(|f| seq < seq_of(f)) => {
-                None
-            }
-            Err(i) => Some(Some(i)),
-        },
-        _ => Some(None),
-    }
-}
+/// Unix minute (of the failover's own `at`, when the worker moved) ->
+/// counts. Not the receive time: a worker back-filling after an outage (or
+/// the demo posting its last hour) sends old failovers at once, and they
+/// belong in the minutes they happened. Independent of [`MAX_RECORDS`], so
+/// a storm does not make the last hour look calmer.
+pub type Minutes = BTreeMap<i64, Minute>;
 
-/// Put `rec` where [`seat`] said, the oldest going past `max`.
-pub(super) fn put<T>(records: &mut VecDeque<T>, at: Option<usize>, rec: T, max: usize) {
-    if records.len() == records.capacity() {
-        // Double, but never past the bound (plus the one over it before
-        // the oldest goes): 31% of a doubled deque would otherwise sit
-        // empty once the log is full.
-        let len = records.len();
-        let want = (len * 2).clamp(1_024.min(max + 1), max + 1);
-        records.reserve_exact(want.saturating_sub(len).max(1));
+impl Held for LogRec {
+    type Wire = FailoverRecord;
+    type Tally = Minutes;
+    const MAX: usize = MAX_RECORDS;
+
+    fn wire_seq(w: &FailoverRecord) -> u64 {
+        w.seq
     }
-    match at {
-        Some(i) => records.insert(i, rec),
-        None => records.push_back(rec),
+
+    fn seq(&self) -> u64 {
+        self.seq
     }
-    while records.len() > max {
-        records.pop_front();
+
+    fn worker(&self) -> &str {
+        &self.worker
+    }
+
+    fn count(minutes: &mut Minutes, rec: &FailoverRecord) {
+        let m = minutes.entry(minute_of(rec.failover.at)).or_default();
+        let k = kind_index(rec.failover.cause.kind);
+        m.by_kind[k] += 1;
+        if let Some(a) = m.away.get_mut(&rec.failover.from) {
+            a[k] += 1;
+        } else {
+            let mut a = ByKind::default();
+            a[k] += 1;
+            m.away.insert(rec.failover.from.clone(), a);
+        }
+    }
+
+    fn hold(rec: FailoverRecord, st: &mut Table<str>) -> LogRec {
+        let hay = st.sym(&haystack(&rec));
+        let f = rec.failover;
+        LogRec {
+            seq: rec.seq,
+            worker: st.sym(&rec.worker),
+            host: st.sym(&rec.host),
+            received_at: rec.received_at,
+            id: f.id.into_boxed_str(),
+            at: f.at,
+            from: st.sym(&f.from),
+            to: f.to.as_deref().map(|t| st.sym(t)),
+            kind: f.cause.kind,
+            status: f.cause.status,
+            source: f.cause.source,
+            detail: f.cause.detail.as_deref().map(|d| st.sym(d)),
+            hay,
+        }
     }
 }
 
@@ -220,68 +222,17 @@ impl Spark {
 }
 
 impl FailLog {
-    pub fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
-    }
-
-    pub fn clear(&mut self) {
-        *self = FailLog::default();
-    }
-
-    /// Add one record; false when its seq was already here.
-    pub fn insert(&mut self, rec: FailoverRecord) -> bool {
-        let seq = rec.seq;
-        let Some(at) = seat(&self.records, seq, |r| r.seq, MAX_RECORDS) else {
-            return false;
-        };
-        self.next = self.next.max(seq);
-        let m = self.minutes.entry(minute_of(rec.failover.at)).or_default();
-        let k = kind_index(rec.failover.cause.kind);
-        m.by_kind[k] += 1;
-        if let Some(a) = m.away.get_mut(&rec.failover.from) {
-            a[k] += 1;
-        } else {
-            let mut a = ByKind::default();
-            a[k] += 1;
-            m.away.insert(rec.failover.from.clone(), a);
-        }
-        let hay = self.strings.sym(&haystack(&rec));
-        let st = &mut self.strings;
-        let f = rec.failover;
-        let held = LogRec {
-            seq,
-            worker: st.sym(&rec.worker),
-            host: st.sym(&rec.host),
-            received_at: rec.received_at,
-            id: f.id.into_boxed_str(),
-            at: f.at,
-            from: st.sym(&f.from),
-            to: f.to.as_deref().map(|t| st.sym(t)),
-            kind: f.cause.kind,
-            status: f.cause.status,
-            source: f.cause.source,
-            detail: f.cause.detail.as_deref().map(|d| st.sym(d)),
-            hay,
-        };
-        put(&mut self.records, at, held, MAX_RECORDS);
-        true
-    }
-
     /// Forget minutes that left the window.
     pub fn prune(&mut self, now: DateTime<Utc>) {
         let keep_from = minute_of(now) - WINDOW_MIN;
-        self.minutes = self.minutes.split_off(&keep_from);
+        self.tally = self.tally.split_off(&keep_from);
     }
 
     /// Failovers away from each agent over the last hour, by kind.
     pub fn away_last_hour(&self, now: DateTime<Utc>) -> HashMap<&str, ByKind> {
         let from = minute_of(now - TimeDelta::minutes(WINDOW_MIN)) + 1;
         let mut out: HashMap<&str, ByKind> = HashMap::new();
-        for (_, m) in self.minutes.range(from..) {
+        for (_, m) in self.tally.range(from..) {
             for (agent, counts) in &m.away {
                 let e = out.entry(agent.as_str()).or_default();
                 for (x, y) in e.iter_mut().zip(counts) {
@@ -298,7 +249,7 @@ impl FailLog {
         let last = minute_of(now);
         let first = last - minutes as i64 + 1;
         let mut out = vec![ByKind::default(); minutes];
-        for (m, b) in self.minutes.range(first..=last) {
+        for (m, b) in self.tally.range(first..=last) {
             out[(m - first) as usize] = b.by_kind;
         }
         out
@@ -313,19 +264,6 @@ impl FailLog {
             .filter(|(i, _)| per.iter().any(|m| m[*i] > 0))
             .map(|(_, k)| *k)
             .collect()
-    }
-
-    pub fn get(&self, seq: u64) -> Option<&LogRec> {
-        let i = self.records.binary_search_by_key(&seq, |r| r.seq).ok()?;
-        self.records.get(i)
-    }
-
-    /// The newest records of one worker, newest first.
-    pub fn of_worker<'a>(&'a self, worker: &'a str) -> impl Iterator<Item = &'a LogRec> + 'a {
-        self.records
-            .iter()
-            .rev()
-            .filter(move |r| &*r.worker == worker)
     }
 }
 

@@ -15,6 +15,7 @@ pub mod fleet;
 pub mod large;
 pub mod query;
 pub mod reclog;
+pub mod seqlog;
 pub mod verdict;
 
 use std::time::{Duration, Instant};

@@ -1,17 +1,16 @@
 //! The recovery log as the TUI holds it: a worker back on a higher rung of
 //! the same list revision (`GET /v1/recoveries`, the `recovery` event), the
 //! newest by seq, bounded and compact as the failover log is
-//! ([`super::faillog`]): strings shared through one interning table,
-//! records in a deque ordered by seq.
+//! ([`super::faillog`]), the same [`Log`]: strings shared through one
+//! interning table, records in a deque ordered by seq.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
 use super::compact::Table;
-use super::faillog::{put, seat};
 use super::query::{Searchable, starts_ci};
+use super::seqlog::{Held, Log};
 use crate::wire::RecoveryRecord;
 
 /// Recoveries kept; older ones fall off (the hub keeps more).
@@ -73,35 +72,27 @@ impl Searchable for RecRec {
     }
 }
 
-#[derive(Debug, Default)]
-pub struct RecLog {
-    /// Oldest first, by seq.
-    pub records: VecDeque<RecRec>,
-    /// Highest seq seen.
-    pub next: u64,
-    strings: Table<str>,
-}
+/// The recovery log: [`Log`] of [`RecRec`].
+pub type RecLog = Log<RecRec>;
 
-impl RecLog {
-    pub fn len(&self) -> usize {
-        self.records.len()
+impl Held for RecRec {
+    type Wire = RecoveryRecord;
+    type Tally = ();
+    const MAX: usize = MAX_RECOVERIES;
+
+    fn wire_seq(w: &RecoveryRecord) -> u64 {
+        w.seq
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+    fn seq(&self) -> u64 {
+        self.seq
     }
 
-    pub fn clear(&mut self) {
-        *self = RecLog::default();
+    fn worker(&self) -> &str {
+        &self.worker
     }
 
-    /// Add one record; false when its seq was already here (or it is older
-    /// than everything a full log holds).
-    pub fn insert(&mut self, rec: RecoveryRecord) -> bool {
-        let Some(at) = seat(&self.records, rec.seq, |r| r.seq, MAX_RECOVERIES) else {
-            return false;
-        };
-        self.next = self.next.max(rec.seq);
+    fn hold(rec: RecoveryRecord, st: &mut Table<str>) -> RecRec {
         let mut hay = format!(
             "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}recovery",
             rec.worker,
@@ -110,8 +101,7 @@ impl RecLog {
             rec.to
         );
         hay.make_ascii_lowercase();
-        let st = &mut self.strings;
-        let held = RecRec {
+        RecRec {
             seq: rec.seq,
             worker: st.sym(&rec.worker),
             host: st.sym(&rec.host),
@@ -120,19 +110,7 @@ impl RecLog {
             to: st.sym(&rec.to),
             held_off_s: rec.held_off_s,
             hay: st.sym(&hay),
-        };
-        put(&mut self.records, at, held, MAX_RECOVERIES);
-        true
-    }
-
-    pub fn get(&self, seq: u64) -> Option<&RecRec> {
-        let i = self.records.binary_search_by_key(&seq, |r| r.seq).ok()?;
-        self.records.get(i)
-    }
-
-    /// The worker's newest recovery.
-    pub fn latest_of(&self, worker: &str) -> Option<&RecRec> {
-        self.records.iter().rev().find(|r| &*r.worker == worker)
+        }
     }
 }
 
