@@ -175,3 +175,35 @@ async fn aug19_no_route_workers_have_a_failover_away_from_every_rung() {
     sim.await.expect("sim task").expect("sim ran");
     assert_eq!(stats.failed.load(std::sync::atomic::Ordering::Relaxed), 0);
 }
+
+/// The demo's back-fill (issue 30, pacing): the demo's own settings (a 5 s
+/// interval, aug19, 40 workers, the last hour posted before the live
+/// start) send each worker up to 20 back-fill heartbeats at once, then
+/// the live ones, and not one is refused: the hub's burst
+/// (`hub::pacing::BURST`) holds the back-fill whole, so a normal demo never
+/// meets `429 heartbeat_too_fast`.
+#[tokio::test]
+async fn the_demos_backfill_fits_the_burst_and_meets_no_429() {
+    const WORKERS: u64 = 40;
+    let h = TestHub::start_with(FLEET, |o| o.heartbeat_interval_s = 5).await;
+    let mut opts = SimOptions::new(WORKERS as usize, aug19());
+    opts.start = Start::FirstEvent;
+    opts.backfill = Some(macfleet::sim::Backfill {
+        span: Duration::from_secs(3600),
+        step: Duration::from_secs(5),
+    });
+    let (stats, stop_tx, sim) = spawn_sim(&h, opts);
+    // The back-fill, then more than one live interval.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let _ = stop_tx.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(20), sim).await;
+    let sent = stats.sent.load(std::sync::atomic::Ordering::Relaxed);
+    let failed = stats.failed.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("{}", stats.summary());
+    assert!(
+        sent >= WORKERS * macfleet::hub::pacing::BURST / 2,
+        "the back-fill sent a burst a worker: {}",
+        stats.summary()
+    );
+    assert_eq!(failed, 0, "none refused: {}", stats.summary());
+}
