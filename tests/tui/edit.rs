@@ -1199,6 +1199,11 @@ fn workers_behind_in_a_turn_say_why_on_the_line_and_in_its_list() {
         Some(("opencode", Some("pi")))
     );
     assert!(behind.iter().filter(|b| b.in_turn.is_some()).count() == 2);
+    let s = screen_text(&a);
+    assert!(
+        s.contains("15 behind, 2 in a turn: they switch at their next turn"),
+        "{s}"
+    );
     key(&mut a, 'G');
     key(&mut a, 'j');
     code(&mut a, KeyCode::Enter);

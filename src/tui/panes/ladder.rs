@@ -487,7 +487,7 @@ fn under_rows(cx: &Cx, area: Rect, buf: &mut Buffer, at: usize, l: Line<'static>
 fn rollout_line(cx: &Cx) -> Option<Line<'static>> {
     let t = cx.theme;
     let r = cx.model.edit.rollout.as_ref()?;
-    let text = format!(
+    let mut text = format!(
         "{}/{} healthy workers on {} {} {} behind",
         fmt::count(r.on),
         fmt::count(r.healthy),
@@ -495,6 +495,12 @@ fn rollout_line(cx: &Cx) -> Option<Line<'static>> {
         t.sep(),
         fmt::count(r.behind())
     );
+    if r.in_turn > 0 {
+        text.push_str(&format!(
+            ", {} in a turn: they switch at their next turn",
+            fmt::count(r.in_turn)
+        ));
+    }
     let mut style = if r.behind() == 0 { t.ok() } else { t.warn() };
     let text = if r.selected {
         style = t.selected();
