@@ -82,6 +82,31 @@ async fn get_worker_says_its_pool_and_a_clock_off_the_hubs() {
     assert!(!t.contains("CLOCK"), "within a minute, nothing: {t}");
 }
 
+/// `get worker` says a worker's turn (issue 33): how long it has been on
+/// its turn's agent and where its next turn goes; nothing for a worker
+/// that reports no turns.
+#[tokio::test(flavor = "multi_thread")]
+async fn get_worker_says_its_turn() {
+    let h = TestHub::start().await;
+    let mut b = common::Beat::new("w-turn").json();
+    let active = b["active_agent"].as_str().expect("active").to_string();
+    b["turn"] = serde_json::json!({"agent": active, "since": common::ago(240)});
+    b["next_turn_agent"] = serde_json::json!("pi");
+    h.beat(b).await;
+    h.beat(common::Beat::new("w-plain").json()).await;
+    let env = env_for(&h, &h.viewer);
+    let o = run(args(&["get", "worker", "w-turn"]), env.clone()).await;
+    let t = text(&o.stdout);
+    assert!(
+        t.contains(&format!(
+            "TURN      on {active} for 4m: switches at its next turn (to pi)\n"
+        )),
+        "{t}"
+    );
+    let o = run(args(&["get", "worker", "w-plain"]), env).await;
+    assert!(!text(&o.stdout).contains("TURN"), "{}", text(&o.stdout));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn get_worker_filters_and_formats() {
     let h = TestHub::start().await;

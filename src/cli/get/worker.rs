@@ -175,6 +175,9 @@ fn facts_text(
             (None, _) => "NO ROUTE".into(),
         },
     );
+    if let Some(t) = turn_text(now, w) {
+        kv("TURN", t);
+    }
     for (i, line) in why(now, w, held, back).into_iter().enumerate() {
         kv(if i == 0 { "WHY" } else { "" }, line);
     }
@@ -182,6 +185,26 @@ fn facts_text(
 }
 
 /// `CAPABILITIES`: one agent of its list a row.
+/// Its turn (issue 33), when it reports turns: `on claude for 4m:
+/// switches at its next turn (to pi)`, `between turns`.
+fn turn_text(now: DateTime<Utc>, w: &WorkerView) -> Option<String> {
+    let next = w.next_turn_agent.clone().flatten();
+    Some(match w.turn.as_ref()? {
+        None => "between turns".into(),
+        Some(t) if next.as_deref() == Some(t.agent.as_str()) => format!(
+            "on {} for {} (stays on it at its next turn)",
+            t.agent,
+            age(now, t.since)
+        ),
+        Some(t) => format!(
+            "on {} for {}: switches at its next turn (to {})",
+            t.agent,
+            age(now, t.since),
+            next.as_deref().unwrap_or("no rung")
+        ),
+    })
+}
+
 fn capabilities_text(w: &WorkerView, rank: Option<usize>) -> String {
     let mut text = String::new();
     text.push_str("\nCAPABILITIES\n");
