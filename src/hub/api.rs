@@ -92,6 +92,22 @@ impl ApiError {
             etag: None,
         }
     }
+    /// A read of the database failed: 503 `database_unavailable` when it
+    /// met damage (the writer sets the file aside and makes it afresh
+    /// within a second; said in health and the log, not per request), else
+    /// 500.
+    fn read_failed(e: super::db::DbError) -> ApiError {
+        // Damage, or no file at all (one that could not be made afresh).
+        let no_file = e.to_string().contains("no such table");
+        if !e.is_damage() && !no_file {
+            return ApiError::internal(e);
+        }
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "database_unavailable",
+            "the hub's database met damage; it is being moved aside and made afresh from what the hub holds: retry in a few seconds",
+        )
+    }
     fn internal(what: impl std::fmt::Display) -> ApiError {
         tracing::error!(error = %what, "internal error");
         ApiError::new(
@@ -206,6 +222,11 @@ impl IntoResponse for ApiError {
             resp.headers_mut().insert(header::ETAG, etag);
         }
         resp.extensions_mut().insert(code);
+        // Every 503 says when to come back (callers may set their own).
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -973,7 +994,7 @@ async fn history(
     })
     .await
     .map_err(ApiError::internal)?
-    .map_err(ApiError::internal)?;
+    .map_err(ApiError::read_failed)?;
     Ok(axum::Json(HistoryOut {
         history: History { revisions },
         rollouts,
@@ -1359,7 +1380,7 @@ async fn failovers(
     })
     .await
     .map_err(ApiError::internal)?
-    .map_err(ApiError::internal)?;
+    .map_err(ApiError::read_failed)?;
     // Paging counts the rows scanned, unreadable ones too, so a page never
     // stops on a row it skipped.
     let next = if scan.scanned == limit {

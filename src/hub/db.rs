@@ -198,6 +198,8 @@ pub struct Db {
     /// The log's bound (`Bounds::failovers`): recoveries waiting are held
     /// to it too.
     bound: u64,
+    /// The instance id, once read.
+    instance: Mutex<Option<String>>,
 }
 
 /// The worker ids a moment brings, bound in one commit and answered
@@ -329,6 +331,17 @@ pub struct FileState {
     damaged: AtomicU64,
     /// Statements that met a damaged page (SQLITE_CORRUPT, SQLITE_NOTADB).
     corrupt_statements: AtomicU64,
+    /// A read that met damage, for the writer to act on (set the file
+    /// aside) within a second: the connection's generation and why.
+    read_damage: Mutex<Option<(u64, String)>>,
+    /// Files made afresh since the start: a read's damage report of an
+    /// older file is not the fresh one's.
+    generation: AtomicU64,
+    /// Why commits fail though the file is sound (the disk full, an I/O
+    /// error, the file read-only): what must be durable is refused with
+    /// 503 until commits go through again ([`FAILING_ENDS`] after the
+    /// last failure; `None`: they commit), and when it last failed.
+    failing: Mutex<Option<(String, std::time::Instant)>>,
     /// Why the database's directory would fail the next start, or the
     /// next remake, though the file is written now (`None`: it would not).
     place: Mutex<Option<String>>,
@@ -683,7 +696,11 @@ fn remake(
     };
     if let Some(from) = from {
         let fresh = instance(&conn);
-        salvage_rows(&conn, from, &mut kept);
+        // One commit for every row copied, not one (and an fsync) a row:
+        // a log of 100,000 failovers took minutes, readers waiting.
+        let tx = conn.unchecked_transaction()?;
+        salvage_rows(&tx, from, &mut kept);
+        tx.commit()?;
         // The damaged file's own id replaced the fresh one's.
         kept.instance = instance(&conn) != fresh;
     }
@@ -786,6 +803,9 @@ pub const UNAVAILABLE: &str = "database unavailable";
 /// How often the writer looks at the file's identity when idle (it also
 /// looks before acknowledging every batch).
 const IDENTITY_EVERY: Duration = Duration::from_secs(1);
+/// How long commits must go through after the last that failed before the
+/// database is said to commit again.
+const FAILING_ENDS: Duration = Duration::from_secs(10);
 
 /// The identity of the file at `path` (device and inode), or `None` when
 /// nothing is there.
@@ -882,6 +902,21 @@ CREATE INDEX IF NOT EXISTS recoveries_by_pool ON recoveries (pool, seq);
 CREATE INDEX IF NOT EXISTS recoveries_by_worker ON recoveries (worker, seq);
 ";
 
+/// A test hook for `tests/hub/damage.rs`: with `MACFLEET_TEST_MAX_PAGE_COUNT`
+/// set, every connection is given SQLite's `max_page_count` pragma, so the
+/// database meets `SQLITE_FULL` (what a full disk gives) once it holds that
+/// many pages, without a filesystem to fill (a tmpfs needs a mount). Unset
+/// (always, outside that test), nothing.
+fn test_max_pages() -> Option<i64> {
+    use std::sync::LazyLock;
+    static PAGES: LazyLock<Option<i64>> = LazyLock::new(|| {
+        std::env::var("MACFLEET_TEST_MAX_PAGE_COUNT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    *PAGES
+}
+
 fn open(path: &Path) -> Result<Connection, DbError> {
     let mut conn = Connection::open(path)?;
     // SQLite opens a file it may not write read-only, without a word;
@@ -895,6 +930,9 @@ fn open(path: &Path) -> Result<Connection, DbError> {
     }
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     conn.execute_batch(PRAGMAS)?;
+    if let Some(n) = test_max_pages() {
+        conn.pragma_update(None, "max_page_count", n)?;
+    }
     migrate_v1(&mut conn)?;
     migrate_v2(&conn)?;
     conn.execute_batch(SCHEMA)?;
@@ -1163,7 +1201,7 @@ impl Db {
             last_history,
             intent,
             keys,
-            instance,
+            instance: instance.clone(),
             rollout,
             held: held.clone(),
             head: head.clone(),
@@ -1196,6 +1234,7 @@ impl Db {
             pending,
             recovery_head,
             bound: bounds.failovers,
+            instance: Mutex::new(instance),
         })
     }
 
@@ -1313,13 +1352,22 @@ impl Db {
 
     /// This database's instance id (see [`open`]): what `whoami` says.
     pub fn instance(&self) -> Result<String, DbError> {
-        self.with_read(|c| {
+        // Never changes (a file made afresh keeps it): read once, so a
+        // damaged page never makes the hub look like another.
+        if let Some(i) = self.instance.lock().ok().and_then(|i| i.clone()) {
+            return Ok(i);
+        }
+        let read = self.with_read(|c| {
             Ok(
                 c.query_row("SELECT value FROM meta WHERE key = 'instance'", [], |r| {
                     r.get::<_, String>(0)
                 })?,
             )
-        })
+        })?;
+        if let Ok(mut i) = self.instance.lock() {
+            *i = Some(read.clone());
+        }
+        Ok(read)
     }
 
     /// The config write in progress when the hub last stopped, if its
@@ -1470,10 +1518,17 @@ impl Db {
         if let Err(e) = &r {
             self.errors.fetch_add(1, Ordering::Relaxed);
             if e.is_damage() {
-                // The writer looks at the file within a second.
+                // The writer sets the file aside within a second.
                 self.state
                     .corrupt_statements
                     .fetch_add(1, Ordering::Relaxed);
+                let generation = self.state.generation.load(Ordering::Acquire);
+                if let Ok(mut d) = self.state.read_damage.lock() {
+                    *d = Some((generation, format!("a read met damage: {e}")));
+                }
+                // Woken now rather than at its next look.
+                let (tx, _) = oneshot::channel();
+                let _ = self.tx.try_send(Cmd::Flush(tx));
             }
         }
         r
@@ -1652,9 +1707,15 @@ impl Db {
         })
     }
 
-    /// Why the database cannot be opened at its path now, if it cannot.
+    /// Why the database cannot be opened or written at its path now, if
+    /// it cannot (what must be durable is refused with 503 meanwhile).
     pub fn unavailable(&self) -> Option<String> {
-        self.state.unavailable.lock().ok().and_then(|u| u.clone())
+        let failing = || {
+            let f = self.state.failing.lock().ok()?;
+            f.as_ref().map(|(why, _)| why.clone())
+        };
+        let u = self.state.unavailable.lock().ok().and_then(|u| u.clone());
+        u.or_else(failing)
     }
 
     /// Stop the writer after it has committed everything queued, and wait
@@ -1993,6 +2054,7 @@ impl Writer {
             match self
                 .suspect
                 .take()
+                .or_else(|| self.read_damage())
                 .or_else(|| looks_damaged(&self.path, self.size))
             {
                 None => {
@@ -2085,6 +2147,64 @@ impl Writer {
         }
     }
 
+    /// What a read of the file in use met (SQLITE_CORRUPT, SQLITE_NOTADB),
+    /// taken once; a report about a file since made afresh is dropped.
+    fn read_damage(&self) -> Option<String> {
+        let (generation, why) = self.state.read_damage.lock().ok()?.take()?;
+        (generation == self.state.generation.load(Ordering::Acquire)).then_some(why)
+    }
+
+    /// A commit failed though the file is sound: when the cause is the
+    /// disk's or the file's (full, an I/O error, read-only, cannot be
+    /// opened), what must be durable is refused with 503
+    /// `database_unavailable` until a commit succeeds, and health says
+    /// why; the error as the caller passes it on.
+    fn commit_failed(&self, e: &DbError) -> String {
+        use rusqlite::ffi::ErrorCode;
+        let code = match e {
+            DbError::Sqlite(e) => e.sqlite_error_code(),
+            _ => None,
+        };
+        let cause = match code {
+            Some(ErrorCode::DiskFull) => "the disk is full",
+            Some(ErrorCode::SystemIoFailure) => "an I/O error",
+            Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => "it is read-only",
+            Some(ErrorCode::CannotOpen) => "it cannot be opened",
+            _ => return e.to_string(),
+        };
+        let why = format!(
+            "{UNAVAILABLE}: {} cannot be written ({cause}: {e})",
+            self.path.display()
+        );
+        if let Ok(mut f) = self.state.failing.lock() {
+            *f = Some((why.clone(), std::time::Instant::now()));
+        }
+        why
+    }
+
+    /// A commit went through: commits are taken again once none failed for
+    /// [`FAILING_ENDS`] (a full disk lets small commits through between
+    /// refused ones: health and the log do not flap with each).
+    fn commits_again(&self) {
+        let was = self
+            .state
+            .failing
+            .lock()
+            .ok()
+            .and_then(|mut f| match f.as_ref() {
+                Some((_, at)) if at.elapsed() >= FAILING_ENDS => f.take().map(|(why, _)| why),
+                _ => None,
+            });
+        if let Some(why) = was {
+            let n = self.state.repeats.ended("database-batch").unwrap_or(0);
+            tracing::info!(
+                path = %self.path.display(),
+                refused_since_said = n,
+                "the database commits again (it was: {why})"
+            );
+        }
+    }
+
     /// The file is sound now: remember its size, and whether its place
     /// would let the next start (or a remake) make its `-wal`, `-shm` or a
     /// fresh file.
@@ -2124,10 +2244,12 @@ impl Writer {
         let no_ckpt = rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE;
         let _ = self.conn.set_db_config(no_ckpt, true);
         self.conn = Connection::open_in_memory()?;
-        if let Ok(mut r) = self.read.lock() {
-            let _ = r.set_db_config(no_ckpt, true);
-            *r = Connection::open_in_memory()?;
-        }
+        // Held until the fresh file is in: a reader meanwhile waits for it
+        // rather than meeting a connection with no tables (a 500).
+        let shared = self.read.clone();
+        let mut r = shared.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = r.set_db_config(no_ckpt, true);
+        *r = Connection::open_in_memory()?;
         let bindings = match self.held.lock() {
             Ok(h) => h.as_ref().map(|f| f()).unwrap_or_default(),
             Err(_) => Vec::new(),
@@ -2166,8 +2288,11 @@ impl Writer {
             })
             .unwrap_or(0);
         self.head.fetch_max(head as u64, Ordering::AcqRel);
-        if let Ok(mut r) = self.read.lock() {
-            *r = read;
+        *r = read;
+        // Reads of the old file no longer count against this one.
+        self.state.generation.fetch_add(1, Ordering::AcqRel);
+        if let Ok(mut d) = self.state.read_damage.lock() {
+            *d = None;
         }
         Ok(kept)
     }
@@ -2198,7 +2323,7 @@ impl Writer {
                     self.suspect = Some(format!("a commit met damage: {e}"));
                     continue;
                 }
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(self.commit_failed(&e)),
             };
             let same = file_id(&self.path).is_some() && file_id(&self.path) == self.id;
             if same && self.suspect.is_none() {
@@ -2210,6 +2335,7 @@ impl Writer {
                 }
             }
             if same {
+                self.commits_again();
                 self.counts = counts;
                 self.recovery_counts = recovery_counts;
                 if !dropped.is_empty() {

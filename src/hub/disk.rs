@@ -75,6 +75,12 @@ fn not_taken(why: &str, stamp: &[i64]) -> Vec<u8> {
     out
 }
 
+/// Whether `bytes` (a [`Current`]'s) are the file's own, not a record of
+/// a file the hub did not take: what a write may put back.
+pub(crate) fn holds_file_bytes(bytes: &[u8]) -> bool {
+    !bytes.starts_with(NOT_TAKEN)
+}
+
 fn not_taken_why(bytes: &[u8]) -> Option<String> {
     let rest = bytes.strip_prefix(NOT_TAKEN)?;
     let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());

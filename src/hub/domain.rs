@@ -146,7 +146,11 @@ impl Hub {
     /// it; [`ReplaceError::KeyReused`] when that write sent another
     /// document than `bytes` (a revision is the hash of the bytes).
     pub fn replay_of(&self, key: &str, bytes: &[u8]) -> Result<Option<Replay>, ReplaceError> {
-        let Some((revision, agents)) = self.db.keyed(key).map_err(db_error)? else {
+        let keyed = self.db.keyed(key).map_err(|e| match e.is_damage() {
+            true => ReplaceError::Unavailable(format!("{UNAVAILABLE}: {e}")),
+            false => db_error(e),
+        });
+        let Some((revision, agents)) = keyed? else {
             return Ok(None);
         };
         if revision != store::revision_of(bytes) {
@@ -256,15 +260,19 @@ impl Hub {
         }
         fault_stall_after_rename().await;
         let new = Arc::new(new);
-        self.current.store(new.clone());
         if restores {
+            self.current.store(new.clone());
             tracing::info!(%by, revision = %new.revision, "config replaced with the list in force");
             return Ok(Replaced::Now(new));
         }
+        // Nothing is acknowledged that History lacks: a write whose entry
+        // cannot be recorded (the disk full) is undone and refused.
         if let Err(e) = self.db.record_history(entry).await {
-            // The document is stored, and its intent: a restart records it.
-            tracing::error!(error = %e, "history not recorded");
+            return Err(self.undo_write(by, &before, &new, e).await);
         }
+        // Swapped once History has it: whoever sees the new revision finds
+        // its entry.
+        self.current.store(new.clone());
         // A write ends the word `ROLLOUT HALTED`.
         self.rollouts.written();
         // The `config` event first, then the `sync` flips it causes.
@@ -274,6 +282,58 @@ impl Hub {
         }
         tracing::info!(%by, revision = %new.revision, agents = ?new.agents, "config replaced");
         Ok(Replaced::Now(new))
+    }
+
+    /// Under the write lock, after `new` was swapped in over `before` and
+    /// its history entry could not be recorded (`e`): put `before`'s
+    /// document back (over `new`'s bytes only) and drop the intent, so the
+    /// write is refused with nothing changed (503 when the database cannot
+    /// be written). Where the document cannot be put back (the file not
+    /// `before`'s bytes, a hand edit since, the config's disk full too),
+    /// the hub follows the file as it stands and the write is an internal
+    /// failure: its intent is kept, so a restart records it as `by`'s.
+    async fn undo_write(
+        &self,
+        by: &str,
+        before: &Current,
+        new: &Arc<Current>,
+        e: super::db::DbError,
+    ) -> ReplaceError {
+        let back = if super::disk::holds_file_bytes(&before.bytes) {
+            self.write_config(before.bytes.clone(), new).await
+        } else {
+            Err(std::io::Error::other(
+                "the document before was not a file the hub took",
+            ))
+        };
+        match back {
+            Ok(store::Replaced::Done) => {
+                let _ = self.db.record_intent(None).await;
+                self.repeats.warn(
+                    "config-write-undone",
+                    &format!("a config write was undone, nothing changed: its history entry could not be recorded ({e})"),
+                );
+                db_error(e)
+            }
+            Ok(store::Replaced::Raced) => {
+                let _ = self.db.record_intent(None).await;
+                let now = self.take_disk_change().await;
+                tracing::error!(revision = %new.revision, error = %e, "a config write's history entry could not be recorded, and a hand edit landed before it could be undone");
+                ReplaceError::Mismatch {
+                    current: now.revision.clone(),
+                }
+            }
+            Err(io) => {
+                self.current.store(new.clone());
+                publish_config(self, new, by);
+                if let Ok(mut f) = self.fleet.lock() {
+                    f.resync(&new.projected);
+                }
+                ReplaceError::Internal(format!(
+                    "the config was replaced but its history entry could not be recorded ({e}) nor the write undone ({io}): it is in force, and a restart records it from its intent"
+                ))
+            }
+        }
     }
 
     /// Take in a parsed heartbeat sent with the token named `token`,

@@ -799,3 +799,220 @@ async fn a_config_the_hub_cannot_lease_is_taken_only_once_its_writer_closes_it()
         tag1
     );
 }
+
+/// `dd conv=notrunc`: `pages` pages a third of the way into `db`
+/// overwritten with junk in place (the file keeps its inode, its size and
+/// its header), after the WAL was checkpointed into it from another
+/// connection while the hub runs.
+fn overwrite_pages_in_place(db: &Path, pages: u64) {
+    use std::io::{Seek, SeekFrom, Write};
+    let c = rusqlite::Connection::open(db).expect("open the database");
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoint");
+    let page: u64 = c
+        .query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
+        .expect("page size") as u64;
+    drop(c);
+    let len = std::fs::metadata(db).expect("hub.db").len();
+    let count = len / page;
+    assert!(count > 3 * pages + 3, "{count} pages: too few to damage");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(db)
+        .expect("open to damage");
+    f.seek(SeekFrom::Start(count / 3 * page)).expect("seek");
+    f.write_all(&vec![0xA5; (pages * page) as usize])
+        .expect("damage");
+    f.sync_all().expect("sync");
+}
+
+/// Pages overwritten under the running hub (the fresh-eyes run's `dd
+/// if=/dev/urandom of=hub.db bs=4096 seek=… conv=notrunc`: size, header
+/// and inode unchanged): a read that meets the damage is answered 503
+/// `database_unavailable` (before: 500 for the rest of the run), and
+/// within 2 s the file is set aside and made afresh as a truncated one is,
+/// keeping the instance id (before: a new one at the next start, so a TUI
+/// saw another hub), the pool binding and the history's head; what comes
+/// after is in the fresh file, and a restart starts on it. Before: health
+/// said only a count of statements, nothing was set aside.
+#[tokio::test(flavor = "multi_thread")]
+async fn pages_overwritten_under_the_running_hub_are_set_aside_within_2_s() {
+    let (dir, t) = hub_dir();
+    let db = dir.path().join("hub.db");
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    for i in 0..6 {
+        let ids: Vec<String> = (0..250).map(|j| format!("f-{i}-{j}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &ids)).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    let (s, _, v) = put(&hub, &t.owner, VALID).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let written = v["revision"].as_str().expect("revision").to_string();
+    let id = instance(&hub, &t.owner).await;
+    assert_eq!(health(&hub).await["status"], "ok");
+
+    overwrite_pages_in_place(&db, 20);
+    let t0 = Instant::now();
+    // Readers walk the log as a TUI does; none is answered 500.
+    let mut statuses = Vec::new();
+    for since in [0, 500, 1000] {
+        let (s, v) = get(
+            &hub,
+            &t.viewer,
+            &format!("/v1/failovers?since={since}&limit=1000"),
+        )
+        .await;
+        assert_ne!(s, StatusCode::INTERNAL_SERVER_ERROR, "{v}");
+        statuses.push(s);
+    }
+    let (s, v) = get(&hub, &t.viewer, "/v1/config/history").await;
+    assert_ne!(s, StatusCode::INTERNAL_SERVER_ERROR, "{v}");
+    let h = until_problem(&hub, Duration::from_secs(2), |p| {
+        p.contains("found damaged under the running hub")
+    })
+    .await;
+    eprintln!("reads {statuses:?}, set aside in {:?}", t0.elapsed());
+    let p = problem(&h, "found damaged");
+    assert!(
+        p.contains("moved aside to") && p.contains("instance id") && p.contains("1 pool binding"),
+        "{p}"
+    );
+    assert_eq!(set_aside(&db).len(), 1);
+    assert_eq!(instance(&hub, &t.owner).await, id, "the same hub to a TUI");
+    assert_eq!(
+        newest_history(&hub, &t.owner).await,
+        (written.clone(), "alice".into())
+    );
+    let (s, _, v) = post(&hub, &t.other, &heartbeat("w-1", &[])).await;
+    assert_eq!(s, StatusCode::CONFLICT, "the binding kept: {v}");
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-2", &["g-1"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let of_w2 = "/v1/failovers?since=0&limit=10&worker=w-2";
+    let (s, v) = get(&hub, &t.viewer, of_w2).await;
+    assert_eq!(
+        (s, v["events"][0]["id"].as_str()),
+        (StatusCode::OK, Some("g-1")),
+        "{v}"
+    );
+
+    drop(hub);
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    assert_eq!(
+        instance(&hub, &t.owner).await,
+        id,
+        "a restart is the same hub"
+    );
+    let (s, v) = get(&hub, &t.viewer, of_w2).await;
+    assert_eq!(
+        (s, v["events"][0]["id"].as_str()),
+        (StatusCode::OK, Some("g-1")),
+        "{v}"
+    );
+    assert_eq!(newest_history(&hub, &t.owner).await.0, written);
+    assert_eq!(set_aside(&db).len(), 1, "nothing more set aside");
+}
+
+/// The database full (SQLite's `SQLITE_FULL`, what a full disk gives;
+/// here from `max_page_count` through the test hook
+/// `MACFLEET_TEST_MAX_PAGE_COUNT`, since a tmpfs to fill needs a mount):
+/// what must be durable gets 503 `database_unavailable` with `Retry-After`
+/// (before: 500 `internal`), health is `degraded` with
+/// `database.unavailable` and the reason, and no config write is
+/// acknowledged that History lacks (before: a `PUT` whose intent committed
+/// but whose history entry met the full file got 200, and was lost from
+/// History); the refused write is undone, the file and ETag as they were.
+/// The log says it once, not once a request.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_database_refuses_with_503_and_acknowledges_nothing_history_lacks() {
+    let (dir, t) = hub_dir();
+    let config = dir.path().join("hub.toml");
+    let how = Spawn {
+        env: &[("MACFLEET_TEST_MAX_PAGE_COUNT", "40")],
+        ..Spawn::default()
+    };
+    let hub = HubProcess::spawn(dir.path(), how);
+    // Fill it with failovers from new workers (no pacing between them).
+    let mut refused = None;
+    for i in 0..400 {
+        let ids: Vec<String> = (0..40).map(|j| format!("f-{i}-{j}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let (s, retry, v) = post(&hub, &t.worker, &heartbeat(&format!("w-{i}"), &ids)).await;
+        if s != StatusCode::OK {
+            refused = Some((s, retry, v));
+            break;
+        }
+    }
+    let (s, retry, v) = refused.expect("the database never filled");
+    assert_eq!(
+        (s, retry.as_deref(), v["error"]["code"].as_str()),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some("5"),
+            Some("database_unavailable")
+        ),
+        "{v}"
+    );
+    let h = until_problem(&hub, Duration::from_secs(2), |p| p.contains("is full")).await;
+    assert_eq!(h["database"]["unavailable"], true, "{h}");
+
+    // Writes until one is refused: each one answered 200 is in History.
+    let mut taken = Vec::new();
+    let mut refused = None;
+    for i in 0..120 {
+        let body = format!("# write {i}\n{}", if i % 2 == 0 { OTHER } else { VALID });
+        let (s, retry, v) = put(&hub, &t.owner, &body).await;
+        match s {
+            StatusCode::OK => taken.push((v["revision"].as_str().expect("rev").to_string(), body)),
+            _ => {
+                refused = Some((s, retry, v));
+                break;
+            }
+        }
+    }
+    let (s, retry, v) = refused.expect("no write was refused");
+    assert_eq!(
+        (s, retry.as_deref(), v["error"]["code"].as_str()),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some("5"),
+            Some("database_unavailable")
+        ),
+        "{v}"
+    );
+    eprintln!("{} writes taken before the refusal", taken.len());
+    let (s, hist) = get(&hub, &t.owner, "/v1/config/history").await;
+    assert_eq!(s, StatusCode::OK, "{hist}");
+    let in_history: Vec<&str> = hist["revisions"]
+        .as_array()
+        .expect("revisions")
+        .iter()
+        .filter_map(|e| e["revision"].as_str())
+        .collect();
+    for (rev, _) in &taken {
+        assert!(
+            in_history.contains(&rev.as_str()),
+            "{rev} acknowledged, not in History: {hist}"
+        );
+    }
+    // Nothing changed by the refused write.
+    let on_disk = std::fs::read_to_string(&config).expect("config");
+    let tag = etag(&hub, &t.owner).await;
+    match taken.last() {
+        Some((rev, body)) => {
+            assert_eq!(&on_disk, body, "the file is the last write taken");
+            assert_eq!(tag, format!("\"{rev}\""));
+        }
+        None => assert_eq!(tag.trim_matches('"'), in_history[0]),
+    }
+    let log = hub.log();
+    assert!(!log.contains("internal error"), "{log}");
+    for said in [
+        "heartbeat refused",
+        "database batch failed",
+        "config write refused",
+    ] {
+        let n = log.lines().filter(|l| l.contains(said)).count();
+        assert!(n <= 1, "{said}: {n} lines:\n{log}");
+    }
+}
