@@ -928,39 +928,32 @@ async fn a_full_database_refuses_with_503_and_acknowledges_nothing_history_lacks
     let (dir, t) = hub_dir();
     let config = dir.path().join("hub.toml");
     let how = Spawn {
-        env: &[("MACFLEET_TEST_MAX_PAGE_COUNT", "40")],
+        env: &[("MACFLEET_TEST_MAX_PAGE_COUNT", "60")],
         ..Spawn::default()
     };
     let hub = HubProcess::spawn(dir.path(), how);
-    // Fill it with failovers from new workers (no pacing between them).
-    let mut refused = None;
-    for i in 0..400 {
-        let ids: Vec<String> = (0..40).map(|j| format!("f-{i}-{j}")).collect();
-        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let (s, retry, v) = post(&hub, &t.worker, &heartbeat(&format!("w-{i}"), &ids)).await;
-        if s != StatusCode::OK {
-            refused = Some((s, retry, v));
-            break;
+    // Lists of 64 agents of 32 characters: each history entry takes new
+    // pages, while a write's intent reuses the pages the last one freed,
+    // so the full file meets a write between its intent and its entry.
+    let names: Vec<String> = (0..64)
+        .map(|i| format!("a{i:02}{}", "x".repeat(29)))
+        .collect();
+    let doc = |i: usize| {
+        let mut list = names.clone();
+        if i % 2 == 1 {
+            list.reverse();
         }
-    }
-    let (s, retry, v) = refused.expect("the database never filled");
-    assert_eq!(
-        (s, retry.as_deref(), v["error"]["code"].as_str()),
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Some("5"),
-            Some("database_unavailable")
-        ),
-        "{v}"
-    );
-    let h = until_problem(&hub, Duration::from_secs(2), |p| p.contains("is full")).await;
-    assert_eq!(h["database"]["unavailable"], true, "{h}");
-
+        let list: Vec<String> = list.iter().map(|n| format!("\"{n}\"")).collect();
+        format!(
+            "# write {i}\n[fleet]\nMAC_CODING_AGENTS = [{}]\n",
+            list.join(", ")
+        )
+    };
     // Writes until one is refused: each one answered 200 is in History.
     let mut taken = Vec::new();
     let mut refused = None;
-    for i in 0..120 {
-        let body = format!("# write {i}\n{}", if i % 2 == 0 { OTHER } else { VALID });
+    for i in 0..200 {
+        let body = doc(i);
         let (s, retry, v) = put(&hub, &t.owner, &body).await;
         match s {
             StatusCode::OK => taken.push((v["revision"].as_str().expect("rev").to_string(), body)),
@@ -970,7 +963,13 @@ async fn a_full_database_refuses_with_503_and_acknowledges_nothing_history_lacks
             }
         }
     }
-    let (s, retry, v) = refused.expect("no write was refused");
+    let (s, retry, v) = refused.unwrap_or_else(|| {
+        panic!(
+            "no write was refused ({} taken):\n{}",
+            taken.len(),
+            hub.log()
+        )
+    });
     assert_eq!(
         (s, retry.as_deref(), v["error"]["code"].as_str()),
         (
@@ -981,6 +980,8 @@ async fn a_full_database_refuses_with_503_and_acknowledges_nothing_history_lacks
         "{v}"
     );
     eprintln!("{} writes taken before the refusal", taken.len());
+    let h = until_problem(&hub, Duration::from_secs(2), |p| p.contains("is full")).await;
+    assert_eq!(h["database"]["unavailable"], true, "{h}");
     let (s, hist) = get(&hub, &t.owner, "/v1/config/history").await;
     assert_eq!(s, StatusCode::OK, "{hist}");
     let in_history: Vec<&str> = hist["revisions"]
@@ -998,13 +999,31 @@ async fn a_full_database_refuses_with_503_and_acknowledges_nothing_history_lacks
     // Nothing changed by the refused write.
     let on_disk = std::fs::read_to_string(&config).expect("config");
     let tag = etag(&hub, &t.owner).await;
-    match taken.last() {
-        Some((rev, body)) => {
-            assert_eq!(&on_disk, body, "the file is the last write taken");
-            assert_eq!(tag, format!("\"{rev}\""));
+    let (rev, body) = taken.last().expect("a write taken before the file filled");
+    assert_eq!(&on_disk, body, "the file is the last write taken");
+    assert_eq!(tag, format!("\"{rev}\""));
+
+    // Heartbeats with failovers from new workers until one is refused.
+    let mut refused = None;
+    for i in 0..400 {
+        let ids: Vec<String> = (0..40).map(|j| format!("f-{i}-{j}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let (s, retry, v) = post(&hub, &t.worker, &heartbeat(&format!("w-{i}"), &ids)).await;
+        if s != StatusCode::OK {
+            refused = Some((s, retry, v));
+            break;
         }
-        None => assert_eq!(tag.trim_matches('"'), in_history[0]),
     }
+    let (s, retry, v) = refused.expect("no heartbeat was refused");
+    assert_eq!(
+        (s, retry.as_deref(), v["error"]["code"].as_str()),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some("5"),
+            Some("database_unavailable")
+        ),
+        "{v}"
+    );
     let log = hub.log();
     assert!(!log.contains("internal error"), "{log}");
     for said in [
