@@ -1199,6 +1199,11 @@ impl Writer {
                 Attempt::Answered(Err(ClientError::Unreachable(why))) | Attempt::Lost(why) => {
                     last = why;
                 }
+                // The hub cannot write now (its config or database): that
+                // says nothing of the first attempt, still unknown.
+                Attempt::Answered(Err(e @ ClientError::Hub { status: 503, .. })) => {
+                    last = e.to_string();
+                }
                 Attempt::Answered(Err(e)) => return Err(WriteError::Refused(e)),
             }
         }
@@ -1543,6 +1548,18 @@ fn error_of(
             line,
             column,
         },
+        // The hub itself says nothing was changed and why (a config it
+        // cannot read or replace, a database it cannot write): an answer,
+        // not an unreachable hub, so a write says `not written` (exit 1).
+        StatusCode::SERVICE_UNAVAILABLE
+            if code == "config_unavailable" || code == "database_unavailable" =>
+        {
+            ClientError::Hub {
+                status: status.as_u16(),
+                code,
+                message,
+            }
+        }
         s if s.is_server_error()
             && (s == StatusCode::BAD_GATEWAY
                 || s == StatusCode::SERVICE_UNAVAILABLE
@@ -1557,5 +1574,45 @@ fn error_of(
             code,
             message,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(code: &str) -> Option<ErrorBody> {
+        serde_json::from_value(serde_json::json!({
+            "error": {"code": code, "message": "the config is a symlink outside its own directory"}
+        }))
+        .ok()
+    }
+
+    /// Fresh-eyes finding F4 (issue 29): a 503 the hub answers with
+    /// `config_unavailable` or `database_unavailable` said nothing was
+    /// written; the CLI called it an unreachable hub and exited 5 ("may
+    /// have been written").
+    #[test]
+    fn a_hub_saying_nothing_changed_is_not_an_unreachable_hub() {
+        for code in ["config_unavailable", "database_unavailable"] {
+            let e = error_of("h", StatusCode::SERVICE_UNAVAILABLE, None, body(code));
+            assert!(
+                matches!(e, ClientError::Hub { status: 503, .. }),
+                "{code}: {e:?}"
+            );
+            assert_eq!(e.exit_code(), 1, "{code}");
+            assert!(e.to_string().contains(code), "{e}");
+        }
+        // A 503 without the hub's word (a proxy, an overloaded hub) stays
+        // unreachable.
+        let e = error_of(
+            "h",
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            body("overloaded"),
+        );
+        assert_eq!(e.exit_code(), 5, "{e:?}");
+        let e = error_of("h", StatusCode::SERVICE_UNAVAILABLE, None, None);
+        assert_eq!(e.exit_code(), 5, "{e:?}");
     }
 }
