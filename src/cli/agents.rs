@@ -225,69 +225,9 @@ fn with_path(path: &Path, e: color_eyre::Report) -> color_eyre::Report {
     }
 }
 
-/// A rung's row: rank, old rank, agent, can, today, new, unreported.
-type Row = (
-    Option<usize>,
-    Option<usize>,
-    String,
-    usize,
-    usize,
-    usize,
-    usize,
-);
-
-/// What a projection prints: the CLI's own ([`plan::Projection`], a
-/// drill, a hub without `POST /v1/plan`) or the hub's plan over its whole
-/// fleet ([`PlanAnswer`]), in one table.
-struct Rows {
-    healthy: usize,
-    rungs: Vec<Row>,
-    no_route: (usize, usize),
-    change_rung: usize,
-    warnings: Vec<String>,
-}
-
-impl From<&plan::Projection> for Rows {
-    fn from(p: &plan::Projection) -> Self {
-        Rows {
-            healthy: p.healthy,
-            rungs: p
-                .rungs
-                .iter()
-                .map(|r| {
-                    let (rank, old, agent) = (r.rank, r.old_rank, r.agent.clone());
-                    (rank, old, agent, r.can, r.today, r.projected, r.unreported)
-                })
-                .collect(),
-            no_route: (p.no_route_today, p.no_route),
-            change_rung: p.change_rung,
-            warnings: p.warnings.iter().map(ToString::to_string).collect(),
-        }
-    }
-}
-
-impl From<&PlanAnswer> for Rows {
-    fn from(p: &PlanAnswer) -> Self {
-        Rows {
-            healthy: p.healthy,
-            rungs: p
-                .rungs
-                .iter()
-                .map(|r| {
-                    let (rank, old, agent) = (r.rank, r.old_rank, r.agent.clone());
-                    (rank, old, agent, r.can, r.before, r.after, r.unreported)
-                })
-                .collect(),
-            no_route: (p.no_route.before, p.no_route.after),
-            change_rung: p.change_rung,
-            warnings: p.warnings.clone(),
-        }
-    }
-}
-
 /// The projection as text: one row per rung, then how many change rung,
 /// then its warnings.
-fn projection_text(p: &Rows) -> String {
+fn projection_text(p: &PlanAnswer) -> String {
     let mut out = projection_text_as(p, "where they would stand under the new order", &[]);
     out.push_str(&format!(
         "{} of {} healthy workers change rung\n",
@@ -297,11 +237,11 @@ fn projection_text(p: &Rows) -> String {
 }
 
 /// [`projection_text`] under `title`, the rungs in `down` marked so.
-fn projection_text_as(p: &Rows, title: &str, down: &[String]) -> String {
+fn projection_text_as(p: &PlanAnswer, title: &str, down: &[String]) -> String {
     let width = p
         .rungs
         .iter()
-        .map(|r| r.2.len())
+        .map(|r| r.agent.len())
         .chain([8])
         .max()
         .unwrap_or(8);
@@ -310,29 +250,29 @@ fn projection_text_as(p: &Rows, title: &str, down: &[String]) -> String {
         "projection over {} healthy workers: {title}\n{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}\n",
         p.healthy, "rank", "was", "agent", "can", "today", "new"
     );
-    for (r, was, agent, can, today, new, unreported) in &p.rungs {
+    for r in &p.rungs {
         let mut line = format!(
             "{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}",
-            rank(*r),
-            rank(*was),
-            agent,
-            can,
-            today,
-            new
+            rank(r.rank),
+            rank(r.old_rank),
+            r.agent,
+            r.can,
+            r.before,
+            r.after
         );
-        if down.contains(agent) {
+        if down.contains(&r.agent) {
             line.push_str("  down");
-        } else if r.is_none() {
+        } else if r.rank.is_none() {
             line.push_str("  removed");
-        } else if *unreported > 0 {
-            line.push_str(&format!("  ({unreported} not reported)"));
+        } else if r.unreported > 0 {
+            line.push_str(&format!("  ({} not reported)", r.unreported));
         }
         out.push_str(&line);
         out.push('\n');
     }
     out.push_str(&format!(
         "{:>4}  {:>3}  {:<width$}  {:>5}  {:>5}  {:>5}\n",
-        "", "", "no route", "", p.no_route.0, p.no_route.1
+        "", "", "no route", "", p.no_route.before, p.no_route.after
     ));
     for w in &p.warnings {
         out.push_str(&format!("warning: {w}\n"));
@@ -347,6 +287,7 @@ async fn dry_run_projection(
     client: &crate::client::Client,
     after: &[String],
     before: &[String],
+    revision: &str,
 ) -> Result<String> {
     match client.plan(after).await {
         Ok(p) => {
@@ -356,14 +297,15 @@ async fn dry_run_projection(
                 p.config_revision,
                 p.current_agents.join(",")
             );
-            out.push_str(&projection_text(&Rows::from(&p)));
+            out.push_str(&projection_text(&p));
             Ok(out)
         }
         Err(ClientError::Hub { status: 404, .. }) => {
             eprintln!("the hub has no POST /v1/plan: projecting over the workers it lists");
             let workers = client.workers(None).await?.workers;
-            let p = plan::project(&workers, before, after);
-            Ok(projection_text(&Rows::from(&p)))
+            let n = workers.len();
+            let p = plan::project(&workers, before, after).answer(revision, before, after, n);
+            Ok(projection_text(&p))
         }
         Err(e) => Err(eyre!(e)),
     }
@@ -394,7 +336,7 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
         .cloned()
         .collect();
     if args.dry_run {
-        let projection = dry_run_projection(&client, after, before).await?;
+        let projection = dry_run_projection(&client, after, before, &doc.revision).await?;
         not_written(
             &format!("dry run against revision {}", doc.revision),
             &change.diff,
@@ -499,7 +441,8 @@ async fn run_drill(global: &Global, names: &[String]) -> Result<i32> {
         ));
     }
     let workers = client.workers(None).await?.workers;
-    let p = plan::drill(&workers, &today, names);
+    let n = workers.len();
+    let p = plan::drill(&workers, &today, names).answer(&doc.revision, &today, &today, n);
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -509,7 +452,7 @@ async fn run_drill(global: &Global, names: &[String]) -> Result<i32> {
     )?;
     out.write_all(
         for_terminal_lines(&projection_text_as(
-            &Rows::from(&p),
+            &p,
             "where they would land with those rungs down",
             names,
         ))
@@ -518,7 +461,7 @@ async fn run_drill(global: &Global, names: &[String]) -> Result<i32> {
     writeln!(
         out,
         "{} of {} healthy workers would have no route ({} today)",
-        p.no_route, p.healthy, p.no_route_today
+        p.no_route.after, p.healthy, p.no_route.before
     )?;
     Ok(exit::OK)
 }

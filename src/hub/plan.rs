@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::worker::Stored;
 use crate::plan::Seat;
-use crate::wire::{BeforeAfter, Capability, PlanAnswer, PlanRung, WorkerState};
+use crate::wire::{Capability, PlanAnswer, WorkerState};
 
 /// A held worker as the projection reads it.
 struct Held(Arc<Stored>);
@@ -57,33 +57,7 @@ pub fn plan_over(
             }
         }
     }
-    let p = crate::plan::project_grouped(&groups, today, new);
-    PlanAnswer {
-        config_revision: revision.to_string(),
-        current_agents: today.to_vec(),
-        agents: new.to_vec(),
-        workers: workers.len(),
-        healthy: p.healthy,
-        rungs: p
-            .rungs
-            .into_iter()
-            .map(|r| PlanRung {
-                agent: r.agent,
-                rank: r.rank,
-                old_rank: r.old_rank,
-                can: r.can,
-                before: r.today,
-                after: r.projected,
-                unreported: r.unreported,
-            })
-            .collect(),
-        change_rung: p.change_rung,
-        no_route: BeforeAfter {
-            before: p.no_route_today,
-            after: p.no_route,
-        },
-        warnings: p.warnings.iter().map(ToString::to_string).collect(),
-    }
+    crate::plan::project_grouped(&groups, today, new).answer(revision, today, new, workers.len())
 }
 
 #[cfg(test)]

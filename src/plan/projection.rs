@@ -12,7 +12,9 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::wire::{Capability, KNOWN_AGENTS, WorkerState, WorkerView};
+use crate::wire::{
+    BeforeAfter, Capability, KNOWN_AGENTS, PlanAnswer, PlanRung, WorkerState, WorkerView,
+};
 
 /// What the projection reads of a worker. The CLI projects the hub's
 /// `WorkerView`s; the TUI its own compact entries (`tui::fleet::Entry`),
@@ -165,6 +167,45 @@ pub struct Projection {
     /// today's order puts it once it takes it.
     pub change_rung: usize,
     pub warnings: Vec<Warning>,
+}
+
+impl Projection {
+    /// This projection as `POST /v1/plan` answers it: the hub's plan and a
+    /// client's own projection (a hub without the endpoint) say it alike.
+    pub fn answer(
+        self,
+        revision: &str,
+        today: &[String],
+        new: &[String],
+        workers: usize,
+    ) -> PlanAnswer {
+        PlanAnswer {
+            config_revision: revision.to_string(),
+            current_agents: today.to_vec(),
+            agents: new.to_vec(),
+            workers,
+            healthy: self.healthy,
+            rungs: self
+                .rungs
+                .into_iter()
+                .map(|r| PlanRung {
+                    agent: r.agent,
+                    rank: r.rank,
+                    old_rank: r.old_rank,
+                    can: r.can,
+                    before: r.today,
+                    after: r.projected,
+                    unreported: r.unreported,
+                })
+                .collect(),
+            change_rung: self.change_rung,
+            no_route: BeforeAfter {
+                before: self.no_route_today,
+                after: self.no_route,
+            },
+            warnings: self.warnings.iter().map(ToString::to_string).collect(),
+        }
+    }
 }
 
 impl Projection {
