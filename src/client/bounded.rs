@@ -34,6 +34,9 @@ pub const MAX_FAILOVERS_PAGE: usize = 1000;
 pub const MAX_METRICS: usize = 4 * 1024 * 1024;
 /// The reference hub keeps the last 1,000 revisions.
 pub const MAX_HISTORY: usize = 1000;
+/// History's `rollouts`: the steps of the last 20 rollouts, a handful
+/// each (started, waiting, an end).
+pub const MAX_ROLLOUT_STEPS: usize = 1000;
 /// One SSE line (a field or a comment).
 pub const MAX_SSE_LINE: usize = 256 * 1024;
 /// One SSE event's data: the hub buffers at most 256 KiB per subscriber.

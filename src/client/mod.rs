@@ -573,9 +573,24 @@ impl Client {
     }
 
     pub async fn history(&self) -> Result<History, ClientError> {
+        Ok(self.history_and_rollouts().await?.0)
+    }
+
+    /// `GET /v1/config/history`, with the steps of the newest staged
+    /// rollouts it lists (`rollouts`, newest first; none from a hub that
+    /// predates them).
+    pub async fn history_and_rollouts(
+        &self,
+    ) -> Result<(History, Vec<crate::rollout::Step>), ClientError> {
+        /// The answer's own fields beside its `revisions`.
+        #[derive(serde::Deserialize)]
+        struct Page {
+            #[serde(default)]
+            rollouts: Vec<crate::rollout::Step>,
+        }
         let resp = self.get("v1/config/history", &[]).await?;
         let mut n = 0;
-        let (mut page, items): (History, _) = self
+        let (page, items): (Page, _) = self
             .read_page(
                 resp,
                 "GET /v1/config/history",
@@ -593,8 +608,16 @@ impl Client {
                 },
             )
             .await?;
-        page.revisions = items;
-        Ok(page)
+        if page.rollouts.len() > bounded::MAX_ROLLOUT_STEPS {
+            return Err(self.out_of_bounds(
+                "GET /v1/config/history",
+                format!(
+                    "it lists more than {} rollout steps",
+                    bounded::MAX_ROLLOUT_STEPS
+                ),
+            ));
+        }
+        Ok((History { revisions: items }, page.rollouts))
     }
 
     /// `GET /v1/rollouts/current`: the newest rollout; `None` when none

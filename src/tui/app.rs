@@ -21,6 +21,7 @@ use super::model::Model;
 use super::model::apply::Wants;
 use super::model::conn::Stream;
 use super::model::edit::KeptDraft;
+use super::model::staged::RolloutFeed;
 use super::msg::{Effect, Msg};
 use super::overlays::edit::Mode;
 use super::overlays::{self, Ask, Ctx, Frame, Open, Overlays, Yield};
@@ -368,6 +369,7 @@ impl App {
                 Some(w)
             }
             Msg::History(h) => Some(m.history(h, ch)),
+            Msg::Rollout { feed, at } => Some(m.rollout(feed, at, ch)),
             Msg::StreamUp => Some(m.stream(Stream::Up)),
             Msg::StreamDown { error, retry_in } => Some(m.stream(Stream::Down { error, retry_in })),
             Msg::Reset => Some(m.reset()),
@@ -379,7 +381,9 @@ impl App {
             | Msg::DiskInvalid(_)
             | Msg::Edited { .. }
             | Msg::DraftKept(_)
-            | Msg::Written(_)) => {
+            | Msg::Written(_)
+            | Msg::RolloutStarted(_)
+            | Msg::RolloutStepped { .. }) => {
                 self.edit_answer(msg, &mut fx, &mut asks);
                 Some(Wants::default())
             }
@@ -444,6 +448,22 @@ impl App {
             }
             Msg::Written(r) => {
                 edit.answer(m, r, fx, asks);
+                ch.agents = true;
+            }
+            Msg::RolloutStarted(r) => {
+                if let Ok(v) = &r {
+                    let feed = RolloutFeed::Current(Some(Box::new(v.clone())));
+                    let _ = m.rollout(feed, m.mono_now, ch);
+                }
+                edit.rollout_started(m, r, fx, asks);
+                ch.agents = true;
+            }
+            Msg::RolloutStepped { promote, result } => {
+                if let Ok(v) = &result {
+                    let feed = RolloutFeed::Current(Some(Box::new(v.clone())));
+                    let _ = m.rollout(feed, m.mono_now, ch);
+                }
+                overlays::staged::stepped(promote, &result, fx, asks);
                 ch.agents = true;
             }
             _ => {}
@@ -809,6 +829,7 @@ impl App {
             // An owner is shown the keys that edit; a read-only session
             // the ones it has.
             let hints = o.hints(m).unwrap_or(match pane.hints() {
+                Hints::Ladder if m.can_write && m.staged.baking().is_some() => Hints::LadderRollout,
                 Hints::Ladder if m.can_write => Hints::LadderOwner,
                 Hints::History if !m.can_write => Hints::List,
                 h => h,

@@ -54,6 +54,13 @@ pub enum Action {
     EditDocument,
     /// On History: the selected revision's order as a pending edit.
     Revert,
+    /// On the diff under review: write it to a cohort first (a staged
+    /// rollout), asking its size and bake.
+    Cohort,
+    /// On the Ladder: promote the staged rollout baking (asks first).
+    Promote,
+    /// On the Ladder: abort the staged rollout baking (asks first).
+    Abort,
     /// On the Ladder: mark the selected rung down in the drill (again
     /// clears it). Writes nothing, so a read-only session has it too.
     Drill,
@@ -106,7 +113,14 @@ impl Action {
                 | Action::Write
                 | Action::EditDocument
                 | Action::Revert
+                | Action::Promote
+                | Action::Abort
         )
+    }
+
+    /// Keys that act on a staged rollout while it bakes (listed only then).
+    pub fn is_rollout_step(self) -> bool {
+        matches!(self, Action::Promote | Action::Abort)
     }
 
     /// The cursor move this action is, if it is one.
@@ -160,6 +174,11 @@ pub enum Scope {
     /// A draft an earlier session on this hub kept is offered: these keys
     /// answer it, every other key is the pane's.
     Draft,
+    /// `C` on the diff: the cohort's size and the bake asked, where other
+    /// keys are text.
+    CohortAsk,
+    /// `P` or `A` while a rollout bakes: the question.
+    Stepping,
     /// Whatever is on screen, before the app sees the key: the keys of the
     /// terminal itself, which the runner owns (Ctrl-Z). The `?` help does
     /// not list them.
@@ -239,8 +258,8 @@ const fn shown(mut b: Binding, shown: usize) -> Binding {
 }
 
 use Scope::{
-    Add, Command, Conflict, Draft, Global, Only, Picker, Prompt, Quitting, Review, Runner,
-    Switching,
+    Add, CohortAsk, Command, Conflict, Draft, Global, Only, Picker, Prompt, Quitting, Review,
+    Runner, Stepping, Switching,
 };
 
 const DIGITS: &[Key] = &[
@@ -459,6 +478,20 @@ pub const BINDINGS: &[Binding] = &[
         Only(LADDER),
     ),
     b(
+        &[k('P')],
+        "P",
+        Action::Promote,
+        "promote the staged rollout baking: every worker gets it (asks first)",
+        Only(LADDER),
+    ),
+    b(
+        &[k('A')],
+        "A",
+        Action::Abort,
+        "abort the staged rollout baking: the cohort goes back (asks first)",
+        Only(LADDER),
+    ),
+    b(
         &[k('R')],
         "R",
         Action::Revert,
@@ -544,6 +577,13 @@ pub const BINDINGS: &[Binding] = &[
         "y",
         Action::Yes,
         "send exactly this document",
+        Review,
+    ),
+    b(
+        &[k('C')],
+        "C",
+        Action::Cohort,
+        "send it to a cohort first: asks its size and bake (10%, 10m)",
         Review,
     ),
     shown(
@@ -692,6 +732,46 @@ pub const BINDINGS: &[Binding] = &[
         "switch, dropping the edit",
         Switching,
     ),
+    // `C` on the diff: the cohort's size and the bake.
+    b(
+        &[code(KeyCode::Enter)],
+        "Enter",
+        Action::Accept,
+        "start the rollout",
+        CohortAsk,
+    ),
+    b(
+        &[code(KeyCode::Tab)],
+        "Tab",
+        Action::Complete,
+        "the other field",
+        CohortAsk,
+    ),
+    b(
+        &[code(KeyCode::Esc)],
+        "Esc",
+        Action::Cancel,
+        "back to the diff",
+        CohortAsk,
+    ),
+    b(
+        &[code(KeyCode::Backspace)],
+        "Bksp",
+        Action::Erase,
+        "erase",
+        CohortAsk,
+    ),
+    b(
+        &[ctrl('u')],
+        "C-u",
+        Action::EraseAll,
+        "erase the field",
+        CohortAsk,
+    ),
+    b(&[ctrl('c')], "C-c", Action::Quit, "quit", CohortAsk),
+    // `P` or `A` while a rollout bakes.
+    b(&[k('y')], "y", Action::Yes, "promote or abort it", Stepping),
+    b(&[ctrl('c')], "C-c", Action::Quit, "quit", Stepping),
     // A draft kept by an earlier session on this hub, offered.
     b(
         &[k('o')],
@@ -745,6 +825,12 @@ pub enum Hints {
     Ladder,
     /// The status line under the Ladder, for an owner: the edit keys first.
     LadderOwner,
+    /// The same while a staged rollout bakes: its keys first.
+    LadderRollout,
+    /// `C`: the cohort's size and the bake asked.
+    CohortAsk,
+    /// `P` or `A`: the question.
+    Stepping,
     /// The status line under History (an owner's: `R revert`).
     History,
     /// The status line under a detail.
@@ -818,6 +904,32 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
         ],
     ),
     (
+        Hints::LadderRollout,
+        Only(LADDER),
+        &[
+            h(&[&[Action::Promote]], "promote"),
+            h(&[&[Action::Abort]], "abort"),
+            h(&[&[Action::MoveAgentDown, Action::MoveAgentUp]], "move"),
+            h(&[&[Action::Write]], "write"),
+            h(&[&[Action::Help]], "help"),
+            h(&[&[Action::Quit]], "quit"),
+        ],
+    ),
+    (
+        Hints::CohortAsk,
+        CohortAsk,
+        &[
+            h(&[&[Action::Accept]], "starts it"),
+            h(&[&[Action::Complete]], "other field"),
+            h(&[&[Action::Cancel]], "back"),
+        ],
+    ),
+    (
+        Hints::Stepping,
+        Stepping,
+        &[h(&[&[Action::Yes]], "yes, any other key no")],
+    ),
+    (
         Hints::History,
         Only(HISTORY),
         &[
@@ -871,6 +983,7 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
         Review,
         &[
             h(&[&[Action::Yes]], "sends exactly this"),
+            h(&[&[Action::Cohort]], "cohort first"),
             h(&[&[Action::Cancel]], "back"),
             h(&[&[Action::ScrollDown, Action::ScrollUp]], "scroll"),
         ],
@@ -1154,7 +1267,8 @@ mod tests {
     #[test]
     fn every_key_is_bound_once_in_each_scope() {
         let scopes = [
-            Prompt, Add, Review, Conflict, Quitting, Command, Picker, Switching, Draft,
+            Prompt, Add, Review, Conflict, Quitting, Command, Picker, Switching, Draft, CohortAsk,
+            Stepping,
         ];
         // The panes' keys: Global and every Only together (an Only key is
         // recognised in every pane, so that a read-only one can say no).
@@ -1202,7 +1316,11 @@ mod tests {
         );
         assert_eq!(
             hints(Hints::Review, " · "),
-            "y sends exactly this · n/Esc back · j/k scroll"
+            "y sends exactly this · C cohort first · n/Esc back · j/k scroll"
+        );
+        assert_eq!(
+            hints(Hints::LadderRollout, " · "),
+            "P promote · A abort · J/K move · w write · ? help · q quit"
         );
         assert_eq!(
             hints(Hints::Rollout, " · "),

@@ -93,7 +93,20 @@ pub enum Msg {
     DraftKept(Result<String, String>),
     /// The answer to an [`Effect::Write`].
     Written(Result<ConfigAccepted, ClientError>),
+    /// The answer to an [`Effect::StartRollout`].
+    RolloutStarted(Result<crate::rollout::wire::RolloutView, ClientError>),
+    /// The answer to an [`Effect::RolloutStep`].
+    RolloutStepped {
+        promote: bool,
+        result: Result<crate::rollout::wire::RolloutView, ClientError>,
+    },
     History(History),
+    /// What the hub said of its staged rollout (`GET /v1/rollouts/current`,
+    /// the SSE `rollout` event, History's steps), at `at`.
+    Rollout {
+        feed: crate::tui::model::staged::RolloutFeed,
+        at: Instant,
+    },
     StreamUp,
     StreamDown {
         error: String,
@@ -183,6 +196,18 @@ pub enum Effect {
     Write {
         text: String,
         if_match: String,
+    },
+    /// `POST /v1/rollouts?<query>` of exactly `text` (the diff reviewed)
+    /// with `If-Match: if_match`: to a cohort first. Through the `Writer`.
+    StartRollout {
+        text: String,
+        if_match: String,
+        query: crate::rollout::RolloutQuery,
+    },
+    /// Promote (`promote`) or abort the staged rollout baking. Through the
+    /// `Writer`.
+    RolloutStep {
+        promote: bool,
     },
     /// `:ctx`: leave this hub for the named context's (the runner starts
     /// a new session on it, or answers `Msg::SwitchFailed`).

@@ -79,6 +79,7 @@ pub fn help_lines(a: &App) -> Vec<String> {
         title: p.title(),
         titles: &titles,
         can_write: a.model().can_write,
+        rolling: a.model().staged.baking().is_some(),
         fields: p.fields(),
     };
     macfleet::tui::overlays::help::lines(a.theme(), &of)

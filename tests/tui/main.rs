@@ -46,6 +46,9 @@ mod oncall;
 mod recovery;
 /// A hub replaced under a dashboard; `get --watch` on a refused token.
 mod replaced;
+/// The staged rollout (issue 33) in the binary against a hub and a
+/// simulated fleet: `C`, the Ladder's line, `P`, `A`, a 409 kept, a halt.
+mod rollout;
 /// The real runner in a pty against the demo and a hub killed under it.
 mod runner;
 /// Every screen as an insta snapshot of a `TestBackend`.

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::conn::{FORBIDDEN, Fetch, HubClock, REFUSED, Stream};
+use super::staged::RolloutFeed;
 use super::{Changes, Model};
+use crate::rollout::State;
 use crate::wire::{
     ConfigEvent, FailoverRecord, FailoversPage, Health, History, RecoveriesPage, RecoveryRecord,
     Whoami, WorkerView,
@@ -233,6 +235,31 @@ impl Model {
             None => self.failed(what, at, REFUSED.to_string(), true),
         }
         Wants::none()
+    }
+
+    /// What the hub said of its staged rollout at `at`: the Ladder's line
+    /// and the status word follow it, the cohort on the candidate is in
+    /// sync while it bakes, and a write to a cohort first follows it (over
+    /// the whole fleet once promoted; no more once halted or aborted).
+    pub fn rollout(&mut self, feed: RolloutFeed, at: Instant, ch: &mut Changes) -> Wants {
+        self.advance_mono(at);
+        let changed = self.staged.apply(feed, at);
+        ch.slots
+            .extend(self.fleet.set_candidate(self.staged.candidate()));
+        if let Some(r) = self.edit.rollout.as_mut().filter(|r| r.cohort) {
+            let v = self.staged.view.as_ref();
+            match v
+                .filter(|v| v.candidate_revision == r.revision)
+                .map(|v| v.state)
+            {
+                Some(State::Promoted) => r.cohort = false,
+                Some(State::Halted | State::Aborted) => self.edit.rollout = None,
+                Some(State::Baking) | None => {}
+            }
+        }
+        ch.agents |= changed;
+        // The age of what is held shows on the line once it is unread.
+        Wants::default()
     }
 
     /// The hub's answer broke a bound of the API.

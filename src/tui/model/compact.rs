@@ -80,6 +80,9 @@ pub struct Worker {
     pub heartbeat_interval_s: Option<u64>,
     /// What it says of its turns (`None`: nothing, an older worker or hub).
     pub turns: Option<Box<Turns>>,
+    /// In the cohort of the staged rollout baking: told its candidate
+    /// (docs/hub-api.md, *Rollouts*).
+    pub cohort: bool,
 }
 
 /// A worker's `turn` and `next_turn_agent` as the hub carried them (each
@@ -152,9 +155,7 @@ impl Worker {
                 .turns
                 .as_deref()
                 .and_then(|t| t.next.as_ref().map(|n| n.as_deref().map(str::to_string))),
-            // Not kept in the compact form yet (the TUI's rollout line
-            // comes later, issue 33).
-            cohort: false,
+            cohort: self.cohort,
         }
     }
 }
@@ -251,6 +252,7 @@ impl Interner {
                     next: v.next_turn_agent.map(|n| n.as_deref().map(|a| self.sym(a))),
                 })
             }),
+            cohort: v.cohort,
         }
     }
 }

@@ -51,8 +51,11 @@ impl OnDisk {
 /// remove return to an earlier hash), so the revision alone is not a key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HistKey {
+    /// The revision; for a rollout's step, the rollout's id.
     pub revision: String,
     pub at: DateTime<Utc>,
+    /// A staged rollout's step (History's `rollouts`), not a revision.
+    pub step: Option<crate::rollout::StepKind>,
 }
 
 /// Who wrote an entry: `alice`, or `alice via macfleet-agents/0.3` when
@@ -71,8 +74,11 @@ impl Config {
         self.history.iter().find(|h| h.revision == revision)
     }
 
-    /// The history entry a key names.
+    /// The history entry a key names (none for a rollout's step).
     pub fn entry(&self, k: &HistKey) -> Option<&HistoryEntry> {
+        if k.step.is_some() {
+            return None;
+        }
         self.history
             .iter()
             .find(|h| h.at == k.at && h.revision == k.revision)

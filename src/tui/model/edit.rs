@@ -161,6 +161,11 @@ pub struct Rollout {
     pub in_turn: usize,
     /// When it was written (the hub's clock as the TUI knows it).
     pub at: Option<DateTime<Utc>>,
+    /// It went to a cohort first (`C`): `revision` is the staged
+    /// rollout's candidate, and the counts and the list behind are of the
+    /// cohort's workers only (the rest are told the accepted list). Once
+    /// promoted it is followed over the whole fleet.
+    pub cohort: bool,
     /// The Ladder's cursor is on the convergence line: Enter lists the
     /// workers behind.
     pub selected: bool,

@@ -26,7 +26,8 @@ pub struct Entry {
     /// TUI never re-judges it on its own clock, so a hub it cannot reach
     /// does not turn into a fleet gone stale.
     pub state: WorkerState,
-    /// On the fleet's current revision.
+    /// On the revision it was told: the fleet's current one, or, for a
+    /// cohort worker while a staged rollout bakes, its candidate.
     pub in_sync: bool,
     /// Lower-cased, scrubbed text the filter matches: worker, host, agents, cause.
     hay: Box<str>,
@@ -55,8 +56,8 @@ impl crate::plan::Seat for Entry {
 }
 
 impl Entry {
-    fn new(view: Worker, state: WorkerState, revision: &str) -> Entry {
-        let in_sync = view.config_revision.as_deref() == Some(revision);
+    fn new(view: Worker, state: WorkerState, revision: &str, candidate: Option<&str>) -> Entry {
+        let in_sync = told(&view, revision, candidate);
         let hay = haystack(&view);
         Entry {
             view,
@@ -98,6 +99,14 @@ impl Entry {
         let active = self.view.active_agent.as_deref()?;
         self.view.agents.iter().position(|a| &**a == active)
     }
+}
+
+/// It reports the revision it was told: `revision`, or `candidate` (the
+/// staged rollout's, while it bakes) when the hub says it is in the
+/// cohort. A cohort worker on the candidate is not behind.
+fn told(v: &Worker, revision: &str, candidate: Option<&str>) -> bool {
+    let reports = v.config_revision.as_deref();
+    reports == Some(revision) || (v.cohort && candidate.is_some() && reports == candidate)
 }
 
 /// Fields a Workers filter can name (`state:lost`, `agent:pi`, ...): the
@@ -279,6 +288,9 @@ pub struct Fleet {
     ids: HashMap<String, Slot, foldhash::fast::RandomState>,
     intern: Interner,
     pub revision: String,
+    /// The candidate revision of the staged rollout baking, which its
+    /// cohort is told (`None`: none bakes).
+    pub candidate: Option<String>,
     pub interval_s: u64,
     /// The fleet's counts; in large-fleet mode, where the fleet holds
     /// only the rows on screen, the hub's summary (set whole by
@@ -350,7 +362,7 @@ impl Fleet {
     pub fn upsert(&mut self, view: WorkerView) -> Slot {
         let state = view.state;
         let view = self.intern.worker(view);
-        let entry = Entry::new(view, state, &self.revision);
+        let entry = Entry::new(view, state, &self.revision, self.candidate.as_deref());
         if let Some(&slot) = self.ids.get(&*entry.view.worker) {
             let old = self.entries[slot as usize]
                 .take()
@@ -389,10 +401,27 @@ impl Fleet {
             return Vec::new();
         }
         self.revision = revision.to_string();
+        self.resync()
+    }
+
+    /// A staged rollout's candidate baking (`None`: none bakes): the
+    /// cohort's in-sync marks follow it. Returns the slots whose mark
+    /// changed.
+    pub fn set_candidate(&mut self, candidate: Option<&str>) -> Vec<Slot> {
+        if self.candidate.as_deref() == candidate {
+            return Vec::new();
+        }
+        self.candidate = candidate.map(str::to_string);
+        self.resync()
+    }
+
+    /// Every worker's in-sync mark judged again; the slots that changed.
+    fn resync(&mut self) -> Vec<Slot> {
+        let (revision, candidate) = (&self.revision, self.candidate.as_deref());
         let mut changed = Vec::new();
         for (i, e) in self.entries.iter_mut().enumerate() {
             let Some(e) = e else { continue };
-            let in_sync = e.view.config_revision.as_deref() == Some(revision);
+            let in_sync = told(&e.view, revision, candidate);
             if in_sync != e.in_sync {
                 self.agg.apply(e, false);
                 e.in_sync = in_sync;

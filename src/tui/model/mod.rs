@@ -16,6 +16,7 @@ pub mod large;
 pub mod query;
 pub mod reclog;
 pub mod seqlog;
+pub mod staged;
 pub mod verdict;
 
 use std::time::{Duration, Instant};
@@ -30,6 +31,7 @@ use self::faillog::FailLog;
 use self::fleet::{Entry, Fleet, Slot};
 use self::large::{Large, WindowAsk};
 use self::reclog::RecLog;
+use self::staged::Staged;
 use self::verdict::Verdict;
 use crate::plan::{self, PendingEdit};
 use crate::wire::{
@@ -83,6 +85,8 @@ pub struct Model {
     pub config: Config,
     /// The owner's pending edit of the list.
     pub edit: LadderEdit,
+    /// The hub's staged rollout, as last heard (issue 33).
+    pub staged: Staged,
     /// When another hub (another `instance`) last started a fresh screen.
     pub fresh_at: Option<Instant>,
     /// The hub's own report of itself (`GET /v1/health`, JSON).
@@ -123,6 +127,7 @@ impl Model {
             recs: RecLog::default(),
             config: Config::default(),
             edit: LadderEdit::default(),
+            staged: Staged::default(),
             fresh_at: None,
             health: None,
             drill: Vec::new(),
@@ -175,7 +180,16 @@ impl Model {
             .and_then(|h| h.config.as_ref())
             .is_some_and(|c| c.invalid.is_some())
             || self.config.on_disk.is_some();
-        verdict::verdict(self.conn_label(), &self.fleet.agg, built_in, invalid)
+        let halted = self.staged.halt_stands(&self.config.history);
+        verdict::verdict(
+            self.conn_label(),
+            &self.fleet.agg,
+            verdict::Lists {
+                built_in,
+                config_invalid: invalid,
+                rollout_halted: halted,
+            },
+        )
     }
 
     /// The data on screen is from a hub we cannot currently reach (or
@@ -271,6 +285,7 @@ impl Model {
             self.recs = RecLog::default();
             self.config = Config::default();
             self.edit = LadderEdit::default();
+            self.staged = Staged::default();
             self.health = None;
             self.drill.clear();
             self.drill_projection = None;
@@ -661,7 +676,12 @@ impl Model {
         }
         if let Some(r) = &mut self.edit.rollout {
             let (mut on, mut healthy, mut in_turn) = (0, 0, 0);
-            for (_, e) in self.fleet.iter() {
+            // A write to a cohort first is followed over its cohort.
+            let followed = self
+                .fleet
+                .iter()
+                .filter(|(_, e)| !r.cohort || e.view.cohort);
+            for (_, e) in followed {
                 if e.state == WorkerState::Healthy {
                     healthy += 1;
                     match e.view.lag(&r.revision) {
@@ -763,6 +783,7 @@ impl Model {
             .fleet
             .iter()
             .filter(|(_, e)| e.view.config_revision.as_deref() != Some(r.revision.as_str()))
+            .filter(|(_, e)| !r.cohort || e.view.cohort)
             .map(|(_, e)| Behind {
                 worker: e.view.worker.to_string(),
                 state: e.state,

@@ -11,29 +11,33 @@ use super::fleet::Aggregates;
 pub use crate::verdict::Verdict;
 use crate::verdict::{Figures, Reach};
 
+/// What the hub says of its list: the built-in order given, the file
+/// not validating, the last staged rollout halted by its guard (and
+/// nothing written since).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lists {
+    pub built_in: bool,
+    pub config_invalid: bool,
+    pub rollout_halted: bool,
+}
+
 /// The figures of the screen as the domain judges them.
-pub fn figures(a: &Aggregates, built_in: bool, config_invalid: bool) -> Figures {
+pub fn figures(a: &Aggregates, l: Lists) -> Figures {
     Figures {
         workers: a.total,
         healthy: a.healthy,
         no_route: a.no_route,
         degraded: a.degraded,
         one_failure: a.one_failure,
-        built_in,
-        config_invalid,
-        // The TUI's rollout line comes later (issue 33).
-        rollout_halted: false,
+        built_in: l.built_in,
+        config_invalid: l.config_invalid,
+        rollout_halted: l.rollout_halted,
     }
 }
 
 /// The word for the screen; `None` while there is nothing to judge yet (no
 /// answer from the hub, no worker reported, nothing wrong with the list).
-pub fn verdict(
-    conn: ConnLabel,
-    a: &Aggregates,
-    built_in: bool,
-    config_invalid: bool,
-) -> Option<Verdict> {
+pub fn verdict(conn: ConnLabel, a: &Aggregates, lists: Lists) -> Option<Verdict> {
     let reach = match conn {
         ConnLabel::Disconnected(_) => Reach::Down,
         ConnLabel::Refused => Reach::Unauthorized,
@@ -42,5 +46,5 @@ pub fn verdict(
         ConnLabel::Connecting => return None,
         ConnLabel::Live | ConnLabel::Polling => Reach::Up,
     };
-    crate::verdict::verdict(reach, &figures(a, built_in, config_invalid))
+    crate::verdict::verdict(reach, &figures(a, lists))
 }

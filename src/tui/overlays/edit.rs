@@ -86,6 +86,15 @@ pub enum Mode {
     Conflict { confirm_drop: bool, at: usize },
     /// `q` with a pending edit: `y` quits, anything else stays.
     ConfirmQuit,
+    /// `C` on the diff: the cohort's size and the bake asked; Enter sends
+    /// the diff's document to a cohort first, Esc goes back to `review`.
+    Cohort {
+        review: Box<Mode>,
+        ask: super::staged::CohortAsk,
+    },
+    /// `P` (`promote`) or `A` while a rollout bakes: `y` does it, any
+    /// other key does not.
+    Stepping { promote: bool },
 }
 
 impl Edit {
@@ -136,7 +145,10 @@ impl Edit {
         }
         let back = std::mem::replace(&mut self.mode, Mode::ConfirmQuit);
         self.quit_back = match back {
-            Mode::Adding { .. } | Mode::Review { .. } | Mode::Conflict { .. } => Some(back),
+            Mode::Adding { .. }
+            | Mode::Review { .. }
+            | Mode::Conflict { .. }
+            | Mode::Cohort { .. } => Some(back),
             _ => None,
         };
         false
@@ -955,9 +967,10 @@ pub fn rollout_title_and_lines(cx: &Cx) -> (String, Vec<Line<'static>>) {
     let mut out = vec![
         Line::from(vec![Span::styled(
             format!(
-                "{}/{} healthy workers on {}{since}",
+                "{}/{} healthy {}workers on {}{since}",
                 count_text(r.on),
                 count_text(r.healthy),
+                if r.cohort { "cohort " } else { "" },
                 hub(&r.revision)
             ),
             t.title(),
@@ -1025,6 +1038,9 @@ impl Edit {
         fx: &mut Vec<Effect>,
         asks: &mut Vec<Ask>,
     ) {
+        if action.is_rollout_step() {
+            return self.ask_step(m, action, asks);
+        }
         if m.edit.sending.is_some() {
             say(asks, "a write is on its way");
             return;
@@ -1115,6 +1131,15 @@ impl Edit {
         if let Some(a) = follow {
             asks.push(Ask::Select(Detail::Agent(a)));
             asks.push(Ask::Reorder);
+        }
+    }
+
+    /// `P` or `A`: the question, when a rollout bakes.
+    fn ask_step(&mut self, m: &Model, action: Action, asks: &mut Vec<Ask>) {
+        if super::staged::can_step(m, asks) {
+            self.mode = Mode::Stepping {
+                promote: action == Action::Promote,
+            };
         }
     }
 
@@ -1263,6 +1288,8 @@ impl Edit {
             Mode::Adding { .. } => Scope::Add,
             Mode::Review { .. } => Scope::Review,
             Mode::Conflict { .. } => Scope::Conflict,
+            Mode::Cohort { .. } => Scope::CohortAsk,
+            Mode::Stepping { .. } => Scope::Stepping,
         };
         let action = keys::action_in(scope, &k);
         if action == Some(Action::Quit) {
@@ -1281,6 +1308,53 @@ impl Edit {
             Mode::Adding { .. } => self.add_key(m, action, &k, asks),
             Mode::Review { .. } => self.review_key(m, action, fx, asks),
             Mode::Conflict { .. } => self.conflict_key(m, action, asks),
+            Mode::Cohort { .. } => self.cohort_key(m, action, &k, fx, asks),
+            Mode::Stepping { promote } => {
+                self.mode = Mode::Editing;
+                if action == Some(Action::Yes) {
+                    super::staged::confirm_step(promote, fx, asks);
+                } else {
+                    say(asks, "nothing sent: the rollout bakes on");
+                }
+            }
+        }
+    }
+
+    /// A key of the cohort prompt: typed into its field, or Enter sends
+    /// the diff's document to a cohort first (Esc: back to the diff).
+    fn cohort_key(
+        &mut self,
+        m: &mut Model,
+        action: Option<Action>,
+        k: &KeyEvent,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        use super::staged::Asked;
+        let Mode::Cohort { review, ask } = &mut self.mode else {
+            return;
+        };
+        match ask.key(action, keys::text_char(k)) {
+            Asked::Stay => {}
+            Asked::Back => self.mode = (**review).clone(),
+            Asked::Start(query) => {
+                let Mode::Review { text, if_match, .. } = &**review else {
+                    self.mode = Mode::Editing;
+                    return;
+                };
+                let (text, if_match) = (text.clone(), if_match.clone());
+                say(
+                    asks,
+                    format!("sending to a cohort first ({query}) onto {if_match}"),
+                );
+                m.edit.sending = Some(if_match.clone());
+                self.mode = Mode::Editing;
+                fx.push(Effect::StartRollout {
+                    text,
+                    if_match,
+                    query,
+                });
+            }
         }
     }
 
@@ -1345,6 +1419,12 @@ impl Edit {
             return;
         };
         match action {
+            Some(Action::Cohort) => {
+                self.mode = Mode::Cohort {
+                    review: Box::new(self.mode.clone()),
+                    ask: super::staged::CohortAsk::default(),
+                };
+            }
             Some(Action::Yes) => {
                 let (text, if_match) = (text.clone(), if_match.clone());
                 say(asks, format!("writing onto {if_match}"));
@@ -1541,6 +1621,14 @@ impl Edit {
                 fx.push(Effect::FetchConfig);
                 fx.push(Effect::FetchHistory);
             }
+            Err(ClientError::InConflict { code, message }) if code == "rollout_in_progress" => {
+                // A rollout bakes: the edit waits for it, kept.
+                self.mode = Mode::Editing;
+                m.edit.sending = None;
+                let e = super::staged::in_progress(m, &message);
+                say(asks, format!("not written: {e} (the edit is kept)"));
+                m.edit.error = Some(e);
+            }
             Err(e) => {
                 self.mode = Mode::Editing;
                 m.edit.sending = None;
@@ -1552,6 +1640,26 @@ impl Edit {
                 m.edit.error = Some(e);
             }
         }
+    }
+
+    /// The hub answered `C`'s rollout: started (the edit is done), or
+    /// refused as a write is (a 412 rebases, a 409 names the rollout
+    /// baking, anything else keeps the edit).
+    pub fn rollout_started(
+        &mut self,
+        m: &mut Model,
+        r: Result<crate::rollout::wire::RolloutView, ClientError>,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        match r {
+            Ok(v) => {
+                self.mode = Mode::Editing;
+                super::staged::started(m, &v, fx, asks);
+            }
+            Err(e) => self.written(m, Err(e), fx, asks),
+        }
+        self.sync(m);
     }
 
     /// A newer document than the pending edit's came in (a colleague wrote):
@@ -1726,6 +1834,19 @@ impl Edit {
                 draw_conflict(cx, area, buf, conflict, *confirm_drop, *at);
                 true
             }
+            // The diff stays under the cohort's question.
+            Mode::Cohort { review, .. } => match &**review {
+                Mode::Review {
+                    diff,
+                    if_match,
+                    scroll,
+                    ..
+                } => {
+                    draw_diff(cx, area, buf, diff, if_match, *scroll);
+                    true
+                }
+                _ => false,
+            },
             _ => false,
         }
     }
@@ -1791,6 +1912,8 @@ impl Edit {
                 ),
                 t.warn(),
             ),
+            Mode::Cohort { ask, .. } => ask.line(t),
+            Mode::Stepping { promote } => super::staged::step_question(cx.model, *promote, t),
             Mode::Editing | Mode::Review { .. } | Mode::Conflict { .. } => match sending {
                 Some(if_match) => Line::styled(
                     format!("writing onto {}{}", hub(if_match), t.ellipsis()),

@@ -70,6 +70,7 @@ impl Overlay for Help {
             title: f.pane.title(),
             titles: f.titles,
             can_write: f.cx.model.can_write,
+            rolling: f.cx.model.staged.baking().is_some(),
             fields: f.pane.fields(),
         };
         draw(f.cx.theme, &of, screen, buf);
@@ -83,6 +84,8 @@ pub struct Of<'a> {
     pub title: &'a str,
     pub titles: &'a [&'a str],
     pub can_write: bool,
+    /// A staged rollout bakes: its keys (`P`, `A`) do something.
+    pub rolling: bool,
     /// The fields the pane's filter names, and what a field's values mean
     /// where the name does not say ([`crate::tui::pane::Pane::fields`]).
     pub fields: (&'a [&'a str], Option<&'a str>),
@@ -164,6 +167,10 @@ fn entries(t: &Theme, of: &Of) -> (Vec<Entry>, Vec<Entry>) {
     let mut keys = Vec::new();
     let mut said = false;
     for b in help_for(of.pane, of.titles, t.ascii) {
+        if b.action.is_rollout_step() && !(of.rolling && of.can_write) {
+            // Listed only while a rollout bakes, to an owner.
+            continue;
+        }
         if b.action.is_edit() && !of.can_write && !std::mem::replace(&mut said, true) {
             keys.push(Entry {
                 label: String::new(),

@@ -151,6 +151,9 @@ macro_rules! overlays {
 
 overlays![command::Command, edit::Edit, help::Help, detail::DetailView,];
 
+/// The staged rollout's prompt, question and answers, for `edit`.
+pub mod staged;
+
 impl Overlays {
     /// A key: to each overlay, top first, until one takes it.
     pub fn key(&mut self, k: &KeyEvent, action: Option<Action>, cx: &mut Ctx) -> bool {

@@ -1,5 +1,6 @@
 //! `4` History: each revision, when, by whom, with which client, before →
-//! after.
+//! after; and the steps of the staged rollouts (started, waiting,
+//! promoted, halted, aborted), among them by time.
 
 use std::time::Instant;
 
@@ -67,7 +68,65 @@ impl Searchable for HistoryEntry {
     }
 }
 
-/// The History pane: one row per entry (a revision can come back).
+/// A staged rollout's step as the filter sees it: `rev` is its id.
+impl Searchable for crate::rollout::Step {
+    fn shows(&self, needle: &str) -> bool {
+        contains_ci("rollout", needle)
+            || contains_ci(&self.id, needle)
+            || contains_ci(&self.by, needle)
+            || contains_ci(step_word(self.step), needle)
+            || self.reason.as_deref().is_some_and(|r| contains_ci(r, needle))
+    }
+
+    fn field_starts(&self, field: &str, value: &str) -> bool {
+        match field {
+            "rev" => starts_ci(&self.id, value),
+            "by" => starts_ci(&self.by, value),
+            _ => false,
+        }
+    }
+}
+
+/// The step's name, as the hub's `step` says it.
+pub fn step_word(k: crate::rollout::StepKind) -> &'static str {
+    use crate::rollout::StepKind;
+    match k {
+        StepKind::Started => "started",
+        StepKind::Waiting => "waiting",
+        StepKind::Promoted => "promoted",
+        StepKind::Halted => "halted",
+        StepKind::Aborted => "aborted",
+    }
+}
+
+/// A row's key: an entry's revision and time, or a step's rollout, time
+/// and kind.
+fn key_of_step(s: &crate::rollout::Step) -> HistKey {
+    HistKey {
+        revision: s.id.clone(),
+        at: s.at,
+        step: Some(s.step),
+    }
+}
+
+fn row_id(k: &HistKey) -> String {
+    match k.step {
+        Some(step) => format!("rollout {}@{} {}", k.revision, k.at, step_word(step)),
+        None => format!("{}@{}", k.revision, k.at),
+    }
+}
+
+/// The step a key names.
+fn step_of<'a>(m: &'a Model, k: &HistKey) -> Option<&'a crate::rollout::Step> {
+    let kind = k.step?;
+    m.staged
+        .steps
+        .iter()
+        .find(|s| s.step == kind && s.at == k.at && s.id == k.revision)
+}
+
+/// The History pane: one row per entry (a revision can come back) and
+/// per rollout step.
 #[derive(Debug, Default)]
 pub struct History {
     pub list: List<Vec<HistKey>, HistorySort>,
@@ -111,40 +170,86 @@ impl Pane for History {
     /// Newest first as the hub sends it; one row per entry.
     fn settle(&mut self, m: &Model, ch: &Changes, _visible: bool, _mono: Instant) -> bool {
         let own = self.list.take_mark();
-        if !(own || ch.history) {
+        if !(own || ch.history || ch.agents) {
             return false;
         }
         let l = &self.list;
         let q = Query::parse(&l.filter.text, FIELDS);
-        let all = &m.config.history;
-        let mut rows: Vec<&HistoryEntry> = all.iter().filter(|h| q.matches(*h)).collect();
+        let (all, steps) = (&m.config.history, &m.staged.steps);
+        // Each row with its time and writer, for the sorts.
+        let mut rows: Vec<(HistKey, &str)> = all
+            .iter()
+            .filter(|h| q.matches(*h))
+            .map(|h| {
+                let k = HistKey {
+                    revision: h.revision.clone(),
+                    at: h.at,
+                    step: None,
+                };
+                (k, h.by.as_str())
+            })
+            .chain(
+                steps
+                    .iter()
+                    .filter(|s| q.matches(*s))
+                    .map(|s| (key_of_step(s), s.by.as_str())),
+            )
+            .collect();
         let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
             q.empty_text("revision", &l.filter.text, |q| {
-                all.iter().any(|h| q.matches(h))
+                all.iter().any(|h| q.matches(h)) || steps.iter().any(|s| q.matches(s))
             })
         });
-        match l.sort {
-            HistorySort::Time => {}
-            HistorySort::By => rows.sort_by(|a, b| a.by.cmp(&b.by)),
+        // Newest first; stable, so the hub's order holds within a time.
+        rows.sort_by_key(|r| std::cmp::Reverse(r.0.at));
+        if l.sort == HistorySort::By {
+            rows.sort_by(|a, b| a.1.cmp(b.1));
         }
         if l.reverse {
             rows.reverse();
         }
-        let rows = rows
-            .into_iter()
-            .map(|h| HistKey {
-                revision: h.revision.clone(),
-                at: h.at,
-            })
-            .collect();
-        self.list.rows = rows;
+        self.list.rows = rows.into_iter().map(|(k, _)| k).collect();
         self.list.emptied = emptied;
         self.list.resync();
         true
     }
 
     fn selected(&self, _m: &Model) -> Option<Detail> {
-        self.list.selected().cloned().map(Detail::Revision)
+        let k = self.list.selected()?;
+        Some(match k.step {
+            Some(_) => Detail::Row(HISTORY, row_id(k)),
+            None => Detail::Revision(k.clone()),
+        })
+    }
+
+    /// A rollout step's detail: what it was, when, by whom, why.
+    fn detail(&self, cx: &Cx, d: &Detail) -> Option<crate::tui::pane::DetailText> {
+        let s = self.step_row(cx.model, d)?;
+        let t = cx.theme;
+        let mut lines = vec![
+            ratatui::text::Line::styled(
+                format!("rollout {} {}", hub(&s.id), step_word(s.step)),
+                t.title(),
+            ),
+            ratatui::text::Line::raw(format!(
+                "{} ({} ago) by {}",
+                fmt::stamp_s(s.at),
+                fmt::age_at(cx.now, s.at),
+                hub(&s.by)
+            )),
+        ];
+        if let Some(r) = &s.reason {
+            lines.push(ratatui::text::Line::raw(hub(r).into_owned()));
+        }
+        Some(crate::tui::pane::DetailText {
+            title: format!("rollout {}", hub(&s.id)),
+            lines,
+        })
+    }
+
+    /// `v` on a rollout step: the hub's JSON of it.
+    fn raw(&self, m: &Model, d: &Detail) -> Option<String> {
+        serde_json::to_string_pretty(self.step_row(m, d)?).ok()
     }
 
     fn draw(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
@@ -152,15 +257,45 @@ impl Pane for History {
     }
 
     fn row_ids(&self, _m: &Model) -> Vec<String> {
-        self.list
-            .rows
-            .iter()
-            .map(|k| format!("{}@{}", k.revision, k.at))
-            .collect()
+        self.list.rows.iter().map(row_id).collect()
     }
 }
 
 impl History {
+    /// The step a detail of this pane names.
+    fn step_row<'a>(&self, m: &'a Model, d: &Detail) -> Option<&'a crate::rollout::Step> {
+        let Detail::Row(pane, key) = d else {
+            return None;
+        };
+        if *pane != HISTORY {
+            return None;
+        }
+        let k = self.list.rows.iter().find(|k| row_id(k) == *key)?;
+        step_of(m, k)
+    }
+
+    /// A rollout step's row: its id, when, by whom, and what it was.
+    fn step_cells(cx: &Cx, s: &crate::rollout::Step) -> Vec<Span<'static>> {
+        let t = cx.theme;
+        let what = match &s.reason {
+            Some(r) => format!("rollout {}: {}", step_word(s.step), hub(r)),
+            None => format!("rollout {}", step_word(s.step)),
+        };
+        let style = match s.step {
+            crate::rollout::StepKind::Halted => t.bad(),
+            crate::rollout::StepKind::Promoted => t.ok(),
+            _ => t.warn(),
+        };
+        vec![
+            Span::styled(hub(&s.id).into_owned(), t.muted()),
+            Span::raw(fmt::age_at(cx.now, s.at)),
+            Span::raw(fmt::stamp(s.at)),
+            Span::raw(hub(&s.by).into_owned()),
+            Span::raw("-"),
+            Span::styled(what, style),
+        ]
+    }
+
     fn draw_history(&self, cx: &Cx, area: Rect, buf: &mut Buffer) {
         let t = cx.theme;
         let rows_h = area.height.saturating_sub(1) as usize;
@@ -169,8 +304,15 @@ impl History {
         let rows = list
             .window(rows_h)
             .iter()
-            .filter_map(|k| cx.model.history_entry(k))
-            .map(|h| {
+            .filter_map(|k| match step_of(cx.model, k) {
+                Some(s) => Some(Err(s)),
+                None => cx.model.history_entry(k).map(Ok),
+            })
+            .map(|row| {
+                let h = match row {
+                    Ok(h) => h,
+                    Err(s) => return Self::step_cells(cx, s),
+                };
                 let change = if h.previous_agents.is_empty() {
                     format!("(first) {} {}", t.arrow(), hub(&fmt::list(&h.agents)))
                 } else {

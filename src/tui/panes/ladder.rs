@@ -20,6 +20,7 @@ use crate::tui::model::away::{self, AwayNow};
 use crate::tui::model::edit::Overtaken;
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
 use crate::tui::pane::{Changes, Cx, Detail, Handled, List, ListNav, Pane, SortBy};
+use crate::tui::ui::rollout::short_id;
 use crate::tui::ui::theme::Theme;
 use crate::tui::ui::{Col, Table, cell_style, col, empty, fill, fmt, hub, line};
 
@@ -455,6 +456,10 @@ fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
         under_rows(cx, area, buf, used, Line::styled(text, style));
         used += 1;
     }
+    if let Some(l) = staged_line(cx, usize::from(area.width)) {
+        under_rows(cx, area, buf, used, l);
+        used += 1;
+    }
     if let Some(l) = rollout_line(cx) {
         under_rows(cx, area, buf, used, l);
     }
@@ -483,18 +488,51 @@ fn under_rows(cx: &Cx, area: Rect, buf: &mut Buffer, at: usize, l: Line<'static>
     );
 }
 
+/// The hub's staged rollout while it bakes (and a halt while it stands,
+/// a promotion or an abort for a while after it), from its own figures;
+/// last known with its age when it cannot be asked.
+fn staged_line(cx: &Cx, width: usize) -> Option<Line<'static>> {
+    use crate::tui::ui::rollout::{Tone, line_text};
+    let m = cx.model;
+    let v = m.staged.shown(&m.config.history, m.now())?;
+    let known = m.staged.last_known(m.mono_now, m.is_stale());
+    let t = cx.theme;
+    let (text, tone) = line_text(v, known, t.sep(), t.ellipsis(), width);
+    let style = match tone {
+        Tone::Halted => t.bad(),
+        Tone::Baking => t.warn(),
+        Tone::Promoted => t.ok(),
+        Tone::Aborted => t.muted(),
+    };
+    let style = if known.is_some() && tone != Tone::Halted {
+        t.greyed()
+    } else {
+        style
+    };
+    Some(Line::styled(text, style))
+}
+
 /// After a write: how many healthy workers are on the revision written.
 fn rollout_line(cx: &Cx) -> Option<Line<'static>> {
     let t = cx.theme;
     let r = cx.model.edit.rollout.as_ref()?;
     let mut text = format!(
-        "{}/{} healthy workers on {} {} {} behind",
+        "{}/{} healthy {}workers on {} {} {} behind",
         fmt::count(r.on),
         fmt::count(r.healthy),
+        if r.cohort { "cohort " } else { "" },
         hub(&r.revision),
         t.sep(),
         fmt::count(r.behind())
     );
+    if r.cohort {
+        // The rest are told the accepted list: not behind, not counted.
+        let id = cx.model.staged.baking().map(|v| short_id(&v.id, t.ellipsis()));
+        text.push_str(&match id {
+            Some(id) => format!(" (rollout {id}: the rest keep the accepted list)"),
+            None => " (a rollout: the rest keep the accepted list)".to_string(),
+        });
+    }
     if r.in_turn > 0 {
         text.push_str(&format!(
             ", {} in a turn: they switch at their next turn",

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use crate::client::{Client, ClientError, FailoverQuery, HubEvent, StreamItem};
 use crate::tui::model::config::OnDisk;
 use crate::tui::model::large::{self, WindowAsk};
+use crate::tui::model::staged::RolloutFeed;
 use crate::tui::msg::{Effect, Fetch, Msg};
 
 /// Worker poll period while the hub answers.
@@ -144,9 +145,9 @@ const BURST_GAP: Duration = Duration::from_millis(5);
 /// not on screen is not held, and those of a large fleet are many).
 fn stream_types(large: bool) -> &'static [&'static str] {
     if large {
-        &["failover", "recovery", "config", "summary"]
+        &["failover", "recovery", "config", "summary", "rollout"]
     } else {
-        &["failover", "recovery", "config", "state", "sync"]
+        &["failover", "recovery", "config", "state", "sync", "rollout"]
     }
 }
 
@@ -232,8 +233,11 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                     }
                     Msg::WorkerEvents(batch)
                 }
-                // The TUI's rollout line comes later (issue 33).
-                HubEvent::Heartbeat(_) | HubEvent::Rollout(_) => continue,
+                HubEvent::Rollout(ev) => Msg::Rollout {
+                    feed: RolloutFeed::Step(ev),
+                    at: Instant::now(),
+                },
+                HubEvent::Heartbeat(_) => continue,
             },
         };
         if !send(&tx, msg).await {
@@ -388,6 +392,9 @@ struct Poller {
     /// False once it answered 404 to `GET /v1/summary` (older than
     /// summaries: its fleet is held whole, as before).
     summaries: bool,
+    /// False once it answered a 404 other than `no_rollout` to `GET
+    /// /v1/rollouts/current` (older than staged rollouts).
+    rollouts: bool,
     /// The hub's identity as whoami last gave it: another one after a
     /// reconnect is another hub (replaced at the same address, or a fresh
     /// database), and nothing held of the old one is asked after.
@@ -405,6 +412,7 @@ async fn poll_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
         need_recoveries: true,
         recoveries_kept: true,
         summaries: true,
+        rollouts: true,
         instance: None,
     };
     let mut backoff = Duration::from_secs(1);
@@ -465,6 +473,10 @@ impl Poller {
             ok = self.window(refetching).await?;
         } else if ok {
             ok = self.workers().await?;
+        }
+        if ok && self.rollouts {
+            // Not a round's failure: the line says it is last known.
+            self.rollout().await?;
         }
         if ok {
             ok = self.failovers(catch_up).await;
@@ -527,6 +539,7 @@ impl Poller {
         sh.rec_max_seq.store(0, Ordering::SeqCst);
         sh.rec_catch_up_from.store(NO_CATCH_UP, Ordering::SeqCst);
         self.summaries = true;
+        self.rollouts = true;
         sh.large.store(false, Ordering::SeqCst);
         sh.mode_changed.notify_one();
         if let Ok(mut win) = sh.window.lock() {
@@ -619,6 +632,25 @@ impl Poller {
                 Ok(false)
             }
         }
+    }
+
+    /// `GET /v1/rollouts/current`: the newest staged rollout (`None`: none
+    /// has run). A hub without rollouts is not asked again.
+    async fn rollout(&mut self) -> Result<(), Gone> {
+        let feed = match self.client.rollout().await {
+            Ok(v) => RolloutFeed::Current(v.map(Box::new)),
+            Err(ClientError::Hub { status: 404, .. }) => {
+                tracing::info!("the hub has no staged rollouts (404): not asked again");
+                self.rollouts = false;
+                return Ok(());
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "rollout not read");
+                RolloutFeed::Unread(e.to_string())
+            }
+        };
+        let at = Instant::now();
+        self.send(Msg::Rollout { feed, at }).await
     }
 
     /// The hub's own problems (a hand edit that does not validate, the
@@ -752,11 +784,15 @@ async fn fetch_config(client: &Client, tx: &mpsc::Sender<Msg>) -> bool {
     }
 }
 
-/// `GET /v1/config/history`; true when it was answered.
+/// `GET /v1/config/history` (and the steps of the newest rollouts it
+/// lists); true when it was answered.
 async fn fetch_history(client: &Client, tx: &mpsc::Sender<Msg>) -> bool {
-    match client.history().await {
-        Ok(h) => {
+    match client.history_and_rollouts().await {
+        Ok((h, steps)) => {
             let _ = send(tx, Msg::History(h)).await;
+            let feed = RolloutFeed::Steps(steps);
+            let at = Instant::now();
+            let _ = send(tx, Msg::Rollout { feed, at }).await;
             true
         }
         Err(e) => {
@@ -809,6 +845,8 @@ async fn effect_task(
             // The runner sends writes through its `Writer`, runs the editor
             // and switches contexts itself; never here.
             Effect::Write { .. }
+            | Effect::StartRollout { .. }
+            | Effect::RolloutStep { .. }
             | Effect::OpenEditor { .. }
             | Effect::KeepDraft { .. }
             | Effect::SwitchContext(_) => {}

@@ -318,6 +318,7 @@ impl Ui {
         for e in effects {
             match e {
                 Effect::Write { text, if_match } => self.write(text, if_match),
+                e @ (Effect::StartRollout { .. } | Effect::RolloutStep { .. }) => self.rollout(e),
                 // Only a session that may write edits the document.
                 Effect::OpenEditor { text } if self.writer.is_some() => self.editor = Some(text),
                 Effect::OpenEditor { .. } => {}
@@ -495,6 +496,42 @@ impl Ui {
             let r = w.put_config(&text, &if_match).await;
             tracing::info!(ok = r.is_ok(), "config write answered");
             let _ = tx.send(Msg::Written(r)).await;
+        });
+    }
+
+    /// A staged rollout started, promoted or aborted through the one
+    /// `Writer`; the answer comes back as `Msg::RolloutStarted` or
+    /// `Msg::RolloutStepped`. Without a writer nothing is sent.
+    fn rollout(&self, e: Effect) {
+        let tx = self.hub_tx.clone();
+        let w = self.writer.clone();
+        tokio::spawn(async move {
+            let no = || {
+                ClientError::Forbidden(
+                    "this session holds no writer (read-only, or not an owner): nothing was sent"
+                        .into(),
+                )
+            };
+            let msg = match e {
+                Effect::StartRollout {
+                    text,
+                    if_match,
+                    query,
+                } => Msg::RolloutStarted(match &w {
+                    Some(w) => w.start_rollout(&text, &if_match, &query).await,
+                    None => Err(no()),
+                }),
+                Effect::RolloutStep { promote } => Msg::RolloutStepped {
+                    promote,
+                    result: match &w {
+                        Some(w) => w.rollout_step(promote).await,
+                        None => Err(no()),
+                    },
+                },
+                _ => return,
+            };
+            tracing::info!("rollout step answered");
+            let _ = tx.send(msg).await;
         });
     }
 

@@ -236,16 +236,29 @@ pub fn fleet_line(t: &Theme, m: &Model) -> Line<'static> {
         when(a.lost, t.bad()),
     ));
     spans.push(sep.clone());
+    spans.push(not_on_span(t, m, when(a.out_of_sync, t.warn())));
+    Line::from(spans)
+}
+
+/// `3 not on 7c3e91a0d4f2`: live workers not on the revision they were
+/// told. While a staged rollout bakes its cohort is told the candidate:
+/// on it, a cohort worker is not behind, and the line says whose it is.
+fn not_on_span(t: &Theme, m: &Model, style: ratatui::style::Style) -> Span<'static> {
     let rev = hub(&m.fleet.revision).into_owned();
-    spans.push(Span::styled(
+    let cohort = m.staged.baking().map_or(String::new(), |v| {
         format!(
-            "{} not on {}",
-            fmt::count(a.out_of_sync),
+            " (cohort: rollout {})",
+            super::rollout::short_id(&v.id, t.ellipsis())
+        )
+    });
+    Span::styled(
+        format!(
+            "{} not on {}{cohort}",
+            fmt::count(m.fleet.agg.out_of_sync),
             if rev.is_empty() { "current" } else { &rev }
         ),
-        when(a.out_of_sync, t.warn()),
-    ));
-    Line::from(spans)
+        style,
+    )
 }
 
 /// What the fleet line's figures are when the hub cannot be asked, breaks

@@ -6,6 +6,7 @@
 pub mod fmt;
 pub mod geom;
 pub mod header;
+pub mod rollout;
 pub mod theme;
 
 use std::borrow::Cow;
