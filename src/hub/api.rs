@@ -403,9 +403,21 @@ fn authenticate(hub: &Hub, headers: &HeaderMap) -> ApiResult<Principal> {
         .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "unknown token"))
 }
 
-/// The token of `Authorization: Bearer`.
+/// The token of `Authorization: Bearer`. More than one `Authorization`
+/// header is refused (400), never read as the first: which one counts
+/// would depend on which a proxy passed first.
 fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
     let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m);
+    let n = headers.get_all(header::AUTHORIZATION).iter().count();
+    if n > 1 {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!(
+                "this request carries {n} Authorization headers: send one, Authorization: Bearer <token>"
+            ),
+        ));
+    }
     let value = headers
         .get(header::AUTHORIZATION)
         .ok_or_else(|| unauthorized("missing Authorization: Bearer token"))?;
@@ -770,6 +782,18 @@ fn if_match_of(headers: &HeaderMap, which: &str) -> ApiResult<String> {
     Ok(if_match)
 }
 
+/// `412 revision_mismatch` with the current revision as its ETag.
+fn mismatch(message: String, current: String) -> Response {
+    let mut err = ApiError::new(
+        StatusCode::PRECONDITION_FAILED,
+        "revision_mismatch",
+        message,
+    );
+    err.detail.current_revision = Some(current.clone());
+    err.etag = Some(current);
+    err.into_response()
+}
+
 /// The answer a refused write gets.
 fn replace_error(hub: &Hub, e: ReplaceError) -> Response {
     match e {
@@ -783,18 +807,18 @@ fn replace_error(hub: &Hub, e: ReplaceError) -> Response {
         .into_response(),
         ReplaceError::Doc(e) => doc_error(e).into_response(),
         ReplaceError::RolloutInProgress { id } => rollouts::in_progress(&id).into_response(),
-        ReplaceError::Mismatch { current } => {
-            let mut err = ApiError::new(
-                StatusCode::PRECONDITION_FAILED,
-                "revision_mismatch",
-                format!(
-                    "the document changed: it is at revision {current} now; reload, reapply, and send again"
-                ),
-            );
-            err.detail.current_revision = Some(current.clone());
-            err.etag = Some(current);
-            err.into_response()
-        }
+        ReplaceError::Mismatch { current } => mismatch(
+            format!(
+                "the document changed: it is at revision {current} now; reload, reapply, and send again"
+            ),
+            current,
+        ),
+        ReplaceError::WeakMatch { current } => mismatch(
+            format!(
+                "If-Match holds the weak ETag W/\"{current}\": a write needs the strong ETag, \"{current}\" (If-Match compares strongly; GET /v1/config with an owner's token gives it). Nothing was written; the document is still at revision {current}"
+            ),
+            current,
+        ),
         ReplaceError::Unavailable(e) => {
             hub.repeats.error(
                 "config-write-refused",

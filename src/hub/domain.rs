@@ -25,6 +25,12 @@ pub enum ReplaceError {
     /// `If-Match` names another revision than the current one.
     #[error("the document is at revision {current} now")]
     Mismatch { current: String },
+    /// `If-Match` names the current revision only as a weak ETag
+    /// (`W/"…"`, what a viewer's `GET` is given): `If-Match` compares
+    /// strongly (RFC 9110 13.1.1), so it is 412 all the same, with a
+    /// sentence that says to send the strong one.
+    #[error("If-Match names revision {current} only weakly")]
+    WeakMatch { current: String },
     /// The database cannot be opened at its path: nothing was written.
     #[error("{0}")]
     Unavailable(String),
@@ -54,6 +60,26 @@ pub enum Replaced {
     Now(Arc<Current>),
     /// A retry of a write the hub holds, by its key: nothing written.
     Replayed(Replay),
+}
+
+/// `If-Match` against the current revision: only strong comparison
+/// counts (RFC 9110 13.1.1); a weak ETag naming it is told apart so the
+/// 412 can say to send the strong one.
+pub(crate) fn check_if_match(if_match: &str, current: &str) -> Result<(), ReplaceError> {
+    let tags = || if_match.split(',').map(str::trim);
+    if tags().any(|v| v == "*" || (!v.starts_with("W/") && v.trim_matches('"') == current)) {
+        return Ok(());
+    }
+    let weakly = tags().any(|v| {
+        v.strip_prefix("W/")
+            .is_some_and(|t| t.trim_matches('"') == current)
+    });
+    let current = current.to_owned();
+    Err(if weakly {
+        ReplaceError::WeakMatch { current }
+    } else {
+        ReplaceError::Mismatch { current }
+    })
 }
 
 fn db_error(e: impl std::fmt::Display) -> ReplaceError {
@@ -205,16 +231,7 @@ impl Hub {
         // such an edit is taken in first, so that a `PUT` made on the older
         // revision gets 412 and never writes over it unseen.
         let before = self.take_disk_change().await;
-        // Only strong comparison counts for If-Match (RFC 9110 13.1.1).
-        let matches = if_match
-            .split(',')
-            .map(str::trim)
-            .any(|v| v == "*" || (!v.starts_with("W/") && v.trim_matches('"') == before.revision));
-        if !matches {
-            return Err(ReplaceError::Mismatch {
-                current: before.revision.clone(),
-            });
-        }
+        check_if_match(if_match, &before.revision)?;
         let new = Current::valid(bytes.clone(), agents, self.opts.heartbeat_interval_s);
         if new.revision == before.revision {
             return Ok(Replaced::Now(before));

@@ -514,6 +514,7 @@ impl RunningHub {
         self.hub.closing.send_replace(true);
         let _ = tokio::time::timeout(Duration::from_secs(6), &mut self.task).await;
         self.task.abort();
+        self.hub.keep_rollout().await;
         let _ = self.hub.db.shut_down().await;
     }
 }

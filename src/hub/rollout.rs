@@ -150,6 +150,33 @@ pub fn observe<'a>(
     obs
 }
 
+/// At the start, in one pass: the cohort's healthy workers as they stand
+/// before the candidate (where a halt's arrow starts), and the first
+/// observation: the live workers the cohort holds, none on the candidate
+/// yet, and the rest's healthy workers.
+fn first_figures<'a>(
+    views: impl Iterator<Item = &'a Arc<Stored>>,
+    cohort: &Cohort,
+    policy: &Policy,
+) -> (Figures, Observation) {
+    let mut before = Figures::default();
+    let mut first = Observation::default();
+    for v in views.filter(|v| v.state != WorkerState::Lost) {
+        let inside = cohort.contains(v.worker());
+        first.cohort_workers += u64::from(inside);
+        if v.state != WorkerState::Healthy {
+            continue;
+        }
+        let w = figures_of(v, 0, Duration::ZERO);
+        if inside {
+            before.add(w, policy);
+        } else {
+            first.rest.add(w, policy);
+        }
+    }
+    (before, first)
+}
+
 /// The hub's rollouts: the newest (baking or ended) and the word.
 pub struct Rollouts {
     latest: Mutex<Option<Arc<Record>>>,
@@ -158,6 +185,8 @@ pub struct Rollouts {
     halted: AtomicBool,
     /// When the bake was last counted (monotonic: only while the hub runs).
     ticked: Mutex<Instant>,
+    /// Bake counted since the rollout was last recorded.
+    unsaved: Mutex<Duration>,
     pub policy: Policy,
 }
 
@@ -167,6 +196,7 @@ impl Default for Rollouts {
             latest: Mutex::new(None),
             halted: AtomicBool::new(false),
             ticked: Mutex::new(Instant::now()),
+            unsaved: Mutex::new(Duration::ZERO),
             policy: Policy::default(),
         }
     }
@@ -204,6 +234,21 @@ impl Rollouts {
         }
     }
 
+    /// A judgement counted `ran` more of the bake; whether to record it
+    /// now: when its figures `moved`, or once [`SAVE_BAKE_EVERY`] of bake
+    /// has gone unrecorded.
+    fn unsaved(&self, ran: Duration, moved: bool) -> bool {
+        let Ok(mut u) = self.unsaved.lock() else {
+            return true;
+        };
+        *u += ran;
+        if moved || *u >= SAVE_BAKE_EVERY {
+            *u = Duration::ZERO;
+            return true;
+        }
+        false
+    }
+
     /// The time since the bake was last counted; counts from now.
     fn ran(&self) -> Duration {
         match self.ticked.lock() {
@@ -235,7 +280,9 @@ pub enum RolloutError {
     /// The candidate's list is the list in force.
     #[error("the candidate's list is the list in force ({0}): nothing to roll out")]
     NoChange(String),
-    #[error("the Idempotency-Key started another rollout (candidate revision {first})")]
+    /// The key started a rollout of another document or with other
+    /// options (`first` says which).
+    #[error("the Idempotency-Key started another rollout ({first})")]
     KeyReused { first: String },
     /// The compare with the document on disk failed, or the write of a
     /// promotion did.
@@ -259,14 +306,6 @@ fn random_hex(bytes: usize) -> String {
     let mut b = vec![0u8; bytes];
     rand::rng().fill_bytes(&mut b);
     hex::encode(b)
-}
-
-/// Only strong comparison counts for `If-Match` (RFC 9110 13.1.1).
-fn if_match_names(if_match: &str, revision: &str) -> bool {
-    if_match
-        .split(',')
-        .map(str::trim)
-        .any(|v| v == "*" || (!v.starts_with("W/") && v.trim_matches('"') == revision))
 }
 
 impl Hub {
@@ -395,9 +434,17 @@ impl Hub {
                 .rollout_by_key(key)
                 .map_err(|e| RolloutError::Unavailable(e.to_string()))?;
             if let Some(rec) = first.and_then(|b| serde_json::from_str::<Record>(&b).ok()) {
-                if rec.rollout.candidate_revision != candidate_revision {
+                // The same key with the same document but other options
+                // is another request, not a retry of the first.
+                let r = &rec.rollout;
+                if r.candidate_revision != candidate_revision
+                    || (r.asked, r.bake, r.promote) != (q.cohort, q.bake, q.promote)
+                {
                     return Err(RolloutError::KeyReused {
-                        first: rec.rollout.candidate_revision,
+                        first: format!(
+                            "candidate revision {}, cohort={}, bake={}, promote={}",
+                            r.candidate_revision, r.asked, r.bake, r.promote
+                        ),
                     });
                 }
                 let now = match self.rollouts.latest() {
@@ -411,17 +458,12 @@ impl Hub {
             return Err(RolloutError::InProgress { id });
         }
         let before = self.take_disk_change().await;
-        if !if_match_names(if_match, &before.revision) {
-            return Err(ReplaceError::Mismatch {
-                current: before.revision.clone(),
-            }
-            .into());
-        }
+        super::domain::check_if_match(if_match, &before.revision)?;
         if located.agents == before.agents {
             return Err(RolloutError::NoChange(before.agents.join(",")));
         }
         let policy = self.rollouts.policy;
-        let (cohort, cohort_before) = {
+        let (cohort, cohort_before, first) = {
             let f = self
                 .fleet
                 .lock()
@@ -435,15 +477,10 @@ impl Hub {
                 .cohort
                 .draw(random_hex(8), live.iter().map(|w| &**w))
                 .map_err(|e| RolloutError::Query(e.to_string()))?;
-            let mut before = Figures::default();
-            for v in f.views() {
-                if v.state == WorkerState::Healthy && cohort.contains(v.worker()) {
-                    before.add(figures_of(v, 0, Duration::ZERO), &policy);
-                }
-            }
-            (cohort, (before.workers > 0).then_some(before))
+            let (before, first) = first_figures(f.views(), &cohort, &policy);
+            (cohort, (before.workers > 0).then_some(before), first)
         };
-        let rollout = Rollout::start(
+        let mut rollout = Rollout::start(
             Start {
                 id: random_hex(8),
                 cohort,
@@ -458,6 +495,9 @@ impl Hub {
             Utc::now(),
             by,
         );
+        // The 201 says the cohort as it is drawn, not an empty guard
+        // until the first judgement.
+        rollout.last = first;
         let rec = self
             .save(Record {
                 rollout,
@@ -579,8 +619,12 @@ impl Hub {
 
     /// One judgement: count the bake since the last, take the guard's
     /// figures, and act on the step the rollout takes (halt: the cohort
-    /// back on the accepted list; promote; wait).
-    pub async fn judge_rollout(&self) {
+    /// back on the accepted list; promote; wait). The figures are a window
+    /// pass ([`observe_pass`]): the fleet's lock is held only to take its
+    /// views, the walk runs on a window thread, never on the runtime. A
+    /// judgement where only time moved is kept in memory and recorded at
+    /// most every [`SAVE_BAKE_EVERY`] of bake (and when the hub stops).
+    pub async fn judge_rollout(self: &Arc<Hub>) {
         let _guard = self.write_lock.lock().await;
         let ran = self.rollouts.ran();
         let Some(rec) = self.rollouts.latest().filter(|r| r.rollout.is_baking()) else {
@@ -589,18 +633,22 @@ impl Hub {
         let policy = self.rollouts.policy;
         let mut r = rec.rollout.clone();
         r.tick(ran);
-        let obs = match self.fleet.lock() {
-            Ok(f) => observe(f.views(), f.rollout(), &policy, Instant::now()),
-            Err(_) => return,
+        let Some(obs) = observe_pass(self, policy).await else {
+            return;
         };
         let step = r.judge(obs, &policy, Utc::now()).cloned();
         match step {
             None => {
-                self.save_anyway(Record {
+                let moved = !same_but_time(&r.last, &rec.rollout.last);
+                let rec = Record {
                     rollout: r,
                     ..(*rec).clone()
-                })
-                .await;
+                };
+                if self.rollouts.unsaved(ran, moved) {
+                    self.save_anyway(rec).await;
+                } else {
+                    self.rollouts.set(Arc::new(rec));
+                }
             }
             Some(step) if step.step == StepKind::Promoted => {
                 if let Err(e) = self.promote_locked(&rec, r, BY_GUARD).await {
@@ -621,6 +669,23 @@ impl Hub {
                 self.publish_step(&rec, &step);
             }
         }
+    }
+
+    /// When the hub stops: the bake counted since the last record of a
+    /// rollout baking is recorded, so a restart resumes from it.
+    pub(crate) async fn keep_rollout(&self) {
+        let _guard = self.write_lock.lock().await;
+        let ran = self.rollouts.ran();
+        let Some(rec) = self.rollouts.latest().filter(|r| r.rollout.is_baking()) else {
+            return;
+        };
+        let mut r = rec.rollout.clone();
+        r.tick(ran);
+        self.save_anyway(Record {
+            rollout: r,
+            ..(*rec).clone()
+        })
+        .await;
     }
 
     /// At open: the newest rollout from the database. One that baked
@@ -685,6 +750,55 @@ impl Hub {
             .await;
         if let Ok(step) = step {
             self.publish_step(&rec, &step);
+        }
+    }
+}
+
+/// A judgement that only counted time is recorded once this much bake
+/// has gone unrecorded: a hub killed outright loses at most this much of
+/// its bake, and bakes that much longer after its restart.
+pub const SAVE_BAKE_EVERY: Duration = Duration::from_secs(30);
+
+/// Whether two judgements' figures differ only in the time observed
+/// (which grows at every judgement).
+fn same_but_time(a: &Observation, b: &Observation) -> bool {
+    let counts = |f: &Figures| Figures {
+        observed_s: 0,
+        ..*f
+    };
+    a.cohort_workers == b.cohort_workers
+        && counts(&a.cohort) == counts(&b.cohort)
+        && counts(&a.rest) == counts(&b.rest)
+}
+
+/// The guard's figures as a window pass: the views and the tracking taken
+/// under the fleet's lock (pointers, and the counts of the workers
+/// tracked), the walk over them with the lock released, on a window
+/// thread. `None` when the lock is poisoned or every pass is busy: the
+/// next judgement comes [`JUDGE_EVERY`] later.
+async fn observe_pass(hub: &Arc<Hub>, policy: Policy) -> Option<Observation> {
+    let hub = hub.clone();
+    let pass = super::window::Passes::hub().run(move || {
+        let began = Instant::now();
+        let (views, tracking) = {
+            let f = hub.fleet.lock().ok()?;
+            (f.window_source().0, f.rollout().cloned())
+        };
+        let locked = began.elapsed();
+        let obs = observe(views.iter(), tracking.as_ref(), &policy, Instant::now());
+        tracing::debug!(
+            workers = views.len(),
+            locked_us = locked.as_micros() as u64,
+            took_us = began.elapsed().as_micros() as u64,
+            "rollout judged"
+        );
+        Some(obs)
+    });
+    match pass.await {
+        Ok(obs) => obs,
+        Err(e) => {
+            tracing::warn!(error = %e, "the rollout's judgement waits for the next");
+            None
         }
     }
 }

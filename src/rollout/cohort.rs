@@ -62,11 +62,29 @@ pub enum CohortError {
     Share(u8),
     #[error("a cohort of workers needs at least 1 worker (got 0)")]
     ZeroCount,
-    #[error(
-        "a cohort of {asked} workers is more than half of the {live} live workers \
-         (at most {max}: the rest must be at least as large as the cohort to compare it with)"
-    )]
+    #[error("{}", too_large(*asked, *live, *max))]
     TooLarge { asked: u64, live: u64, max: u64 },
+}
+
+/// `1 worker`, `2 workers`.
+pub fn workers(n: u64) -> String {
+    format!("{n} worker{}", if n == 1 { "" } else { "s" })
+}
+
+fn too_large(asked: u64, live: u64, max: u64) -> String {
+    let live_workers = format!("{live} live worker{}", if live == 1 { "" } else { "s" });
+    let most = match max {
+        0 => {
+            "none can be: no rest as large as a cohort would be left to compare it with".to_string()
+        }
+        m => format!(
+            "at most {m}: the rest must be at least as large as the cohort to compare it with"
+        ),
+    };
+    format!(
+        "a cohort of {} is more than half of the {live_workers} ({most})",
+        workers(asked)
+    )
 }
 
 impl Cohort {
@@ -215,7 +233,18 @@ mod tests {
                 max: 4
             }
         );
-        assert!(err.to_string().contains("at most 4"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "a cohort of 5 workers is more than half of the 9 live workers (at most 4: the rest \
+             must be at least as large as the cohort to compare it with)"
+        );
+        // One of each, in the singular (fresh eyes R6: "a cohort of 1 workers").
+        let one = Cohort::count("s", 1, ["a"]).unwrap_err().to_string();
+        assert_eq!(
+            one,
+            "a cohort of 1 worker is more than half of the 1 live worker (none can be: no rest as \
+             large as a cohort would be left to compare it with)"
+        );
         assert!(Cohort::count("s", 1, std::iter::empty()).is_err());
         // The same id twice is one worker.
         let twice = ["a", "a", "b", "b"];

@@ -160,9 +160,13 @@ pub struct NotBaking {
 
 impl Rollout {
     pub fn start(s: Start, at: DateTime<Utc>, by: &str) -> Rollout {
+        let cohort = match s.asked {
+            CohortSpec::Share(_) => s.asked.to_string(),
+            CohortSpec::Count(n) => super::cohort::workers(n),
+        };
         let reason = format!(
-            "to a cohort of {} for {}, promote={}",
-            s.asked, s.bake, s.promote
+            "to a cohort of {cohort} for {}, promote={}",
+            s.bake, s.promote
         );
         let mut r = Rollout {
             id: s.id,
@@ -571,5 +575,32 @@ mod tests {
                 "reason": "to a cohort of 10% for 10m, promote=auto",
             })
         );
+    }
+
+    #[test]
+    fn a_count_is_said_in_workers_singular_or_plural() {
+        for (n, said) in [(1, "1 worker"), (4, "4 workers")] {
+            let mut r = start(Promote::Manual);
+            r.steps.clear();
+            let r = Rollout::start(
+                Start {
+                    id: "r2".into(),
+                    cohort: r.cohort.clone(),
+                    asked: CohortSpec::Count(n),
+                    base_revision: r.base_revision,
+                    candidate_revision: r.candidate_revision,
+                    agents: r.agents,
+                    bake: r.bake,
+                    promote: r.promote,
+                    cohort_before: None,
+                },
+                t0(),
+                "alice",
+            );
+            assert_eq!(
+                r.steps[0].reason.as_deref(),
+                Some(format!("to a cohort of {said} for 10m, promote=manual").as_str())
+            );
+        }
     }
 }

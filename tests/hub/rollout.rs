@@ -498,3 +498,177 @@ async fn a_hand_edit_aborts_the_rollout() {
     let history = json_of(&h, "/v1/config/history").await;
     assert_eq!(history["rollouts"][0]["by"], "(changed on disk)");
 }
+
+/// `POST /v1/rollouts` with an `Idempotency-Key` and `If-Match: if_match`.
+async fn start_keyed(
+    h: &TestHub,
+    query: &str,
+    if_match: &str,
+    key: &str,
+    body: &str,
+) -> reqwest::Response {
+    h.http()
+        .post(h.path(&format!("/v1/rollouts?{query}")))
+        .bearer_auth(&h.owner)
+        .header("content-type", "application/toml")
+        .header("if-match", if_match)
+        .header("idempotency-key", key)
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("post rollout")
+}
+
+/// Fresh eyes R1: the same key and document with other options is
+/// another request, refused `422 idempotency_key_reused` (it replayed the
+/// first rollout, as if the options had been taken); the same request
+/// again still replays it.
+#[tokio::test]
+async fn a_key_sent_again_with_other_options_is_refused_not_replayed() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, 10, &accepted).await;
+    let body = doc(&["claude", "opencode"]);
+    let tag = format!("\"{accepted}\"");
+    let first = start_keyed(&h, "cohort=3&promote=manual", &tag, "k-r1-0001", &body).await;
+    assert_eq!(first.status().as_u16(), 201);
+    let first: Value = first.json().await.expect("json");
+    for other in [
+        "cohort=4&promote=manual",
+        "cohort=3&promote=auto",
+        "cohort=3&promote=manual&bake=1h",
+    ] {
+        let r = start_keyed(&h, other, &tag, "k-r1-0001", &body).await;
+        assert_eq!(r.status().as_u16(), 422, "{other}");
+        let v: Value = r.json().await.expect("json");
+        assert_eq!(v["error"]["code"], "idempotency_key_reused", "{other}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("cohort=3, bake=10m, promote=manual"),
+            "{v}"
+        );
+    }
+    let (_, now) = current(&h).await;
+    assert_eq!(now["id"], first["id"]);
+    assert_eq!(now["cohort"], "3");
+    assert_eq!(now["promote"], "manual");
+    let again = start_keyed(&h, "cohort=3&promote=manual", &tag, "k-r1-0001", &body).await;
+    assert_eq!(again.status().as_u16(), 201);
+    assert_eq!(
+        again
+            .headers()
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
+}
+
+/// Fresh eyes R3: the `201` says the cohort as drawn (3 of 10 live
+/// workers, the rest's 7), not an empty guard until the first judgement.
+#[tokio::test]
+async fn the_201_counts_the_cohort_at_the_start() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, 10, &accepted).await;
+    let r = start(&h, "cohort=3", &accepted, &doc(&["claude", "opencode"])).await;
+    assert_eq!(r.status().as_u16(), 201);
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(v["cohort_workers"], 3, "{v}");
+    assert_eq!(v["cohort_on_candidate"], 0, "{v}");
+    assert_eq!(v["guard"]["rest"]["workers"], 7, "{v}");
+}
+
+/// Fresh eyes R4: `If-Match` with the weak ETag of the current revision
+/// (what a viewer's GET is given) is 412 all the same (If-Match compares
+/// strongly, RFC 9110 13.1.1), with a sentence naming the weak form and
+/// the strong one to send, not "the document changed" about a revision
+/// that did not. For a rollout and for a PUT.
+#[tokio::test]
+async fn a_weak_etag_in_if_match_is_412_saying_to_send_the_strong_one() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, 10, &accepted).await;
+    let weak = format!("W/\"{accepted}\"");
+    let body = doc(&["claude", "opencode"]);
+    let r = start_keyed(&h, "cohort=3", &weak, "k-r4-0001", &body).await;
+    let put = h
+        .http()
+        .put(h.path("/v1/config"))
+        .bearer_auth(&h.owner)
+        .header("content-type", "application/toml")
+        .header("if-match", &weak)
+        .body(body.clone())
+        .send()
+        .await
+        .expect("put");
+    for (what, r) in [("rollout", r), ("put", put)] {
+        assert_eq!(r.status().as_u16(), 412, "{what}");
+        let v: Value = r.json().await.expect("json");
+        assert_eq!(v["error"]["code"], "revision_mismatch", "{what}");
+        let m = v["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            m.contains(&format!("weak ETag W/\"{accepted}\""))
+                && m.contains(&format!("strong ETag, \"{accepted}\"")),
+            "{what}: {m}"
+        );
+        assert!(!m.contains("changed"), "{what}: {m}");
+    }
+    assert_eq!(current(&h).await.0, 404, "no rollout started");
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("read"),
+        FLEET
+    );
+}
+
+/// Fresh eyes R2: two `Authorization` headers are refused with a
+/// sentence (400), on every route that takes a token, never read as the
+/// first one.
+#[tokio::test]
+async fn two_authorization_headers_are_a_400_on_every_route() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let routes = [
+        ("GET", "/v1/whoami"),
+        ("GET", "/v1/config"),
+        ("PUT", "/v1/config"),
+        ("GET", "/v1/config/history"),
+        ("POST", "/v1/plan"),
+        ("POST", "/v1/heartbeats"),
+        ("GET", "/v1/workers"),
+        ("GET", "/v1/summary"),
+        ("GET", "/v1/failovers"),
+        ("GET", "/v1/events"),
+        ("GET", "/v1/recoveries"),
+        ("POST", "/v1/rollouts"),
+        ("GET", "/v1/rollouts/current"),
+        ("POST", "/v1/rollouts/current/promote"),
+        ("POST", "/v1/rollouts/current/abort"),
+        ("GET", "/metrics"),
+    ];
+    for (method, path) in routes {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let r = h
+            .http()
+            .request(method.clone(), h.path(path))
+            .header("authorization", format!("Bearer {}", h.owner))
+            .header("authorization", format!("Bearer {}", h.viewer))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status().as_u16(), 400, "{method} {path}");
+        let v: Value = r.json().await.expect("json");
+        assert_eq!(v["error"]["code"], "bad_request", "{method} {path}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("2 Authorization headers"),
+            "{method} {path}: {v}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("read"),
+        FLEET
+    );
+}

@@ -73,7 +73,7 @@ fn rollout_error(hub: &Hub, e: RolloutError) -> Response {
             StatusCode::UNPROCESSABLE_ENTITY,
             "idempotency_key_reused",
             format!(
-                "this Idempotency-Key started a rollout of another document (candidate revision {first}); nothing was started: send a new key with each new rollout"
+                "this Idempotency-Key started another rollout ({first}); nothing was started: send a new key with each new rollout"
             ),
         )
         .into_response(),
