@@ -75,6 +75,7 @@ fn main() {
             // `macfleet get workers | head`: the reader is done, so are we.
             0
         }
+        Err(e) if macfleet::cli::Exit::was_said(&e) => macfleet::cli::exit_code(&e),
         Err(e) => {
             let code = macfleet::cli::exit_code(&e);
             eprintln!(

@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use color_eyre::eyre::{Result, eyre};
 
-use super::{Exit, Global, connect, exit};
+use super::{Exit, Global, connect, exit, rollout};
 use crate::agents_doc::{self, Op};
 use crate::client::{ClientError, WriteError, Writer};
 use crate::plan;
+use crate::rollout::{Bake, CohortSpec, Promote, RolloutQuery};
 use crate::textsafe::{for_terminal, for_terminal_lines};
 use crate::wire::{KNOWN_AGENTS, PlanAnswer};
 
@@ -38,6 +39,19 @@ pub struct AgentsArgs {
     /// that is not a known agent.
     #[arg(long)]
     pub force: bool,
+    /// With the hub: write the edit to a cohort of the live workers first
+    /// (a share, 10%, or a count, 4), a staged rollout that a guard halts
+    /// by itself when the cohort does clearly worse than the rest.
+    #[arg(long, value_name = "10%|N", value_parser = rollout::parse_cohort)]
+    pub cohort: Option<CohortSpec>,
+    /// With --cohort: how long the cohort bakes before the candidate is
+    /// promoted (10s to 24h; default 10m).
+    #[arg(long, value_name = "DURATION", value_parser = rollout::parse_bake)]
+    pub bake: Option<Bake>,
+    /// With --cohort: at the end of a quiet bake promote by itself (auto,
+    /// the default) or wait for `agents rollout promote` (manual).
+    #[arg(long, value_name = "auto|manual", value_parser = rollout::parse_promote)]
+    pub promote: Option<Promote>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -76,6 +90,12 @@ pub enum AgentsCommand {
         #[arg(value_name = "NAME")]
         name: String,
     },
+    /// The staged rollout: `status` (the default; exit 0 baking or
+    /// promoted, 1 aborted, 7 halted), `promote` or `abort` (owner).
+    Rollout {
+        #[arg(value_enum, default_value_t = rollout::Action::Status)]
+        action: rollout::Action,
+    },
     /// A failover drill: where every healthy worker would land, and how
     /// many would have no route, with these rungs down across the fleet.
     /// Writes nothing.
@@ -89,7 +109,9 @@ pub enum AgentsCommand {
 impl AgentsCommand {
     fn op(&self) -> Option<Op> {
         match self {
-            AgentsCommand::Show | AgentsCommand::Drill { .. } => None,
+            AgentsCommand::Show | AgentsCommand::Drill { .. } | AgentsCommand::Rollout { .. } => {
+                None
+            }
             AgentsCommand::Set { agents } => Some(Op::Set(
                 agents
                     .split(',')
@@ -316,6 +338,9 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
     let doc = super::hub_document(&client).await?;
     let Some(op) = args.command.op() else {
         show(&doc.text, Some(&doc.revision))?;
+        if let Some(v) = rollout::baking(&client).await {
+            eprintln!("{}", for_terminal(&rollout::baking_line(&v)));
+        }
         return Ok(exit::OK);
     };
     if let Some(want) = &args.if_revision {
@@ -329,64 +354,139 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
     let Some(change) = edit(&doc.text, &op, "hub.toml")? else {
         return Ok(exit::OK);
     };
+    if args.dry_run {
+        return dry_run(&client, args, &change, &doc.revision).await;
+    }
+    refuse_typos(&client, args, &change).await?;
+    let writer = writer_for(global, &target, client.clone(), &change).await?;
+    if let Some(cohort) = args.cohort {
+        let q = RolloutQuery {
+            cohort,
+            bake: args.bake.unwrap_or_default(),
+            promote: args.promote.unwrap_or_default(),
+        };
+        return start_rollout(&writer, &client, q, &change, &doc.revision).await;
+    }
+    let accepted = put(&writer, &client, &change, &doc.revision).await?;
+    print!("{}", change.diff);
+    eprintln!(
+        "revision {} → {}: {}",
+        for_terminal(&doc.revision),
+        for_terminal(&accepted.revision),
+        for_terminal(&accepted.agents.join(","))
+    );
+    Ok(exit::OK)
+}
+
+/// `--dry-run` through the hub: the diff and the projection on stdout,
+/// said not written; a rollout asked for (`--cohort`) and one baking are
+/// said too.
+async fn dry_run(
+    client: &crate::client::Client,
+    args: &AgentsArgs,
+    change: &Change,
+    revision: &str,
+) -> Result<i32> {
+    let (before, after) = (&change.edited.before, &change.edited.after);
+    let projection = dry_run_projection(client, after, before, revision).await?;
+    let rollout = match args.cohort {
+        Some(c) => format!(
+            " (as a rollout to {c} of the workers first, a {} bake, promote {})",
+            args.bake.unwrap_or_default(),
+            args.promote.unwrap_or_default()
+        ),
+        None => String::new(),
+    };
+    not_written(
+        &format!("dry run against revision {revision}{rollout}"),
+        &change.diff,
+    )?;
+    print!("{}", for_terminal_lines(&projection));
+    if let Some(v) = rollout::baking(client).await {
+        println!("{}", for_terminal(&rollout::baking_line(&v)));
+    }
+    Ok(DRY_RUN_CHANGED)
+}
+
+/// An added name no worker reported and no known agent has is refused
+/// (exit 4) unless `--force`.
+async fn refuse_typos(
+    client: &crate::client::Client,
+    args: &AgentsArgs,
+    change: &Change,
+) -> Result<()> {
     let (before, after) = (&change.edited.before, &change.edited.after);
     let added: Vec<String> = after
         .iter()
         .filter(|a| !before.contains(a) && !KNOWN_AGENTS.contains(&a.as_str()))
         .cloned()
         .collect();
-    if args.dry_run {
-        let projection = dry_run_projection(&client, after, before, &doc.revision).await?;
-        not_written(
-            &format!("dry run against revision {}", doc.revision),
-            &change.diff,
-        )?;
-        print!("{}", for_terminal_lines(&projection));
-        return Ok(DRY_RUN_CHANGED);
+    if added.is_empty() || args.force {
+        return Ok(());
     }
-    let workers = if !added.is_empty() && !args.force {
-        client.workers(None).await?.workers
-    } else {
-        Vec::new()
-    };
+    let workers = client.workers(None).await?.workers;
     let typos = plan::unreported(&added, &workers);
-    if !typos.is_empty() && !args.force {
-        let why = format!(
-            "{} {} not a known agent and no worker has reported {}; check the spelling, or pass --force to write it anyway",
-            typos
-                .iter()
-                .map(|t| format!("{t:?}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if typos.len() == 1 { "is" } else { "are" },
-            if typos.len() == 1 { "it" } else { "them" },
-        );
-        refused(&why, &change.diff)?;
-        return Err(eyre!(Exit::new(exit::VALIDATION, why)));
+    if typos.is_empty() {
+        return Ok(());
     }
+    let why = format!(
+        "{} {} not a known agent and no worker has reported {}; check the spelling, or pass --force to write it anyway",
+        typos
+            .iter()
+            .map(|t| format!("{t:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if typos.len() == 1 { "is" } else { "are" },
+        if typos.len() == 1 { "it" } else { "them" },
+    );
+    refused(&why, &change.diff)?;
+    Err(eyre!(Exit::said(exit::VALIDATION)))
+}
+
+/// The one write path, for an owner's token in a session that may
+/// write; refused (said with the diff) otherwise.
+async fn writer_for(
+    global: &Global,
+    target: &super::context::Target,
+    client: crate::client::Client,
+    change: &Change,
+) -> Result<Writer> {
     if global.read_only || target.read_only {
         let why = "read-only: this session does not write (drop --read-only, or use a context that is not read_only)";
         refused(why, &change.diff)?;
-        return Err(eyre!(Exit::new(exit::NOT_ALLOWED, why)));
+        return Err(eyre!(Exit::said(exit::NOT_ALLOWED)));
     }
     let who = client.whoami().await?;
-    let Some(writer) = Writer::new(client, &who) else {
-        let why = format!(
-            "not allowed: the token of {:?} has the {} role; only an owner writes the list",
-            who.name, who.role
-        );
-        refused(&why, &change.diff)?;
-        return Err(eyre!(Exit::new(exit::NOT_ALLOWED, why)));
-    };
+    match Writer::new(client, &who) {
+        Some(w) => Ok(w),
+        None => {
+            let why = format!(
+                "not allowed: the token of {:?} has the {} role; only an owner writes the list",
+                who.name, who.role
+            );
+            refused(&why, &change.diff)?;
+            Err(eyre!(Exit::said(exit::NOT_ALLOWED)))
+        }
+    }
+}
+
+/// `PUT /v1/config` with `If-Match` (a lost answer checked by sending it
+/// again); a refusal is said once, with the diff, in words.
+async fn put(
+    writer: &Writer,
+    client: &crate::client::Client,
+    change: &Change,
+    revision: &str,
+) -> Result<crate::wire::ConfigAccepted> {
     let written = writer
-        .put_config_checked(&change.edited.text, &doc.revision, |why| {
+        .put_config_checked(&change.edited.text, revision, |why| {
             eprintln!(
                 "may not have been written: the answer was lost ({}); checking",
                 for_terminal(why)
             );
         })
         .await;
-    let accepted = match written {
+    match written {
         Ok(w) => {
             if w.lost.is_some() {
                 eprintln!(
@@ -394,11 +494,11 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
                     for_terminal(&w.accepted.revision)
                 );
             }
-            w.accepted
+            Ok(w.accepted)
         }
         Err(WriteError::Refused(e)) => {
-            refused(&crate::scrub::scrub(&e.to_string()), &change.diff)?;
-            return Err(eyre!(e));
+            refused(&rollout::in_words(client, &e).await, &change.diff)?;
+            Err(eyre!(Exit::said(e.exit_code())))
         }
         // Neither "written" nor "not written": the diff goes with the
         // sentence on stderr, exit 5.
@@ -407,15 +507,51 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
             let mut err = std::io::stderr().lock();
             writeln!(err, "may have been written (not checked): the edit it sent")?;
             err.write_all(change.diff.as_bytes())?;
+            Err(eyre!(Exit::new(e.exit_code(), why)))
+        }
+    }
+}
+
+/// `POST /v1/rollouts`: the edit to a cohort first. The diff on stdout
+/// (the candidate the cohort is told), the rollout on stderr; a refusal
+/// said once, with the diff.
+async fn start_rollout(
+    writer: &Writer,
+    client: &crate::client::Client,
+    q: RolloutQuery,
+    change: &Change,
+    revision: &str,
+) -> Result<i32> {
+    let v = match writer
+        .start_rollout(&change.edited.text, revision, &q)
+        .await
+    {
+        Ok(v) => v,
+        Err(e @ ClientError::Unreachable(_)) => {
+            let why = crate::scrub::scrub(&e.to_string()).into_owned();
+            let mut err = std::io::stderr().lock();
+            writeln!(
+                err,
+                "may have been started (not checked: macfleet agents rollout status says): the edit it sent"
+            )?;
+            err.write_all(change.diff.as_bytes())?;
             return Err(eyre!(Exit::new(e.exit_code(), why)));
+        }
+        Err(e) => {
+            refused(&rollout::in_words(client, &e).await, &change.diff)?;
+            return Err(eyre!(Exit::said(e.exit_code())));
         }
     };
     print!("{}", change.diff);
     eprintln!(
-        "revision {} → {}: {}",
-        for_terminal(&doc.revision),
-        for_terminal(&accepted.revision),
-        for_terminal(&accepted.agents.join(","))
+        "rollout {} started: {} to {} of the workers ({} now), a {} bake, then promote {}; the file stays on revision {} until it is promoted (macfleet agents rollout status)",
+        for_terminal(&v.id),
+        for_terminal(&v.agents.join(",")),
+        for_terminal(&v.cohort),
+        v.cohort_workers,
+        q.bake,
+        q.promote,
+        for_terminal(&v.base_revision)
     );
     Ok(exit::OK)
 }
@@ -471,6 +607,9 @@ async fn run_drill(global: &Global, names: &[String]) -> Result<i32> {
 pub async fn run(global: &Global, args: AgentsArgs) -> Result<i32> {
     if let AgentsCommand::Drill { names } = &args.command {
         return run_drill(global, names).await;
+    }
+    if let AgentsCommand::Rollout { action } = args.command {
+        return rollout::run(global, action).await;
     }
     match &args.file {
         Some(path) => run_file(path, &args),

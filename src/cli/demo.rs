@@ -123,6 +123,30 @@ async fn owner_change(client: &Client, agents: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// The scenario's candidate (`[rollout]`, `bad-order`) started as a staged
+/// rollout by the demo's owner, onto the list in force.
+async fn stage_rollout(
+    client: &Client,
+    r: &crate::sim::scenario::ScenarioRollout,
+) -> Result<crate::rollout::wire::RolloutView> {
+    let q = r
+        .query()
+        .map_err(|e| eyre!("the scenario's rollout: {e}"))?;
+    let doc = client
+        .config()
+        .await
+        .wrap_err("the demo could not read its hub's config")?;
+    let text = crate::agents_doc::set_order(&doc.text, &r.agents)
+        .map_err(|e| eyre!("the scenario's candidate does not fit the demo config: {e}"))?;
+    let who = client.whoami().await?;
+    let writer = Writer::new(client.clone(), &who)
+        .ok_or_else(|| eyre!("the demo's owner token is not an owner's"))?;
+    writer
+        .start_rollout(&text, &doc.revision, &q)
+        .await
+        .wrap_err("the demo's owner could not start the scenario's rollout")
+}
+
 /// Heartbeats a second the demo's fleet is kept within: its hub's
 /// interval is raised to `workers / this` seconds when that is longer (a
 /// demo of a million workers heartbeats every 50 s, not every 5).
@@ -151,6 +175,7 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
     };
     let owner = Client::new(&url, Some(demo.owner.clone()), fits.clone())?;
     owner_change(&owner, &scenario.agents).await?;
+    let staged = scenario.rollout.clone();
     // The scenario's last hour goes in through the API before the live
     // fleet starts, and the live fleet starts just as the scenario's first
     // phase reaches a worker: the first screen has history and a live
@@ -186,6 +211,19 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         let start = (fleet.start_s(), fleet.live_since());
         (tokio::spawn(fleet.run(stopped_rx)), Some(start))
     };
+    if let Some(r) = &staged {
+        let v = stage_rollout(&owner, r).await?;
+        if args.headless {
+            eprintln!(
+                "rollout {} started: {} to {} of the workers ({} now), a {} bake; macfleet agents rollout status follows it",
+                v.id,
+                v.agents.join(","),
+                v.cohort,
+                v.cohort_workers,
+                r.bake
+            );
+        }
+    }
     let session_token = if global.read_only {
         demo.viewer.clone()
     } else {

@@ -5,6 +5,7 @@ pub mod context;
 pub mod demo;
 pub mod get;
 pub mod options;
+pub mod rollout;
 pub mod tls_init;
 
 use std::net::SocketAddr;
@@ -45,6 +46,8 @@ pub mod exit {
     pub const VALIDATION: i32 = 4;
     pub const UNREACHABLE: i32 = 5;
     pub const NOT_ALLOWED: i32 = 6;
+    /// `agents rollout status`: the guard halted the rollout.
+    pub const HALTED: i32 = 7;
 }
 
 /// An error that knows its exit code.
@@ -61,6 +64,19 @@ impl Exit {
             code,
             message: message.into(),
         }
+    }
+
+    /// An error already said on stderr (a refused write's `not written:
+    /// <why>` above its diff): the command ends with `code` and prints
+    /// nothing more, so the sentence is read once.
+    pub fn said(code: i32) -> Exit {
+        Exit::new(code, "")
+    }
+
+    /// Whether `e` was already said (see [`Exit::said`]).
+    pub fn was_said(e: &color_eyre::Report) -> bool {
+        e.downcast_ref::<Exit>()
+            .is_some_and(|x| x.message.is_empty())
     }
 }
 
@@ -198,7 +214,8 @@ pub struct DemoArgs {
     /// Simulated workers.
     #[arg(long, default_value_t = 40)]
     pub workers: usize,
-    /// Scenario name (steady, quota-cap, aug19) or a scenario file.
+    /// Scenario name (steady, quota-cap, aug19, bad-order) or a scenario
+    /// file.
     #[arg(long, default_value = "quota-cap")]
     pub scenario: String,
     /// Heartbeat interval of the embedded hub, in seconds.
@@ -327,7 +344,8 @@ pub struct SimArgs {
     /// Simulated workers.
     #[arg(long, default_value_t = 40)]
     pub workers: usize,
-    /// Scenario name (steady, quota-cap, aug19) or a scenario file.
+    /// Scenario name (steady, quota-cap, aug19, bad-order) or a scenario
+    /// file.
     #[arg(long, default_value = "steady")]
     pub scenario: String,
     /// Stop after this many seconds.

@@ -2,8 +2,9 @@
 //!
 //! The connection flags (`--hub`, `--context`, `--ca-cert`,
 //! `--allow-plaintext`), `--read-only` and `--log-file` are the TUI's, on
-//! the top level; `agents` has `--file`, `--if-revision`, `--dry-run` and
-//! `--force` for its edits. A command that does not use one of them must
+//! the top level; `agents` has `--file`, `--if-revision`, `--dry-run`,
+//! `--force` and the rollout's `--cohort`, `--bake` and `--promote` for its
+//! edits. A command that does not use one of them must
 //! not take it and then ignore it (`demo --hub URL` started its own hub all
 //! the same): here each command names the ones it uses, and only those are
 //! copied onto it, so its `--help`, completions and man page list only
@@ -28,7 +29,15 @@ const SHARED: [(&str, &str); 6] = [
 ];
 
 /// `agents`' own, for the subcommands that use them.
-const AGENTS: [&str; 4] = ["file", "if_revision", "dry_run", "force"];
+const AGENTS: [&str; 7] = [
+    "file",
+    "if_revision",
+    "dry_run",
+    "force",
+    "cohort",
+    "bake",
+    "promote",
+];
 
 const CONNECT: &[&str] = &["hub", "context", "allow_plaintext", "ca_cert"];
 
@@ -64,6 +73,10 @@ fn uses(path: &[&str]) -> (&'static [&'static str], &'static str) {
             "",
         ),
         ["agents", "drill"] => (CONNECT, "a drill writes nothing and reads the hub's fleet"),
+        ["agents", "rollout"] => (
+            &["hub", "context", "allow_plaintext", "ca_cert", "read_only"],
+            "it reads, promotes or aborts the rollout on the hub",
+        ),
         ["agents", "show"] => (
             &["hub", "context", "allow_plaintext", "ca_cert", "file"],
             "show changes nothing",
@@ -79,6 +92,9 @@ fn uses(path: &[&str]) -> (&'static [&'static str], &'static str) {
                 "if_revision",
                 "dry_run",
                 "force",
+                "cohort",
+                "bake",
+                "promote",
             ],
             "",
         ),
@@ -191,12 +207,18 @@ where
         }
         a.dry_run |= given(leaf, "dry_run");
         a.force |= given(leaf, "force");
+        take_rollout(a, leaf);
+        if a.cohort.is_none() && (a.bake.is_some() || a.promote.is_some()) {
+            let msg = "--bake and --promote go with --cohort: they shape a staged rollout";
+            return Err(cmd.error(clap::error::ErrorKind::MissingRequiredArgument, msg));
+        }
         if a.file.is_some() {
             let hub_only = [
                 ("--hub", cli.global.hub.is_some()),
                 ("--context", cli.global.context.is_some()),
                 ("--if-revision", a.if_revision.is_some()),
                 ("--force", a.force),
+                ("--cohort", a.cohort.is_some()),
             ];
             if let Some((flag, _)) = hub_only.iter().find(|(_, on)| *on) {
                 let msg = format!(
@@ -207,6 +229,21 @@ where
         }
     }
     Ok(cli)
+}
+
+/// The rollout's flags given after the edit's name win over those before
+/// it.
+fn take_rollout(a: &mut super::agents::AgentsArgs, leaf: &ArgMatches) {
+    use crate::rollout::{Bake, CohortSpec, Promote};
+    if given(leaf, "cohort") {
+        a.cohort = leaf.get_one::<CohortSpec>("cohort").copied();
+    }
+    if given(leaf, "bake") {
+        a.bake = leaf.get_one::<Bake>("bake").copied();
+    }
+    if given(leaf, "promote") {
+        a.promote = leaf.get_one::<Promote>("promote").copied();
+    }
 }
 
 /// Whether `id` was typed on this level of the command line (an id the
@@ -325,6 +362,48 @@ mod tests {
             "/x.toml",
             "--dry-run",
         ]);
+    }
+
+    #[test]
+    fn an_edit_takes_the_rollouts_flags_and_only_an_edit_does() {
+        use crate::rollout::{Bake, CohortSpec, Promote};
+        let c = ok(&[
+            "agents",
+            "move",
+            "pi",
+            "0",
+            "--cohort",
+            "25%",
+            "--bake",
+            "5m",
+            "--promote",
+            "manual",
+        ]);
+        let Some(Sub::Agents(a)) = c.command else {
+            panic!("agents")
+        };
+        assert_eq!(a.cohort, Some(CohortSpec::Share(25)));
+        assert_eq!(a.bake, Bake::from_secs(300));
+        assert_eq!(a.promote, Some(Promote::Manual));
+        let c = ok(&["agents", "--cohort", "4", "add", "pi"]);
+        let Some(Sub::Agents(a)) = c.command else {
+            panic!("agents")
+        };
+        assert_eq!(a.cohort, Some(CohortSpec::Count(4)));
+        ok(&["agents", "rollout"]);
+        ok(&["agents", "rollout", "abort", "--read-only"]);
+        let e = err(&["agents", "move", "pi", "0", "--bake", "5m"]);
+        assert!(e.contains("go with --cohort"), "{e}");
+        let e = err(&["agents", "move", "pi", "0", "--cohort", "60%"]);
+        assert!(e.contains("from 1% to 50%"), "{e}");
+        let e = err(&[
+            "agents", "move", "pi", "0", "--cohort", "5%", "--bake", "1s",
+        ]);
+        assert!(e.contains("from 10s to 24h"), "{e}");
+        err(&["agents", "rollout", "--dry-run"]);
+        err(&["agents", "show", "--cohort", "10%"]);
+        let e = err(&["agents", "add", "pi", "--file", "/x.toml", "--cohort", "5%"]);
+        assert!(e.contains("not with --file"), "{e}");
     }
 
     #[test]

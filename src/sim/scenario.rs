@@ -38,6 +38,41 @@ pub struct Scenario {
     /// report turns.
     #[serde(default)]
     pub turns: Option<Turns>,
+    /// A candidate the demo starts as a staged rollout once its fleet is
+    /// live (`bad-order`); `None`: none.
+    #[serde(default)]
+    pub rollout: Option<ScenarioRollout>,
+}
+
+/// `[rollout]`: the candidate list and the rollout's cohort and bake, as
+/// `--cohort` and `--bake` take them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioRollout {
+    pub agents: Vec<String>,
+    #[serde(default = "default_cohort")]
+    pub cohort: String,
+    #[serde(default = "default_bake")]
+    pub bake: String,
+}
+
+fn default_cohort() -> String {
+    "10%".into()
+}
+
+fn default_bake() -> String {
+    "10m".into()
+}
+
+impl ScenarioRollout {
+    /// The query of its `POST /v1/rollouts` (`promote=auto`).
+    pub fn query(&self) -> Result<crate::rollout::RolloutQuery, crate::rollout::QueryError> {
+        Ok(crate::rollout::RolloutQuery {
+            cohort: self.cohort.parse()?,
+            bake: self.bake.parse()?,
+            promote: crate::rollout::Promote::Auto,
+        })
+    }
 }
 
 /// How long a simulated worker's turns last: each turn's length is drawn
@@ -150,6 +185,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../assets/scenarios/quota-cap.toml"),
     ),
     ("aug19", include_str!("../../assets/scenarios/aug19.toml")),
+    (
+        "bad-order",
+        include_str!("../../assets/scenarios/bad-order.toml"),
+    ),
 ];
 
 impl Scenario {
@@ -192,6 +231,11 @@ impl Scenario {
         }
         if !s.agents.is_empty() {
             crate::agents_doc::validate_list(&s.agents).map_err(|e| bad(format!("agents: {e}")))?;
+        }
+        if let Some(r) = &s.rollout {
+            crate::agents_doc::validate_list(&r.agents)
+                .map_err(|e| bad(format!("rollout.agents: {e}")))?;
+            r.query().map_err(|e| bad(format!("rollout: {e}")))?;
         }
         if let Some(t) = s.turns {
             if t.min_s == 0 || t.max_s < t.min_s {

@@ -247,3 +247,58 @@ async fn aug19_demo_starts_with_its_last_hour_and_a_live_failover() {
 async fn steady_demo_starts_with_its_last_hour_and_a_live_failover() {
     first_screen_then_live_failover("steady", "INT").await;
 }
+
+/// `macfleet demo --scenario bad-order`: the demo's owner writes a bad
+/// candidate (cursor, codex: missing or capped on most workers) to a
+/// quarter of the fleet as a rollout; the cohort's no route rises and the
+/// guard halts it within a minute of the launch, the file never on it.
+#[tokio::test]
+async fn the_bad_order_demo_is_halted_by_the_guard_within_a_minute() {
+    let launched = Instant::now();
+    let mut demo = Demo::start("bad-order");
+    assert!(
+        demo.said
+            .iter()
+            .any(|l| l.starts_with("rollout ") && l.contains(" started: cursor,codex to 25% of")),
+        "the demo says the rollout it started: {:?}",
+        demo.said
+    );
+    let client = demo.client();
+    let halted = loop {
+        let v = client
+            .rollout()
+            .await
+            .expect("rollout")
+            .expect("the demo started one");
+        if v.state == macfleet::rollout::State::Halted {
+            break v;
+        }
+        assert!(
+            launched.elapsed() < Duration::from_secs(60),
+            "not halted within a minute of the launch: {v:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let reason = halted.reason.clone().unwrap_or_default();
+    assert!(
+        reason.starts_with("halted by the guard: no route "),
+        "{reason}"
+    );
+    assert!(halted.guard.cohort.no_route >= 2, "{halted:?}");
+    let doc = client.config().await.expect("config");
+    assert!(
+        doc.text.contains("\"opencode\""),
+        "the file keeps the accepted list: {}",
+        doc.text
+    );
+    assert_eq!(
+        macfleet::agents_doc::locate(&doc.text)
+            .expect("list")
+            .agents[0],
+        "opencode"
+    );
+    let history = client.history().await.expect("history");
+    assert!(history.revisions.iter().all(|r| r.agents[0] != "cursor"));
+    let status = demo.interrupt("INT");
+    assert!(status.success(), "{status:?}");
+}

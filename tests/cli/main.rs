@@ -24,5 +24,7 @@ mod hub_ops;
 mod lost_answer;
 /// What the scripted commands print, `--watch`, completions, help.
 mod output;
+/// The staged rollout: `--cohort`, `agents rollout`, their exit codes.
+mod rollout;
 /// `get workers -o json|jsonl`: streamed, the same bytes, small.
 mod workers_json;
