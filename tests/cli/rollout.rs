@@ -113,8 +113,9 @@ async fn a_rollout_started_followed_refused_and_aborted_from_the_cli() {
         out.starts_with(&format!("rollout {id} baking: claude,opencode")),
         "{out}"
     );
+    // A count's share is where its hash positions fell: not asserted.
     assert!(
-        out.contains("cohort 3 (30% of the workers): 3 workers in it"),
+        out.contains("cohort 3 (") && out.contains(" of the workers): 3 workers in it"),
         "{out}"
     );
     assert!(out.contains("guard, rest:   "), "{out}");
