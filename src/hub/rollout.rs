@@ -619,9 +619,9 @@ impl Hub {
 
     /// One judgement: count the bake since the last, take the guard's
     /// figures, and act on the step the rollout takes (halt: the cohort
-    /// back on the accepted list; promote; wait). The figures are a window
-    /// pass ([`observe_pass`]): the fleet's lock is held only to take its
-    /// views, the walk runs on a window thread, never on the runtime. A
+    /// back on the accepted list; promote; wait). The figures are taken
+    /// off the runtime ([`observe_pass`]): the fleet's lock is held only to take its
+    /// views, the walk runs on a blocking thread. A
     /// judgement where only time moved is kept in memory and recorded at
     /// most every [`SAVE_BAKE_EVERY`] of bake (and when the hub stops).
     pub async fn judge_rollout(self: &Arc<Hub>) {
@@ -771,18 +771,19 @@ fn same_but_time(a: &Observation, b: &Observation) -> bool {
         && counts(&a.rest) == counts(&b.rest)
 }
 
-/// The guard's figures as a window pass: the views and the tracking taken
-/// under the fleet's lock (pointers, and the counts of the workers
-/// tracked), the walk over them with the lock released, on a window
-/// thread. `None` when the lock is poisoned or every pass is busy: the
-/// next judgement comes [`JUDGE_EVERY`] later.
+/// The guard's figures off the async runtime (a blocking thread, as a
+/// window pass takes its views): the views and the tracking taken under
+/// the fleet's lock (pointers, and the counts of the workers tracked), the
+/// walk over them with the lock released. `None` when the lock is
+/// poisoned or the thread failed: the next judgement comes
+/// [`JUDGE_EVERY`] later.
 async fn observe_pass(hub: &Arc<Hub>, policy: Policy) -> Option<Observation> {
     let hub = hub.clone();
-    let pass = super::window::Passes::hub().run(move || {
+    let pass = tokio::task::spawn_blocking(move || {
         let began = Instant::now();
         let (views, tracking) = {
             let f = hub.fleet.lock().ok()?;
-            (f.window_source().0, f.rollout().cloned())
+            (f.views().cloned().collect::<Vec<_>>(), f.rollout().cloned())
         };
         let locked = began.elapsed();
         let obs = observe(views.iter(), tracking.as_ref(), &policy, Instant::now());
@@ -797,7 +798,7 @@ async fn observe_pass(hub: &Arc<Hub>, policy: Policy) -> Option<Observation> {
     match pass.await {
         Ok(obs) => obs,
         Err(e) => {
-            tracing::warn!(error = %e, "the rollout's judgement waits for the next");
+            tracing::warn!(error = %e, "the rollout's judgement could not run; the next comes 2 s later");
             None
         }
     }
