@@ -67,37 +67,42 @@ impl Figures {
     /// workers`), counted as the TUI counts its fleet: off rank 0, stale or
     /// lost is degraded; a lost worker is not a missing route.
     pub fn of_workers(views: &[crate::wire::WorkerView]) -> Figures {
-        use crate::wire::WorkerState;
-        let mut f = Figures {
-            workers: views.len(),
-            ..Figures::default()
-        };
+        let mut f = Figures::default();
         for w in views {
-            let rank = w
-                .active_agent
-                .as_ref()
-                .and_then(|a| w.agents.iter().position(|x| x == a));
-            match w.state {
-                WorkerState::Healthy => {
-                    f.healthy += 1;
-                    if w.active_agent.is_some() && rank != Some(0) {
-                        f.degraded += 1;
-                    }
-                }
-                WorkerState::Stale => f.degraded += 1,
-                WorkerState::Lost => {
-                    f.degraded += 1;
-                    continue;
-                }
-            }
-            if w.active_agent.is_none() {
-                f.no_route += 1;
-            }
-            if w.one_failure_from_no_route() {
-                f.one_failure += 1;
-            }
+            f.add_worker(w);
         }
         f
+    }
+
+    /// Counts one more worker of a snapshot into the figures, as
+    /// [`Figures::of_workers`] does (for a reader that streams a page and
+    /// holds no worker).
+    pub fn add_worker(&mut self, w: &crate::wire::WorkerView) {
+        use crate::wire::WorkerState;
+        self.workers += 1;
+        let rank = w
+            .active_agent
+            .as_ref()
+            .and_then(|a| w.agents.iter().position(|x| x == a));
+        match w.state {
+            WorkerState::Healthy => {
+                self.healthy += 1;
+                if w.active_agent.is_some() && rank != Some(0) {
+                    self.degraded += 1;
+                }
+            }
+            WorkerState::Stale => self.degraded += 1,
+            WorkerState::Lost => {
+                self.degraded += 1;
+                return;
+            }
+        }
+        if w.active_agent.is_none() {
+            self.no_route += 1;
+        }
+        if w.one_failure_from_no_route() {
+            self.one_failure += 1;
+        }
     }
 }
 

@@ -459,27 +459,40 @@ pub fn check_revision(r: &str) -> Result<(), String> {
 /// a hub cannot aim for it: it never learns the keys.
 pub struct Seen {
     ids: HashSet<u128>,
-    keys: (
-        std::collections::hash_map::RandomState,
-        std::collections::hash_map::RandomState,
-    ),
+    keys: Fingerprints,
     max: usize,
+}
+
+/// 128-bit fingerprints of strings under two SipHash keys drawn at random
+/// (for one page, one watch): equal strings have equal fingerprints, and
+/// two different ones share one with a chance of about 2⁻¹²⁸ that no hub
+/// can aim for, as it never learns the keys.
+#[derive(Default)]
+pub struct Fingerprints(
+    std::collections::hash_map::RandomState,
+    std::collections::hash_map::RandomState,
+);
+
+impl Fingerprints {
+    pub fn of(&self, s: &str) -> u128 {
+        use std::hash::BuildHasher;
+        let a = self.0.hash_one(s);
+        let b = self.1.hash_one(s);
+        (u128::from(a) << 64) | u128::from(b)
+    }
 }
 
 impl Seen {
     pub fn new(max: usize) -> Seen {
         Seen {
             ids: HashSet::new(),
-            keys: Default::default(),
+            keys: Fingerprints::default(),
             max,
         }
     }
 
     fn fingerprint(&self, id: &str) -> u128 {
-        use std::hash::BuildHasher;
-        let a = self.keys.0.hash_one(id);
-        let b = self.keys.1.hash_one(id);
-        (u128::from(a) << 64) | u128::from(b)
+        self.keys.of(id)
     }
 
     pub fn admit(&mut self, id: &str) -> Result<(), String> {

@@ -6,7 +6,7 @@
 //! only ever built for an owner. A read-only session never holds one.
 
 mod bounded;
-pub use bounded::MAX_SSE_EVENT;
+pub use bounded::{Fingerprints, MAX_SSE_EVENT};
 mod sse;
 mod window;
 

@@ -13,19 +13,20 @@ pub mod recoveries;
 pub mod table;
 pub mod watch;
 pub mod worker;
+pub mod workers;
 
 use std::io::Write;
 
-use chrono::{DateTime, Utc};
 use color_eyre::eyre::{Result, eyre};
 
 use super::{Exit, GetArgs, GetWhat, Global, Output, connect, exit};
-use crate::client::Client;
+use crate::client::{Client, PagePart};
 use crate::textsafe::for_terminal;
-use crate::wire::{CauseKind, Failover, WorkerState};
+use crate::wire::CauseKind;
 use out::{write_json, write_jsonl};
 pub use table::render_table;
-use table::{age, width};
+use table::width;
+use workers::WorkersTable;
 
 /// `30s`, `10m`, `2h`, `7d` (a bare number is seconds).
 pub fn parse_duration(s: &str) -> Result<chrono::Duration, String> {
@@ -122,17 +123,6 @@ fn distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn failover_brief(f: &Failover, now: DateTime<Utc>) -> String {
-    format!(
-        "{} → {} {}{} {}",
-        f.from,
-        f.to.as_deref().unwrap_or("NO ROUTE"),
-        f.cause.kind,
-        f.cause.status.map(|s| format!(" {s}")).unwrap_or_default(),
-        age(now, f.at)
-    )
-}
-
 pub async fn run(global: &Global, args: GetArgs) -> Result<()> {
     check(&args)?;
     let (client, _) = connect(global)?;
@@ -190,90 +180,37 @@ async fn workers(client: &Client, output: Output, max: usize, out: &mut impl Wri
         r?;
         return Ok(flushed?);
     }
-    // The table sorts and fits its columns: it holds every worker.
-    let page = client.workers(None).await?;
-    let mut ws = page.workers;
-    ws.sort_by_key(|w| {
-        (
-            w.active_agent.is_some(),
-            std::cmp::Reverse(w.state),
-            w.worker.clone(),
-        )
-    });
-    let now = page.now;
-    let table = workers_table(&ws, now, max);
-    out.write_all(table.as_bytes())?;
-    out.flush()?;
+    // The table sorts and fits its columns: it holds each worker's cells
+    // (`workers::WorkersTable`), read as the page streams in.
+    let mut reader = client.workers_stream(None).await?;
+    let mut table = WorkersTable::new(max);
+    let page = loop {
+        match reader.next().await? {
+            PagePart::Head(_) => {}
+            PagePart::Item(w) => table.add(&w),
+            PagePart::End(page) => break page,
+        }
+    };
+    drop(reader);
+    let mut buf = std::io::BufWriter::with_capacity(64 * 1024, &mut *out);
+    table.write(page.now, &mut buf)?;
+    buf.flush()?;
+    drop(buf);
     // The summary is for people: stderr, so stdout holds only the
     // header and the rows (`| sort`, `| wc -l`).
-    let count = |s| ws.iter().filter(|w| w.state == s).count();
+    let c = &table.counts;
     eprintln!(
         "{}{} workers: {} healthy, {} stale, {} lost, {} with no route, {} one failure from no route; revision {}",
-        word_of(client, &ws).await,
-        ws.len(),
-        count(WorkerState::Healthy),
-        count(WorkerState::Stale),
-        count(WorkerState::Lost),
-        ws.iter().filter(|w| w.active_agent.is_none()).count(),
-        ws.iter().filter(|w| w.one_failure_from_no_route()).count(),
+        word_of(client, table.figures).await,
+        table.len(),
+        c.healthy,
+        c.stale,
+        c.lost,
+        c.no_route,
+        c.one_failure,
         for_terminal(&page.config_revision)
     );
     Ok(())
-}
-
-/// The `get workers` table of `ws`, fitted to `max` columns.
-fn workers_table(ws: &[crate::wire::WorkerView], now: DateTime<Utc>, max: usize) -> String {
-    let rank = |w: &crate::wire::WorkerView| match &w.active_agent {
-        Some(a) => {
-            let r = w.agents.iter().position(|x| x == a);
-            format!("{a}{}", r.map(|r| format!(" #{r}")).unwrap_or_default())
-        }
-        None => "NO ROUTE".into(),
-    };
-    render_table(
-        vec![
-            ("WORKER", 0, ws.iter().map(|w| w.worker.clone()).collect()),
-            (
-                "STATE",
-                0,
-                ws.iter().map(|w| w.state.as_str().into()).collect(),
-            ),
-            ("ACTIVE", 0, ws.iter().map(rank).collect()),
-            (
-                "HEADROOM",
-                1,
-                ws.iter()
-                    .map(|w| w.headroom.map_or("-".into(), |h| h.to_string()))
-                    .collect(),
-            ),
-            (
-                "AGE",
-                1,
-                ws.iter().map(|w| age(now, w.received_at)).collect(),
-            ),
-            (
-                "SYNC",
-                2,
-                ws.iter()
-                    .map(|w| if w.in_sync { "yes" } else { "no" }.into())
-                    .collect(),
-            ),
-            ("HOST", 3, ws.iter().map(|w| w.host.clone()).collect()),
-            (
-                "LAST FAILOVER",
-                4,
-                ws.iter()
-                    .map(|w| {
-                        w.last_failover
-                            .as_ref()
-                            .map(|f| failover_brief(f, now))
-                            .unwrap_or_else(|| "-".into())
-                    })
-                    .collect(),
-            ),
-        ],
-        max,
-    )
 }
 
 /// `get agents`: the list in force, one agent a line (its revision on
@@ -376,13 +313,12 @@ async fn agents_in_force(client: &crate::client::Client) -> Result<(Vec<String>,
     Ok((c.agents, c.projected_revision))
 }
 
-/// The status word over `ws` and the hub's list (`crate::verdict`, the same
+/// The status word over a page's workers' figures `f` and the hub's list (`crate::verdict`, the same
 /// function the TUI and `/v1/health` use), with ` · ` after it; empty when
 /// there is nothing to judge. Whether the list is the built-in order or
 /// does not validate comes from `/v1/health` (no token): when that cannot
 /// be read, the word is judged from the workers alone.
-async fn word_of(client: &crate::client::Client, ws: &[crate::wire::WorkerView]) -> String {
-    let mut f = crate::verdict::Figures::of_workers(ws);
+async fn word_of(client: &crate::client::Client, mut f: crate::verdict::Figures) -> String {
     if let Ok(h) = client.health_report().await {
         f.built_in = h.built_in_order;
         f.config_invalid = h.config.as_ref().is_some_and(|c| c.invalid.is_some());

@@ -26,73 +26,125 @@ pub fn width() -> usize {
     }
 }
 
+/// A cell as a table shows it: hub text scrubbed, controls and bidi
+/// escaped.
+pub fn safe_cell(c: String) -> String {
+    match for_terminal(&c) {
+        std::borrow::Cow::Owned(o) => o,
+        std::borrow::Cow::Borrowed(_) => c,
+    }
+}
+
+/// Which columns a table keeps and how wide each is, fitted to `max`
+/// columns of text; it writes the table's lines one at a time, so a table
+/// need not be held whole to be written.
+pub struct Layout {
+    /// Per column: its width when kept, `None` when dropped.
+    widths: Vec<Option<usize>>,
+    max: usize,
+}
+
+impl Layout {
+    /// `cols`: each column's priority (0 is kept longest) and width (its
+    /// widest cell's characters, or its header's bytes if wider). Drops the
+    /// least important (highest number), rightmost first, until the rest
+    /// fit whole: the TUI's column fitting, without cutting.
+    pub fn fit(cols: &[(u8, usize)], max: usize) -> Layout {
+        let fits: Vec<crate::text::Fit> = cols
+            .iter()
+            .map(|&(priority, w)| crate::text::Fit {
+                min: w,
+                want: w,
+                drop: priority.saturating_add(1),
+            })
+            .collect();
+        let kept = crate::text::fit_columns(&fits, max, 2);
+        let widths = cols
+            .iter()
+            .zip(kept)
+            .map(|(&(_, w), k)| k.map(|_| w))
+            .collect();
+        Layout { widths, max }
+    }
+
+    /// Whether column `i` is shown.
+    pub fn keeps(&self, i: usize) -> bool {
+        self.widths.get(i).is_some_and(Option::is_some)
+    }
+
+    /// One line of the table into `out` (cleared first): `cells` holds a
+    /// cell for every column, kept or not (a dropped one's is not read).
+    /// Kept cells are padded to their column's width (the last is not),
+    /// two spaces apart; the line is cut to `max` characters and its
+    /// trailing blanks trimmed.
+    pub fn line(&self, cells: &[&str], out: &mut String) {
+        out.clear();
+        let kept: Vec<(usize, &str)> = self
+            .widths
+            .iter()
+            .zip(cells)
+            .filter_map(|(w, c)| w.map(|w| (w, *c)))
+            .collect();
+        let mut l = String::new();
+        for (i, (w, c)) in kept.iter().enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            l.push_str(c);
+            if i + 1 < kept.len() {
+                l.push_str(&" ".repeat(w.saturating_sub(c.chars().count())));
+            }
+        }
+        let l: String = l.chars().take(self.max).collect();
+        out.push_str(l.trim_end());
+        out.push('\n');
+    }
+}
+
+/// The first `max` characters of `s`: all a table `max` wide can show of
+/// a cell, wherever it stands in the line.
+pub fn cut(mut s: String, max: usize) -> String {
+    if let Some((at, _)) = s.char_indices().nth(max) {
+        s.truncate(at);
+    }
+    s
+}
+
 /// Render columns into lines no wider than `max`.
 pub fn render_table(columns: Vec<(&'static str, u8, Vec<String>)>, max: usize) -> String {
-    let mut cols: Vec<Column> = columns
+    let cols: Vec<Column> = columns
         .into_iter()
         .map(|(header, priority, cells)| Column {
             header,
             priority,
             // Every cell holds hub text: scrubbed, controls and bidi escaped.
-            cells: cells
-                .into_iter()
-                .map(|c| {
-                    let safe = match for_terminal(&c) {
-                        std::borrow::Cow::Owned(o) => Some(o),
-                        std::borrow::Cow::Borrowed(_) => None,
-                    };
-                    safe.unwrap_or(c)
-                })
-                .collect(),
+            cells: cells.into_iter().map(safe_cell).collect(),
         })
         .collect();
-    let widths = |cols: &[Column]| -> Vec<usize> {
-        cols.iter()
-            .map(|c| {
-                c.cells
-                    .iter()
-                    .map(|s| s.chars().count())
-                    .chain([c.header.len()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect()
-    };
-    // Drop the least important (highest number), rightmost first, until the
-    // rest fit whole: the TUI's column fitting, without cutting.
-    let fits: Vec<crate::text::Fit> = widths(&cols)
-        .into_iter()
-        .zip(&cols)
-        .map(|(w, c)| crate::text::Fit {
-            min: w,
-            want: w,
-            drop: c.priority.saturating_add(1),
+    let widths: Vec<(u8, usize)> = cols
+        .iter()
+        .map(|c| {
+            let w = c
+                .cells
+                .iter()
+                .map(|s| s.chars().count())
+                .chain([c.header.len()])
+                .max()
+                .unwrap_or(0);
+            (c.priority, w)
         })
         .collect();
-    let kept = crate::text::fit_columns(&fits, max, 2);
-    let mut kept = kept.iter();
-    cols.retain(|_| kept.next().is_some_and(|w| w.is_some()));
-    let w = widths(&cols);
+    let layout = Layout::fit(&widths, max);
     let rows = cols.first().map_or(0, |c| c.cells.len());
     let mut out = String::new();
-    let line = |cells: Vec<&str>, out: &mut String| {
-        let mut l = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            if i > 0 {
-                l.push_str("  ");
-            }
-            l.push_str(c);
-            if i + 1 < cells.len() {
-                l.push_str(&" ".repeat(w[i].saturating_sub(c.chars().count())));
-            }
-        }
-        let l: String = l.chars().take(max).collect();
-        out.push_str(l.trim_end());
-        out.push('\n');
-    };
-    line(cols.iter().map(|c| c.header).collect(), &mut out);
+    let mut l = String::new();
+    let headers: Vec<&str> = cols.iter().map(|c| c.header).collect();
+    layout.line(&headers, &mut l);
+    out.push_str(&l);
     for r in 0..rows {
-        line(cols.iter().map(|c| c.cells[r].as_str()).collect(), &mut out);
+        let cells: Vec<&str> = cols.iter().map(|c| c.cells[r].as_str()).collect();
+        layout.line(&cells, &mut l);
+        out.push_str(&l);
     }
     out
 }

@@ -1,8 +1,9 @@
 //! `macfleet get workers --watch` and `get failovers --watch`: the fleet or
 //! the newest failovers now, then what the hub's event stream brings.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -12,7 +13,7 @@ use futures::StreamExt;
 use super::failovers::{Filter, MAX_PAGES, failover_row, newest_failovers};
 use super::out::{line, write_jsonl};
 use crate::cli::Output;
-use crate::client::{Client, ClientError, HubEvent, StreamItem};
+use crate::client::{Client, ClientError, Fingerprints, HubEvent, PagePart, StreamItem};
 use crate::wire::{FailoverRecord, WorkerView};
 
 /// One worker on one line, as `--watch` prints them.
@@ -34,30 +35,74 @@ fn worker_row(now: DateTime<Utc>, w: &WorkerView) -> String {
     )
 }
 
-/// What about a worker is worth a new line when it changes.
-fn worker_key(
-    w: &WorkerView,
-) -> (
-    crate::wire::WorkerState,
-    Option<String>,
-    bool,
-    Option<String>,
-) {
-    (
-        w.state,
-        w.active_agent.clone(),
-        w.in_sync,
-        w.last_failover.as_ref().map(|f| f.id.clone()),
-    )
+/// What about a worker is worth a new line when it changes: its state,
+/// active agent, sync and last failover (by a fingerprint of its id).
+#[derive(PartialEq, Eq)]
+struct Key {
+    failover: Option<u128>,
+    active: Option<Arc<str>>,
+    state: crate::wire::WorkerState,
+    in_sync: bool,
+}
+
+/// The last [`Key`] shown of each worker, by a fingerprint of its id:
+/// tens of bytes a worker whatever its id's length, agent names shared.
+#[derive(Default)]
+struct Shown {
+    keys: HashMap<u128, Key>,
+    names: HashSet<Arc<str>>,
+    prints: Fingerprints,
+}
+
+impl Shown {
+    /// Whether `w` differs from what was last shown of it (noted if so).
+    fn changed(&mut self, w: &WorkerView) -> bool {
+        let active = w.active_agent.as_deref().map(|a| match self.names.get(a) {
+            Some(n) => n.clone(),
+            None => {
+                let n: Arc<str> = Arc::from(a);
+                self.names.insert(n.clone());
+                n
+            }
+        });
+        let key = Key {
+            failover: w.last_failover.as_ref().map(|f| self.prints.of(&f.id)),
+            active,
+            state: w.state,
+            in_sync: w.in_sync,
+        };
+        let id = self.prints.of(&w.worker);
+        if self.keys.get(&id) == Some(&key) {
+            return false;
+        }
+        self.keys.insert(id, key);
+        true
+    }
+}
+
+/// Every worker of a fresh page through `show`, each as it is read: the
+/// page is never held whole.
+async fn show_page(
+    client: &Client,
+    out: &mut impl Write,
+    show: &mut impl FnMut(&WorkerView, &mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let mut reader = client.workers_stream(None).await?;
+    loop {
+        match reader.next().await? {
+            PagePart::Head(_) => {}
+            PagePart::Item(w) => show(&w, out)?,
+            PagePart::End(_) => return Ok(()),
+        }
+    }
 }
 
 /// `get workers --watch`: the fleet now, then a line for every worker
 /// whose state, active agent, sync or last failover changes.
 pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write) -> Result<()> {
-    let mut seen: HashMap<String, _> = HashMap::new();
+    let mut seen = Shown::default();
     let mut events = client.events(None, &["heartbeat", "state", "sync"]);
     wait_connected(&mut events).await;
-    let page = client.workers(None).await?;
     let json = matches!(output, Output::Json | Output::Jsonl);
     if !json {
         writeln!(
@@ -67,11 +112,9 @@ pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write
         )?;
     }
     let mut show = |w: &WorkerView, out: &mut dyn Write| -> Result<()> {
-        let key = worker_key(w);
-        if seen.get(&w.worker) == Some(&key) {
+        if !seen.changed(w) {
             return Ok(());
         }
-        seen.insert(w.worker.clone(), key);
         if json {
             write_jsonl(out, [w])?;
         } else {
@@ -79,9 +122,7 @@ pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write
         }
         Ok(out.flush()?)
     };
-    for w in &page.workers {
-        show(w, out)?;
-    }
+    show_page(client, out, &mut show).await?;
     let mut hangup = Hangup::watch();
     loop {
         let item = tokio::select! {
@@ -98,11 +139,7 @@ pub async fn watch_workers(client: &Client, output: Output, out: &mut impl Write
             StreamItem::Event {
                 event: HubEvent::Reset,
                 ..
-            } => {
-                for w in &client.workers(None).await?.workers {
-                    show(w, out)?;
-                }
-            }
+            } => show_page(client, out, &mut show).await?,
             StreamItem::Disconnected { error, retry_in } => {
                 refused(client).await?;
                 eprintln!(
