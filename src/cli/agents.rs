@@ -93,6 +93,8 @@ pub enum AgentsCommand {
     /// The staged rollout: `status` (the default; exit 0 baking or
     /// promoted, 1 aborted, 7 halted), `promote` or `abort` (owner).
     Rollout {
+        /// What to do with the rollout: `status` (the default),
+        /// `promote` or `abort`.
         #[arg(value_enum, default_value_t = rollout::Action::Status)]
         action: rollout::Action,
     },
