@@ -1,6 +1,10 @@
 //! A problem that repeats (every batch, every heartbeat, every look at a
 //! file) is said once in the log, then as a count once a minute while it
-//! goes on, and once more when it ends: never a line per occurrence.
+//! goes on, and once more when it ends: never a line per occurrence. A
+//! problem that comes and goes (a flapping disk, a file removed and put
+//! back) is one problem for a minute after it was last said: its returns
+//! are counted with its occurrences, and its end is said once, not once
+//! a flip.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -19,6 +23,10 @@ struct Seen {
     said: Instant,
     /// Times it happened since.
     since: u64,
+    /// When it ended (and it has not happened since).
+    over: Option<Instant>,
+    /// Its end was said since it was last said.
+    end_said: bool,
 }
 
 /// What the caller should log for one occurrence.
@@ -42,23 +50,33 @@ impl Repeats {
         let Ok(mut seen) = self.seen.lock() else {
             return Say::First;
         };
+        let fresh = Seen {
+            said: now,
+            since: 0,
+            over: None,
+            end_said: false,
+        };
         match seen.get_mut(key) {
+            // Over for a minute or longer: new again.
+            Some(s)
+                if s.over
+                    .is_some_and(|t| now.saturating_duration_since(t) >= EVERY) =>
+            {
+                *s = fresh;
+                Say::First
+            }
             None => {
-                seen.insert(
-                    key,
-                    Seen {
-                        said: now,
-                        since: 0,
-                    },
-                );
+                seen.insert(key, fresh);
                 Say::First
             }
             Some(s) => {
                 s.since += 1;
+                s.over = None;
                 if now.saturating_duration_since(s.said) >= EVERY {
                     let n = s.since;
                     s.said = now;
                     s.since = 0;
+                    s.end_said = false;
                     Say::Again(n)
                 } else {
                     Say::Quiet
@@ -67,10 +85,29 @@ impl Repeats {
         }
     }
 
-    /// The problem `key` ended; `Some(n)`: it had happened `n` more times
-    /// since it was last said (`None`: it was not going on).
+    /// The problem `key` ended; `Some(n)`: say so (it had happened `n`
+    /// more times since it was last said); `None`: it was not going on, or
+    /// its end was already said since it was (a flip of a problem that
+    /// comes and goes, counted quietly).
     pub fn ended(&self, key: &'static str) -> Option<u64> {
-        self.seen.lock().ok()?.remove(key).map(|s| s.since)
+        self.ended_at(key, Instant::now())
+    }
+
+    fn ended_at(&self, key: &'static str, now: Instant) -> Option<u64> {
+        let mut seen = self.seen.lock().ok()?;
+        let s = seen.get_mut(key)?;
+        if let Some(t) = s.over {
+            if now.saturating_duration_since(t) >= EVERY {
+                seen.remove(key);
+            }
+            return None;
+        }
+        s.over = Some(now);
+        if s.end_said {
+            return None;
+        }
+        s.end_said = true;
+        Some(s.since)
     }
 
     /// Log `message` at error level for one occurrence of `key`, as
@@ -104,7 +141,9 @@ impl Repeats {
 
     /// Whether `key` is going on.
     pub fn going_on(&self, key: &'static str) -> bool {
-        self.seen.lock().is_ok_and(|s| s.contains_key(key))
+        self.seen
+            .lock()
+            .is_ok_and(|s| s.get(key).is_some_and(|s| s.over.is_none()))
     }
 }
 
@@ -130,13 +169,45 @@ mod tests {
             Say::Quiet
         );
         assert!(r.going_on("a"));
-        assert_eq!(r.ended("a"), Some(1));
+        let end = t + EVERY + Duration::from_secs(2);
+        assert_eq!(r.ended_at("a", end), Some(1));
         assert!(!r.going_on("a"));
-        assert_eq!(r.ended("a"), None);
+        assert_eq!(r.ended_at("a", end), None);
         assert_eq!(
-            r.note_at("a", t + EVERY * 2),
+            r.note_at("a", t + EVERY * 3),
             Say::First,
-            "said again once it recurs"
+            "said again once it recurs, a minute on"
+        );
+    }
+
+    #[test]
+    fn a_problem_that_comes_and_goes_is_said_once_a_minute_not_once_a_flip() {
+        let r = Repeats::default();
+        let t = Instant::now();
+        let mut said = Vec::new();
+        // On for a second, off for a second, for three minutes.
+        for s in 0..180u64 {
+            let now = t + Duration::from_secs(s);
+            if s % 2 == 0 {
+                match r.note_at("a", now) {
+                    Say::Quiet => {}
+                    other => said.push(format!("{s}: {other:?}")),
+                }
+            } else if let Some(n) = r.ended_at("a", now) {
+                said.push(format!("{s}: ended after {n}"));
+            }
+        }
+        assert_eq!(
+            said,
+            [
+                "0: First",
+                "1: ended after 0",
+                "60: Again(30)",
+                "61: ended after 0",
+                "120: Again(30)",
+                "121: ended after 0"
+            ],
+            "{said:?}"
         );
     }
 }
