@@ -499,3 +499,53 @@ async fn a_write_the_hub_refuses_prints_its_reason_and_diff_on_stderr_only() {
         "nothing written"
     );
 }
+
+/// Two actors: the hub's `hub.toml` is made a symlink to a file outside
+/// its directory (the hub does not follow it) after the hub last read it
+/// (its watcher off, so the owner's `agents move` reads the document
+/// still in force), then the owner moves an agent. The hub refuses the
+/// `PUT` with 503 `config_unavailable` (nothing changed); the command says
+/// `not written: …` with the code and exits 1, never `hub unreachable`
+/// with exit 5 (issue 29, fresh-eyes F4: 8d205fc's client fix, end to
+/// end). Nothing is written through the link.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_move_onto_a_config_the_hub_will_not_follow_is_not_written_and_exits_1() {
+    let h = TestHub::start_with(crate::common::CONFIG, |o| o.watch_config = false).await;
+    let outside = tempfile::tempdir().expect("tempdir");
+    let target = outside.path().join("elsewhere.toml");
+    let target_text = "[fleet]\nMAC_CODING_AGENTS = [\"pi\"]\n";
+    std::fs::write(&target, target_text).expect("target");
+    let config = h.config_path();
+    std::fs::remove_file(&config).expect("rm");
+    std::os::unix::fs::symlink(&target, &config).expect("symlink");
+    let (url, owner) = (h.url(), h.owner.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        macfleet(
+            &["agents", "move", "claude", "0"],
+            &[
+                ("MAC_HUB_URL", url.as_str()),
+                ("MAC_HUB_TOKEN", owner.as_str()),
+            ],
+        )
+    })
+    .await
+    .expect("join");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("not written: ") && err.contains("config_unavailable"),
+        "{err}"
+    );
+    assert!(!err.contains("unreachable"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("target"),
+        target_text,
+        "nothing written through the link"
+    );
+    assert!(
+        std::fs::symlink_metadata(&config)
+            .expect("link")
+            .file_type()
+            .is_symlink()
+    );
+}
