@@ -12,7 +12,7 @@
 //! | `HUB ERROR`      | the hub answers and breaks a bound of the API (client side) |
 //! | `NO ROUTE n`     | n live workers have no agent left to run                    |
 //! | `BUILT-IN ORDER` | every worker is given the built-in order                    |
-//! | `CONFIG INVALID` | the file does not validate; workers keep the last accepted list |
+//! | `CONFIG INVALID` | the file does not validate, or the hub cannot read or replace it (or it is gone); workers keep the last accepted list |
 //! | `AT RISK n`      | over a quarter of healthy workers are one failure from no route |
 //! | `ROLLOUT HALTED` | the guard halted the last staged rollout; until the next write or rollout |
 //! | `DEGRADED n`     | n workers off rank 0, stale or lost                         |
@@ -55,7 +55,9 @@ pub struct Figures {
     /// Every worker is given the built-in order.
     pub built_in: bool,
     /// The document on disk does not validate (workers keep the last
-    /// accepted list).
+    /// accepted list), or the hub cannot read or replace it, or it is
+    /// gone (the hub's own judgement: a write or the next start would
+    /// fail).
     pub config_invalid: bool,
     /// The guard halted the last staged rollout, and nothing was written
     /// since (the hub says it: `/v1/health`'s word).

@@ -692,10 +692,13 @@ pub enum EventKind {
     /// A step of a staged rollout (`crate::rollout::wire::RolloutEvent`):
     /// started, waiting, promoted, halted, aborted; never coalesced.
     Rollout,
+    /// Something on disk the owner must look at ([`ProblemEvent`]): a hand
+    /// edit the hub kept aside; never coalesced.
+    Problem,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 8] = [
+    pub const ALL: [EventKind; 9] = [
         EventKind::Heartbeat,
         EventKind::Failover,
         EventKind::Config,
@@ -704,6 +707,7 @@ impl EventKind {
         EventKind::Recovery,
         EventKind::Summary,
         EventKind::Rollout,
+        EventKind::Problem,
     ];
 
     /// The `event:` name on the stream.
@@ -717,6 +721,7 @@ impl EventKind {
             EventKind::Recovery => "recovery",
             EventKind::Summary => "summary",
             EventKind::Rollout => "rollout",
+            EventKind::Problem => "problem",
         }
     }
 
@@ -749,6 +754,20 @@ pub struct ConfigEvent {
     pub at: DateTime<Utc>,
     pub by: String,
     pub agents: Vec<String>,
+}
+
+/// `event: problem` data: something on disk the owner must look at, said
+/// when the hub finds it (`/v1/health` says it too, while it lasts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProblemEvent {
+    pub at: DateTime<Utc>,
+    /// What kind: `hand_edit_kept` (a hand edit a config write swapped
+    /// out, kept aside as `path`).
+    pub kind: String,
+    /// The file it is about.
+    pub path: String,
+    /// The sentence, as health says it.
+    pub message: String,
 }
 
 /// The header of `GET /v1/config` that carries [`ConfigInvalid`].

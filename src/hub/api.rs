@@ -468,7 +468,10 @@ async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
     let figures = crate::verdict::Figures {
         built_in: health.built_in_order,
         rollout_halted: hub.rollouts.halted(),
-        config_invalid: health.config.as_ref().is_some_and(|c| c.invalid.is_some()),
+        // A config the hub cannot read or replace (or gone) is not OK:
+        // the next write or start would fail.
+        config_invalid: health.config.as_ref().is_some_and(|c| c.invalid.is_some())
+            || hub.config_place.in_trouble(),
         ..hub
             .fleet
             .lock()

@@ -374,6 +374,8 @@ pub struct Salvage {
     pub recoveries: u64,
     pub history: u64,
     pub bindings: u64,
+    /// Rollouts (the newest among them: one in progress resumes).
+    pub rollouts: u64,
     /// The damaged file's tables whose copy stopped at damage.
     pub stopped: Vec<&'static str>,
     /// The instance id carried over (a TUI sees the same hub).
@@ -382,6 +384,8 @@ pub struct Salvage {
     pub bindings_held: u64,
     /// The newest history entry carried from memory.
     pub history_head: bool,
+    /// The newest rollout carried from memory (one baking bakes on).
+    pub rollout_held: bool,
 }
 
 impl Salvage {
@@ -403,6 +407,11 @@ impl Salvage {
         }
         kept.push(n(self.failovers, "failover record", "failover records"));
         kept.push(n(self.recoveries, "recovery record", "recovery records"));
+        if self.rollout_held {
+            kept.push("the newest rollout".into());
+        } else if self.rollouts > 0 {
+            kept.push(n(self.rollouts, "rollout", "rollouts"));
+        }
         let mut s = format!("kept {}", kept.join(", "));
         if !self.instance {
             s.push_str("; the instance id is new (a TUI sees another hub)");
@@ -451,6 +460,18 @@ pub(crate) fn writable(dir: &Path) -> bool {
     };
     // SAFETY: a NUL-terminated path; access(2) only reads it.
     unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+/// Whether the user the hub runs as may write the file at `path` (a file
+/// gone is not this question: `true`).
+fn file_writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return true;
+    };
+    // SAFETY: a NUL-terminated path; access(2) only reads it.
+    let ok = unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 };
+    ok || std::io::Error::last_os_error().kind() == std::io::ErrorKind::NotFound
 }
 
 /// The first 16 bytes of every SQLite database file.
@@ -598,7 +619,14 @@ fn salvage_rows(conn: &Connection, from: &Path, kept: &mut Salvage) {
     // with this SQLite reads the pages there are (the copy's schema is
     // never written).
     let _ = old.execute_batch("PRAGMA writable_schema = ON");
-    for table in ["meta", "worker_pools", "history", "failovers", "recoveries"] {
+    for table in [
+        "meta",
+        "worker_pools",
+        "history",
+        "failovers",
+        "recoveries",
+        "rollouts",
+    ] {
         let mut copied = 0u64;
         let mut stopped = false;
         for order in ["ASC", "DESC"] {
@@ -616,6 +644,7 @@ fn salvage_rows(conn: &Connection, from: &Path, kept: &mut Salvage) {
             "history" => kept.history = copied,
             "failovers" => kept.failovers = copied,
             "recoveries" => kept.recoveries = copied,
+            "rollouts" => kept.rollouts = copied,
             _ => {}
         }
     }
@@ -746,6 +775,7 @@ fn remake(
     }
     if let Some(r) = &carried.rollout {
         put_rollout(&tx, r)?;
+        kept.rollout_held = kept.rollouts == 0;
     }
     // Seqs only grow, across the new file too.
     let seq: i64 = tx
@@ -1260,8 +1290,8 @@ impl Db {
         self.state.corrupt_statements.load(Ordering::Relaxed)
     }
 
-    /// Why the database's place (its directory) would fail the next start
-    /// or a remake, though the file is written now.
+    /// Why the database's place (its directory, the file's mode) would
+    /// fail the next start or a remake, though the file is written now.
     pub fn place_problem(&self) -> Option<String> {
         self.state.place.lock().ok().and_then(|p| p.clone())
     }
@@ -2216,20 +2246,45 @@ impl Writer {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let problem = (!writable(&dir)).then(|| {
+        let dir_problem = (!writable(&dir)).then(|| {
             format!(
                 "the database's directory {} cannot be written by the hub: the file is written now, but the next start will fail (SQLite makes its -wal and -shm there) and a removed or damaged file cannot be made afresh",
                 dir.display()
             )
         });
-        match &problem {
-            Some(p) => self.state.repeats.warn("database-place", p),
-            None => {
-                if self.state.repeats.ended("database-place").is_some() {
-                    tracing::info!(dir = %dir.display(), "the database's directory can be written again");
+        // `chmod 444 hub.db` under the hub: its open connections still
+        // write, but the next start refuses the file.
+        let file_problem = (!file_writable(&self.path)).then(|| {
+            format!(
+                "the database {} cannot be written by the hub now (its mode or owner changed): the open file is written still, but the next start will refuse it as read-only",
+                self.path.display()
+            )
+        });
+        for (key, problem, fixed) in [
+            (
+                "database-place",
+                &dir_problem,
+                "the database's directory can be written again",
+            ),
+            (
+                "database-mode",
+                &file_problem,
+                "the database file can be written again",
+            ),
+        ] {
+            match problem {
+                Some(p) => self.state.repeats.warn(key, p),
+                None => {
+                    if self.state.repeats.ended(key).is_some() {
+                        tracing::info!(path = %self.path.display(), "{fixed}");
+                    }
                 }
             }
         }
+        let problem = match (dir_problem, file_problem) {
+            (Some(d), Some(f)) => Some(format!("{f}; {d}")),
+            (d, f) => f.or(d),
+        };
         if let Ok(mut p) = self.state.place.lock() {
             *p = problem;
         }

@@ -20,7 +20,7 @@ use chrono::Utc;
 
 use super::{Current, Hub, publish_config, store};
 use crate::agents_doc::{self, DocError};
-use crate::wire::{ConfigInvalid, HistoryEntry, KNOWN_AGENTS, OrderSource};
+use crate::wire::{ConfigInvalid, HistoryEntry, KNOWN_AGENTS, OrderSource, ProblemEvent};
 
 /// History's `by` for a change the hub found on disk.
 pub const CHANGED_ON_DISK: &str = "(changed on disk)";
@@ -278,21 +278,44 @@ fn place(invalid: &ConfigInvalid) -> String {
 pub fn problem(path: &Path, c: &Current) -> Option<String> {
     let invalid = c.invalid.as_ref()?;
     let at = place(invalid);
+    let told = told(c);
     Some(match c.order {
         OrderSource::BuiltIn => format!(
-            "{}: no accepted MAC_CODING_AGENTS ({}{at}); every worker is given the built-in order {} until a list that validates is written",
+            "{}: no accepted MAC_CODING_AGENTS ({}{at}); {told}",
             path.display(),
             invalid.message,
+        ),
+        OrderSource::LastAccepted | OrderSource::Document => format!(
+            "{}: the document on disk does not validate ({}{at}); {told}",
+            path.display(),
+            invalid.message,
+        ),
+    })
+}
+
+/// What every worker is told while the document on disk is not in force.
+pub fn told(c: &Current) -> String {
+    match c.order {
+        OrderSource::BuiltIn => format!(
+            "every worker is given the built-in order {} until a list that validates is written",
             KNOWN_AGENTS.join(", ")
         ),
         OrderSource::LastAccepted | OrderSource::Document => format!(
-            "{}: the document on disk does not validate ({}{at}); workers keep the last accepted list ({}, revision {}) until it is fixed or replaced",
-            path.display(),
-            invalid.message,
+            "workers keep the last accepted list ({}, revision {}) until it is fixed or replaced",
             c.agents.join(", "),
             c.projected
         ),
-    })
+    }
+}
+
+/// The sentence for hand edits of `config` kept aside as `kept`.
+fn kept_sentence(config: &Path, kept: &[PathBuf]) -> String {
+    let kept: Vec<String> = kept.iter().map(|k| k.display().to_string()).collect();
+    format!(
+        "a hand edit of {} that a config write swapped out (the hub killed mid-write, or two edits renamed in during one) is kept aside as {} (nothing deleted): compare it with the config and merge it by hand; said until the owner's next write",
+        config.display(),
+        kept.join(", ")
+    )
 }
 
 /// The `Macfleet-Config-Invalid` header: `line=L; column=C;
@@ -322,6 +345,50 @@ pub fn header_value(invalid: &ConfigInvalid) -> String {
 }
 
 impl Hub {
+    /// Hand edits a config write swapped out and kept aside (`kept`): said
+    /// in health until the owner's next write, and published once each as
+    /// an `event: problem`.
+    pub(crate) fn note_kept(&self, kept: Vec<PathBuf>) {
+        if kept.is_empty() {
+            return;
+        }
+        for k in &kept {
+            let message = kept_sentence(&self.opts.config, std::slice::from_ref(k));
+            self.events
+                .publish(super::events::Payload::Problem(Arc::new(ProblemEvent {
+                    at: Utc::now(),
+                    kind: "hand_edit_kept".into(),
+                    path: k.display().to_string(),
+                    message,
+                })));
+        }
+        if let Ok(mut held) = self.kept_aside.lock() {
+            held.extend(kept);
+        }
+    }
+
+    /// Health's sentence for the hand edits kept aside, if any.
+    pub(crate) fn kept_problem(&self) -> Option<String> {
+        let held = self.kept_aside.lock().ok()?;
+        (!held.is_empty()).then(|| kept_sentence(&self.opts.config, &held))
+    }
+
+    /// The owner wrote the config: the hand edits kept aside before are
+    /// theirs to have merged, and no longer said.
+    pub(crate) fn owner_wrote(&self) {
+        let had = self
+            .kept_aside
+            .lock()
+            .map(|mut k| std::mem::take(&mut *k))
+            .unwrap_or_default();
+        if !had.is_empty() {
+            tracing::info!(
+                kept = had.len(),
+                "the owner wrote the config: the hand edits kept aside are no longer reported (the files stay)"
+            );
+        }
+    }
+
     /// Read the document on disk and take in what changed (see
     /// [`Hub::take_disk_change`]).
     pub async fn notice_disk(&self) -> Arc<Current> {
@@ -340,8 +407,9 @@ impl Hub {
     ) -> std::io::Result<store::Replaced> {
         let (path, dirs) = (self.opts.config.clone(), self.opts.config_link_dirs.clone());
         let known = before.bytes.clone();
+        let mode = self.config_place.mode();
         tokio::task::spawn_blocking(move || {
-            store::replace_checked(&path, &dirs, &bytes, &|p| {
+            store::replace_checked(&path, &dirs, &bytes, mode, &|p| {
                 read_file(p).is_ok_and(|b| b[..] == known[..])
             })
         })

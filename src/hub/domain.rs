@@ -209,8 +209,13 @@ impl Hub {
         if let Some(id) = self.rollouts.baking_id() {
             return Err(ReplaceError::RolloutInProgress { id });
         }
-        self.replace_locked(by, client, if_match, key, bytes, located.agents)
-            .await
+        let r = self
+            .replace_locked(by, client, if_match, key, bytes, located.agents)
+            .await;
+        if matches!(r, Ok(Replaced::Now(_))) {
+            self.owner_wrote();
+        }
+        r
     }
 
     /// [`Hub::replace_config_keyed`] once the write lock is held (the
@@ -267,7 +272,10 @@ impl Hub {
             Ok(store::Replaced::Done) => {}
             // A hand edit landed after the compare: it stands, and is
             // taken as one; this write was made on an older document.
-            Ok(store::Replaced::Raced) => {
+            Ok(raced @ (store::Replaced::Raced | store::Replaced::RacedKept(_))) => {
+                if let store::Replaced::RacedKept(kept) = raced {
+                    self.note_kept(vec![kept]);
+                }
                 let now = self.take_disk_change().await;
                 return Err(ReplaceError::Mismatch {
                     current: now.revision.clone(),
@@ -332,7 +340,10 @@ impl Hub {
                 );
                 db_error(e)
             }
-            Ok(store::Replaced::Raced) => {
+            Ok(raced @ (store::Replaced::Raced | store::Replaced::RacedKept(_))) => {
+                if let store::Replaced::RacedKept(kept) = raced {
+                    self.note_kept(vec![kept]);
+                }
                 let _ = self.db.record_intent(None).await;
                 let now = self.take_disk_change().await;
                 tracing::error!(revision = %new.revision, error = %e, "a config write's history entry could not be recorded, and a hand edit landed before it could be undone");

@@ -26,6 +26,8 @@ pub enum Payload {
     Summary(Arc<crate::wire::Summary>),
     /// A rollout's step and the rollout after it (never coalesced).
     Rollout(Arc<crate::rollout::wire::RolloutEvent>),
+    /// Something on disk the owner must look at (never coalesced).
+    Problem(Arc<crate::wire::ProblemEvent>),
 }
 
 impl Payload {
@@ -39,6 +41,7 @@ impl Payload {
             Payload::Recovery(_) => EventKind::Recovery,
             Payload::Summary(_) => EventKind::Summary,
             Payload::Rollout(_) => EventKind::Rollout,
+            Payload::Problem(_) => EventKind::Problem,
         }
     }
 
@@ -66,6 +69,7 @@ impl Payload {
             Payload::Recovery(v) => serde_json::to_string(v.as_ref()),
             Payload::Summary(v) => serde_json::to_string(v.as_ref()),
             Payload::Rollout(v) => serde_json::to_string(v.as_ref()),
+            Payload::Problem(v) => serde_json::to_string(v.as_ref()),
         };
         r.unwrap_or_else(|_| "{}".into())
     }

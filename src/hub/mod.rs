@@ -26,6 +26,7 @@ pub mod fleet;
 pub mod ingest;
 pub mod metrics;
 pub mod pacing;
+pub mod place;
 pub mod plan;
 pub mod prefetch;
 pub mod recovery;
@@ -290,68 +291,19 @@ pub struct Hub {
     /// Repeating problems (the config's place, refused writes), said once
     /// in the log, then counted once a minute.
     pub repeats: repeats::Repeats,
-    /// Where the start kept files a killed config write left holding
-    /// bytes the hub never wrote ([`store::sweep_stale_temps`]).
-    pub kept_at_start: Vec<PathBuf>,
+    /// Hand edits a config write swapped out and kept aside (beside the
+    /// config, `<name>.earlier-edit-<UTC time>`): by the start, from the
+    /// temporary files a killed write left ([`store::sweep_stale_temps`]),
+    /// or by a write while the hub ran. Said in health until the owner's
+    /// next write.
+    pub kept_aside: Mutex<Vec<PathBuf>>,
     /// The staged rollouts (`/v1/rollouts`): the newest, and the word.
     pub rollouts: rollout::Rollouts,
+    /// What the sweeper's last look at the config's place found.
+    pub config_place: place::ConfigPlace,
 }
 
-/// Why the config at `path` cannot be read or replaced now, as the user
-/// the hub runs as (`None`: it can; a file missing for a moment, between
-/// an editor's rename and the next, is not a problem). What the sweeper
-/// says once a second in health, and what a `PUT` is refused for (503
-/// `config_unavailable`) rather than acknowledged with nothing on disk.
-///
-/// The path is resolved as every read and write resolves it
-/// ([`store::resolve`] with `link_dirs`, `--config-link-dir`): a link the
-/// hub does not follow, or one that points nowhere, cannot be replaced
-/// either, and says why without naming its target.
-pub fn config_unusable(path: &std::path::Path, link_dirs: &[PathBuf]) -> Option<String> {
-    let shown = path.display();
-    let target = match store::resolve(path, link_dirs) {
-        Ok(Ok(t)) => t,
-        Ok(Err(why)) => return Some(why),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-                return Some(format!(
-                    "the config {shown} is a symlink to a file that does not exist: a write would not replace its target"
-                ));
-            }
-            return None;
-        }
-        Err(e) => return Some(format!("the config {shown} cannot be looked at ({e})")),
-    };
-    match std::fs::metadata(&target) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(format!("the config {shown} cannot be looked at ({e})")),
-        Ok(m) if m.is_dir() => {
-            return Some(format!(
-                "the config {shown} is a directory, not a file: a write cannot replace it and the next start cannot read it"
-            ));
-        }
-        Ok(m) if !m.is_file() => {
-            return Some(format!("the config {shown} is not a regular file"));
-        }
-        Ok(_) => {
-            if let Err(e) = std::fs::File::open(&target) {
-                return Some(format!(
-                    "the config {shown} cannot be read by the hub ({e}): the next start would fail, and a write would keep the file's mode"
-                ));
-            }
-        }
-    }
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    (!db::writable(&dir)).then(|| {
-        format!(
-            "the config's directory {} cannot be written by the hub: a write cannot replace {shown}",
-            dir.display()
-        )
-    })
-}
+pub use place::config_unusable;
 
 impl Hub {
     pub fn current(&self) -> Arc<Current> {
@@ -393,7 +345,7 @@ impl Hub {
     /// for each problem, while the document on disk is not in force.
     pub fn health(&self) -> Health {
         let c = self.current();
-        let mut problems: Vec<String> = disk::problem(&self.opts.config, &c).into_iter().collect();
+        let mut problems = self.config_place.problems(&self.opts.config, &c);
         let db = self.db.path().display();
         let (recreated, recreated_at) = self.db.recreated();
         let unavailable = self.db.unavailable();
@@ -437,23 +389,7 @@ impl Hub {
         if let Some(p) = self.db.place_problem() {
             problems.push(p);
         }
-        if let Some(p) = config_unusable(&self.opts.config, &self.opts.config_link_dirs) {
-            problems.push(format!(
-                "{p}; config writes are refused (503 config_unavailable) until it is fixed"
-            ));
-        }
-        if !self.kept_at_start.is_empty() {
-            let kept: Vec<String> = self
-                .kept_at_start
-                .iter()
-                .map(|k| k.display().to_string())
-                .collect();
-            problems.push(format!(
-                "at start, a config write the hub was killed in had left bytes it never wrote (a hand edit of {} it had swapped out) under its temporary name: kept aside as {} (nothing deleted); compare it with the config and merge it by hand",
-                self.opts.config.display(),
-                kept.join(", ")
-            ));
-        }
+        problems.extend(self.kept_problem());
         let damaged = self.db.quick_check_problems();
         // Found at start, the damaged file was set aside (said above).
         if damaged > 0 && !damage.as_ref().is_some_and(|d| d.at_start) {
@@ -663,8 +599,9 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         closing: tokio::sync::watch::Sender::new(false),
         metrics: hub_metrics,
         repeats: repeats::Repeats::default(),
-        kept_at_start,
+        kept_aside: Mutex::new(Vec::new()),
         rollouts: rollout::Rollouts::default(),
+        config_place: place::ConfigPlace::new(&opts.config, &opts.config_link_dirs),
         opts,
     });
     // A database made afresh under the running hub keeps every worker id's
@@ -683,6 +620,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
             })
             .unwrap_or_default()
     }));
+    hub.note_kept(kept_at_start);
     // The `config` event the interrupted write never sent.
     if let Some(by) = reconciled {
         publish_config(&hub, &hub.current(), &by);
@@ -771,23 +709,6 @@ fn evict_lost(hub: &Hub) {
     }
 }
 
-/// Once a second: say in the log, once (then a count once a minute), that
-/// the config cannot be read or replaced; and when it can again.
-fn look_at_the_config(hub: &Hub) {
-    const KEY: &str = "config-unusable";
-    match config_unusable(&hub.opts.config, &hub.opts.config_link_dirs) {
-        Some(p) => hub.repeats.warn(
-            KEY,
-            &format!("{p}; config writes are refused (503 config_unavailable)"),
-        ),
-        None => {
-            if hub.repeats.ended(KEY).is_some() {
-                tracing::info!(path = %hub.opts.config.display(), "the config can be read and replaced again");
-            }
-        }
-    }
-}
-
 fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
     let weak = Arc::downgrade(hub);
     tokio::spawn(async move {
@@ -802,7 +723,7 @@ fn spawn_sweeper(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
                 f.sweep(std::time::Instant::now(), Utc::now(), interval);
             }
             evict_lost(&hub);
-            look_at_the_config(&hub);
+            place::look_at_the_config(&hub).await;
             hub.publish_summary(&mut last_summary);
         }
     })

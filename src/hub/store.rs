@@ -137,6 +137,9 @@ pub enum Replaced {
     /// hand edit landed in between): it was swapped back, and the new
     /// document is not on disk.
     Raced,
+    /// [`Replaced::Raced`], and two hand edits landed: the later stands,
+    /// the earlier was kept aside here (`<name>.earlier-edit-<UTC time>`).
+    RacedKept(PathBuf),
 }
 
 /// `renameat2(2)` with `flags` (`RENAME_EXCHANGE`, `RENAME_NOREPLACE`).
@@ -190,13 +193,41 @@ fn unsupported(e: &std::io::Error) -> bool {
 /// renamed over it: a hand edit landing between that compare and the
 /// rename (microseconds) is replaced. A path with no file yet is taken
 /// with `RENAME_NOREPLACE`, so a file made meanwhile is never replaced.
+///
+/// The new file keeps the mode of the file it replaces; where there is
+/// none (the config was removed), it gets `new_mode` (the mode the file
+/// last had, as the hub saw it), else tempfile's 0600.
 pub fn replace_checked(
     path: &Path,
     link_dirs: &[PathBuf],
     bytes: &[u8],
+    new_mode: Option<u32>,
     was: &dyn Fn(&Path) -> bool,
 ) -> std::io::Result<Replaced> {
-    replace_checked_hooked(path, link_dirs, bytes, was, &|_| {})
+    let stall_back = |round: u32| {
+        if round == 0 {
+            fault_stall("the swap back");
+        }
+    };
+    replace_checked_hooked(path, link_dirs, bytes, new_mode, was, &stall_back)
+}
+
+/// The test hook `MACFLEET_FAULT_STALL_IN_SWAP_MS`: a config write waits
+/// this long before its exchange and again before its first swap back
+/// (saying so in the log), so a test can rename hand edits in at those
+/// moments. Unset, nothing.
+fn fault_stall(before: &str) {
+    use std::sync::LazyLock;
+    static STALL: LazyLock<Option<std::time::Duration>> = LazyLock::new(|| {
+        std::env::var("MACFLEET_FAULT_STALL_IN_SWAP_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis)
+    });
+    if let Some(d) = *STALL {
+        tracing::warn!("fault hook: a config write stalls before {before}");
+        std::thread::sleep(d);
+    }
 }
 
 /// [`replace_checked`], calling `before_swap_back(round)` right before each
@@ -206,6 +237,7 @@ fn replace_checked_hooked(
     path: &Path,
     link_dirs: &[PathBuf],
     bytes: &[u8],
+    new_mode: Option<u32>,
     was: &dyn Fn(&Path) -> bool,
     before_swap_back: &dyn Fn(u32),
 ) -> std::io::Result<Replaced> {
@@ -227,14 +259,21 @@ fn replace_checked_hooked(
         .suffix(".tmp")
         .tempfile_in(&dir)?;
     tmp.write_all(bytes)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions())?;
+    match (std::fs::metadata(path), new_mode) {
+        (Ok(meta), _) => tmp.as_file().set_permissions(meta.permissions())?,
+        (Err(_), Some(mode)) => {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))?
+        }
+        (Err(_), None) => {}
     }
     tmp.as_file().sync_all()?;
     let ours = inode(tmp.path())?;
     // Removed when dropped, until the swap: after it, the temporary name
     // holds what came out, which is removed only once known to be ours.
     let tmp = tmp.into_temp_path();
+    fault_stall("the swap");
     let sync_dir = || std::fs::File::open(&dir)?.sync_all();
     match rename2(&tmp, path, libc::RENAME_EXCHANGE) {
         Ok(()) => {}
@@ -266,9 +305,9 @@ fn replace_checked_hooked(
     if let Err(e) = &settled {
         tracing::error!(path = %path.display(), kept = %swapped.display(), error = %e, "a config write could not put a hand edit back; what came out of the config is kept under the temporary name");
     }
-    settled?;
+    let kept = settled?;
     sync_dir()?;
-    Ok(Replaced::Raced)
+    Ok(kept.map_or(Replaced::Raced, Replaced::RacedKept))
 }
 
 /// The fallback where the filesystem has no `RENAME_EXCHANGE`: compare
@@ -331,7 +370,7 @@ fn settle_swapped(
     swapped: &Path,
     ours: (u64, u64),
     before_swap_back: &dyn Fn(u32),
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<PathBuf>> {
     let mut placed = ours;
     for round in 0..SWAP_BACK_ROUNDS {
         let held = inode(swapped)?;
@@ -345,15 +384,15 @@ fn settle_swapped(
         }
         if out == ours {
             std::fs::remove_file(swapped)?;
-            return Ok(());
+            return Ok(None);
         }
         let kept = keep_aside(path, swapped)?;
         tracing::warn!(path = %path.display(), kept = %kept.display(), "two hand edits were renamed into place during a config write; the later stands, the earlier is kept");
-        return Ok(());
+        return Ok(Some(kept));
     }
     let kept = keep_aside(path, swapped)?;
     tracing::warn!(path = %path.display(), kept = %kept.display(), "hand edits kept being renamed into place during a config write; the last one out is kept");
-    Ok(())
+    Ok(Some(kept))
 }
 
 /// Move `from` (beside `path`) to `<name>.earlier-edit-<UTC time>`, never
@@ -610,14 +649,14 @@ mod tests {
         let why = resolve(&link, &[]).expect("resolve").expect_err("outside");
         assert!(why.contains("outside its own directory"), "{why}");
         assert!(!why.contains(&b.path().display().to_string()), "{why}");
-        let e = replace_checked(&link, &[], b"new", &|_| true).expect_err("refused");
+        let e = replace_checked(&link, &[], b"new", None, &|_| true).expect_err("refused");
         assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
         assert_eq!(std::fs::read(&away).expect("read"), b"key");
         // Named with --config-link-dir: followed and written through.
         let named = [b.path().to_path_buf()];
         let want = std::fs::canonicalize(&away).expect("canonical");
         assert_eq!(resolve(&link, &named).expect("resolve"), Ok(want));
-        let done = replace_checked(&link, &named, b"new", &|_| true).expect("written");
+        let done = replace_checked(&link, &named, b"new", None, &|_| true).expect("written");
         assert_eq!(done, Replaced::Done);
         assert_eq!(std::fs::read(&away).expect("read"), b"new");
         assert!(
@@ -635,13 +674,13 @@ mod tests {
         std::fs::write(&p, "hand edit").expect("write");
         let was = |q: &Path| std::fs::read(q).is_ok_and(|b| b == b"checked");
         assert_eq!(
-            replace_checked(&p, &[], b"new", &was).expect("raced"),
+            replace_checked(&p, &[], b"new", None, &was).expect("raced"),
             Replaced::Raced
         );
         assert_eq!(std::fs::read(&p).expect("read"), b"hand edit");
         std::fs::write(&p, "checked").expect("write");
         assert_eq!(
-            replace_checked(&p, &[], b"new", &was).expect("done"),
+            replace_checked(&p, &[], b"new", None, &was).expect("done"),
             Replaced::Done
         );
         assert_eq!(std::fs::read(&p).expect("read"), b"new");
@@ -649,7 +688,7 @@ mod tests {
         // No file yet: made, never over one made meanwhile.
         let q = dir.path().join("new.toml");
         assert_eq!(
-            replace_checked(&q, &[], b"first", &|_| true).expect("made"),
+            replace_checked(&q, &[], b"first", None, &|_| true).expect("made"),
             Replaced::Done
         );
         assert_eq!(std::fs::read(&q).expect("read"), b"first");
@@ -694,8 +733,11 @@ mod tests {
                 rename_in("edit 2");
             }
         };
-        let r = replace_checked_hooked(&p, &[], b"new", &was, &hook).expect("raced");
-        assert_eq!(r, Replaced::Raced);
+        let r = replace_checked_hooked(&p, &[], b"new", None, &was, &hook).expect("raced");
+        assert!(
+            matches!(&r, Replaced::RacedKept(k) if k.to_string_lossy().contains(".earlier-edit-")),
+            "{r:?}"
+        );
         assert_eq!(
             listing(),
             vec![
@@ -716,8 +758,8 @@ mod tests {
             1 => rename_in("edit 3"),
             _ => {}
         };
-        let r = replace_checked_hooked(&p, &[], b"new", &was, &hook).expect("raced");
-        assert_eq!(r, Replaced::Raced);
+        let r = replace_checked_hooked(&p, &[], b"new", None, &was, &hook).expect("raced");
+        assert!(matches!(r, Replaced::RacedKept(_)), "{r:?}");
         assert_eq!(
             listing(),
             vec![
@@ -733,7 +775,7 @@ mod tests {
             }
         }
         std::fs::write(&p, "edit 1").expect("write");
-        let r = replace_checked_hooked(&p, &[], b"new", &was, &|_| {}).expect("raced");
+        let r = replace_checked_hooked(&p, &[], b"new", None, &was, &|_| {}).expect("raced");
         assert_eq!(r, Replaced::Raced);
         assert_eq!(listing(), vec![("hub.toml".into(), "edit 1".into())]);
     }

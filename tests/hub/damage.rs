@@ -412,6 +412,13 @@ async fn a_start_on_a_database_that_fails_quick_check_sets_it_aside() {
         assert_eq!(s, StatusCode::OK, "{v}");
     }
     let id = instance(&hub, &t.owner).await;
+    // A rollout in progress: it bakes on after the start on the damaged
+    // file (before: the fresh file had no rollouts, and it was gone).
+    for w in ["w-2", "w-3", "w-4"] {
+        let (s, _, v) = post(&hub, &t.worker, &heartbeat(w, &[])).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    let rollout = start_rollout(&hub, &t.owner, OTHER).await;
     stop(hub);
     let damaged = common::damage_pages(&db, 4);
     let hub = HubProcess::try_spawn(dir.path(), Spawn::default())
@@ -442,6 +449,22 @@ async fn a_start_on_a_database_that_fails_quick_check_sets_it_aside() {
     assert_eq!(instance(&hub, &t.owner).await, id, "the same hub to a TUI");
     let kept = failover_ids(&hub, &t.viewer).await;
     assert!(!kept.is_empty(), "what read was copied");
+    let (s, now) = get(&hub, &t.viewer, "/v1/rollouts/current").await;
+    assert_eq!(s, StatusCode::OK, "the rollout in progress kept: {now}");
+    assert_eq!(
+        (&now["id"], &now["state"]),
+        (&rollout["id"], &rollout["state"]),
+        "{now}"
+    );
+    assert!(p.contains("rollout"), "said kept: {p}");
+    // It is aborted here, so the write below is not refused for it.
+    let r = http()
+        .post(hub.path("/v1/rollouts/current/abort"))
+        .bearer_auth(&t.owner)
+        .send()
+        .await
+        .expect("abort");
+    assert!(r.status().is_success(), "{}", r.status());
     let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-2", &["g-1"])).await;
     assert_eq!(s, StatusCode::OK, "{v}");
     let (s, _, v) = put(&hub, &t.owner, VALID).await;
@@ -452,6 +475,28 @@ async fn a_start_on_a_database_that_fails_quick_check_sets_it_aside() {
     assert_eq!(h["status"], "ok", "the fresh file is whole: {h}");
     assert_eq!(set_aside(&db).len(), 1);
     assert_eq!(instance(&hub, &t.owner).await, id);
+}
+
+/// `POST /v1/rollouts` of `doc` to one worker, baking an hour, promoted
+/// by hand: the rollout as answered.
+async fn start_rollout(hub: &HubProcess, owner: &str, doc: &str) -> Value {
+    let tag = etag(hub, owner).await;
+    let r = http()
+        .post(hub.path("/v1/rollouts?cohort=1&bake=1h&promote=manual"))
+        .bearer_auth(owner)
+        .header("content-type", "application/toml")
+        .header("if-match", tag)
+        .body(doc.to_string())
+        .send()
+        .await
+        .expect("POST rollout");
+    let status = r.status();
+    let v: Value = r.json().await.unwrap_or(Value::Null);
+    assert!(status.is_success(), "{status} {v}");
+    let (s, now) = get(hub, owner, "/v1/rollouts/current").await;
+    assert_eq!(s, StatusCode::OK, "{now}");
+    assert_eq!(now["state"], "baking", "{now}");
+    now
 }
 
 /// The issue's own start: a hub killed, then `truncate -s 0 hub.db`, its
@@ -614,6 +659,31 @@ async fn a_damaged_database_that_cannot_be_set_aside_refuses_what_must_be_durabl
     );
     assert!(set_aside(&db).is_empty());
 
+    // The double fault: the config unusable too (its path a directory).
+    // Both said; a write is refused for the config first (nothing of it
+    // reaches the database); a known worker is still told its list.
+    let config = dir.path().join("hub.toml");
+    let doc = std::fs::read(&config).expect("config");
+    std::fs::remove_file(&config).expect("rm");
+    std::fs::create_dir(&config).expect("mkdir");
+    let h = until_problem(&hub, Duration::from_secs(2), |p| {
+        p.contains("is a directory")
+    })
+    .await;
+    problem(&h, "database_unavailable");
+    assert_eq!(h["word"], "CONFIG INVALID", "{h}");
+    let (s, _, v) = put(&hub, &t.owner, OTHER).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("config_unavailable")),
+        "{v}"
+    );
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &[])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    std::fs::remove_dir(&config).expect("rmdir");
+    std::fs::write(&config, doc).expect("back");
+    chmod(&config, 0o666);
+
     chmod(&db_dir, 0o777);
     let t0 = Instant::now();
     loop {
@@ -670,6 +740,8 @@ async fn a_config_the_hub_cannot_read_or_replace_is_degraded_and_refused() {
     })
     .await;
     assert!(problem(&h, "is a directory").contains("hub.toml"));
+    // Not `OK` while a write would fail (before: `OK`).
+    assert_eq!(h["word"], "CONFIG INVALID", "{h}");
     let r = http()
         .put(hub.path("/v1/config"))
         .bearer_auth(&t.owner)
@@ -1033,5 +1105,109 @@ async fn a_full_database_refuses_with_503_and_acknowledges_nothing_history_lacks
     ] {
         let n = log.lines().filter(|l| l.contains(said)).count();
         assert!(n <= 1, "{said}: {n} lines:\n{log}");
+    }
+}
+
+/// `chmod 444 hub.db` under the running hub (as `nobody`, so the mode
+/// stops it): its open connections still write, so heartbeats are taken,
+/// but the next start would refuse the file: health `degraded` within 2 s
+/// naming the file and the next start (before: `ok`), said once in the
+/// log; the mode given back, `ok` again, with no reason left over.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_made_read_only_under_the_hub_is_degraded_within_2_s() {
+    let (dir, t) = hub_dir();
+    open_to_nobody(dir.path());
+    let how = Spawn {
+        as_nobody: true,
+        ..Spawn::default()
+    };
+    let hub = HubProcess::spawn(dir.path(), how);
+    let db = dir.path().join("hub.db");
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-1"])).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(health(&hub).await["status"], "ok");
+
+    chmod(&db, 0o444);
+    let h = until_problem(&hub, Duration::from_secs(2), |p| {
+        p.contains("next start will refuse it")
+    })
+    .await;
+    assert!(
+        problem(&h, "next start will refuse it").contains(&db.display().to_string()),
+        "{h}"
+    );
+    let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-2"])).await;
+    assert_eq!(
+        s,
+        StatusCode::OK,
+        "still written through its open file: {v}"
+    );
+    assert!(failover_ids(&hub, &t.viewer).await.contains(&"f-2".into()));
+
+    chmod(&db, 0o644);
+    let t0 = Instant::now();
+    loop {
+        let h = health(&hub).await;
+        if h["status"] == "ok" {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(3), "a reason left: {h}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = hub.log();
+    let said = log
+        .lines()
+        .filter(|l| l.contains("next start will refuse it"))
+        .count();
+    assert_eq!(said, 1, "{log}");
+}
+
+/// `rm hub.toml` under the running hub: health `degraded` within 2 s
+/// (the next start cannot read it; before: `ok`), the word not `OK`; the
+/// document the hub last read is still served and projected; a `PUT`
+/// makes the file afresh with the mode the removed file had (0640 here;
+/// before: 0600, tempfile's), and health is `ok` again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_config_removed_under_the_hub_is_degraded_and_a_put_makes_it_afresh_with_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, t) = hub_dir();
+    let config = dir.path().join("hub.toml");
+    std::fs::write(&config, VALID).expect("config");
+    chmod(&config, 0o640);
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    assert_eq!(health(&hub).await["status"], "ok");
+    let tag = etag(&hub, &t.owner).await;
+
+    std::fs::remove_file(&config).expect("rm");
+    let h = until_problem(&hub, Duration::from_secs(2), |p| p.contains("is gone")).await;
+    let said = problem(&h, "is gone");
+    assert!(
+        said.contains("hub.toml") && said.contains("next start") && said.contains("0640"),
+        "{said}"
+    );
+    assert_eq!(h["word"], "CONFIG INVALID", "{h}");
+    assert_eq!(etag(&hub, &t.owner).await, tag, "still served");
+
+    let (s, _, v) = put(&hub, &t.owner, OTHER).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(
+        std::fs::read_to_string(&config).expect("made afresh"),
+        OTHER
+    );
+    let mode = std::fs::metadata(&config)
+        .expect("meta")
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert_eq!(mode, 0o640, "the mode the file had: {mode:o}");
+    let t0 = Instant::now();
+    loop {
+        let h = health(&hub).await;
+        if h["status"] == "ok" {
+            assert_eq!(h["word"], "OK", "{h}");
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(3), "{h}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

@@ -764,6 +764,139 @@ async fn a_hand_edit_a_killed_write_left_under_its_temporary_name_is_kept() {
         "{:#?}",
         hub.log()
     );
+    // Said until the owner's next write (before: until the next start).
+    let (_, etag, _, _) = config(&hub, &owner).await;
+    let (status, v) = put(&hub, &owner, &etag, &format!("{VALID}# merged\n")).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let h = health(&hub).await;
+    assert!(!h.to_string().contains("kept aside"), "{h}");
+    assert!(kept[0].exists(), "the file stays");
+}
+
+/// Reads `event: problem` off an open event stream, within `within`.
+async fn next_problem(stream: &mut reqwest::Response, within: Duration) -> Value {
+    let t0 = Instant::now();
+    let mut text = String::new();
+    loop {
+        let left = within.saturating_sub(t0.elapsed());
+        let chunk = tokio::time::timeout(left, stream.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("no problem event within {within:?}: {text}"))
+            .expect("stream")
+            .expect("stream open");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        if let Some(at) = text.find("event: problem\ndata: ") {
+            let rest = &text[at + "event: problem\ndata: ".len()..];
+            if let Some(end) = rest.find('\n') {
+                return serde_json::from_str(&rest[..end]).expect("problem data");
+            }
+        }
+    }
+}
+
+/// Two hand edits renamed in during one config write (the hub held there
+/// by the hook `MACFLEET_FAULT_STALL_IN_SWAP_MS`: the first lands after the
+/// compare, before the exchange; the second before the swap back): the
+/// later stands, the earlier is kept aside as
+/// `hub.toml.earlier-edit-<UTC time>`, the write answers 412, and the
+/// owner is told: an `event: problem` naming the file, and health
+/// `degraded` naming it until the owner's next write. Before: a warning in
+/// the log only.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hand_edit_kept_aside_by_a_write_is_said_in_health_and_on_the_stream() {
+    let (dir, owner, viewer, _worker) = common::hub_dir();
+    let path = dir.path().join("hub.toml");
+    let hub = HubProcess::spawn(
+        dir.path(),
+        Spawn {
+            env: &[
+                ("MACFLEET_LOG", "info"),
+                ("MACFLEET_FAULT_STALL_IN_SWAP_MS", "700"),
+            ],
+            ..Spawn::default()
+        },
+    );
+    let mut stream = http()
+        .get(hub.path("/v1/events?types=problem"))
+        .bearer_auth(&viewer)
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(stream.status(), StatusCode::OK);
+    let (_, etag, _, _) = config(&hub, &owner).await;
+    let writer = {
+        let (url, owner, etag) = (hub.path("/v1/config"), owner.clone(), etag.clone());
+        tokio::spawn(async move {
+            let r = http()
+                .put(url)
+                .bearer_auth(owner)
+                .header("content-type", "application/toml")
+                .header("if-match", etag)
+                .body(VALID)
+                .send()
+                .await
+                .expect("PUT");
+            r.status()
+        })
+    };
+    let rename_in = |text: &str| {
+        let t = dir.path().join("hand.tmp");
+        std::fs::write(&t, text).expect("hand edit");
+        std::fs::rename(&t, &path).expect("rename in");
+    };
+    let stalls = |n: usize| {
+        hub.log()
+            .lines()
+            .filter(|l| l.contains("fault hook: a config write stalls"))
+            .count()
+            >= n
+    };
+    let first = format!("{VALID}# first hand edit\n");
+    let second = format!("{VALID}# second hand edit\n");
+    let t0 = Instant::now();
+    while !stalls(1) {
+        assert!(t0.elapsed() < Duration::from_secs(5), "{}", hub.log());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    rename_in(&first);
+    while !stalls(2) {
+        assert!(t0.elapsed() < Duration::from_secs(5), "{}", hub.log());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    rename_in(&second);
+    let status = writer.await.expect("writer");
+    assert_eq!(status, StatusCode::PRECONDITION_FAILED);
+    assert_eq!(std::fs::read_to_string(&path).expect("config"), second);
+    let kept: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("ls")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("hub.toml.earlier-edit-"))
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(std::fs::read_to_string(&kept[0]).expect("kept"), first);
+    let name = kept[0]
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let ev = next_problem(&mut stream, Duration::from_secs(5)).await;
+    assert_eq!(ev["kind"], "hand_edit_kept", "{ev}");
+    assert!(
+        ev["path"].as_str().is_some_and(|p| p.ends_with(&name)),
+        "{ev}"
+    );
+    let h = health(&hub).await;
+    assert_eq!(h["status"], "degraded", "{h}");
+    assert!(h.to_string().contains(&name), "{h}");
+    // The owner's next write: no longer said.
+    let (_, etag, _, _) = config(&hub, &owner).await;
+    let (status, v) = put(&hub, &owner, &etag, VALID).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let h = health(&hub).await;
+    assert!(!h.to_string().contains("kept aside"), "{h}");
 }
 
 /// The race loop's `i`th hand edit, as appended.
@@ -807,6 +940,20 @@ async fn a_config_linked_out_of_its_directory_is_neither_served_nor_written() {
         let said = h.to_string();
         assert!(said.contains("outside its own directory"), "{said}");
         assert!(!said.contains(&target.display().to_string()), "{said}");
+        // One sentence, and a precise one: not served, not written.
+        let about: Vec<&str> = h["problems"]
+            .as_array()
+            .expect("problems")
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|p| p.contains("symlink"))
+            .collect();
+        assert_eq!(about.len(), 1, "{about:#?}");
+        assert!(
+            about[0].contains("not served") && about[0].contains("503 config_unavailable"),
+            "{}",
+            about[0]
+        );
         // Workers are told the built-in order, never the target's text.
         let p = projection(&hub, &worker).await;
         assert_eq!(p["config_revision"], "built-in", "{p}");
