@@ -283,6 +283,11 @@ async fn a_write_while_it_bakes_is_kept_and_a_aborts_after_asking() {
         t.send("y");
         t.wait_for("aborted: the cohort goes back", SOON);
         t.wait_for("aborted by alice", SOON);
+        // The refusal was the rollout's: it has ended, so it goes.
+        let s = t.wait_until("the refusal gone", SOON, |s| {
+            !s.contains("last write failed")
+        });
+        assert!(s.contains("EDIT PENDING"), "{s}");
         t
     })
     .await

@@ -257,6 +257,14 @@ impl Model {
                 Some(State::Baking) | None => {}
             }
         }
+        if self.edit.waited_on.is_some() && self.staged.view.is_some() {
+            let ended = self.staged.baking().map(|v| &v.id) != self.edit.waited_on.as_ref();
+            if ended {
+                // Refused while it baked; it has ended: `w` writes now.
+                self.edit.waited_on = None;
+                self.edit.error = None;
+            }
+        }
         ch.agents |= changed;
         // The age of what is held shows on the line once it is unread.
         Wants::default()

@@ -32,6 +32,10 @@ pub struct LadderEdit {
     /// The last write failed for this reason (5xx, timeout, hub down,
     /// refused); the edit stays and `w` retries.
     pub error: Option<String>,
+    /// The last write was refused because this staged rollout baked
+    /// (`409 rollout_in_progress`): once it ends, that failure is no
+    /// longer true and goes.
+    pub waited_on: Option<String>,
     /// What the pending order would do to the fleet (recomputed with the
     /// ladder, only while an edit is pending).
     pub projection: Option<Projection>,

@@ -1628,10 +1628,12 @@ impl Edit {
                 let e = super::staged::in_progress(m, &message);
                 say(asks, format!("not written: {e} (the edit is kept)"));
                 m.edit.error = Some(e);
+                m.edit.waited_on = m.staged.baking().map(|v| v.id.clone());
             }
             Err(e) => {
                 self.mode = Mode::Editing;
                 m.edit.sending = None;
+                m.edit.waited_on = None;
                 let e = e.to_string();
                 say(
                     asks,
