@@ -1266,6 +1266,164 @@ fn httpie_redis_cli_and_kubernetes_secret_forms_are_caught() {
     }
 }
 
+/// HTTPie's credentials in every spelling (`-a`, `--auth`, `--auth=`,
+/// quoted whole or in part, `-a :pw`): the password is redacted and the
+/// user stays, unless the user is itself a key (random, or the only part
+/// given, as `--auth "<key>:"`).
+#[test]
+fn httpie_auth_in_every_form_keeps_the_user_and_redacts_the_password() {
+    let mut r = Rng::new(93);
+    let pw = r.b62(16);
+    let key = r.b62(40);
+    let pass = placeholder("password");
+    let tok = placeholder("token");
+    let cases = [
+        (
+            format!("http --auth ops:{pw} x"),
+            format!("http --auth ops:{pass} x"),
+        ),
+        (
+            format!("http --auth=ops:{pw} x"),
+            format!("http --auth=ops:{pass} x"),
+        ),
+        (
+            format!("http --auth 'ops:{pw}' x"),
+            format!("http --auth 'ops:{pass}' x"),
+        ),
+        (
+            format!("http --auth=\"ops:{pw}\" x"),
+            format!("http --auth=\"ops:{pass}\" x"),
+        ),
+        (
+            format!("http --auth ops:'{pw}' x"),
+            format!("http --auth ops:'{pass}' x"),
+        ),
+        (
+            format!("http -a \"ops:{pw}\" x"),
+            format!("http -a \"ops:{pass}\" x"),
+        ),
+        (format!("http -a :{pw} x"), format!("http -a :{pass} x")),
+        (
+            format!("http --auth :{pw} x"),
+            format!("http --auth :{pass} x"),
+        ),
+        (
+            format!("http --auth {key}: x"),
+            format!("http --auth {pass}: x"),
+        ),
+        (
+            format!("http -a {key}:{pw} x"),
+            format!("http -a {tok}:{pass} x"),
+        ),
+        (
+            format!("curl -u {key}:{pw} x"),
+            format!("curl -u {tok}:{pass} x"),
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(scrub(&text), want, "{text}");
+        assert_eq!(scrub(&want), want, "{want}");
+    }
+    for keep in [
+        "http --auth user:pass x; http --auth=\"$USER:$PASS\" x".to_string(),
+        "http --auth ops x; http --auth-type=digest x".to_string(),
+    ] {
+        assert!(matches!(scrub(&keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
+/// An AWS access key id beside its 40-character secret with no name
+/// between them (a space, `:`, `,`, `=`, quotes; either order): the
+/// secret goes with the id. Beside a git hash, or a secret beside the
+/// documentation's example id, nothing more is taken.
+#[test]
+fn an_aws_key_id_takes_the_secret_beside_it() {
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut r = Rng::new(94);
+    let id = format!("AKIA{}", r.pick(UPPER_DIGITS, 16));
+    let secret = format!("{}/{}", r.pick(B64, 20), r.b62(19));
+    let idp = placeholder("aws-access-key-id");
+    let sp = placeholder("aws-secret-key");
+    for (text, want) in [
+        (
+            format!("login {id} {secret} bad"),
+            format!("login {idp} {sp} bad"),
+        ),
+        (format!("login {id}:{secret}"), format!("login {idp}:{sp}")),
+        (format!("{id},{secret},x"), format!("{idp},{sp},x")),
+        (format!("k {id}={secret}"), format!("k {idp}={sp}")),
+        (
+            format!("[\"{id}\", \"{secret}\"]"),
+            format!("[\"{idp}\", \"{sp}\"]"),
+        ),
+        (format!("{secret} {id} bad"), format!("{sp} {idp} bad")),
+    ] {
+        assert_eq!(scrub(&text), want, "{text}");
+        assert_eq!(scrub(&want), want, "{want}");
+    }
+    let sha = r.pick(HEX, 40);
+    let text = format!("deploy {id} {sha} at rev {}", r.pick(HEX, 40));
+    assert_eq!(
+        scrub(&text),
+        text.replace(&id, &idp),
+        "a git hash beside the id stays"
+    );
+    let example = format!("AKIAIOSFODNN7{}", "EXAMPLE");
+    let text = format!("docs: {example} {secret}");
+    assert!(matches!(scrub(&text), Cow::Borrowed(_)), "{text}");
+    // Longer than a secret: not one.
+    let text = format!("{id} {secret}{}", r.b62(4));
+    assert_eq!(scrub(&text), text.replace(&id, &idp));
+}
+
+/// The gitleaks families whose literal cases passed: Infracost's
+/// `ico-…`, Sourcegraph's bare name and its hex shape (its near misses
+/// stay), MessageBird's client id under its name.
+#[test]
+fn infracost_sourcegraph_and_messagebird_are_caught_and_near_misses_stay() {
+    let mut r = Rng::new(95);
+    let hexes = b"0123456789abcdefABCDEF";
+    let ico = r.b62(32);
+    let sg = format!("{}a0", r.pick(hexes, 38));
+    let sg16 = r.pick(hexes, 16);
+    let uuid = format!(
+        "{}-{}-{}-{}-{}",
+        r.pick(b"0123456789ABCDEF", 8),
+        r.pick(b"0123456789ABCDEF", 4),
+        r.pick(b"0123456789ABCDEF", 4),
+        r.pick(b"0123456789ABCDEF", 4),
+        r.pick(b"0123456789ABCDEF", 12)
+    );
+    for (text, needle) in [
+        (format!("secret_value = \"ico-{ico}\""), ico.clone()),
+        (format!("infracost: ico-{ico} invalid"), ico.clone()),
+        (format!("sourcegraph: {sg}"), sg.clone()),
+        (format!("SOURCEGRAPH={sg}"), sg.clone()),
+        (format!("src: sgp_{sg}"), sg.clone()),
+        (format!("src: sgp_{sg16}_{sg}"), sg.clone()),
+        (format!("src: sgp_local_{sg}"), sg.clone()),
+        (
+            format!("const MessageBirdClientID = \"{uuid}\""),
+            uuid.clone(),
+        ),
+        (format!("messagebird_client_id: {uuid}"), uuid.clone()),
+    ] {
+        let out = scrub(&text);
+        assert!(!out.contains(&needle), "{text} -> {out}");
+        assert_eq!(scrub(&out), out, "{out}");
+    }
+    for keep in [
+        format!("box.ico-{ico}.png"),
+        format!("src: sgp_local_{}G{}", &sg[..5], &sg[6..]),
+        format!("src: sgp_{}_{sg}", r.pick(hexes, 20)),
+        format!("src: sgp_{}!{}", &sg[..14], &sg[15..]),
+        "sourcegraph: source map not found".to_string(),
+        format!("ClientID = \"{uuid}\""),
+    ] {
+        assert!(matches!(scrub(&keep), Cow::Borrowed(_)), "{keep}");
+    }
+}
+
 #[test]
 fn query_names_scp_remotes_and_percent_encoded_prefixes_are_caught() {
     let mut r = Rng::new(85);
@@ -1409,7 +1567,6 @@ fn vendor_tokens_with_a_known_prefix_are_caught_bare() {
         "glc_",
         "lin_api_",
         "sntrys_",
-        "sgp_",
         "sqp_",
         "PMAK-",
         "hvs.",
@@ -1419,6 +1576,11 @@ fn vendor_tokens_with_a_known_prefix_are_caught_bare() {
         "tskey-",
         "FLWSECK_TEST-",
         "AGE-SECRET-KEY-1",
+        "duffel_live_",
+        "s-s4t2ud-",
+        "pscale_oauth_",
+        "sntryu_",
+        "ico-",
     ] {
         let body = r.b62(40);
         let text = format!("deploy: {prefix}{body} rejected");
@@ -1633,7 +1795,7 @@ async fn no_corpus_secret_comes_back_from_the_hub_the_stream_the_cli_or_the_log(
 
     let all = corpus::secrets();
     let mut answers = String::new();
-    let (mut stored, mut refused) = (0, 0);
+    let (mut stored, mut refused) = (Vec::new(), 0);
     for (i, e) in all.iter().enumerate() {
         let hb = heartbeat_with(
             &format!("w-corpus-{i}"),
@@ -1651,13 +1813,17 @@ async fn no_corpus_secret_comes_back_from_the_hub_the_stream_the_cli_or_the_log(
         let status = r.status().as_u16();
         answers.push_str(&r.text().await.expect("body"));
         match status {
-            200 => stored += 1,
+            200 => stored.push(i),
             // Details with control characters (the colour-coded ones) are refused.
             422 => refused += 1,
             s => panic!("{}: unexpected status {s}", e.family),
         }
     }
-    assert!(stored >= 55, "only {stored} stored, {refused} refused");
+    assert!(
+        stored.len() >= 55,
+        "only {} stored, {refused} refused",
+        stored.len()
+    );
     // Secret-shaped ids and names are refused, and not echoed.
     let mut r = Rng::new(81);
     let gh = format!("ghp_{}", r.b62(36));
@@ -1777,7 +1943,7 @@ async fn no_corpus_secret_comes_back_from_the_hub_the_stream_the_cli_or_the_log(
         seen.push_str(&r.text().await.expect("body"));
     }
     assert!(
-        seen.matches(PLACEHOLDER_PREFIX).count() >= stored,
+        seen.matches(PLACEHOLDER_PREFIX).count() >= stored.len(),
         "the failovers came back without their placeholders"
     );
     let env = [
@@ -1800,6 +1966,20 @@ async fn no_corpus_secret_comes_back_from_the_hub_the_stream_the_cli_or_the_log(
         seen.push_str(&common::text(&out.stdout));
         seen.push_str(&common::text(&out.stderr));
     }
+    for i in &stored {
+        let out = common::macfleet(&["get", "worker", &format!("w-corpus-{i}")], &env);
+        assert!(
+            out.status.success(),
+            "get worker: {}",
+            common::text(&out.stderr)
+        );
+        seen.push_str(&common::text(&out.stdout));
+    }
+    let tails: Vec<String> = stored
+        .iter()
+        .map(|&i| tail(&for_terminal(&all[i].detail)))
+        .collect();
+    let screens = tui_screens(&hub.url, &owner, &tails);
     let events = events.await.expect("events task");
     assert!(events.contains("event: failover"), "no failover event seen");
     let log = hub.stop();
@@ -1815,11 +1995,63 @@ async fn no_corpus_secret_comes_back_from_the_hub_the_stream_the_cli_or_the_log(
             e.family
         );
         assert!(!leaked(&log, &e.needle), "{} is in the hub's log", e.family);
+        assert!(
+            !leaked(&screens, &e.needle),
+            "{} came back on the TUI's screen",
+            e.family
+        );
     }
     for name in &names {
         assert!(!seen.contains(name.as_str()), "{name} came back");
         assert!(!log.contains(name.as_str()), "{name} is in the hub's log");
     }
+}
+
+#[path = "common/pty.rs"]
+mod pty;
+
+/// The last characters of a detail as a terminal shows it (no trailing
+/// blanks, no cut escape).
+fn tail(shown: &str) -> String {
+    let t = shown.trim_end();
+    let from = t.char_indices().rev().nth(11).map_or(0, |(i, _)| i);
+    t[from..].to_string()
+}
+
+/// Every screen the TUI (the real binary in a pty, read-only) draws of the
+/// hub's failovers and workers: the failovers view, tall and wide enough
+/// for every row and its whole detail (each stored detail's end, `tails`,
+/// must be on it, so no row and no part of one went undrawn), a
+/// failover's detail and raw JSON, a worker's detail and raw JSON.
+fn tui_screens(url: &str, token: &str, tails: &[String]) -> String {
+    let mut p = pty::Pty::spawn(
+        &["--read-only"],
+        &[("MAC_HUB_URL", url), ("MAC_HUB_TOKEN", token)],
+    );
+    p.resize(460, 260);
+    p.send("3");
+    let mut seen = p.wait_until(
+        "every failover, its detail whole",
+        Duration::from_secs(30),
+        |s| tails.iter().all(|t| s.contains(t.as_str())),
+    );
+    for (keys, what) in [
+        ("\r", "failover detail"),
+        ("v", "failover JSON"),
+        ("\u{1b}", "failovers"),
+        ("2", "workers"),
+        ("\r", "worker detail"),
+        ("v", "worker JSON"),
+    ] {
+        let before = p.screen();
+        p.send(keys);
+        seen.push_str(&p.wait_until(what, Duration::from_secs(10), |s| s != before));
+        std::thread::sleep(Duration::from_millis(200));
+        seen.push_str(&p.screen());
+    }
+    p.send("q");
+    let _ = p.wait_exit(Duration::from_secs(10));
+    seen
 }
 
 /// What must never reach a terminal from `macfleet get`.

@@ -601,9 +601,66 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         code_hosts_and_ops,
         example_like_bodies,
         glued_names,
+        last_forms,
     ] {
         part(r, v);
     }
+}
+
+/// Issue 31's last forms: HTTPie's `--auth` in its other spellings, an AWS
+/// key id beside its secret with no name, and the gitleaks families that
+/// passed (Infracost, Sourcegraph's bare name, MessageBird's client id).
+fn last_forms(r: &mut Rng, v: &mut Vec<Entry>) {
+    let pw = r.b62(16);
+    v.push(e(
+        "httpie --auth=, quoted",
+        format!("agent ran: http --auth='deploy:{pw}' POST https://api.example.com/jobs -> 401"),
+        pw,
+    ));
+    let pw = r.b62(16);
+    v.push(e(
+        "httpie -a with no user",
+        format!("agent ran: http -a :{pw} https://search.internal:9200/_cat -> 401"),
+        pw,
+    ));
+    let key = r.b62(32);
+    v.push(e(
+        "httpie --auth with a key as the user",
+        format!("agent ran: https --auth \"{key}:\" api.example.com/v1/charges -> 401"),
+        key,
+    ));
+    for (family, sep) in [
+        ("aws key id and secret, a space apart", " "),
+        ("aws key id and secret, a colon apart", ":"),
+        ("aws key id and secret, a comma apart", ","),
+        ("aws key id and secret, an equals sign apart", "="),
+    ] {
+        let id = format!("AKIA{}", r.pick(UPPER_DIGITS, 16));
+        let secret = r.pick(B64, 38) + "a0";
+        v.push(e(
+            family,
+            format!("aws: {id}{sep}{secret} refused: InvalidClientTokenId"),
+            secret,
+        ));
+    }
+    let body = r.b62(32);
+    v.push(e(
+        "infracost api token",
+        format!("infracost breakdown: key ico-{body} is invalid"),
+        body,
+    ));
+    let body = r.pick(b"0123456789abcdefABCDEF", 38) + "a0";
+    v.push(e(
+        "sourcegraph token under its bare name",
+        format!("src search: sourcegraph: {body} rejected (401)"),
+        body,
+    ));
+    let id = r.dashed(b"0123456789ABCDEF", &[8, 4, 4, 4, 12]);
+    v.push(e(
+        "messagebird client id",
+        format!("sms hook: MessageBirdClientID={id} refused"),
+        id,
+    ));
 }
 
 fn chat_tokens(r: &mut Rng, v: &mut Vec<Entry>) {
@@ -1016,6 +1073,13 @@ pub fn lookalikes() -> Vec<String> {
         "msg.len() 3|4 rows, en-us locale, --use-color".into(),
         "ls -a; rsync -avz src/ host:dst; tar -a -cf x.tgz d; git commit -a -m \"fix: y\"".into(),
         "http -a user:pass example.org; http -a \"$USER:$PASS\" x; http -A basic -a ops x".into(),
+        "http --auth user:pass x; http --auth=\"$USER:$PASS\" x; http --auth ops x".into(),
+        format!(
+            "deploy {} beside AKIAshort, commit {}",
+            r.pick(HEX, 40),
+            r.pick(HEX, 40)
+        ),
+        "sourcegraph: source map not found; MessageBirdClientID missing; favicon.ico-v2".into(),
         "{\"kind\":\"ExternalSecret\",\"spec\":{\"data\":[{\"secretKey\":\"x\"}]}}".into(),
         format!(
             "kind: ConfigMap\ndata:\n  app.url: {}\n---\nkind: Secret\ndata:\n  extra: YmFyCg==\n  csrf: \"\"\n  pw: {{{{ .Values.pw }}}}\n",

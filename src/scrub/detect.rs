@@ -155,8 +155,7 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("ezak", Trig::Token(Fam::Vendor)),
     ("eztk", Trig::Token(Fam::Vendor)),
     ("flwpubk_test-", Trig::Token(Fam::Vendor)),
-    ("flwseck-", Trig::Token(Fam::Vendor)),
-    ("flwseck_test-", Trig::Token(Fam::Vendor)),
+    ("flwseck", Trig::Token(Fam::Vendor)),
     ("hrku-", Trig::Token(Fam::Vendor)),
     ("nrak-", Trig::Token(Fam::Vendor)),
     ("pmak-", Trig::Token(Fam::Vendor)),
@@ -168,8 +167,7 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("dp.pt.", Trig::Token(Fam::Vendor)),
     ("dp.st.", Trig::Token(Fam::Vendor)),
     ("dt0c01.", Trig::Token(Fam::Vendor)),
-    ("duffel_live_", Trig::Token(Fam::Vendor)),
-    ("duffel_test_", Trig::Token(Fam::Vendor)),
+    ("duffel_", Trig::Token(Fam::Vendor)),
     ("fio-u-", Trig::Token(Fam::Vendor)),
     ("fo1_", Trig::Token(Fam::Vendor)),
     ("glc_", Trig::Token(Fam::Vendor)),
@@ -180,13 +178,10 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("ntn_", Trig::Token(Fam::Vendor)),
     ("ops_eyj", Trig::Token(Fam::Vendor)),
     ("pnu_", Trig::Token(Fam::Vendor)),
-    ("pscale_oauth_", Trig::Token(Fam::Vendor)),
-    ("pscale_pw_", Trig::Token(Fam::Vendor)),
-    ("pscale_tkn_", Trig::Token(Fam::Vendor)),
+    ("pscale_", Trig::Token(Fam::Vendor)),
     ("pul-", Trig::Token(Fam::Vendor)),
     ("rdme_", Trig::Token(Fam::Vendor)),
-    ("s-s4t2af-", Trig::Token(Fam::Vendor)),
-    ("s-s4t2ud-", Trig::Token(Fam::Vendor)),
+    ("s-s4t2", Trig::Token(Fam::Vendor)),
     ("sgp_", Trig::Token(Fam::Vendor)),
     ("shpat_", Trig::Token(Fam::Vendor)),
     ("shpca_", Trig::Token(Fam::Vendor)),
@@ -195,14 +190,14 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("sm_aat_", Trig::Token(Fam::Vendor)),
     ("sm_pat_", Trig::Token(Fam::Vendor)),
     ("sm_sat_", Trig::Token(Fam::Vendor)),
-    ("sntrys_", Trig::Token(Fam::Vendor)),
-    ("sntryu_", Trig::Token(Fam::Vendor)),
+    ("sntry", Trig::Token(Fam::Vendor)),
     ("sqa_", Trig::Token(Fam::Vendor)),
     ("sqp_", Trig::Token(Fam::Vendor)),
     ("squ_", Trig::Token(Fam::Vendor)),
     ("tfp_", Trig::Token(Fam::Vendor)),
     ("tskey-", Trig::Token(Fam::Vendor)),
     ("xkeysib-", Trig::Token(Fam::Vendor)),
+    ("ico-", Trig::Token(Fam::Vendor)),
     ("@", Trig::Email),
     ("balance", Trig::Money),
     ("credit", Trig::Money),
@@ -264,6 +259,10 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("secret", Trig::Kube),
     ("contribsys", Trig::Word),
     ("cloudflare", Trig::Word),
+    // The vendor names of `keys::is_vendor` and `MessageBirdClientID` by a
+    // part prose rarely has (`source` and `message` are everywhere).
+    ("cegraph", Trig::Word),
+    ("ebird", Trig::Word),
     ("sonar", Trig::Word),
     ("sumo", Trig::Word),
 ];
@@ -988,6 +987,12 @@ fn is_blank_counts(counts: &[u16; 128], n: u16) -> bool {
     n >= 6 && most * 10 >= n * 6
 }
 
+/// An AWS secret access key: 40 base64 characters mixing classes, not
+/// 40 hex ones (a git hash) and not a stand-in (`…EXAMPLEKEY`).
+fn aws_secret_shaped(v: &[u8]) -> bool {
+    v.len() == 40 && classes(v) >= 2 && !v.iter().all(u8::is_ascii_hexdigit) && !is_filler(v)
+}
+
 /// A body that is nothing but a stand-in: mostly `x`, `a`, `0` or `1`
 /// (`ghp_xxxx…`, `A3-XXXXXX-…`). Unlike [`is_filler`], a run of letters
 /// or a word such as `EXAMPLE` does not count: a key with a provider's
@@ -1208,8 +1213,8 @@ const IDS: &[&[u8]] = &[b"acct_", b"proj_", b"user-"];
 /// Sentry, Sourcegraph, Notion, SonarQube, Doppler, Atlassian, Postman,
 /// Pulumi, Heroku, age, Tailscale, Vault, New Relic,
 /// PlanetScale, Brevo, Dynatrace, EasyPost, Clojars, Duffel, Frame.io,
-/// Flutterwave, Typeform, SettleMint, 42, Artifactory, 1Password): longer
-/// first where one starts another.
+/// Flutterwave, Typeform, SettleMint, 42, Artifactory, 1Password,
+/// Infracost): longer first where one starts another.
 const VENDOR: &[&[u8]] = &[
     b"AGE-SECRET-KEY-1",
     b"pscale_oauth_",
@@ -1223,6 +1228,7 @@ const VENDOR: &[&[u8]] = &[
     b"s-s4t2af-",
     b"lin_api_",
     b"xkeysib-",
+    b"ico-",
     b"CLOJARS_",
     b"FLWSECK-",
     b"dop_v1_",
@@ -1362,7 +1368,32 @@ fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
         ));
     }
     let (s, prefix) = simple_rule(rest)?;
+    if rest.starts_with(b"sgp_") {
+        return Some((s.fam, sourcegraph_at(b, i)));
+    }
     Some((s.fam, simple_at(b, i, s, prefix)))
+}
+
+/// `sgp_<40 hex>`, `sgp_<16 hex>_<40 hex>`, `sgp_local_<40 hex>`
+/// (Sourcegraph): hex is its shape, so a body with another letter in it
+/// (gitleaks' near misses `sgp_local_…G…`, `sgp_<20>_<40>`) is not one.
+/// A body cut short (a 200-byte detail) still counts from 20 hex on.
+fn sourcegraph_at(b: &[u8], i: usize) -> TokenScan {
+    let hex = |k: usize| scan_while(b, k, |c| c.is_ascii_hexdigit());
+    let from = i + 4;
+    let mut k = from;
+    if b[k..].starts_with(b"local_") {
+        k += 6;
+    } else if hex(k) == k + 16 && b.get(k + 16) == Some(&b'_') {
+        k += 17;
+    }
+    let end = hex(k);
+    let hit = end - k >= 20 && end - k <= 40 && b.get(end).is_none_or(|&c| !is_tok(c));
+    TokenScan {
+        prefix: 4,
+        run_end: scan_while(b, from, is_tok_dot),
+        hit: hit.then_some((end, Kind::Token)),
+    }
 }
 
 /// Whether the token at `i` has a provider's own prefix, one no word or
@@ -1562,7 +1593,41 @@ impl Scanner<'_> {
             };
             if kind == Kind::Jwt || !stand_in {
                 self.emit(ms, end, kind, PRIO_TOKEN);
+                if kind == Kind::AwsAccessKeyId {
+                    self.aws_secret_beside(ms, end);
+                }
             }
+        }
+    }
+
+    /// `AKIA… wJalr…`: the 40-character secret key written beside its
+    /// access key id (`s..e`) with no name, after it or before it, apart
+    /// by a space, `:`, `,`, `=`, `;` or `|` (quotes allowed). Never 40
+    /// hex characters (a git hash, a revision).
+    fn aws_secret_beside(&mut self, s: usize, e: usize) {
+        let b = self.b;
+        let sep = |c: u8| {
+            matches!(
+                c,
+                b' ' | b'\t' | b':' | b',' | b'=' | b';' | b'|' | b'"' | b'\''
+            )
+        };
+        let a = scan_while(&b[..b.len().min(e + 4)], e, sep);
+        let z = scan_while(&b[..b.len().min(a + 41)], a, is_b64);
+        if a > e && b.get(z).is_none_or(|&c| !is_b64(c) && c != b'=') && aws_secret_shaped(&b[a..z])
+        {
+            self.emit(a, z, Kind::AwsSecretKey, PRIO_TOKEN);
+        }
+        let mut z = s;
+        while z > 0 && s - z < 4 && sep(b[z - 1]) {
+            z -= 1;
+        }
+        let mut a = z;
+        while a > 0 && z - a < 41 && is_b64(b[a - 1]) {
+            a -= 1;
+        }
+        if z < s && (a == 0 || !is_b64(b[a - 1])) && aws_secret_shaped(&b[a..z]) {
+            self.emit(a, z, Kind::AwsSecretKey, PRIO_TOKEN);
         }
     }
 
@@ -1981,6 +2046,11 @@ impl Scanner<'_> {
         };
         // `--token VALUE` on a command line.
         let flag = b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace());
+        // `http --auth user:password` (HTTPie): read as curl's `-u`, so the
+        // user stays.
+        if flag && ident.trim_start_matches('-').eq_ignore_ascii_case("auth") && self.auth_flag(e) {
+            return;
+        }
         let url = s > 0 && matches!(b[s - 1], b'?' | b'&' | b'#');
         // `${API_KEY:=$2}`: a shell default, not an assignment.
         if (class.url_only && !url) || (s >= 2 && &b[s - 2..s] == b"${") {
@@ -2369,6 +2439,25 @@ impl Scanner<'_> {
         }
     }
 
+    /// The value of `--auth` at `e` (HTTPie's long flag: `--auth
+    /// user:pw`, `--auth=user:pw`, quoted, `--auth :pw`), read as curl's
+    /// `-u` value when it holds a `:`. Whether it did; a value with no
+    /// `:` (a user alone, or a bearer token) is left to the key's rule.
+    fn auth_flag(&mut self, e: usize) -> bool {
+        let b = self.b;
+        let vs = match b.get(e) {
+            Some(b'=') => e + 1,
+            Some(b' ' | b'\t') => scan_while(&b[..b.len().min(e + 9)], e, is_space),
+            _ => return false,
+        };
+        let we = self.shell_word(vs, b.len().min(vs + 1024));
+        if we <= vs || b[vs] == b'-' || !b[vs..we].contains(&b':') {
+            return false;
+        }
+        self.curl_credentials(vs, we);
+        true
+    }
+
     /// A shell word that is a credential whole (quotes stay).
     fn whole_credential(&mut self, ws: usize, we: usize, kind: Kind) {
         let b = self.b;
@@ -2440,7 +2529,12 @@ impl Scanner<'_> {
             (a, z)
         };
         let (pa, pz) = trim(c + 1, ve.max(c + 1));
-        let (a, z) = if pz > pa { (pa, pz) } else { trim(vs, c) };
+        let (ua, uz) = trim(vs, c);
+        // A user that reads as a key (`-u <random>:x-oauth-basic`) is one.
+        if pz > pa && is_random(&b[ua..uz]) {
+            self.emit(ua, uz, Kind::Token, PRIO_CONTEXT);
+        }
+        let (a, z) = if pz > pa { (pa, pz) } else { (ua, uz) };
         if z < a + 3 || self.curl_stand_in(&b[a..z]) {
             return;
         }

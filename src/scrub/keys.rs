@@ -292,6 +292,13 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     if is(l, "login") && ends(p, "sonar") {
         return value(Kind::Token);
     }
+    // MessageBird's client id (a UUID) under `MessageBirdClientID`,
+    // `messagebird_client_id` (a `ClientID` alone is not a secret).
+    if (is(l, "id") && is(p, "client") && (ends(pp, "messagebird") || is(pp, "bird")))
+        || (is(l, "clientid") && ends(p, "bird"))
+    {
+        return value(Kind::Secret);
+    }
     // Sidekiq Pro/Enterprise: `BUNDLE_ENTERPRISE__CONTRIBSYS__COM`
     // holds `user:password` for its gem server.
     if is(l, "com") && is(p, "contribsys") {
@@ -301,13 +308,15 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
 }
 
 /// A vendor's bare name used as a key (`cloudflare: "…"`,
-/// `CLOUDFLARE=…`): its value is a secret only when it is random (see
-/// `detect::is_random`), as gitleaks' rules read such a name.
+/// `CLOUDFLARE=…`, `sourcegraph: …`): its value is a secret only when it
+/// is random (see `detect::is_random`), as gitleaks' rules read such a
+/// name.
 pub(super) fn is_vendor(ident: &str) -> bool {
-    // A trigger word in `detect` too: one more long trigger would take a
-    // third automaton on the fast path.
+    // Each a trigger word in `detect` too (`sourcegraph` as `cegraph`,
+    // which prose has less often than `source`): the fast path has room
+    // for a few more (see `detect::FAST_AC`).
     let w = split(ident);
-    w.n >= 1 && is(w.last[2], "cloudflare")
+    w.n >= 1 && any(w.last[2], &["cloudflare", "sourcegraph"])
 }
 
 #[cfg(test)]
