@@ -1820,15 +1820,6 @@ impl Edit {
     /// The body, when the editor holds it; false when the view draws it.
     fn body(&self, cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
         match &self.mode {
-            Mode::Review {
-                diff,
-                if_match,
-                scroll,
-                ..
-            } => {
-                draw_diff(cx, area, buf, diff, if_match, *scroll);
-                true
-            }
             Mode::Conflict { confirm_drop, at } => {
                 let Some(conflict) = cx.model.edit.conflict.as_ref() else {
                     return false;
@@ -1837,19 +1828,8 @@ impl Edit {
                 true
             }
             // The diff stays under the cohort's question.
-            Mode::Cohort { review, .. } => match &**review {
-                Mode::Review {
-                    diff,
-                    if_match,
-                    scroll,
-                    ..
-                } => {
-                    draw_diff(cx, area, buf, diff, if_match, *scroll);
-                    true
-                }
-                _ => false,
-            },
-            _ => false,
+            Mode::Cohort { review, .. } => review_body(review, cx, area, buf),
+            review => review_body(review, cx, area, buf),
         }
     }
 
@@ -1931,4 +1911,19 @@ impl Edit {
         );
         true
     }
+}
+
+/// The review's diff as the editor's body: true when `mode` is a review.
+fn review_body(mode: &Mode, cx: &Cx, area: Rect, buf: &mut Buffer) -> bool {
+    let Mode::Review {
+        diff,
+        if_match,
+        scroll,
+        ..
+    } = mode
+    else {
+        return false;
+    };
+    draw_diff(cx, area, buf, diff, if_match, *scroll);
+    true
 }
