@@ -524,24 +524,37 @@ async fn start_rollout(
     change: &Change,
     revision: &str,
 ) -> Result<i32> {
-    let v = match writer
-        .start_rollout(&change.edited.text, revision, &q)
-        .await
-    {
-        Ok(v) => v,
-        Err(e @ ClientError::Unreachable(_)) => {
-            let why = crate::scrub::scrub(&e.to_string()).into_owned();
-            let mut err = std::io::stderr().lock();
-            writeln!(
-                err,
-                "may have been started (not checked: macfleet agents rollout status says): the edit it sent"
-            )?;
-            err.write_all(change.diff.as_bytes())?;
-            return Err(eyre!(Exit::new(e.exit_code(), why)));
+    let was_lost = std::cell::Cell::new(false);
+    let started = writer
+        .start_rollout_checked(&change.edited.text, revision, &q, |why| {
+            was_lost.set(true);
+            eprintln!(
+                "may not have been started: the answer was lost ({}); checking",
+                for_terminal(why)
+            );
+        })
+        .await;
+    let v = match started {
+        Ok((v, lost)) => {
+            if lost.is_some() {
+                eprintln!("checked: rollout {} is {}", for_terminal(&v.id), v.state);
+            }
+            v
         }
-        Err(e) => {
+        Err(WriteError::Refused(e)) => {
+            if was_lost.get() {
+                eprintln!("checked: the rollout was not started");
+            }
             refused(&rollout::in_words(client, &e).await, &change.diff)?;
             return Err(eyre!(Exit::said(e.exit_code())));
+        }
+        // Neither started nor not: the diff with the sentence, exit 5.
+        Err(e @ WriteError::Unknown { .. }) => {
+            let why = crate::scrub::scrub(&e.to_string()).into_owned();
+            let mut err = std::io::stderr().lock();
+            writeln!(err, "may have been started (not checked): the edit it sent")?;
+            err.write_all(change.diff.as_bytes())?;
+            return Err(eyre!(Exit::new(e.exit_code(), why)));
         }
     };
     print!("{}", change.diff);

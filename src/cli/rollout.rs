@@ -106,24 +106,10 @@ pub fn status_text(v: &RolloutView) -> String {
         v.by,
         v.started_at.format("%Y-%m-%d %H:%M:%SZ"),
     );
-    out.push_str(&format!(
-        "cohort {} ({:.0}% of the workers): {} in it, {} on the candidate\n",
-        v.cohort,
-        v.cohort_share * 100.0,
-        workers(v.cohort_workers),
-        v.cohort_on_candidate
-    ));
+    out.push_str(&cohort_text(v));
     out.push_str(&format!("guard, cohort: {}\n", side_text(&v.guard.cohort)));
     out.push_str(&format!("guard, rest:   {}\n", side_text(&v.guard.rest)));
-    let bake = duration_text(v.bake_s);
-    out.push_str(&match v.state {
-        State::Baking => format!(
-            "{} left of a {bake} bake, then promote {}\n",
-            duration_text(v.time_left_s),
-            v.promote
-        ),
-        _ => format!("baked {bake} at most, promote {}\n", v.promote),
-    });
+    out.push_str(&bake_text(v));
     if let Some(w) = &v.waiting {
         out.push_str(&format!("waiting: {w}\n"));
     }
@@ -131,6 +117,57 @@ pub fn status_text(v: &RolloutView) -> String {
         out.push_str(&format!("reason: {r}\n"));
     }
     out
+}
+
+/// `cohort 25%: 10 of 40 workers, 10 on the candidate`; a count says the
+/// share it fixed: `cohort 3 (a 31% share, kept for workers who join): 3
+/// of 10 workers, 3 on the candidate`. The workers are the cohort's and
+/// the rest's at the last judgement.
+fn cohort_text(v: &RolloutView) -> String {
+    let all = v.cohort_workers + v.guard.rest.workers;
+    let share = if v.cohort.ends_with('%') {
+        String::new()
+    } else {
+        format!(
+            " (a {}% share, kept for workers who join)",
+            share_percent(v.cohort_share)
+        )
+    };
+    format!(
+        "cohort {}{share}: {} of {}, {} on the candidate\n",
+        v.cohort,
+        v.cohort_workers,
+        workers(all),
+        v.cohort_on_candidate
+    )
+}
+
+/// A share as people say it: whole percents, `<1` below one.
+fn share_percent(f: f64) -> String {
+    match f * 100.0 {
+        p if p > 0.0 && p < 1.0 => "<1".to_string(),
+        p => format!("{p:.0}"),
+    }
+}
+
+/// While it bakes, the time left; once ended, how long it baked: `halted
+/// after 14s of 10m` (an older hub that does not say: `baked 10m at
+/// most`).
+fn bake_text(v: &RolloutView) -> String {
+    let bake = duration_text(v.bake_s);
+    match (v.state, v.baked_s) {
+        (State::Baking, _) => format!(
+            "{} left of a {bake} bake, then promote {}\n",
+            duration_text(v.time_left_s),
+            v.promote
+        ),
+        (state, Some(baked)) => format!(
+            "{state} after {} of {bake}, promote {}\n",
+            duration_text(baked),
+            v.promote
+        ),
+        (_, None) => format!("baked {bake} at most, promote {}\n", v.promote),
+    }
 }
 
 /// One line for `agents show` and `--dry-run` while a rollout bakes: what

@@ -1193,16 +1193,36 @@ impl Writer {
         &self,
         text: &str,
         if_match: &str,
-        mut on_lost: impl FnMut(&str),
+        on_lost: impl FnMut(&str),
     ) -> Result<Written, WriteError> {
         let key = new_idempotency_key();
-        let lost = match self.attempt(text, if_match, &key).await {
-            Attempt::Answered(Ok(accepted)) => {
-                return Ok(Written {
-                    accepted,
-                    lost: None,
-                });
-            }
+        let make = || {
+            self.client
+                .request(reqwest::Method::PUT, "v1/config")
+                .header(header::CONTENT_TYPE, "application/toml")
+                .header(header::IF_MATCH, format!("\"{if_match}\""))
+                .header(IDEMPOTENCY_KEY, key.as_str())
+                .body(text.to_string())
+        };
+        let (accepted, lost) = self
+            .checked(make, "PUT /v1/config", "macfleet get agents", on_lost)
+            .await?;
+        Ok(Written { accepted, lost })
+    }
+
+    /// Send `make()`'s request, and when its answer is lost send it again
+    /// (the same request, so the same `Idempotency-Key`) a few times over
+    /// about 4 s until the hub answers: the answer, and why the first was
+    /// lost when it was. `look` is what to run when it cannot be checked.
+    async fn checked<T: DeserializeOwned>(
+        &self,
+        make: impl Fn() -> reqwest::RequestBuilder,
+        what: &str,
+        look: &'static str,
+        mut on_lost: impl FnMut(&str),
+    ) -> Result<(T, Option<String>), WriteError> {
+        let lost = match self.attempt(make(), what).await {
+            Attempt::Answered(Ok(answer)) => return Ok((answer, None)),
             Attempt::Answered(Err(e)) => return Err(WriteError::Refused(e)),
             Attempt::Lost(why) => why,
         };
@@ -1210,13 +1230,8 @@ impl Writer {
         let mut last = String::new();
         for wait in CHECK_WAITS {
             tokio::time::sleep(wait).await;
-            match self.attempt(text, if_match, &key).await {
-                Attempt::Answered(Ok(accepted)) => {
-                    return Ok(Written {
-                        accepted,
-                        lost: Some(lost),
-                    });
-                }
+            match self.attempt(make(), what).await {
+                Attempt::Answered(Ok(answer)) => return Ok((answer, Some(lost))),
                 // Not asked (nothing answers, a 503): the first attempt's
                 // outcome is still unknown.
                 Attempt::Answered(Err(ClientError::Unreachable(why))) | Attempt::Lost(why) => {
@@ -1234,19 +1249,17 @@ impl Writer {
             hub: self.client.hub(),
             lost,
             check: last,
+            look,
         })
     }
 
-    /// One `PUT`: the hub's answer, or why there is none although the
+    /// One write: the hub's answer, or why there is none although the
     /// request may have reached it.
-    async fn attempt(&self, text: &str, if_match: &str, key: &str) -> Attempt {
-        let rb = self
-            .client
-            .request(reqwest::Method::PUT, "v1/config")
-            .header(header::CONTENT_TYPE, "application/toml")
-            .header(header::IF_MATCH, format!("\"{if_match}\""))
-            .header(IDEMPOTENCY_KEY, key)
-            .body(text.to_string());
+    async fn attempt<T: DeserializeOwned>(
+        &self,
+        rb: reqwest::RequestBuilder,
+        what: &str,
+    ) -> Attempt<T> {
         let resp = match rb.send().await {
             Ok(r) => r,
             // Never connected: nothing was sent.
@@ -1264,10 +1277,10 @@ impl Writer {
             let e = self.client.error_from(resp).await;
             return Attempt::Answered(Err(self.client.without_token(e)));
         }
-        match self.client.decode_small(resp, "PUT /v1/config").await {
+        match self.client.decode_small(resp, what).await {
             Ok(a) => Attempt::Answered(Ok(a)),
-            // A 200 whose body broke off: written, but its answer is
-            // asked again.
+            // A 2xx whose body broke off: done, but its answer is asked
+            // again.
             Err(ClientError::Unreachable(why)) => Attempt::Lost(why),
             Err(e) => Attempt::Answered(Err(e)),
         }
@@ -1283,16 +1296,46 @@ impl Writer {
         if_match: &str,
         query: &crate::rollout::RolloutQuery,
     ) -> Result<crate::rollout::wire::RolloutView, ClientError> {
+        match self
+            .start_rollout_checked(text, if_match, query, |_| {})
+            .await
+        {
+            Ok((v, _)) => Ok(v),
+            Err(WriteError::Refused(e)) => Err(e),
+            Err(e @ WriteError::Unknown { .. }) => Err(ClientError::Unreachable(e.to_string())),
+        }
+    }
+
+    /// [`Writer::start_rollout`], checked as a write is when its answer is
+    /// lost ([`Writer::put_config_checked`]): sent again with the same
+    /// `Idempotency-Key`, so the hub answers with the rollout that key
+    /// started (baking, or since ended), or starts it if the first never
+    /// arrived; a refusal says it was not started. The rollout, and why
+    /// its first answer was lost when it was.
+    pub async fn start_rollout_checked(
+        &self,
+        text: &str,
+        if_match: &str,
+        query: &crate::rollout::RolloutQuery,
+        on_lost: impl FnMut(&str),
+    ) -> Result<(crate::rollout::wire::RolloutView, Option<String>), WriteError> {
         let path = format!("v1/rollouts?{query}");
-        let rb = self
-            .client
-            .request(reqwest::Method::POST, &path)
-            .header(header::CONTENT_TYPE, "application/toml")
-            .header(header::IF_MATCH, format!("\"{if_match}\""))
-            .header(IDEMPOTENCY_KEY, new_idempotency_key())
-            .body(text.to_string());
-        let resp = self.client.send(rb).await?;
-        self.client.decode_small(resp, "POST /v1/rollouts").await
+        let key = new_idempotency_key();
+        let make = || {
+            self.client
+                .request(reqwest::Method::POST, &path)
+                .header(header::CONTENT_TYPE, "application/toml")
+                .header(header::IF_MATCH, format!("\"{if_match}\""))
+                .header(IDEMPOTENCY_KEY, key.as_str())
+                .body(text.to_string())
+        };
+        self.checked(
+            make,
+            "POST /v1/rollouts",
+            "macfleet agents rollout status",
+            on_lost,
+        )
+        .await
     }
 
     /// `POST /v1/rollouts/current/promote` (`promote: true`) or `/abort`.
@@ -1339,8 +1382,8 @@ pub fn new_idempotency_key() -> String {
     hex::encode(b)
 }
 
-enum Attempt {
-    Answered(Result<ConfigAccepted, ClientError>),
+enum Attempt<T> {
+    Answered(Result<T, ClientError>),
     Lost(String),
 }
 
@@ -1362,12 +1405,14 @@ pub enum WriteError {
     /// The answer was lost and the hub could not be asked again: it may be
     /// on the hub or not.
     #[error(
-        "the answer to the write was lost ({lost}) and {hub} could not be asked whether it landed ({check}): it may be on the hub; look (`macfleet get agents`) before writing again"
+        "the answer to the write was lost ({lost}) and {hub} could not be asked whether it landed ({check}): it may be on the hub; look (`{look}`) before writing again"
     )]
     Unknown {
         hub: String,
         lost: String,
         check: String,
+        /// What to run to look.
+        look: &'static str,
     },
 }
 

@@ -37,6 +37,10 @@ pub struct RolloutView {
     pub waiting: Option<String>,
     pub time_left_s: u64,
     pub bake_s: u64,
+    /// How long it baked (counted while the hub ran, at most `bake_s`):
+    /// an ended rollout says when it ended. Absent from an older hub.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baked_s: Option<u64>,
     pub promote: Promote,
     pub started_at: DateTime<Utc>,
     pub by: String,
@@ -80,6 +84,7 @@ impl RolloutView {
             waiting: r.waiting.map(|w| w.to_string()),
             time_left_s: r.time_left_s(),
             bake_s: r.bake.secs(),
+            baked_s: Some(r.baked.as_secs()),
             promote: r.promote,
             started_at: r.started_at,
             by: r.by.clone(),

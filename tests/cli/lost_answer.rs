@@ -16,21 +16,34 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// What the proxy has done, shared with its connections.
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
     /// The answer of the first `PUT /v1/config` has been dropped.
-    dropped: AtomicBool,
+    pub(crate) dropped: AtomicBool,
     /// After the drop, forward nothing more (the hub is gone).
     gone_after_drop: bool,
     gone: AtomicBool,
-    told: tokio::sync::Notify,
+    pub(crate) told: tokio::sync::Notify,
+    /// The request line whose answer is dropped starts so.
+    dropping: &'static [u8],
 }
 
 /// Start the proxy in front of `upstream`; its address.
 async fn proxy(upstream: SocketAddr, gone_after_drop: bool) -> (SocketAddr, Arc<State>) {
+    proxy_dropping(upstream, gone_after_drop, b"PUT /v1/config").await
+}
+
+/// The proxy, dropping the first answer to a request whose line starts
+/// with `dropping` (`b"POST /v1/rollouts"`: tests/cli/rollout.rs).
+pub(crate) async fn proxy_dropping(
+    upstream: SocketAddr,
+    gone_after_drop: bool,
+    dropping: &'static [u8],
+) -> (SocketAddr, Arc<State>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let state = Arc::new(State {
         gone_after_drop,
+        dropping,
         ..State::default()
     });
     let s = state.clone();
@@ -66,7 +79,7 @@ async fn connection(client: TcpStream, upstream: SocketAddr, state: Arc<State>) 
             if state.gone.load(Ordering::SeqCst) {
                 return;
             }
-            if buf[..n].starts_with(b"PUT /v1/config") && !state.dropped.load(Ordering::SeqCst) {
+            if buf[..n].starts_with(state.dropping) && !state.dropped.load(Ordering::SeqCst) {
                 put_sent.store(true, Ordering::SeqCst);
             }
             if uw.write_all(&buf[..n]).await.is_err() {
@@ -109,7 +122,7 @@ async fn history_len(url: &str, token: &str) -> usize {
     client.history().await.expect("history").revisions.len()
 }
 
-fn addr_of(url: &str) -> SocketAddr {
+pub(crate) fn addr_of(url: &str) -> SocketAddr {
     url.trim_start_matches("http://")
         .trim_end_matches('/')
         .parse()

@@ -113,11 +113,16 @@ async fn a_rollout_started_followed_refused_and_aborted_from_the_cli() {
         out.starts_with(&format!("rollout {id} baking: claude,opencode")),
         "{out}"
     );
-    // A count's share is where its hash positions fell: not asserted.
+    // A count's share is where its hash positions fell: its figure is not
+    // asserted, only that it is said once, as the share kept.
     assert!(
-        out.contains("cohort 3 (") && out.contains(" of the workers): 3 workers in it"),
+        out.contains("cohort 3 (a ")
+            && out.contains(
+                "% share, kept for workers who join): 3 of 10 workers, 0 on the candidate\n"
+            ),
         "{out}"
     );
+    assert!(!out.contains("of the workers"), "{out}");
     assert!(out.contains("guard, rest:   "), "{out}");
     assert!(
         out.contains("left of a 1h bake, then promote manual"),
@@ -179,7 +184,14 @@ async fn a_rollout_started_followed_refused_and_aborted_from_the_cli() {
     assert!(text(&abort.stdout).starts_with(&format!("rollout {id} aborted")));
     let status = run(&h, &h.viewer, &["agents", "rollout", "status"]).await;
     assert_eq!(code(&status), Some(1), "{}", text(&status.stderr));
-    assert!(text(&status.stdout).contains("reason: aborted by alice"));
+    let out = text(&status.stdout);
+    assert!(out.contains("reason: aborted by alice"), "{out}");
+    // How long it baked, not the bake it was asked (seconds here).
+    assert!(
+        baked_for(&out, "aborted", "1h").is_some_and(|b| b.ends_with('s') && !b.contains('m')),
+        "{out}"
+    );
+    assert!(!out.contains("at most"), "{out}");
     let promote = run(&h, &h.owner, &["agents", "rollout", "promote"]).await;
     let err = text(&promote.stderr);
     assert_eq!(code(&promote), Some(3), "{err}");
@@ -192,6 +204,15 @@ async fn a_rollout_started_followed_refused_and_aborted_from_the_cli() {
         std::fs::read_to_string(h.config_path()).expect("read"),
         FLEET
     );
+}
+
+/// `halted after 14s of 10m, promote auto` in `status`: the `14s`.
+fn baked_for<'a>(out: &'a str, state: &str, bake: &str) -> Option<&'a str> {
+    let head = format!("{state} after ");
+    let line = out.lines().find(|l| l.starts_with(&head))?;
+    line[head.len()..]
+        .split_once(&format!(" of {bake}, promote "))
+        .map(|(b, _)| b)
 }
 
 /// One worker a host; codex is missing on nine hosts in ten.
@@ -257,6 +278,18 @@ async fn the_guard_halts_a_bad_order_exit_7_and_a_good_one_promotes_exit_0() {
         began.elapsed()
     );
     assert!(out.contains(" halted: codex"), "{out}");
+    // A share says its workers once (not `25% (25% of the workers)`), and
+    // a halt how long it baked (under the 70 s waited, not `10m at most`).
+    assert!(
+        out.contains("cohort 25%: ") && out.contains(" of 40 workers, "),
+        "{out}"
+    );
+    assert!(!out.contains("of the workers"), "{out}");
+    let baked = baked_for(&out, "halted", "10m").unwrap_or_default();
+    assert!(
+        baked.ends_with('s') && (!baked.contains('m') || baked.starts_with("1m ")),
+        "{out}"
+    );
     assert!(
         out.contains("reason: halted by the guard: no route 0% → "),
         "{out}"
@@ -298,4 +331,108 @@ async fn the_guard_halts_a_bad_order_exit_7_and_a_good_one_promotes_exit_0() {
     )
     .expect("json");
     assert_eq!(v["state"], "promoted");
+    // The fleet follows: every worker of the simulated fleet, cohort and
+    // rest, reports the promoted revision (at its next turn boundary).
+    let on_new = common::eventually(600, || async {
+        let ws = viewer.workers(None).await.ok()?.workers;
+        let on = ws
+            .iter()
+            .filter(|w| w.config_revision.as_deref() == Some(now.revision.as_str()) && w.in_sync)
+            .count();
+        (ws.len() == 40 && on == 40).then_some(on)
+    })
+    .await;
+    assert_eq!(on_new, Some(40), "the whole fleet on {}", now.revision);
+}
+
+/// `agents move … --cohort` through the dropping proxy of
+/// tests/cli/lost_answer.rs: the first answer to `POST /v1/rollouts` is
+/// read from the hub (so the rollout started) and dropped.
+async fn start_through_a_dropping_proxy(
+    h: &TestHub,
+    gone_after_drop: bool,
+) -> (std::process::Output, bool) {
+    let (addr, state) = crate::lost_answer::proxy_dropping(
+        crate::lost_answer::addr_of(&h.url()),
+        gone_after_drop,
+        b"POST /v1/rollouts",
+    )
+    .await;
+    let (via, token) = (format!("http://{addr}"), h.owner.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        macfleet(
+            &[
+                "agents", "move", "claude", "0", "--cohort", "3", "--bake", "1h",
+            ],
+            &[("MAC_HUB_URL", &via), ("MAC_HUB_TOKEN", &token)],
+        )
+    })
+    .await
+    .expect("join");
+    (out, state.dropped.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+/// A lost answer on starting a rollout is checked by its Idempotency-Key
+/// as a write's is: sent again, the hub answers with the rollout the key
+/// started (one rollout, not two), exit 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rollout_whose_start_answer_is_lost_is_checked_and_found_baking() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, 10, &accepted).await;
+    let (out, dropped) = start_through_a_dropping_proxy(&h, false).await;
+    let err = text(&out.stderr);
+    assert!(dropped, "the answer was dropped");
+    assert_eq!(code(&out), Some(0), "{err}");
+    let view = h
+        .client(&h.viewer)
+        .rollout()
+        .await
+        .expect("rollout")
+        .expect("one");
+    assert!(
+        err.contains("may not have been started: the answer was lost"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("checked: rollout {} is baking", view.id)),
+        "{err}"
+    );
+    assert!(!err.contains("not checked"), "{err}");
+    assert!(
+        text(&out.stdout).starts_with("--- a/hub.toml"),
+        "{}",
+        text(&out.stdout)
+    );
+    let (_, steps) = h
+        .client(&h.viewer)
+        .history_and_rollouts()
+        .await
+        .expect("history");
+    let starts = steps
+        .iter()
+        .filter(|s| s.step == macfleet::rollout::StepKind::Started)
+        .count();
+    assert_eq!(starts, 1, "started once: {steps:?}");
+}
+
+/// With the hub gone after the drop it cannot be checked: exit 5, the
+/// edit it sent on stderr, never said `not written` or `started`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rollout_whose_start_answer_is_lost_with_the_hub_gone_exits_5() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, 10, &accepted).await;
+    let (out, dropped) = start_through_a_dropping_proxy(&h, true).await;
+    let err = text(&out.stderr);
+    assert!(dropped, "the answer was dropped");
+    assert_eq!(code(&out), Some(5), "{err}");
+    assert!(
+        err.contains("may not have been started: the answer was lost")
+            && err.contains("may have been started (not checked)")
+            && err.contains("macfleet agents rollout status"),
+        "{err}"
+    );
+    assert!(!err.contains("not written"), "{err}");
+    assert_eq!(text(&out.stdout), "", "{}", text(&out.stdout));
 }

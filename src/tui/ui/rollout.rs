@@ -183,6 +183,7 @@ mod tests {
             waiting: None,
             time_left_s: 360,
             bake_s: 600,
+            baked_s: Some(240),
             promote: crate::rollout::Promote::Auto,
             started_at: at,
             by: "alice".into(),
