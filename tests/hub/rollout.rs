@@ -672,3 +672,142 @@ async fn two_authorization_headers_are_a_400_on_every_route() {
         FLEET
     );
 }
+
+/// One round of heartbeats from `w-0`…`w-{n-1}`: the cohort's on the
+/// candidate (its list), the rest on the accepted list; the workers in
+/// `no_route` stand on nothing, and `noisy` (if any) also reports a burst
+/// of three fresh failovers with each beat.
+async fn beat_round(
+    h: &TestHub,
+    n: usize,
+    cohort: &[String],
+    revs: (&str, &str),
+    no_route: &[String],
+    noisy: Option<&str>,
+    round: usize,
+) {
+    for i in 0..n {
+        let id = format!("w-{i}");
+        let on_candidate = cohort.contains(&id);
+        let (rev, list): (&str, &[&str]) = if on_candidate {
+            (revs.1, &["claude", "opencode"])
+        } else {
+            (revs.0, &["opencode", "claude"])
+        };
+        let mut b = common::Beat::new(&id).own_host().rev(Some(rev)).list(list);
+        b = if no_route.contains(&id) {
+            b.active(None).only_caps(&[])
+        } else {
+            b.active(Some(list[0]))
+        };
+        if noisy == Some(id.as_str()) {
+            let burst: Vec<Value> = (0..3)
+                .map(|k| {
+                    serde_json::json!({"id": format!("{id}-r{round}-{k}"), "at": common::ago(1),
+                        "from": "claude", "to": "opencode",
+                        "cause": {"kind": "rate_limited", "status": 429, "source": "hub_router"}})
+                })
+                .collect();
+            b = b.failovers(Value::Array(burst));
+        }
+        let r = h.post_heartbeat(&b.json()).await;
+        assert_eq!(r.status().as_u16(), 200, "{id}");
+    }
+}
+
+/// The guard's minimum counts against a real hub, heartbeats posted by
+/// the test every second (issue 33): a cohort of 4 where one worker has no
+/// route and bursts of failovers on every beat bakes its 20 s and is
+/// promoted, never halted; the next rollout, to a cohort of 4 where 3 of
+/// the 4 on the candidate have no route, is halted within 60 s (here
+/// within a few judgements).
+#[tokio::test(flavor = "multi_thread")]
+async fn one_noisy_worker_of_four_is_not_halted_and_three_of_four_with_no_route_are() {
+    const N: usize = 12;
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, N, &accepted).await;
+    let good = doc(&["claude", "opencode"]);
+    let r = start(&h, "cohort=4&bake=20s", &accepted, &good).await;
+    assert_eq!(r.status().as_u16(), 201);
+    let candidate = r.json::<Value>().await.expect("rollout")["candidate_revision"]
+        .as_str()
+        .expect("rev")
+        .to_owned();
+    let cohort = cohort_ids(&h, N, &accepted).await;
+    assert_eq!(cohort.len(), 4, "{cohort:?}");
+    let noisy = cohort[0].clone();
+    let began = Instant::now();
+    let mut seen_noise = false;
+    let mut round = 0;
+    let end = loop {
+        beat_round(
+            &h,
+            N,
+            &cohort,
+            (&accepted, &candidate),
+            std::slice::from_ref(&noisy),
+            Some(&noisy),
+            round,
+        )
+        .await;
+        round += 1;
+        let (_, v) = current(&h).await;
+        assert_ne!(v["state"], "halted", "one noisy worker of 4 halted it: {v}");
+        let c = &v["guard"]["cohort"];
+        seen_noise |= c["no_route"] == 1 && c["failing"] == 1 && c["workers"] == 4;
+        if v["state"] != "baking" || began.elapsed() > Duration::from_secs(45) {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+    };
+    assert!(seen_noise, "the guard counted the noisy worker: {end}");
+    assert_eq!(end["state"], "promoted", "{end}");
+    assert!(
+        end["guard"]["cohort"]["failovers"].as_u64() >= Some(3),
+        "{end}"
+    );
+
+    // The promoted list is now the accepted one; a bad order to 4 of the
+    // 12, three of them with no route on it.
+    let accepted = revision(&h).await;
+    assert_eq!(accepted, candidate);
+    beat_all(&h, N, &accepted).await;
+    let bad = doc(&["codex"]);
+    let r = start(&h, "cohort=4&bake=10m", &accepted, &bad).await;
+    assert_eq!(r.status().as_u16(), 201);
+    let candidate = r.json::<Value>().await.expect("rollout")["candidate_revision"]
+        .as_str()
+        .expect("rev")
+        .to_owned();
+    let cohort = cohort_ids(&h, N, &accepted).await;
+    assert_eq!(cohort.len(), 4, "{cohort:?}");
+    let began = Instant::now();
+    let mut round = 0;
+    let end = loop {
+        beat_round(
+            &h,
+            N,
+            &cohort,
+            (&accepted, &candidate),
+            &cohort[..3],
+            None,
+            round,
+        )
+        .await;
+        round += 1;
+        let (_, v) = current(&h).await;
+        if v["state"] != "baking" || began.elapsed() > Duration::from_secs(60) {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+    };
+    let took = began.elapsed();
+    assert_eq!(end["state"], "halted", "{end}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert_eq!(
+        end["reason"], "halted by the guard: no route 0% → 75% in the cohort (rest 0%)",
+        "{end}"
+    );
+    eprintln!("3 of 4 with no route halted {took:?} after the start");
+}
