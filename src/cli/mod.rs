@@ -214,7 +214,7 @@ pub struct DemoArgs {
     /// Simulated workers.
     #[arg(long, default_value_t = 40)]
     pub workers: usize,
-    /// Scenario name (steady, quota-cap, aug19, bad-order) or a scenario
+    /// Scenario name (steady, quota-cap, aug19, bad-order, good-order) or a scenario
     /// file.
     #[arg(long, default_value = "quota-cap")]
     pub scenario: String,
@@ -344,7 +344,7 @@ pub struct SimArgs {
     /// Simulated workers.
     #[arg(long, default_value_t = 40)]
     pub workers: usize,
-    /// Scenario name (steady, quota-cap, aug19, bad-order) or a scenario
+    /// Scenario name (steady, quota-cap, aug19, bad-order, good-order) or a scenario
     /// file.
     #[arg(long, default_value = "steady")]
     pub scenario: String,

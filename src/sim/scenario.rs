@@ -189,6 +189,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "bad-order",
         include_str!("../../assets/scenarios/bad-order.toml"),
     ),
+    (
+        "good-order",
+        include_str!("../../assets/scenarios/good-order.toml"),
+    ),
 ];
 
 impl Scenario {

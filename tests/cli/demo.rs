@@ -302,3 +302,77 @@ async fn the_bad_order_demo_is_halted_by_the_guard_within_a_minute() {
     let status = demo.interrupt("INT");
     assert!(status.success(), "{status:?}");
 }
+
+/// `macfleet demo --scenario good-order`: the same fleet as bad-order, a
+/// candidate every worker can run (claude, opencode, pi) to a quarter for
+/// 30 s: the guard stays quiet and the hub promotes it by itself after the
+/// bake; the file is on the candidate and every worker of the demo's fleet
+/// reports it.
+#[tokio::test]
+async fn the_good_order_demo_is_promoted_after_its_bake_and_the_fleet_follows() {
+    let launched = Instant::now();
+    let mut demo = Demo::start("good-order");
+    assert!(
+        demo.said
+            .iter()
+            .any(|l| l.starts_with("rollout ")
+                && l.contains(" started: claude,opencode,pi to 25% of")),
+        "the demo says the rollout it started: {:?}",
+        demo.said
+    );
+    let client = demo.client();
+    let promoted = loop {
+        let v = client
+            .rollout()
+            .await
+            .expect("rollout")
+            .expect("the demo started one");
+        assert_ne!(v.state, macfleet::rollout::State::Halted, "{v:?}");
+        if v.state == macfleet::rollout::State::Promoted {
+            break v;
+        }
+        assert!(
+            launched.elapsed() < Duration::from_secs(120),
+            "not promoted within 2 minutes of the launch: {v:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert!(promoted.cohort_on_candidate >= 3, "{promoted:?}");
+    assert_eq!(promoted.guard.cohort.no_route, 0, "{promoted:?}");
+    let doc = client.config().await.expect("config");
+    assert_eq!(doc.revision, promoted.candidate_revision);
+    assert_eq!(
+        macfleet::agents_doc::locate(&doc.text)
+            .expect("list")
+            .agents,
+        ["claude", "opencode", "pi"]
+    );
+    let history = client.history().await.expect("history");
+    assert_eq!(history.revisions[0].revision, promoted.candidate_revision);
+    assert_eq!(history.revisions[0].by, "(guard)");
+    let mut on_new = (0, 0);
+    for _ in 0..120 {
+        let ws = client.workers(None).await.expect("workers").workers;
+        let on = ws
+            .iter()
+            .filter(|w| w.in_sync && w.config_revision.as_deref() == Some(doc.revision.as_str()))
+            .count();
+        on_new = (on, ws.len());
+        if on == ws.len() && on > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(
+        on_new.0 == on_new.1 && on_new.0 > 0,
+        "on the new revision: {on_new:?}"
+    );
+    eprintln!(
+        "promoted {:?} after the launch; {} workers on {}",
+        launched.elapsed(),
+        on_new.0,
+        doc.revision
+    );
+    let status = demo.interrupt("INT");
+    assert!(status.success(), "{status:?}");
+}
