@@ -1243,6 +1243,7 @@ impl Db {
             recovery_counts,
             errors: errors.clone(),
             binds: binds.clone(),
+            probed: None,
         };
         let writer = std::thread::Builder::new()
             .name("macfleet-db".into())
@@ -2037,6 +2038,8 @@ struct Writer {
     errors: Arc<AtomicU64>,
     /// New worker ids waiting for the next commit, shared with the `Db`.
     binds: Arc<Mutex<BindQueue>>,
+    /// When the room probe last ran ([`crate::hub::room`]).
+    probed: Option<std::time::Instant>,
 }
 
 /// Failover records held per pool.
@@ -2231,6 +2234,50 @@ impl Writer {
                 path = %self.path.display(),
                 refused_since_said = n,
                 "the database commits again (it was: {why})"
+            );
+        }
+    }
+
+    /// While commits fail and nothing is written, find out without a
+    /// commit whether the disk has room again ([`crate::hub::room`]): at
+    /// most every [`crate::hub::room::PROBE_EVERY`], the first that long after the
+    /// last failure. When it has, commits are taken again, said once.
+    fn probe_room(&mut self) {
+        use crate::hub::room;
+        let since_failed = match self.state.failing.lock() {
+            Ok(f) => match f.as_ref() {
+                Some((_, at)) => at.elapsed(),
+                None => return,
+            },
+            Err(_) => return,
+        };
+        let probed_lately = self
+            .probed
+            .is_some_and(|at| at.elapsed() < room::PROBE_EVERY);
+        if since_failed < room::PROBE_EVERY || probed_lately {
+            return;
+        }
+        self.probed = Some(std::time::Instant::now());
+        let found = if file_writable(&self.path) {
+            room::probe(&self.path, &self.conn)
+        } else {
+            Err("the file cannot be written".into())
+        };
+        let free = match found {
+            Ok(free) => free,
+            Err(why) => {
+                tracing::debug!(path = %self.path.display(), "no room for the database yet: {why}");
+                return;
+            }
+        };
+        let was = self.state.failing.lock().ok().and_then(|mut f| f.take());
+        if let Some((why, _)) = was {
+            let n = self.state.repeats.ended("database-batch").unwrap_or(0);
+            tracing::info!(
+                path = %self.path.display(),
+                free_mib = free / (1024 * 1024),
+                refused_since_said = n,
+                "the database has room again, found without a commit: commits are taken again (it was: {why})"
             );
         }
     }
@@ -2445,6 +2492,7 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 // Noticed within about a second even when nothing is written.
                 let _ = w.ensure_file();
+                w.probe_room();
                 if w.has_pending() {
                     Cmd::Wake
                 } else {

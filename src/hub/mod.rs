@@ -32,6 +32,7 @@ pub mod prefetch;
 pub mod recovery;
 pub mod repeats;
 pub mod rollout;
+pub mod room;
 pub mod serve;
 pub mod store;
 pub mod streams;

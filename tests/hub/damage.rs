@@ -1108,6 +1108,82 @@ async fn a_full_database_refuses_with_503_and_acknowledges_nothing_history_lacks
     }
 }
 
+/// A full database that nothing writes to again (issue 29): commits
+/// failed for a full disk, then the disk got room (here the page limit
+/// raised through `MACFLEET_TEST_MAX_PAGE_COUNT_FILE`, as an operator
+/// freeing space would) and no request came. Before, only a commit could
+/// clear the reason, so health stayed `degraded` for good; now the
+/// writer's probe (free space over a margin, a side file written, synced
+/// and removed, room under the page limit) finds it within its 5 s, says
+/// so once, and the next write is taken. While the database is still
+/// full the probe keeps it degraded (no flap), and writes no commit.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_database_given_room_again_is_ok_without_a_commit() {
+    let (dir, t) = hub_dir();
+    let quota = dir.path().join("quota");
+    std::fs::write(&quota, "60").expect("quota");
+    let quota_env = quota.to_str().expect("a UTF-8 path");
+    let env = [
+        ("MACFLEET_LOG", "info"),
+        ("MACFLEET_TEST_MAX_PAGE_COUNT", "60"),
+        ("MACFLEET_TEST_MAX_PAGE_COUNT_FILE", quota_env),
+    ];
+    let how = Spawn {
+        env: &env,
+        ..Spawn::default()
+    };
+    let hub = HubProcess::spawn(dir.path(), how);
+    let names: Vec<String> = (0..64)
+        .map(|i| format!("\"a{i:02}{}\"", "y".repeat(29)))
+        .collect();
+    let mut refused = None;
+    for i in 0..200 {
+        let body = format!(
+            "# {i}\n[fleet]\nMAC_CODING_AGENTS = [{}]\n",
+            names.join(", ")
+        );
+        let (s, _, v) = put(&hub, &t.owner, &body).await;
+        if s != StatusCode::OK {
+            refused = Some((s, v));
+            break;
+        }
+    }
+    let (s, v) = refused.unwrap_or_else(|| panic!("no write was refused:\n{}", hub.log()));
+    assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    until_problem(&hub, Duration::from_secs(2), |p| p.contains("is full")).await;
+    // Still full, nothing written: the probe (due 5 s after the failure)
+    // keeps the reason.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let h = health(&hub).await;
+    assert_eq!(h["database"]["unavailable"], true, "still full: {h}");
+
+    std::fs::write(&quota, "100000").expect("room again");
+    let t0 = Instant::now();
+    let h = loop {
+        let h = health(&hub).await;
+        if h["status"] == "ok" {
+            break h;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(8),
+            "still degraded with room again and nothing written: {h}\n{}",
+            hub.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(h["database"]["unavailable"], false, "{h}");
+    eprintln!("ok {:?} after the room came back", t0.elapsed());
+    let log = hub.log();
+    let said = log.lines().filter(|l| l.contains("has room again")).count();
+    assert_eq!(said, 1, "{log}");
+    assert!(
+        !dir.path().join("hub.db.room-probe").exists(),
+        "the side file is removed"
+    );
+    let (s, _, v) = put(&hub, &t.owner, VALID).await;
+    assert_eq!(s, StatusCode::OK, "a write is taken again: {v}");
+}
+
 /// `chmod 444 hub.db` under the running hub (as `nobody`, so the mode
 /// stops it): its open connections still write, so heartbeats are taken,
 /// but the next start would refuse the file: health `degraded` within 2 s
