@@ -762,7 +762,10 @@ pub struct ConfigEvent {
 pub struct ProblemEvent {
     pub at: DateTime<Utc>,
     /// What kind: `hand_edit_kept` (a hand edit a config write swapped
-    /// out, kept aside as `path`).
+    /// out, kept aside as `path`); sent to a subscriber on connect, each of
+    /// the problems health says (`crate::hub::problems`), also `config`,
+    /// `database_unavailable`, `database_recreated`, `database_damaged`,
+    /// `database_corrupt`, `database_place`, `database_quick_check`.
     pub kind: String,
     /// The file it is about.
     pub path: String,

@@ -1475,8 +1475,21 @@ async fn events(
         )
     })?;
     let sub = hub.events.subscribe(last_id);
+    // Every problem known now, once, first (after a `reset`): one found at
+    // start, before anyone subscribed, reaches each subscriber.
+    let problems = match want[EventKind::Problem as usize] {
+        true => hub.problems_now(&hub.current()),
+        false => Vec::new(),
+    };
     let wanted = move |e: &Event| want[e.payload.kind() as usize];
-    let stream = async_stream(sub, wanted, hub.closing.subscribe(), slot, hub.opts.streams);
+    let first = Start { sub, problems };
+    let stream = async_stream(
+        first,
+        wanted,
+        hub.closing.subscribe(),
+        slot,
+        hub.opts.streams,
+    );
     // A token revoked (SIGHUP) while its stream is open ends the stream.
     let revoked = hub
         .tokens
@@ -1500,6 +1513,21 @@ fn to_sse(e: &Event) -> (SseEvent, usize) {
     (ev, size)
 }
 
+/// A problem known when the subscriber connected: sent without an id
+/// (it is not in the feed, and a resume point stays the feed's).
+fn problem_event(p: &crate::wire::ProblemEvent) -> (SseEvent, usize) {
+    let data = serde_json::to_string(p).unwrap_or_else(|_| "{}".into());
+    let size = data.len();
+    (SseEvent::default().event("problem").data(data), size)
+}
+
+/// What a subscriber's stream starts from: its subscription, and the
+/// problems known as it connected.
+struct Start {
+    sub: super::events::Subscription,
+    problems: Vec<crate::wire::ProblemEvent>,
+}
+
 fn reset_event(at: u64) -> SseEvent {
     SseEvent::default()
         .id(at.to_string())
@@ -1513,7 +1541,7 @@ fn reset_event(at: u64) -> SseEvent {
 /// behind: it is sent what is buffered, then `reset`, and the stream ends
 /// (the contract's answer to lag). The slot is held as long as the stream.
 fn async_stream(
-    sub: super::events::Subscription,
+    start: Start,
     wanted: impl Fn(&Event) -> bool + Send + 'static,
     mut closing: tokio::sync::watch::Receiver<bool>,
     slot: super::streams::StreamSlot,
@@ -1527,6 +1555,7 @@ fn async_stream(
     let budget = Arc::new(tokio::sync::Semaphore::new(budget_bytes));
     let last = Arc::new(std::sync::Mutex::new(None::<SseEvent>));
     let last2 = last.clone();
+    let Start { sub, problems } = start;
     tokio::spawn(async move {
         let mut live = sub.live;
         let mut at = sub.at;
@@ -1545,6 +1574,13 @@ fn async_stream(
         // its size in bytes of the budget until the response takes it.
         let mut staged: Option<(u64, SseEvent, usize)> =
             sub.reset.then(|| (at, reset_event(at), 64));
+        let mut first: std::collections::VecDeque<(u64, SseEvent, usize)> = problems
+            .iter()
+            .map(|p| {
+                let (ev, size) = problem_event(p);
+                (sent, ev, size)
+            })
+            .collect();
         let mut deadline = tokio::time::Instant::now() + limits.grace;
         let behind = |at: u64| {
             if let Ok(mut l) = last2.lock() {
@@ -1553,9 +1589,12 @@ fn async_stream(
         };
         loop {
             if staged.is_none() {
-                if let Some(e) = backlog.pop() {
+                staged = first.pop_front().or_else(|| {
+                    let e = backlog.pop()?;
                     let (ev, size) = to_sse(&e);
-                    staged = Some((e.seq, ev, size));
+                    Some((e.seq, ev, size))
+                });
+                if staged.is_some() {
                     deadline = tokio::time::Instant::now() + limits.grace;
                 }
             }

@@ -29,6 +29,7 @@ pub mod pacing;
 pub mod place;
 pub mod plan;
 pub mod prefetch;
+pub mod problems;
 pub mod recovery;
 pub mod repeats;
 pub mod rollout;
@@ -346,58 +347,14 @@ impl Hub {
     /// for each problem, while the document on disk is not in force.
     pub fn health(&self) -> Health {
         let c = self.current();
-        let mut problems = self.config_place.problems(&self.opts.config, &c);
-        let db = self.db.path().display();
+        let problems: Vec<String> = self
+            .problems_now(&c)
+            .into_iter()
+            .map(|p| p.message)
+            .collect();
         let (recreated, recreated_at) = self.db.recreated();
         let unavailable = self.db.unavailable();
-        if let Some(why) = &unavailable {
-            problems.push(format!(
-                "{why}; heartbeats with failovers and config writes are refused (503 database_unavailable) until it can be"
-            ));
-        } else if let Some(at) = recreated_at {
-            problems.push(format!(
-                "the database {db} was removed or replaced while the hub ran; it was made afresh at its path at {}: the history and the failover log began afresh then",
-                crate::wire::fmt_time(at)
-            ));
-        }
-        let (_, damage) = self.db.damage();
-        if let Some(d) = &damage {
-            let moved = d.moved_to.display();
-            let kept = d.kept.sentence();
-            let why = &d.why;
-            // Said instead of the sentence for a removed file, when the
-            // damage was the last reason the file was made afresh.
-            if recreated_at.is_some_and(|r| r <= d.at + chrono::Duration::seconds(1)) {
-                problems.retain(|p| !p.contains("was removed or replaced while the hub ran"));
-            }
-            problems.push(if d.at_start {
-                format!(
-                    "the database {db} was damaged when the hub started ({why}): it was moved aside to {moved} (nothing of it deleted) and the hub started on a fresh one: {kept}"
-                )
-            } else {
-                format!(
-                    "the database {db} was found damaged under the running hub at {} ({why}): it was moved aside to {moved} (nothing of it deleted) and made afresh at its path: {kept}; what was acknowledged since is in the fresh file",
-                    crate::wire::fmt_time(d.at)
-                )
-            });
-        }
-        let corrupt = self.db.corrupt_statements();
-        if corrupt > 0 && damage.is_none() {
-            problems.push(format!(
-                "{corrupt} statements met damage in the database {db} since the hub started (SQLITE_CORRUPT): some history or failovers cannot be read"
-            ));
-        }
-        if let Some(p) = self.db.place_problem() {
-            problems.push(p);
-        }
-        problems.extend(self.kept_problem());
         let damaged = self.db.quick_check_problems();
-        // Found at start, the damaged file was set aside (said above).
-        if damaged > 0 && !damage.as_ref().is_some_and(|d| d.at_start) {
-            problems.push(format!(
-                "the database {db} failed SQLite's quick_check at start ({damaged} problems): some history or failovers may be unreadable or gone"
-            ));
-        }
         Health {
             status: if problems.is_empty() {
                 "ok"

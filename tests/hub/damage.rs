@@ -392,6 +392,98 @@ async fn a_start_on_a_damaged_database_sets_it_aside_and_says_what_was_lost() {
     assert_eq!(set_aside(&db).len(), 1);
 }
 
+/// The first `n` events of a raw `GET /v1/events?types=…` (the typed
+/// client skips kinds it does not know), as (id, event, data), each within
+/// 3 s; fewer when the stream goes quiet.
+async fn first_events(
+    hub: &HubProcess,
+    token: &str,
+    types: &str,
+    n: usize,
+) -> Vec<(String, String, Value)> {
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    let r = reqwest::Client::new()
+        .get(hub.path(&format!("/v1/events?types={types}")))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("GET /v1/events");
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut events = r.bytes_stream().eventsource();
+    let mut out = Vec::new();
+    while out.len() < n {
+        match tokio::time::timeout(Duration::from_secs(3), events.next()).await {
+            Ok(Some(Ok(e))) => {
+                let data = serde_json::from_str(&e.data).unwrap_or(Value::Null);
+                out.push((e.id, e.event, data));
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+/// A problem found at start (a damaged database moved aside), before
+/// anyone subscribed, reaches each subscriber that connects later: every
+/// problem known is sent first, once, as an `event: problem` without an
+/// id (health's sentence, its kind and file), then the feed. Before: it
+/// was in `/v1/health` only, and a TUI never heard of it. A subscriber
+/// that did not ask for `problem` is not sent it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_problem_found_at_start_is_sent_to_each_subscriber_on_connect() {
+    let (dir, t) = hub_dir();
+    let db = dir.path().join("hub.db");
+    let hub = HubProcess::spawn(dir.path(), Spawn::default());
+    for i in 0..10 {
+        let ids: Vec<String> = (0..100).map(|j| format!("f-{i}-{j}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let (s, _, v) = post(&hub, &t.worker, &heartbeat("w-1", &ids)).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    stop(hub);
+    let len = std::fs::metadata(&db).expect("hub.db").len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .expect("open")
+        .set_len(len / 2)
+        .expect("cut");
+    let hub = HubProcess::try_spawn(dir.path(), Spawn::default())
+        .unwrap_or_else(|log| panic!("the hub refused to start on the damaged file:\n{log}"));
+    let said = problem(&health(&hub).await, "damaged when the hub started").to_string();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    for _subscriber in 0..2 {
+        let watch = tokio::spawn({
+            let (url, worker) = (hub.path("/v1/heartbeats"), t.worker.clone());
+            async move {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                let r = http()
+                    .post(url)
+                    .bearer_auth(worker)
+                    .json(&heartbeat("w-2", &[]))
+                    .send()
+                    .await;
+                r.map(|r| r.status())
+            }
+        });
+        let got = first_events(&hub, &t.viewer, "problem,heartbeat", 3).await;
+        let s = watch.await.expect("join").expect("heartbeat");
+        assert_eq!(s, StatusCode::OK);
+        let names: Vec<&str> = got.iter().map(|(_, e, _)| e.as_str()).collect();
+        assert_eq!(names, ["problem", "heartbeat"], "{got:?}");
+        let (id, _, p) = &got[0];
+        assert_eq!(id, "", "not in the feed: no id");
+        assert_eq!(p["kind"], "database_damaged", "{p}");
+        assert_eq!(p["message"].as_str(), Some(said.as_str()), "{p}");
+        let aside = set_aside(&db);
+        assert_eq!(p["path"].as_str(), aside[0].to_str(), "{p}");
+    }
+    let got = first_events(&hub, &t.viewer, "failover", 1).await;
+    assert!(got.is_empty(), "not asked for: {got:?}");
+}
+
 /// Pages in the middle of a stopped hub's database overwritten with junk
 /// (1,500 failovers, everything checkpointed into the main file): the
 /// file still opens, but fails SQLite's `quick_check`. The start treats it
