@@ -1195,13 +1195,27 @@ impl Writer {
         if_match: &str,
         on_lost: impl FnMut(&str),
     ) -> Result<Written, WriteError> {
-        let key = new_idempotency_key();
+        self.put_config_keyed(text, if_match, &new_idempotency_key(), on_lost)
+            .await
+    }
+
+    /// [`Writer::put_config_checked`] with the caller's `key`: a write sent
+    /// again later as the same write (the TUI asks again with the key of a
+    /// write whose outcome it could not learn, once the hub answers), which
+    /// the hub answers with its first answer when it holds the key.
+    pub async fn put_config_keyed(
+        &self,
+        text: &str,
+        if_match: &str,
+        key: &str,
+        on_lost: impl FnMut(&str),
+    ) -> Result<Written, WriteError> {
         let make = || {
             self.client
                 .request(reqwest::Method::PUT, "v1/config")
                 .header(header::CONTENT_TYPE, "application/toml")
                 .header(header::IF_MATCH, format!("\"{if_match}\""))
-                .header(IDEMPOTENCY_KEY, key.as_str())
+                .header(IDEMPOTENCY_KEY, key)
                 .body(text.to_string())
         };
         let (accepted, lost) = self

@@ -382,6 +382,9 @@ impl App {
             | Msg::Edited { .. }
             | Msg::DraftKept(_)
             | Msg::Written(_)
+            | Msg::WriteLost { .. }
+            | Msg::WriteChecked(_)
+            | Msg::WriteUnknown { .. }
             | Msg::RolloutStarted(_)
             | Msg::RolloutStepped { .. }) => {
                 self.edit_answer(msg, &mut fx, &mut asks);
@@ -431,6 +434,9 @@ impl App {
                 agents,
                 text,
             } => {
+                // A write whose outcome is unknown is asked by its key
+                // before the edit meets this revision.
+                edit.recheck_lost(m, fx, asks);
                 m.document(revision.clone(), agents, text.clone());
                 edit.document(m, &text, &revision, asks);
                 ch.agents = true;
@@ -448,6 +454,25 @@ impl App {
             }
             Msg::Written(r) => {
                 edit.answer(m, r, fx, asks);
+                ch.agents = true;
+            }
+            Msg::WriteLost { why } => edit.write_lost(m, why, asks),
+            Msg::WriteChecked(r) => {
+                edit.write_checked(m, r, fx, asks);
+                ch.agents = true;
+            }
+            Msg::WriteUnknown {
+                text,
+                if_match,
+                key,
+                error,
+            } => {
+                let lost = crate::tui::model::edit::LostWrite {
+                    text,
+                    if_match,
+                    key,
+                };
+                edit.write_unknown(m, lost, error, asks);
                 ch.agents = true;
             }
             Msg::RolloutStarted(r) => {

@@ -93,6 +93,25 @@ pub enum Msg {
     DraftKept(Result<String, String>),
     /// The answer to an [`Effect::Write`].
     Written(Result<ConfigAccepted, ClientError>),
+    /// The answer to a write (or [`Effect::Recheck`]) was lost after its
+    /// request went out (`why`): it may not have been written, and the
+    /// runner is asking the hub again with the same Idempotency-Key.
+    WriteLost {
+        why: String,
+    },
+    /// A write whose answer was lost, asked again by its key: the hub's
+    /// answer (`Ok`: the write is on the hub, written once; `Err`: not
+    /// written).
+    WriteChecked(Result<ConfigAccepted, ClientError>),
+    /// A write whose answer was lost and whose hub could not be asked
+    /// (`error` says both): it may be on the hub. `key` asks again, with
+    /// the same `text` and `if_match`, once the hub answers.
+    WriteUnknown {
+        text: String,
+        if_match: String,
+        key: String,
+        error: String,
+    },
     /// The answer to an [`Effect::StartRollout`].
     RolloutStarted(Result<crate::rollout::wire::RolloutView, ClientError>),
     /// The answer to an [`Effect::RolloutStep`].
@@ -196,6 +215,15 @@ pub enum Effect {
     Write {
         text: String,
         if_match: String,
+    },
+    /// The same `PUT /v1/config` again, with the Idempotency-Key `key` of
+    /// a write whose outcome is unknown ([`Msg::WriteUnknown`]): the hub
+    /// answers a key it holds with the first answer, before `If-Match`.
+    /// Answers [`Msg::WriteChecked`] (or `WriteUnknown` again).
+    Recheck {
+        text: String,
+        if_match: String,
+        key: String,
     },
     /// `POST /v1/rollouts?<query>` of exactly `text` (the diff reviewed)
     /// with `If-Match: if_match`: to a cohort first. Through the `Writer`.

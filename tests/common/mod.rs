@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod measure;
+pub mod proxy;
 
 use std::path::PathBuf;
 use std::time::Duration;

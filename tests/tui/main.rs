@@ -36,6 +36,9 @@ mod keep;
 mod ladder;
 /// The large-fleet mode through `update`: summaries and windows.
 mod large;
+/// A write whose answer was lost: checked by its key (the binary behind a
+/// proxy that drops the answer).
+mod lost;
 /// The failover log's live heap, by a counting allocator.
 mod memory;
 /// Two actors' edits of the list merged in the binary against one hub.

@@ -23,6 +23,13 @@ pub struct LadderEdit {
     /// `y` was pressed on the diff: the write is on its way, with this
     /// `If-Match`.
     pub sending: Option<String>,
+    /// The write on its way lost its answer (why): it is being asked
+    /// again by its key ("may not have been written: checking").
+    pub checking: Option<String>,
+    /// A write whose answer was lost and whose hub could not be asked:
+    /// it may be on the hub. Asked again by its key ([`LostWrite`]) when
+    /// the hub next answers, before the edit meets any new revision.
+    pub lost: Option<LostWrite>,
     /// The hub's list changed under the edit and some agents were touched
     /// by both: base, theirs, mine and the merged result, to choose on
     /// (the edit overlay's conflict screen shows it).
@@ -52,6 +59,15 @@ pub struct LadderEdit {
     /// A conflict was settled keeping mine for some agents: what of their
     /// change that undoes, said above the diff until written or dropped.
     pub undoes: Option<Undoes>,
+}
+
+/// A write whose outcome is unknown: exactly what was sent and its
+/// Idempotency-Key, to send again as the same write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostWrite {
+    pub text: String,
+    pub if_match: String,
+    pub key: String,
 }
 
 /// The conflicts settled with mine: each undoes a change of `revision`'s

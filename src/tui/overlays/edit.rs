@@ -23,7 +23,7 @@ use crate::tui::model::Model;
 use crate::tui::model::config::HistKey;
 use crate::tui::model::config::OnDisk;
 use crate::tui::model::edit::{
-    Draft, KeptDraft, LadderEdit, MAX_REOPENS, Overtaken, Rollout, Undoes, strip_notes, with_notes,
+    Draft, KeptDraft, LadderEdit, LostWrite, MAX_REOPENS, Overtaken, Rollout, Undoes, strip_notes, with_notes,
     with_reason,
 };
 use crate::tui::msg::Effect;
@@ -1430,7 +1430,15 @@ impl Edit {
                 say(asks, format!("writing onto {if_match}"));
                 m.edit.sending = Some(if_match.clone());
                 self.mode = Mode::Editing;
-                fx.push(Effect::Write { text, if_match });
+                fx.push(match m.edit.lost.take() {
+                    // The write whose outcome is unknown, again: its key.
+                    Some(l) if l.text == text && l.if_match == if_match => Effect::Recheck {
+                        text,
+                        if_match,
+                        key: l.key,
+                    },
+                    _ => Effect::Write { text, if_match },
+                });
             }
             Some(Action::Cancel) => self.mode = Mode::Editing,
             Some(Action::ScrollDown) => *scroll += 1,
@@ -1591,9 +1599,34 @@ impl Edit {
         fx: &mut Vec<Effect>,
         asks: &mut Vec<Ask>,
     ) {
+        self.answered(m, r, false, fx, asks);
+    }
+
+    /// The hub's answer to a write: `checked` when it is the answer to a
+    /// write whose first answer was lost, asked again by its key.
+    fn answered(
+        &mut self,
+        m: &mut Model,
+        r: Result<ConfigAccepted, ClientError>,
+        checked: bool,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        let not_written = if checked {
+            "checked: not written"
+        } else {
+            "not written"
+        };
         match r {
             Ok(acc) => {
-                say(asks, format!("written: revision {}", acc.revision));
+                say(
+                    asks,
+                    if checked {
+                        format!("checked: your write {} is on the hub", acc.revision)
+                    } else {
+                        format!("written: revision {}", acc.revision)
+                    },
+                );
                 m.config.agents = acc.agents;
                 m.config.revision = Some(acc.revision.clone());
                 m.config.text = None;
@@ -1616,7 +1649,11 @@ impl Edit {
                 m.edit.rebase_wanted = true;
                 say(
                     asks,
-                    "the hub's document changed since this edit began: fetching it to rebase",
+                    if checked {
+                        "checked: not written, the hub's document changed first: fetching it to rebase (w retries)"
+                    } else {
+                        "the hub's document changed since this edit began: fetching it to rebase"
+                    },
                 );
                 fx.push(Effect::FetchConfig);
                 fx.push(Effect::FetchHistory);
@@ -1626,7 +1663,7 @@ impl Edit {
                 self.mode = Mode::Editing;
                 m.edit.sending = None;
                 let e = super::staged::in_progress(m, &message);
-                say(asks, format!("not written: {e} (the edit is kept)"));
+                say(asks, format!("{not_written}: {e} (the edit is kept)"));
                 m.edit.error = Some(e);
                 m.edit.waited_on = m.staged.baking().map(|v| v.id.clone());
             }
@@ -1637,11 +1674,77 @@ impl Edit {
                 let e = e.to_string();
                 say(
                     asks,
-                    format!("write failed: {e} (the edit is kept: w retries)"),
+                    if checked {
+                        format!("{not_written}: {e} (the edit is kept: w retries)")
+                    } else {
+                        format!("write failed: {e} (the edit is kept: w retries)")
+                    },
                 );
                 m.edit.error = Some(e);
             }
         }
+    }
+
+    /// The answer to the write on its way was lost (`why`): it is asked
+    /// again by its key; the status line says so until the hub answers.
+    pub fn write_lost(&mut self, m: &mut Model, why: String, asks: &mut Vec<Ask>) {
+        if m.edit.sending.is_none() {
+            return;
+        }
+        say(asks, checking_words(&why));
+        m.edit.checking = Some(why);
+    }
+
+    /// A write whose answer was lost, asked again by its key: on the hub
+    /// (the edit is done; it is not someone else's write) or not written
+    /// (the edit is kept, as a refused write's is).
+    pub fn write_checked(
+        &mut self,
+        m: &mut Model,
+        r: Result<ConfigAccepted, ClientError>,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        m.edit.checking = None;
+        m.edit.lost = None;
+        self.answered(m, r, true, fx, asks);
+        self.sync(m);
+    }
+
+    /// A write whose answer was lost and whose hub could not be asked: it
+    /// may be on the hub. The edit is kept with what was sent and its key,
+    /// asked again as soon as the hub answers ([`Edit::recheck_lost`]).
+    pub fn write_unknown(&mut self, m: &mut Model, lost: LostWrite, error: String, asks: &mut Vec<Ask>) {
+        self.mode = Mode::Editing;
+        m.edit.sending = None;
+        m.edit.checking = None;
+        m.edit.lost = Some(lost);
+        say(
+            asks,
+            "may not have been written: asked again by its key when the hub answers (the edit is kept)",
+        );
+        m.edit.error = Some(format!("may not have been written: {error}"));
+        self.sync(m);
+    }
+
+    /// The hub answers again (a document arrived) and a write's outcome is
+    /// unknown: ask it by the write's key before the edit meets the new
+    /// revision, so our own write is never taken for a colleague's.
+    pub fn recheck_lost(&mut self, m: &mut Model, fx: &mut Vec<Effect>, asks: &mut Vec<Ask>) {
+        if m.edit.sending.is_some() {
+            return;
+        }
+        let Some(lost) = m.edit.lost.clone() else {
+            return;
+        };
+        m.edit.sending = Some(lost.if_match.clone());
+        m.edit.checking = Some("the hub answers again".into());
+        say(asks, checking_words("the hub answers again"));
+        fx.push(Effect::Recheck {
+            text: lost.text,
+            if_match: lost.if_match,
+            key: lost.key,
+        });
     }
 
     /// The hub answered `C`'s rollout: started (the edit is done), or
@@ -1897,6 +2000,14 @@ impl Edit {
             Mode::Cohort { ask, .. } => ask.line(t),
             Mode::Stepping { promote } => super::staged::step_question(cx.model, *promote, t),
             Mode::Editing | Mode::Review { .. } | Mode::Conflict { .. } => match sending {
+                Some(_) if cx.model.edit.checking.is_some() => Line::styled(
+                    format!(
+                        "{}{}",
+                        checking_words(cx.model.edit.checking.as_deref().unwrap_or("")),
+                        t.ellipsis()
+                    ),
+                    t.warn(),
+                ),
                 Some(if_match) => Line::styled(
                     format!("writing onto {}{}", hub(if_match), t.ellipsis()),
                     t.warn(),
@@ -1911,6 +2022,12 @@ impl Edit {
         );
         true
     }
+}
+
+/// What the status line says while a write whose answer was lost is
+/// asked again by its key.
+fn checking_words(why: &str) -> String {
+    format!("may not have been written: checking by its key ({why})")
 }
 
 /// The review's diff as the editor's body: true when `mode` is a review.

@@ -8,5 +8,6 @@ pub mod log;
 pub mod net;
 pub mod run;
 pub mod term;
+pub mod writer;
 
 pub use run::{TuiOptions, run};

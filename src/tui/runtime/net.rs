@@ -845,6 +845,7 @@ async fn effect_task(
             // The runner sends writes through its `Writer`, runs the editor
             // and switches contexts itself; never here.
             Effect::Write { .. }
+            | Effect::Recheck { .. }
             | Effect::StartRollout { .. }
             | Effect::RolloutStep { .. }
             | Effect::OpenEditor { .. }

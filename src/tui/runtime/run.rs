@@ -16,7 +16,7 @@ use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
 use super::input::{self, Input};
-use super::{draft, editor, net, term};
+use super::{draft, editor, net, term, writer};
 use crate::client::{Client, ClientError, WriteGrant, Writer};
 use crate::tui::app::App;
 use crate::tui::keys::{self, Action};
@@ -317,7 +317,12 @@ impl Ui {
         self.settle_drafts();
         for e in effects {
             match e {
-                Effect::Write { text, if_match } => self.write(text, if_match),
+                Effect::Write { text, if_match } => self.write(text, if_match, None),
+                Effect::Recheck {
+                    text,
+                    if_match,
+                    key,
+                } => self.write(text, if_match, Some(key)),
                 e @ (Effect::StartRollout { .. } | Effect::RolloutStep { .. }) => self.rollout(e),
                 // Only a session that may write edits the document.
                 Effect::OpenEditor { text } if self.writer.is_some() => self.editor = Some(text),
@@ -477,26 +482,17 @@ impl Ui {
         }
     }
 
-    /// Send exactly the reviewed document through the one `Writer`; the
-    /// answer comes back as `Msg::Written`. Without a writer nothing is
-    /// sent.
-    fn write(&self, text: String, if_match: String) {
-        let tx = self.hub_tx.clone();
-        let Some(w) = self.writer.clone() else {
-            let no = ClientError::Forbidden(
-                "this session holds no writer (read-only, or not an owner): nothing was sent"
-                    .into(),
-            );
-            tokio::spawn(async move {
-                let _ = tx.send(Msg::Written(Err(no))).await;
-            });
-            return;
-        };
-        tokio::spawn(async move {
-            let r = w.put_config(&text, &if_match).await;
-            tracing::info!(ok = r.is_ok(), "config write answered");
-            let _ = tx.send(Msg::Written(r)).await;
-        });
+    /// Send exactly the reviewed document through the one `Writer`
+    /// (`writer::send`: a lost answer is checked by its key). Without a
+    /// writer nothing is sent.
+    fn write(&self, text: String, if_match: String, key: Option<String>) {
+        writer::send(
+            self.writer.clone(),
+            self.hub_tx.clone(),
+            text,
+            if_match,
+            key,
+        );
     }
 
     /// A staged rollout started, promoted or aborted through the one
