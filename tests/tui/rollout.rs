@@ -359,3 +359,91 @@ async fn a_halt_is_red_with_its_reason_and_history_lists_the_steps() {
     .await
     .expect("pty");
 }
+
+/// Another owner (bob) writes a change outside the list, so the TUI's
+/// next send meets a 412 whose rebase replays the edit.
+async fn colleague_writes_outside_the_list(h: &TestHub) {
+    let base = h.client(&h.owner2).config().await.expect("config").revision;
+    let r = h
+        .http()
+        .put(h.path("/v1/config"))
+        .bearer_auth(&h.owner2)
+        .header("content-type", "application/toml")
+        .header("if-match", format!("\"{base}\""))
+        .body(format!("# bob was here\n{FLEET}"))
+        .send()
+        .await
+        .expect("put");
+    assert_eq!(r.status().as_u16(), 200);
+}
+
+/// `C` whose start meets a 412 (bob wrote while the cohort's question
+/// was open): the edit is rebased onto bob's document and stays one for a
+/// cohort: `y` on the new diff asks for the cohort again (the values
+/// asked before filled in) and Enter starts the rollout; nothing is
+/// written to everyone, the file is bob's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_412_on_c_keeps_the_edit_for_a_cohort_through_the_rebase() {
+    let h = TestHub::start_with(FLEET, |_| {}).await;
+    let _fleet = fleet(&h, 10, calm()).await;
+    let (url, owner) = (h.url(), h.owner.clone());
+    let t = tokio::task::spawn_blocking(move || {
+        let mut t = owner_on_ladder(&url, &owner);
+        t.send("J");
+        t.wait_for("EDIT PENDING", SOON);
+        t.send("w");
+        t.wait_for("C cohort first", SOON);
+        t.send("C");
+        t.wait_for("to a cohort first: cohort", SOON);
+        // The size asked: 30% (not the default), kept through the rebase.
+        t.send("\u{15}30%");
+        t.wait_for(" 30% ", SOON);
+        t
+    })
+    .await
+    .expect("pty");
+    colleague_writes_outside_the_list(&h).await;
+    let bob = h.client(&h.viewer).config().await.expect("config");
+    let seen = format!("rev {}", bob.revision.get(..12).unwrap_or(&bob.revision));
+    let t = tokio::task::spawn_blocking(move || {
+        let mut t = t;
+        // The TUI has seen bob's revision before the start is sent (the
+        // question's box still holds the diff onto the old one).
+        t.wait_for(&seen, SOON);
+        t.send("\r");
+        t.wait_until("the diff onto bob's document", SOON, |s| {
+            s.contains("C cohort first") && s.contains("# bob was here")
+        });
+        t.send("y");
+        let s = t.wait_until("the cohort's question again", SOON, |s| {
+            s.contains("to a cohort first: cohort") || s.contains("written: revision")
+        });
+        assert!(
+            !s.contains("written: revision"),
+            "y wrote to everyone:\n{s}"
+        );
+        assert!(s.contains(" 30% ") && s.contains(" 10m "), "{s}");
+        t.send("\r");
+        t.wait_for("started (30% for 10m): the cohort is told", SOON);
+        t
+    })
+    .await
+    .expect("pty");
+    let v = current(&h).await;
+    assert_eq!(v["state"], "baking", "{v}");
+    assert_eq!(v["cohort"], "30%");
+    assert_eq!(v["base_revision"], bob.revision.as_str(), "{v}");
+    assert_eq!(v["agents"], serde_json::json!(["claude", "opencode"]));
+    assert_eq!(
+        std::fs::read_to_string(h.config_path()).expect("read"),
+        format!("# bob was here\n{FLEET}"),
+        "not written to everyone: the file is bob's"
+    );
+    tokio::task::spawn_blocking(move || {
+        let mut t = t;
+        t.send("q");
+        let _ = t.wait_exit(SOON);
+    })
+    .await
+    .expect("pty");
+}

@@ -36,6 +36,11 @@ pub struct LadderEdit {
     pub conflict: Option<Box<Conflict>>,
     /// A 412 came back: the next document fetched is rebased onto.
     pub rebase_wanted: bool,
+    /// `C` sent this edit to a cohort first with this query: until it is
+    /// started, written or the owner says otherwise, `y` on its diff (a
+    /// 412's rebase, a retry) asks for the cohort again, never writes to
+    /// everyone.
+    pub cohort_wanted: Option<crate::rollout::RolloutQuery>,
     /// The last write failed for this reason (5xx, timeout, hub down,
     /// refused); the edit stays and `w` retries.
     pub error: Option<String>,

@@ -1336,7 +1336,14 @@ impl Edit {
         };
         match ask.key(action, keys::text_char(k)) {
             Asked::Stay => {}
-            Asked::Back => self.mode = (**review).clone(),
+            Asked::Back => {
+                // Esc on the cohort's question: the owner's `y` writes to
+                // everyone again.
+                if m.edit.cohort_wanted.take().is_some() {
+                    say(asks, "not to a cohort: y writes to every worker, C asks for a cohort");
+                }
+                self.mode = (**review).clone();
+            }
             Asked::Start(query) => {
                 let Mode::Review { text, if_match, .. } = &**review else {
                     self.mode = Mode::Editing;
@@ -1348,6 +1355,7 @@ impl Edit {
                     format!("sending to a cohort first ({query}) onto {if_match}"),
                 );
                 m.edit.sending = Some(if_match.clone());
+                m.edit.cohort_wanted = Some(query);
                 self.mode = Mode::Editing;
                 fx.push(Effect::StartRollout {
                     text,
@@ -1424,6 +1432,14 @@ impl Edit {
                     review: Box::new(self.mode.clone()),
                     ask: super::staged::CohortAsk::default(),
                 };
+            }
+            Some(Action::Yes) if m.edit.cohort_wanted.is_some() => {
+                let ask = m.edit.cohort_wanted.as_ref().map(super::staged::CohortAsk::of);
+                self.mode = Mode::Cohort {
+                    review: Box::new(self.mode.clone()),
+                    ask: ask.unwrap_or_default(),
+                };
+                say(asks, "this edit goes to a cohort first: Enter starts it (Esc: back to the diff, where y then writes to everyone)");
             }
             Some(Action::Yes) => {
                 let (text, if_match) = (text.clone(), if_match.clone());
@@ -1762,7 +1778,13 @@ impl Edit {
                 self.mode = Mode::Editing;
                 super::staged::started(m, &v, fx, asks);
             }
-            Err(e) => self.written(m, Err(e), fx, asks),
+            Err(e) => {
+                let rebase = matches!(e, ClientError::Conflict { .. });
+                self.written(m, Err(e), fx, asks);
+                if rebase {
+                    say(asks, "the hub's document changed since this edit began: fetching it to rebase; y on the new diff asks for the cohort again");
+                }
+            }
         }
         self.sync(m);
     }
@@ -1876,6 +1898,12 @@ impl Edit {
         let Some(plan) = m.edit.plan.as_ref() else {
             return;
         };
+        // `C`'s edit stays one for a cohort (a 412 on its start).
+        let y = if m.edit.cohort_wanted.is_some() {
+            "y asks for the cohort again"
+        } else {
+            "y sends"
+        };
         match plan.rebase(theirs, revision) {
             Ok(crate::plan::Rebased::Replayed(p)) => {
                 let whole = p
@@ -1888,14 +1916,14 @@ impl Edit {
                     asks,
                     if whole {
                         format!(
-                            "onto {revision}: the document from $EDITOR is kept whole; its new diff shows what of the other change it undoes (y sends)"
+                            "onto {revision}: the document from $EDITOR is kept whole; its new diff shows what of the other change it undoes ({y})"
                         )
                     } else if merged {
                         format!(
-                            "replayed onto {revision}: their change of the list and yours both stand; review the new diff (y sends)"
+                            "replayed onto {revision}: their change of the list and yours both stand; review the new diff ({y})"
                         )
                     } else {
-                        format!("replayed onto {revision}: review the new diff (y sends)")
+                        format!("replayed onto {revision}: review the new diff ({y})")
                     },
                 );
             }

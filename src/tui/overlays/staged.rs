@@ -59,6 +59,15 @@ pub enum Asked {
 }
 
 impl CohortAsk {
+    /// The prompt filled in with what `C` asked before (a 412's rebase).
+    pub fn of(q: &RolloutQuery) -> CohortAsk {
+        CohortAsk {
+            size: q.cohort.to_string(),
+            bake: q.bake.to_string(),
+            ..CohortAsk::default()
+        }
+    }
+
     fn field_mut(&mut self) -> &mut String {
         if self.field == 0 {
             &mut self.size
