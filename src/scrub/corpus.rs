@@ -1092,27 +1092,83 @@ pub fn lookalikes() -> Vec<String> {
 /// `out` is read as a person would: `<U+XXXX>` escapes, invisible and
 /// control characters dropped, full-width forms as ASCII.
 pub fn leaked(out: &str, needle: &str) -> bool {
+    leaked_in(&Shown::of(out), needle)
+}
+
+/// Text as [`leaked`] reads it (escapes and invisible characters dropped,
+/// full-width forms mapped), made once to look for many needles.
+pub struct Shown(String);
+
+impl Shown {
+    pub fn of(out: &str) -> Shown {
+        let mut seen = String::with_capacity(out.len());
+        let mut rest = out;
+        while let Some(c) = rest.chars().next() {
+            if rest.starts_with("<U+") {
+                if let Some(end) = rest.find('>').filter(|&e| e <= 10) {
+                    rest = &rest[end + 1..];
+                    continue;
+                }
+            }
+            rest = &rest[c.len_utf8()..];
+            match c {
+                '\u{FF01}'..='\u{FF5E}' => {
+                    seen.push(char::from_u32(c as u32 - 0xFEE0).unwrap_or(c));
+                }
+                c if super::is_unsafe(c) => {}
+                c => seen.push(c),
+            }
+        }
+        Shown(seen)
+    }
+}
+
+/// [`leaked`] on text already read by [`Shown::of`].
+pub fn leaked_in(seen: &Shown, needle: &str) -> bool {
+    let seen = &seen.0;
+    pieces(needle).any(|p| seen.contains(p))
+}
+
+/// The pieces [`leaked`] looks for: every run of 10 characters (bytes,
+/// from a character boundary) of `needle`, or `needle` whole when shorter.
+fn pieces(needle: &str) -> impl Iterator<Item = &str> {
     const W: usize = 10;
-    let mut seen = String::with_capacity(out.len());
-    let mut rest = out;
-    while let Some(c) = rest.chars().next() {
-        if rest.starts_with("<U+") {
-            if let Some(end) = rest.find('>').filter(|&e| e <= 10) {
-                rest = &rest[end + 1..];
-                continue;
-            }
-        }
-        rest = &rest[c.len_utf8()..];
-        match c {
-            '\u{FF01}'..='\u{FF5E}' => {
-                seen.push(char::from_u32(c as u32 - 0xFEE0).unwrap_or(c));
-            }
-            c if super::is_unsafe(c) => {}
-            c => seen.push(c),
+    let last = needle.len().saturating_sub(W);
+    (0..=last)
+        .filter(move |&i| needle.is_char_boundary(i))
+        .map(move |i| &needle[i..needle.len().min(i + W)])
+}
+
+/// The families of the `entries` that [`leaked`] in `out`, in one pass over
+/// it (an automaton over every entry's pieces): the same answer as
+/// [`leaked`] for each entry, on megabytes of readers' output.
+pub fn leaked_families<'e>(out: &str, entries: &'e [Entry]) -> Vec<&'e str> {
+    let mut owner = Vec::new();
+    let mut pats = Vec::new();
+    for (k, e) in entries.iter().enumerate() {
+        for p in pieces(&e.needle) {
+            pats.push(p);
+            owner.push(k);
         }
     }
-    if needle.len() < W {
-        return seen.contains(needle);
+    let Ok(ac) = aho_corasick::AhoCorasick::new(&pats) else {
+        // Too many pieces for an automaton: one entry at a time.
+        let seen = Shown::of(out);
+        return entries
+            .iter()
+            .filter(|e| leaked_in(&seen, &e.needle))
+            .map(|e| e.family)
+            .collect();
+    };
+    let seen = Shown::of(out);
+    let mut hit = vec![false; entries.len()];
+    for m in ac.find_overlapping_iter(&seen.0) {
+        hit[owner[m.pattern().as_usize()]] = true;
     }
-    (0..=needle.len() - W).any(|i| needle.is_char_boundary(i) && seen.contains(&needle[i..i + W]))
+    entries
+        .iter()
+        .zip(hit)
+        .filter(|(_, h)| *h)
+        .map(|(e, _)| e.family)
+        .collect()
 }
