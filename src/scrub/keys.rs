@@ -141,72 +141,83 @@ const NEGATIONS: &[&str] = &[
     "no", "missing", "invalid", "expired", "bad", "wrong", "revoked", "unknown", "empty", "without",
 ];
 
-/// Classify a key name, or `None` when its value is not a secret.
+/// Classify a key name, or `None` when its value is not a secret. The
+/// steps below are tried in order, the first that names the value wins.
 pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     let w = split(ident);
-    if w.n == 0 {
+    if w.n == 0 || names_no_secret(&w) {
         return None;
     }
-    let l = w.last[2];
-    let p = if w.n >= 2 { w.last[1] } else { "" };
-    let pp = if w.n >= 3 { w.last[0] } else { "" };
-    // `no_token`, `missing_api_key`, `invalid_password`: the name of a
-    // problem (a cause kind, an error code), not of a secret.
-    if any(p, NEGATIONS) || any(pp, NEGATIONS) {
-        return None;
+    token_or_header(&w)
+        .or_else(|| secret_or_password(&w))
+        .or_else(|| key_names(&w))
+        .or_else(|| account_names(&w))
+        .or_else(|| other_names(&w))
+        .or_else(|| vendor_names(&w))
+}
+
+/// A class for a value: its kind, read as a plain value.
+fn value(kind: Kind) -> Option<KeyClass> {
+    class(kind, Mode::Value, false)
+}
+
+fn class(kind: Kind, mode: Mode, near_secret: bool) -> Option<KeyClass> {
+    Some(KeyClass {
+        kind,
+        mode,
+        near_secret,
+        url_only: false,
+    })
+}
+
+impl Words<'_> {
+    /// The last word, the one before it and the one before that (`""`
+    /// when the name is shorter).
+    fn l_p_pp(&self) -> (&str, &str, &str) {
+        let p = if self.n >= 2 { self.last[1] } else { "" };
+        let pp = if self.n >= 3 { self.last[0] } else { "" };
+        (self.last[2], p, pp)
     }
-    // `public_key`, `publicToken`, `publishable_key`: meant to be seen.
-    if [l, p].iter().any(|w| any(w, &["public", "publishable"])) {
-        return None;
-    }
-    let value = |kind| {
-        Some(KeyClass {
-            kind,
-            mode: Mode::Value,
-            near_secret: false,
-            url_only: false,
-        })
-    };
-    let url_only = |kind| {
-        Some(KeyClass {
-            kind,
-            mode: Mode::Value,
-            near_secret: false,
-            url_only: true,
-        })
-    };
-    let aws_secret = w.aws || (w.secret && w.access);
+}
+
+/// `no_token`, `missing_api_key`, `invalid_password`: the name of a
+/// problem (a cause kind, an error code), not of a secret. `public_key`,
+/// `publicToken`, `publishable_key`: meant to be seen.
+fn names_no_secret(w: &Words<'_>) -> bool {
+    let (l, p, pp) = w.l_p_pp();
+    any(p, NEGATIONS)
+        || any(pp, NEGATIONS)
+        || [l, p].iter().any(|w| any(w, &["public", "publishable"]))
+}
+
+/// `…token`, `authorization`, `cookie`.
+fn token_or_header(w: &Words<'_>) -> Option<KeyClass> {
+    let (l, _, _) = w.l_p_pp();
     if ends(l, "token") {
         return value(Kind::Token);
     }
     if is(l, "authorization") {
-        return Some(KeyClass {
-            kind: Kind::Authorization,
-            mode: Mode::Authorization,
-            near_secret: false,
-            url_only: false,
-        });
+        return class(Kind::Authorization, Mode::Authorization, false);
     }
     if is(l, "cookie") {
-        return Some(KeyClass {
-            kind: Kind::Cookie,
-            mode: Mode::Cookie,
-            near_secret: false,
-            url_only: false,
-        });
+        return class(Kind::Cookie, Mode::Cookie, false);
     }
+    None
+}
+
+/// `…secret`, `…secretkey`, `…secretaccesskey`, the password names,
+/// `secret_key_base` (Rails), `private_key_id` (a Google service
+/// account's key id), `jwt`, `…authkey`.
+fn secret_or_password(w: &Words<'_>) -> Option<KeyClass> {
+    let (l, p, pp) = w.l_p_pp();
     if ends(l, "secret") || ends(l, "secretkey") || ends(l, "secretaccesskey") {
+        let aws_secret = w.aws || (w.secret && w.access);
         let kind = if aws_secret || ends(l, "secretaccesskey") {
             Kind::AwsSecretKey
         } else {
             Kind::Secret
         };
-        return Some(KeyClass {
-            kind,
-            mode: Mode::Value,
-            near_secret: true,
-            url_only: false,
-        });
+        return class(kind, Mode::Value, true);
     }
     if ends(l, "password")
         || any(
@@ -216,8 +227,6 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     {
         return value(Kind::Password);
     }
-    // `secret_key_base` (Rails), `private_key_id` (a Google service
-    // account's key id).
     if (is(l, "base") && is(p, "key") && ends(pp, "secret"))
         || (is(l, "id") && is(p, "key") && any(pp, &["private", "secret"]))
     {
@@ -229,27 +238,35 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     if ends(l, "authkey") {
         return value(Kind::ApiKey);
     }
-    // OAuth codes and session ids: secret in a URL, prose elsewhere.
+    None
+}
+
+/// OAuth codes and session ids (secret in a URL, prose elsewhere), `key`
+/// and its qualified forms, `…apikey`, `…accesskey`, `…privatekey`.
+fn key_names(w: &Words<'_>) -> Option<KeyClass> {
+    let (l, p, _) = w.l_p_pp();
     if (w.n == 1 && any(l, &["code", "pat", "sid", "session", "sessionid"]))
         || (is(l, "id") && is(p, "session") && w.n == 2)
     {
-        return url_only(Kind::UrlQuery);
+        return Some(KeyClass {
+            kind: Kind::UrlQuery,
+            mode: Mode::Value,
+            near_secret: false,
+            url_only: true,
+        });
     }
     if is(l, "key") {
         if w.n == 1 || is(p, "api") {
             return value(Kind::ApiKey);
         }
         if w.secret && (w.aws || w.access) {
-            return Some(KeyClass {
-                kind: Kind::AwsSecretKey,
-                mode: Mode::Value,
-                near_secret: true,
-                url_only: false,
-            });
+            return class(Kind::AwsSecretKey, Mode::Value, true);
         }
         if any(p, SECRET_KEY_QUALIFIERS) {
             return value(Kind::Secret);
         }
+        // A `key` qualified by anything else names no secret (no later
+        // step takes a last word `key`).
         return None;
     }
     if ends(l, "apikey") {
@@ -258,21 +275,29 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     if ends(l, "accesskey") || ends(l, "privatekey") {
         return value(Kind::Secret);
     }
-    if is(l, "id") && (ends(p, "account") || any(p, &["organization", "org"])) {
-        return value(Kind::AccountId);
-    }
-    if ends(l, "accountid") || any(l, &["orgid", "organizationid", "organization"]) {
-        return value(Kind::AccountId);
-    }
-    if ends(l, "account") {
-        return value(Kind::AccountId);
-    }
-    if any(l, &["number", "no", "num"]) && ends(p, "account") {
+    None
+}
+
+/// Account ids and numbers, balances.
+fn account_names(w: &Words<'_>) -> Option<KeyClass> {
+    let (l, p, _) = w.l_p_pp();
+    let account = (is(l, "id") && (ends(p, "account") || any(p, &["organization", "org"])))
+        || ends(l, "accountid")
+        || any(l, &["orgid", "organizationid", "organization"])
+        || ends(l, "account")
+        || (any(l, &["number", "no", "num"]) && ends(p, "account"));
+    if account {
         return value(Kind::AccountId);
     }
     if ends(l, "balance") {
         return value(Kind::Balance);
     }
+    None
+}
+
+/// Credentials, signatures, `auth`.
+fn other_names(w: &Words<'_>) -> Option<KeyClass> {
+    let (l, _, _) = w.l_p_pp();
     if any(l, &["credential", "credentials", "creds", "cred"]) {
         return value(Kind::Secret);
     }
@@ -282,25 +307,30 @@ pub(super) fn classify(ident: &str) -> Option<KeyClass> {
     if is(l, "auth") {
         return value(Kind::Authorization);
     }
-    // Sumo Logic's access ids: `SUMO_ACCESS_ID`, `sumologic.accessId`,
-    // `SUMOLOGIC_ACCESSID` (a `report_access_id` is not one).
+    None
+}
+
+/// Vendors' own names: Sumo Logic's access ids (`SUMO_ACCESS_ID`,
+/// `sumologic.accessId`, `SUMOLOGIC_ACCESSID`; a `report_access_id` is
+/// not one), SonarQube's `sonar.login` (a token), MessageBird's client id
+/// (a UUID) under `MessageBirdClientID`, `messagebird_client_id` (a
+/// `ClientID` alone is not a secret), Sidekiq Pro/Enterprise's
+/// `BUNDLE_ENTERPRISE__CONTRIBSYS__COM` (`user:password` for its gem
+/// server).
+fn vendor_names(w: &Words<'_>) -> Option<KeyClass> {
+    let (l, p, pp) = w.l_p_pp();
     let sumo = |w: &str| w.len() >= 4 && w.as_bytes()[..4].eq_ignore_ascii_case(b"sumo");
     if (is(l, "id") && is(p, "access") && sumo(pp)) || (is(l, "accessid") && sumo(p)) {
         return value(Kind::Secret);
     }
-    // SonarQube's `sonar.login` holds a token.
     if is(l, "login") && ends(p, "sonar") {
         return value(Kind::Token);
     }
-    // MessageBird's client id (a UUID) under `MessageBirdClientID`,
-    // `messagebird_client_id` (a `ClientID` alone is not a secret).
     if (is(l, "id") && is(p, "client") && (ends(pp, "messagebird") || is(pp, "bird")))
         || (is(l, "clientid") && ends(p, "bird"))
     {
         return value(Kind::Secret);
     }
-    // Sidekiq Pro/Enterprise: `BUNDLE_ENTERPRISE__CONTRIBSYS__COM`
-    // holds `user:password` for its gem server.
     if is(l, "com") && is(p, "contribsys") {
         return value(Kind::Secret);
     }
