@@ -1119,6 +1119,21 @@ fn is_name(v: &[u8]) -> bool {
 
 // ---------------------------------------------------------------- tokens
 
+/// A key name found in the text and what it names (see `Scanner::word`).
+struct Named<'a> {
+    ident: &'a str,
+    /// Where the name starts and ends.
+    s: usize,
+    e: usize,
+    class: keys::KeyClass,
+    /// A vendor's bare name: only a random value counts.
+    random_only: bool,
+    /// `--token`: a command line's flag.
+    flag: bool,
+    /// After `?`, `&` or `#`: a URL's query or fragment.
+    url: bool,
+}
+
 /// A prefix-token scan at one spot: how far the family's run goes (for
 /// skipping) and, when it is a secret, its end and kind.
 struct TokenScan {
@@ -2001,17 +2016,49 @@ impl Scanner<'_> {
     /// it names a secret and a separator follows, redact the value.
     fn word(&mut self, ms: usize, me: usize) {
         let b = self.b;
-        let n = b.len();
-        if ms < self.ident_done || self.line_skip.contains(&ms) {
+        let Some((s, e)) = self.key_name(ms, me) else {
             return;
+        };
+        // Only ASCII bytes here, so this is a valid str.
+        let Ok(ident) = std::str::from_utf8(&b[s..e]) else {
+            return;
+        };
+        let Some((class, random_only)) = self.key_class(ident, s, e) else {
+            return;
+        };
+        let name = Named {
+            ident,
+            s,
+            e,
+            class,
+            random_only,
+            // `--token VALUE` on a command line.
+            flag: b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace()),
+            url: s > 0 && matches!(b[s - 1], b'?' | b'&' | b'#'),
+        };
+        if self.takes_no_value(&name) {
+            return;
+        }
+        if let Some(j) = self.separator(&name) {
+            self.after_separator(&name, j);
+        }
+    }
+
+    /// The whole name around the trigger word `ms..me`, within the phase-1
+    /// runs around it; `None` when the word is part of a secret or of one
+    /// of our own placeholders, or was read already.
+    fn key_name(&mut self, ms: usize, me: usize) -> Option<(usize, usize)> {
+        let b = self.b;
+        if ms < self.ident_done || self.line_skip.contains(&ms) {
+            return None;
         }
         // Bounds from the phase-1 runs around the word.
         let k = self.hard.partition_point(|r| r.end <= ms);
         let lo = if k > 0 { self.hard[k - 1].end } else { 0 };
         let hi = match self.hard.get(k) {
-            Some(r) if r.start < me => return, // the word is part of a secret
+            Some(r) if r.start < me => return None, // the word is part of a secret
             Some(r) => r.start,
-            None => n,
+            None => b.len(),
         };
         let mut s = ms;
         while s > lo && ms - s < MAX_IDENT && is_ident(b[s - 1]) {
@@ -2025,15 +2072,18 @@ impl Scanner<'_> {
         // The kind inside one of our own placeholders.
         let p = PLACEHOLDER_PREFIX.as_bytes();
         if s >= p.len() && &b[s - p.len()..s] == p {
-            return;
+            return None;
         }
-        // Only ASCII bytes here, so this is a valid str.
-        let Ok(ident) = std::str::from_utf8(&b[s..e]) else {
-            return;
-        };
-        let (class, random_only) = match keys::classify(ident) {
-            Some(c) => (c, false),
-            None if keys::is_vendor(ident) => (
+        Some((s, e))
+    }
+
+    /// What the name's value is, and whether only a random value counts
+    /// (a vendor's bare name); a name that names no secret may still have
+    /// its value glued to it (`token_<random>`).
+    fn key_class(&mut self, ident: &str, s: usize, e: usize) -> Option<(keys::KeyClass, bool)> {
+        match keys::classify(ident) {
+            Some(c) => Some((c, false)),
+            None if keys::is_vendor(ident) => Some((
                 keys::KeyClass {
                     kind: Kind::Token,
                     mode: Mode::Value,
@@ -2041,45 +2091,46 @@ impl Scanner<'_> {
                     url_only: false,
                 },
                 true,
-            ),
-            None => return self.glued(s, e),
-        };
-        // `--token VALUE` on a command line.
-        let flag = b[s] == b'-' && (s == 0 || b[s - 1].is_ascii_whitespace());
-        // `http --auth user:password` (HTTPie): read as curl's `-u`, so the
-        // user stays.
-        if flag && ident.trim_start_matches('-').eq_ignore_ascii_case("auth") && self.auth_flag(e) {
-            return;
+            )),
+            None => {
+                self.glued(s, e);
+                None
+            }
         }
-        let url = s > 0 && matches!(b[s - 1], b'?' | b'&' | b'#');
-        // `${API_KEY:=$2}`: a shell default, not an assignment.
-        if (class.url_only && !url) || (s >= 2 && &b[s - 2..s] == b"${") {
-            return;
-        }
+    }
 
-        // Separator: `=`, `:`, `:=`, `=>`, after an optional closing quote.
-        let mut j = e;
+    /// A name read elsewhere or not here: `http --auth user:password`
+    /// (HTTPie, read as curl's `-u`, so the user stays), a URL-only name
+    /// outside a URL, `${API_KEY:=$2}` (a shell default, not an
+    /// assignment).
+    fn takes_no_value(&mut self, n: &Named<'_>) -> bool {
+        let b = self.b;
+        (n.flag
+            && n.ident.trim_start_matches('-').eq_ignore_ascii_case("auth")
+            && self.auth_flag(n.e))
+            || (n.class.url_only && !n.url)
+            || (n.s >= 2 && &b[n.s - 2..n.s] == b"${")
+    }
+
+    /// Where the value starts after the name's separator (`=`, `:`, `:=`,
+    /// `=>`, `.=`, `::=`, `, ` in a call, after an optional closing quote
+    /// and a type), or `None` when the value was handled here (an XML
+    /// element, a value after whitespace) or there is none.
+    fn separator(&mut self, n: &Named<'_>) -> Option<usize> {
+        let b = self.b;
+        let len = b.len();
+        let mut j = n.e;
         let mut quotes = 0;
-        while j < n && quotes < 2 && matches!(b[j], b'"' | b'\'' | b'\\') {
+        while j < len && quotes < 2 && matches!(b[j], b'"' | b'\'' | b'\\') {
             j += 1;
             quotes += 1;
         }
         let ws = j;
-        while j < n && j - ws < 8 && is_space(b[j]) {
+        while j < len && j - ws < 8 && is_space(b[j]) {
             j += 1;
         }
-        // `var apiToken string = "…"`: a type between the name and `=`.
         if j > ws && quotes == 0 {
-            for t in [&b"string"[..], b"String", b"str", b"[]byte"] {
-                let k = j + t.len();
-                if b[j..].starts_with(t) && b.get(k).is_some_and(|&c| is_space(c)) {
-                    let k = scan_while(&b[..n.min(k + 8)], k, is_space);
-                    if b.get(k) == Some(&b'=') {
-                        j = k;
-                    }
-                    break;
-                }
-            }
+            j = self.past_type(j);
         }
         match b.get(j) {
             // `.=` (PHP), `?=` and `+=` (make).
@@ -2088,25 +2139,14 @@ impl Scanner<'_> {
             Some(b':') if b[j..].starts_with(b"::=") || b[j..].starts_with(b":::=") => {
                 j = scan_while(b, j, |c| c == b':') + 1;
             }
-            // `setProperty("API_TOKEN", "…")`: a quoted name, a comma, a
-            // quoted value, in a call's parentheses (in a JSON list or
-            // object, `"kind":"Secret","metadata"`, the next string is not
-            // the name's value).
-            Some(b',')
-                if quotes > 0 && s >= 2 && b[..s - 1].trim_ascii_end().ends_with(b"(") && {
-                    let k = scan_while(&b[..n.min(j + 9)], j + 1, is_space);
-                    matches!(b.get(k), Some(b'"' | b'\'' | b'`'))
-                } =>
-            {
-                j += 1;
-            }
+            Some(b',') if self.call_argument(n, quotes, j) => j += 1,
             // `<apiToken>\n    …\n</apiToken>`.
-            Some(b'>') if quotes == 0 && j == ws && s > 0 && b[s - 1] == b'<' => {
-                j = scan_while(&b[..n.min(j + 17)], j + 1, |c| c.is_ascii_whitespace());
-                if b.get(j) == Some(&b'<') {
-                    return;
+            Some(b'>') if quotes == 0 && j == ws && n.s > 0 && b[n.s - 1] == b'<' => {
+                j = scan_while(&b[..len.min(j + 17)], j + 1, |c| c.is_ascii_whitespace());
+                if b.get(j) != Some(&b'<') {
+                    self.value(j, None, false, n.class.kind);
                 }
-                return self.value(j, None, false, class.kind);
+                return None;
             }
             Some(b'=') if b.get(j + 1) != Some(&b'=') => {
                 j += 1;
@@ -2115,55 +2155,102 @@ impl Scanner<'_> {
                 }
             }
             Some(b':') if b.get(j + 1) != Some(&b':') => {
-                if (s >= 3 && &b[s - 3..s] == b"://") || b[j + 1..].starts_with(b"//") {
-                    return; // a URL's user name or scheme: `url` handles those
-                }
-                // `io.jsonwebtoken:jjwt-jackson`: a Maven group, not a key.
-                if j == e
-                    && ["io.", "com.", "org.", "net."]
-                        .iter()
-                        .any(|p| ident.starts_with(p))
-                {
-                    return;
+                if !self.colon_is_separator(n, j) {
+                    return None;
                 }
                 j += 1;
                 if b.get(j) == Some(&b'=') {
                     j += 1;
                 }
             }
-            // `--token VALUE`, when VALUE looks like a credential (so that
-            // `--api-key flag missing` stays readable).
-            _ if flag && quotes == 0 && j > ws && j < n && {
-                let w = &b[j..self.word_end(j)];
-                classes(w) >= 2
-                    || w.len() >= 12
-                    || token_at(b, j).is_some_and(|(_, t)| t.hit.is_some())
-            } => {}
-            _ => match self.spaced_value(ident, class, quotes, ws, j) {
-                Some(v) => {
-                    // One word, without a sentence's closing punctuation.
-                    let raw = self.unquoted_end(v, false);
-                    let mut end = self.clamp(v, raw);
-                    while end > v && matches!(b[end - 1], b'.' | b':' | b')') {
-                        end -= 1;
-                    }
-                    if end > v && !self.stands_in(v, end) {
-                        self.emit_value(v, end, class.kind);
-                    }
-                    return;
-                }
-                None => {
-                    if class.near_secret {
-                        self.near_secret(s, e, class.kind);
-                    } else if class.kind == Kind::AccountId {
-                        self.near_account(e);
-                    }
-                    return;
-                }
-            },
+            _ if n.flag && quotes == 0 && j > ws && j < len && self.flag_value(j) => {}
+            _ => {
+                self.no_separator(n, quotes, ws, j);
+                return None;
+            }
         }
+        Some(j)
+    }
+
+    /// `var apiToken string = "…"`: past a type between the name and `=`.
+    fn past_type(&self, j: usize) -> usize {
+        let b = self.b;
+        for t in [&b"string"[..], b"String", b"str", b"[]byte"] {
+            let k = j + t.len();
+            if b[j..].starts_with(t) && b.get(k).is_some_and(|&c| is_space(c)) {
+                let k = scan_while(&b[..b.len().min(k + 8)], k, is_space);
+                if b.get(k) == Some(&b'=') {
+                    return k;
+                }
+                break;
+            }
+        }
+        j
+    }
+
+    /// `setProperty("API_TOKEN", "…")`: a quoted name, a comma, a quoted
+    /// value, in a call's parentheses (in a JSON list or object,
+    /// `"kind":"Secret","metadata"`, the next string is not the name's
+    /// value).
+    fn call_argument(&self, n: &Named<'_>, quotes: usize, j: usize) -> bool {
+        let b = self.b;
+        quotes > 0 && n.s >= 2 && b[..n.s - 1].trim_ascii_end().ends_with(b"(") && {
+            let k = scan_while(&b[..b.len().min(j + 9)], j + 1, is_space);
+            matches!(b.get(k), Some(b'"' | b'\'' | b'`'))
+        }
+    }
+
+    /// A `:` after the name separates its value, unless it is a URL's user
+    /// name or scheme (`url` handles those) or a Maven group
+    /// (`io.jsonwebtoken:jjwt-jackson`).
+    fn colon_is_separator(&self, n: &Named<'_>, j: usize) -> bool {
+        let b = self.b;
+        let s = n.s;
+        if (s >= 3 && &b[s - 3..s] == b"://") || b[j + 1..].starts_with(b"//") {
+            return false;
+        }
+        !(j == n.e
+            && ["io.", "com.", "org.", "net."]
+                .iter()
+                .any(|p| n.ident.starts_with(p)))
+    }
+
+    /// `--token VALUE`, when VALUE looks like a credential (so that
+    /// `--api-key flag missing` stays readable).
+    fn flag_value(&self, j: usize) -> bool {
+        let b = self.b;
+        let w = &b[j..self.word_end(j)];
+        classes(w) >= 2 || w.len() >= 12 || token_at(b, j).is_some_and(|(_, t)| t.hit.is_some())
+    }
+
+    /// No separator after the name: a value after whitespace (one word,
+    /// without a sentence's closing punctuation), or a secret or account
+    /// number near the name.
+    fn no_separator(&mut self, n: &Named<'_>, quotes: usize, ws: usize, j: usize) {
+        let b = self.b;
+        match self.spaced_value(n.ident, n.class, quotes, ws, j) {
+            Some(v) => {
+                let raw = self.unquoted_end(v, false);
+                let mut end = self.clamp(v, raw);
+                while end > v && matches!(b[end - 1], b'.' | b':' | b')') {
+                    end -= 1;
+                }
+                if end > v && !self.stands_in(v, end) {
+                    self.emit_value(v, end, n.class.kind);
+                }
+            }
+            None if n.class.near_secret => self.near_secret(n.s, n.e, n.class.kind),
+            None if n.class.kind == Kind::AccountId => self.near_account(n.e),
+            None => {}
+        }
+    }
+
+    /// The value after the separator at `j`: its opening quote, its end,
+    /// and what it may only stand for, then read by the name's mode.
+    fn after_separator(&mut self, n: &Named<'_>, mut j: usize) {
+        let b = self.b;
         let ws = j;
-        while j < n && j - ws < 8 && is_space(b[j]) {
+        while j < b.len() && j - ws < 8 && is_space(b[j]) {
             j += 1;
         }
         // Opening quote.
@@ -2174,7 +2261,7 @@ impl Scanner<'_> {
             Some(b'\\') if b.get(j + 1) == Some(&b'"') => (Some(b'\\'), j + 2),
             _ => (None, j),
         };
-        if url {
+        if n.url {
             return self.value(v, quote, true, Kind::UrlQuery);
         }
         let end = match quote {
@@ -2188,41 +2275,48 @@ impl Scanner<'_> {
         if quote == Some(b'`') && self.space_outside_secrets(v, end) {
             return;
         }
-        if ident.eq_ignore_ascii_case("key") && quote.is_some() {
-            // `<add key="ClearTextPassword" value="…" />`: the key attribute
-            // names the value attribute's secret.
-            let k = scan_while(&b[..n.min(end + 9)], end + 1, is_space);
-            if k > end + 1 && b[k..].starts_with(b"value=") {
-                let q = k + 6;
-                if let (Some(c), Some(&qc)) = (
-                    keys::classify(&String::from_utf8_lossy(&b[v..end])),
-                    b.get(q),
-                ) {
-                    if matches!(qc, b'"' | b'\'') {
-                        self.value(q + 1, Some(qc), false, c.kind);
-                    }
-                }
-                return;
-            }
+        if n.ident.eq_ignore_ascii_case("key") && quote.is_some() && self.key_attribute(v, end) {
+            return;
         }
         // `- key: MySecretManagerKey`, `secretKey: api-key`: the value of a
         // key's name is a name.
-        if matches!(class.kind, Kind::ApiKey | Kind::Secret)
-            && ident.len() >= 3
-            && ident.as_bytes()[ident.len() - 3..].eq_ignore_ascii_case(b"key")
+        if matches!(n.class.kind, Kind::ApiKey | Kind::Secret)
+            && n.ident.len() >= 3
+            && n.ident.as_bytes()[n.ident.len() - 3..].eq_ignore_ascii_case(b"key")
             && is_name(&b[v..end])
             && !self.overlaps_hard(v, end)
         {
             return;
         }
-        if random_only && !is_random(&b[v..end]) {
+        if n.random_only && !is_random(&b[v..end]) {
             return;
         }
-        match class.mode {
-            Mode::Cookie => self.rest_of_line(v, quote, class.kind),
-            Mode::Authorization => self.authorization(v, quote, class.kind),
-            Mode::Value => self.value(v, quote, false, class.kind),
+        match n.class.mode {
+            Mode::Cookie => self.rest_of_line(v, quote, n.class.kind),
+            Mode::Authorization => self.authorization(v, quote, n.class.kind),
+            Mode::Value => self.value(v, quote, false, n.class.kind),
         }
+    }
+
+    /// `<add key="ClearTextPassword" value="…" />`: the key attribute
+    /// (its quoted value `v..end`) names the value attribute's secret.
+    /// Whether a value attribute follows (and was read).
+    fn key_attribute(&mut self, v: usize, end: usize) -> bool {
+        let b = self.b;
+        let k = scan_while(&b[..b.len().min(end + 9)], end + 1, is_space);
+        if k <= end + 1 || !b[k..].starts_with(b"value=") {
+            return false;
+        }
+        let q = k + 6;
+        if let (Some(c), Some(&qc)) = (
+            keys::classify(&String::from_utf8_lossy(&b[v..end])),
+            b.get(q),
+        ) {
+            if matches!(qc, b'"' | b'\'') {
+                self.value(q + 1, Some(qc), false, c.kind);
+            }
+        }
+        true
     }
 
     /// A value after a secret's name and whitespace, with no `=` or `:`:
