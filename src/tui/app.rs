@@ -233,9 +233,12 @@ impl App {
         self.table_area().height as usize
     }
 
+    /// A status-line message, kept with its time for `:messages`.
     pub fn say(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.model.said(&text);
         self.status = Some(Status {
-            text: text.into(),
+            text,
             at: self.model.mono_now,
         });
     }

@@ -60,5 +60,8 @@ mod snapshots;
 mod soak;
 /// State from the event stream.
 mod stream;
+/// Issue 28's TUI: a replaced hub said until acknowledged, `:messages`,
+/// HUB ERROR's last known, one moment's counts, the hub's word.
+mod truth;
 /// `update`: keys, filters, sorts, deltas, connection states.
 mod update;

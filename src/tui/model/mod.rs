@@ -15,6 +15,7 @@ pub mod fleet;
 pub mod large;
 pub mod query;
 pub mod reclog;
+pub mod said;
 pub mod seqlog;
 pub mod staged;
 pub mod verdict;
@@ -89,6 +90,11 @@ pub struct Model {
     pub staged: Staged,
     /// When another hub (another `instance`) last started a fresh screen.
     pub fresh_at: Option<Instant>,
+    /// Another hub answers here: the header says so until a key
+    /// acknowledges it (`Esc`).
+    pub another_hub: Option<said::AnotherHub>,
+    /// Every status message of the session, with its time (`:messages`).
+    pub said: said::Messages,
     /// The hub's own report of itself (`GET /v1/health`, JSON).
     pub health: Option<crate::wire::Health>,
     /// The drill (`x` on the Ladder): the rungs marked down, in the order
@@ -129,6 +135,8 @@ impl Model {
             edit: LadderEdit::default(),
             staged: Staged::default(),
             fresh_at: None,
+            another_hub: None,
+            said: said::Messages::default(),
             health: None,
             drill: Vec::new(),
             drill_projection: None,
@@ -291,12 +299,19 @@ impl Model {
             self.drill_projection = None;
             self.large = None;
             self.fresh_at = Some(self.mono_now);
+            self.another_hub = Some(said::AnotherHub { since: self.now() });
             ch.all_workers = true;
             ch.log = true;
             ch.agents = true;
             ch.history = true;
         }
         other
+    }
+
+    /// A status message said now: kept for `:messages`.
+    pub fn said(&mut self, text: &str) {
+        let at = self.now();
+        self.said.push(at, text);
     }
 
     /// Age of the last good data.

@@ -1,8 +1,10 @@
 //! The `:` command line, as in k9s: `:<pane>` (`:workers`, `:failovers`,
 //! `:ladder`, `:history`: every pane by its name), `:<worker id>` (its
-//! detail), and `:ctx`, the context switcher. Bad input says what was
-//! wrong and keeps what was typed. Its keys are the key table's `Command`,
-//! `Picker` and `Switching` scopes.
+//! detail), `:ctx`, the context switcher, and `:messages`, every status
+//! message of the session with its time (newest last, scrollable, Esc
+//! closes). Bad input says what was wrong and keeps what was typed. Its
+//! keys are the key table's `Command`, `Picker` and `Switching` scopes.
+//! `Esc` over a pane also acknowledges the header's "another hub" line.
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -27,6 +29,7 @@ pub fn commands(panes: &[&'static str], first: &str) -> Vec<&'static str> {
     let at = panes.iter().position(|p| *p == first).unwrap_or(0);
     let mut out: Vec<&'static str> = panes[at..].iter().chain(&panes[..at]).copied().collect();
     out.push("ctx");
+    out.push("messages");
     out
 }
 
@@ -61,6 +64,9 @@ pub struct Command {
     pub cmd: CmdLine,
     /// The contexts `:ctx` switches between, and the current one.
     pub contexts: Contexts,
+    /// `:messages` is open: how many of the newest messages are scrolled
+    /// out below its bottom line (0: the newest is the last line).
+    pub messages: Option<usize>,
 }
 
 impl Command {
@@ -77,11 +83,26 @@ impl Command {
 }
 
 impl Overlay for Command {
-    fn key(&mut self, k: &KeyEvent, _a: Option<Action>, cx: &mut Ctx) -> bool {
+    fn key(&mut self, k: &KeyEvent, a: Option<Action>, cx: &mut Ctx) -> bool {
+        if !self.cmd.editing && self.contexts.picker.is_none() && self.contexts.confirm.is_none()
+        {
+            if let Some(back) = self.messages {
+                return scroll_messages(self, back, a, cx.model.said.len(), cx.page);
+            }
+        }
         key(self, cx.model, cx.names, cx.first, *k, cx.fx, cx.asks)
     }
 
-    fn open_on(&mut self, a: Action, _cx: &mut Ctx) -> bool {
+    fn open_on(&mut self, a: Action, cx: &mut Ctx) -> bool {
+        // Esc with nothing else to close or clear: the header's line
+        // about another hub is seen.
+        if a == Action::Back
+            && cx.model.another_hub.is_some()
+            && cx.pane.list().filter().text.is_empty()
+        {
+            cx.model.another_hub = None;
+            return true;
+        }
         if a == Action::Command {
             open(self);
         }
@@ -92,6 +113,19 @@ impl Overlay for Command {
         if why == Yield::Question {
             self.cmd.editing = false;
         }
+        self.messages = None;
+    }
+
+    fn holds_clicks(&self) -> bool {
+        self.messages.is_some()
+    }
+
+    fn draw_body(&self, f: &Frame, area: Rect, buf: &mut Buffer) -> bool {
+        let Some(back) = self.messages else {
+            return false;
+        };
+        draw_messages(f.cx.theme, &f.cx.model.said, back, area, buf);
+        true
     }
 
     fn draw_status(&self, f: &Frame, area: Rect, buf: &mut Buffer) -> bool {
@@ -175,6 +209,11 @@ fn run(o: &mut Command, m: &Model, panes: &[&'static str], first: &str, asks: &m
     if let Some(p) = panes.iter().find(|p| **p == text) {
         o.cmd = CmdLine::default();
         asks.push(Ask::Show(PaneId::new(p)));
+        return;
+    }
+    if text == "messages" {
+        o.cmd = CmdLine::default();
+        o.messages = Some(0);
         return;
     }
     if text == "ctx" {
@@ -315,6 +354,104 @@ pub fn draw_status(
     }
     line(area, buf, Line::from(spans));
     true
+}
+
+/// A key while `:messages` is open: the cursor keys scroll it (by
+/// message), `Esc` closes it; other keys go on (a digit shows a pane and
+/// closes it, `:` opens the prompt over it).
+fn scroll_messages(o: &mut Command, back: usize, a: Option<Action>, n: usize, page: usize) -> bool {
+    let last = n.saturating_sub(1);
+    let to = match a {
+        Some(Action::Back) => {
+            o.messages = None;
+            return true;
+        }
+        Some(Action::Up) => back + 1,
+        Some(Action::Down) => back.saturating_sub(1),
+        Some(Action::PageUp) => back + page.max(1),
+        Some(Action::PageDown) => back.saturating_sub(page.max(1)),
+        Some(Action::Top) => last,
+        Some(Action::Bottom) => 0,
+        _ => return false,
+    };
+    o.messages = Some(to.min(last));
+    true
+}
+
+/// `:messages`: a title line, then the messages with their times, oldest
+/// at the top and the newest last (`back` of the newest scrolled out
+/// below), each wrapped to the width so no word of it is lost.
+pub fn draw_messages(
+    t: &Theme,
+    said: &crate::tui::model::said::Messages,
+    back: usize,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    if area.height == 0 {
+        return;
+    }
+    let kept = said.len();
+    let title = format!(
+        "messages: {} kept of {} said this session (the last {}), newest last {} j/k PgUp/PgDn g/G scroll {} Esc closes",
+        crate::tui::ui::fmt::count(kept),
+        crate::tui::ui::fmt::count(said.total() as usize),
+        crate::tui::ui::fmt::count(crate::tui::model::said::KEPT),
+        t.sep(),
+        t.sep()
+    );
+    line(
+        Rect { height: 1, ..area },
+        buf,
+        Line::styled(fit(&title, area.width as usize, t.ellipsis()), t.title()),
+    );
+    let rows = usize::from(area.height - 1);
+    if kept == 0 {
+        if rows > 0 {
+            let r = Rect {
+                y: area.y + 1,
+                height: 1,
+                ..area
+            };
+            line(r, buf, Line::styled("nothing said yet", t.muted()));
+        }
+        return;
+    }
+    let width = usize::from(area.width).max(12);
+    // From the bottom message up, until the rows are filled.
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    for m in said.iter().rev().skip(back) {
+        if lines.len() >= rows {
+            break;
+        }
+        let stamp = m.at.format("%H:%M:%S").to_string();
+        let wrapped = crate::tui::ui::header::wrap(&hub(&m.text), width - 10);
+        let mut own: Vec<Line<'static>> = wrapped
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let lead = if i == 0 {
+                    Span::styled(format!("{stamp}  "), t.muted())
+                } else {
+                    Span::raw(" ".repeat(10))
+                };
+                Line::from(vec![lead, Span::raw(w)])
+            })
+            .collect();
+        own.reverse();
+        lines.extend(own);
+    }
+    lines.truncate(rows);
+    lines.reverse();
+    let top = area.y + 1;
+    for (i, l) in lines.into_iter().enumerate() {
+        let r = Rect {
+            y: top + i as u16,
+            height: 1,
+            ..area
+        };
+        line(r, buf, l);
+    }
 }
 
 /// The `:ctx` switcher: the contexts, the current one marked.

@@ -168,6 +168,25 @@ pub fn index(log: &FailLog, filter: &Query, sort: FailoverSort, reverse: bool) -
     v.into_iter().map(|r| r.seq).collect()
 }
 
+/// What a filter shows, as its empty text names it: `dir:up` the
+/// recoveries (`no recovery matches`), `dir:down` the failovers; else
+/// both, or only failovers while no recovery is held.
+fn shown_kind(q: &Query, recs: &RecLog) -> &'static str {
+    let dir = q
+        .terms
+        .iter()
+        .filter(|t| t.field == Some("dir"))
+        .map(|t| (crate::query::starts_ci("up", &t.needle), t.negate))
+        .map(|(up, negate)| up != negate)
+        .next_back();
+    match dir {
+        Some(true) => "recovery",
+        Some(false) => "failover",
+        None if recs.is_empty() => "failover",
+        None => "failover or recovery",
+    }
+}
+
 /// The Failovers pane: failovers and recoveries.
 #[derive(Debug, Default)]
 pub struct Failovers {
@@ -203,12 +222,7 @@ impl Pane for Failovers {
         let q = Query::parse(&l.filter.text, faillog::FIELDS);
         let rows = rows(&m.log, &m.recs, &q, l.sort, l.reverse);
         let emptied = (rows.is_empty() && !q.is_empty()).then(|| {
-            let what = if m.recs.is_empty() {
-                "failover"
-            } else {
-                "failover or recovery"
-            };
-            q.empty_text(what, &l.filter.text, |q| {
+            q.empty_text(shown_kind(&q, &m.recs), &l.filter.text, |q| {
                 m.log.records.iter().any(|r| q.matches(r))
                     || m.recs.records.iter().any(|r| q.matches(r))
             })

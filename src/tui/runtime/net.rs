@@ -57,8 +57,10 @@ fn window_every() -> Duration {
     quiet().unwrap_or(WINDOW_EVERY)
 }
 
-/// Longest wait between retries while it does not.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// Longest wait between retries while it does not: no longer than a poll,
+/// so a hub that comes back (or another one that takes its address) is
+/// seen within one poll, not after a growing backoff (issue 28: ~7 s).
+pub const MAX_BACKOFF: Duration = POLL_EVERY;
 const PAGE: u32 = 1000;
 const NO_CATCH_UP: u64 = u64::MAX;
 
@@ -92,6 +94,10 @@ struct Shared {
     instance: std::sync::Mutex<Option<String>>,
     /// When a window was last answered (poll or effect).
     window_at: std::sync::Mutex<Option<Instant>>,
+    /// The event stream dropped or (re)joined: the hub may be another one
+    /// even if no poll failed in between (replaced within a poll), so the
+    /// next round asks who answers.
+    ask_whoami: AtomicBool,
 }
 
 /// The running tasks; dropping this aborts them.
@@ -122,6 +128,7 @@ pub fn spawn(client: Client, tx: mpsc::Sender<Msg>, fx: mpsc::UnboundedReceiver<
         window: std::sync::Mutex::new(None),
         instance: std::sync::Mutex::new(None),
         window_at: std::sync::Mutex::new(None),
+        ask_whoami: AtomicBool::new(false),
     });
     let tasks = vec![
         tokio::spawn(stream_task(client.clone(), tx.clone(), shared.clone())),
@@ -181,6 +188,7 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
         let msg = match item {
             StreamItem::Connected => {
                 sh.stream_live.store(true, Ordering::SeqCst);
+                sh.ask_whoami.store(true, Ordering::SeqCst);
                 let held = sh.max_seq.load(Ordering::SeqCst);
                 sh.catch_up_from.fetch_min(held, Ordering::SeqCst);
                 let held = sh.rec_max_seq.load(Ordering::SeqCst);
@@ -189,6 +197,7 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
             }
             StreamItem::Disconnected { error, retry_in } => {
                 sh.stream_live.store(false, Ordering::SeqCst);
+                sh.ask_whoami.store(true, Ordering::SeqCst);
                 tracing::info!(%error, ?retry_in, "event stream down");
                 Msg::StreamDown { error, retry_in }
             }
@@ -462,6 +471,9 @@ impl Poller {
         let catch_up = sh.catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
         let rec_catch_up = sh.rec_catch_up_from.swap(NO_CATCH_UP, Ordering::SeqCst);
         let mut ok = true;
+        if sh.ask_whoami.swap(false, Ordering::SeqCst) {
+            self.need_whoami = true;
+        }
         if self.need_whoami {
             ok = self.whoami().await?;
         }

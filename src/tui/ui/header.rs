@@ -299,6 +299,15 @@ fn last_known_spans(t: &Theme, m: &Model) -> Vec<Span<'static>> {
 /// order: can run / run now.
 pub fn problems_or_agents_line(t: &Theme, m: &Model) -> Line<'static> {
     let stale = m.is_stale();
+    if let Some(a) = &m.another_hub {
+        // Until a key acknowledges it: what is on screen is another
+        // hub's (its own problems follow, cut at the edge if need be).
+        let mut text = another_hub_text(a);
+        if let Some(p) = m.hub_problems() {
+            text.push_str(&format!(" {} hub: {}", t.sep(), hub(&p)));
+        }
+        return Line::from(Span::styled(text, t.warn()));
+    }
     if let Some(p) = m.hub_problems() {
         return Line::from(Span::styled(
             // What a hub we cannot reach said last is last known.
@@ -336,6 +345,14 @@ pub fn problems_or_agents_line(t: &Theme, m: &Model) -> Line<'static> {
         ));
     }
     Line::from(spans)
+}
+
+/// `another hub since 19:02: history and log are this hub's (Esc: seen)`.
+pub fn another_hub_text(a: &crate::tui::model::said::AnotherHub) -> String {
+    format!(
+        "another hub since {}: history and log are this hub's (Esc: seen)",
+        a.since.format("%H:%M")
+    )
 }
 
 /// The tabs line: what it names.

@@ -1,0 +1,183 @@
+//! Issue 28's TUI parts: on-call's screens are the truth. A hub replaced
+//! at the same address is seen within a poll and said in the header until
+//! a key acknowledges it, and `:messages` keeps what the status line said
+//! (real `macfleet hub` processes, the binary in a pty); the empty texts
+//! of the Failovers view's direction filter (through `update`).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::common;
+use crate::pty::{self, Pty};
+use crate::ui::{app, code, screen, typed};
+use crossterm::event::KeyCode;
+use macfleet::wire::Role;
+
+const START: Duration = Duration::from_secs(30);
+
+/// Tokens made at run time (no literal secret in a fixture).
+fn tokens() -> (String, String) {
+    (
+        format!("{}{}", "mft_truth_v_", "q".repeat(24)),
+        format!("{}{}", "mft_truth_w_", "z".repeat(24)),
+    )
+}
+
+fn hub_dir() -> tempfile::TempDir {
+    let (viewer, worker) = tokens();
+    common::hub_dir_of(&[
+        ("screen", Role::Viewer, &viewer),
+        ("fleet", Role::Worker, &worker),
+    ])
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+fn start(dir: &Path, port: u16, name: &str) -> pty::Kill {
+    pty::hub_on_port(dir, port, &["--heartbeat-interval", "1", "--name", name])
+}
+
+/// One heartbeat of `worker` to the hub at `port`.
+fn beat(port: u16, worker: &str) {
+    let hb = common::Beat::new(worker).wire();
+    let c = macfleet::client::Client::new(
+        &format!("http://127.0.0.1:{port}"),
+        Some(macfleet::client::Token::new(&tokens().1)),
+        Default::default(),
+    )
+    .expect("client");
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(c.heartbeat(&hb))
+        .expect("heartbeat accepted");
+}
+
+const LINE: &str = "history and log are this hub's";
+
+/// Hub A, the TUI on it; A stops and hub B (the same tokens, another
+/// database: another `instance`) starts on the same port. Within one poll
+/// the header says another hub answers since when, it stays (10 s, long
+/// after the status line's 5 s), `:messages` lists what the status line
+/// said, and `Esc` acknowledges the header's line.
+#[test]
+fn a_replaced_hub_is_seen_within_a_poll_said_until_esc_and_kept_in_messages() {
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let a_dir = hub_dir();
+    let hub_a = start(a_dir.path(), port, "hub-a");
+    beat(port, "w-from-a");
+    let mut t = Pty::spawn(
+        &["--hub", &url, "--read-only"],
+        &[("MAC_HUB_TOKEN", &tokens().0)],
+    );
+    t.wait_for("live", START);
+    t.send("2");
+    t.wait_for("w-from-a", START);
+    // A goes, for long enough that a doubling backoff (1, 2, 4, 8 s…)
+    // would wait well past B's start: the TUI retries while B starts.
+    drop(hub_a);
+    std::thread::sleep(Duration::from_secs(18));
+    let b_dir = tempfile::tempdir().expect("tempdir");
+    for f in ["hub.toml", "tokens.toml"] {
+        std::fs::copy(a_dir.path().join(f), b_dir.path().join(f)).expect("copy");
+    }
+    let _hub_b = start(b_dir.path(), port, "hub-b");
+    let up = Instant::now();
+    let s = t.wait_for(LINE, Duration::from_secs(6));
+    let seen = up.elapsed();
+    assert!(
+        seen <= Duration::from_secs(3),
+        "another hub seen {seen:?} after it listened (goal: one poll, 2 s):\n{s}"
+    );
+    let header = s.lines().nth(2).unwrap_or_default().to_string();
+    assert!(header.contains("another hub since "), "{s}");
+    assert!(header.contains("(Esc: seen)"), "the key is named:\n{s}");
+    // Long after the status line's message went, the header keeps it.
+    std::thread::sleep(Duration::from_secs(10));
+    let s = t.screen();
+    assert!(s.contains(LINE), "the header line went by itself:\n{s}");
+    assert!(
+        !s.contains("another hub answers here"),
+        "the status message is still up:\n{s}"
+    );
+    // What the status line said is kept, with its time.
+    t.send(":messages\r");
+    let s = t.wait_for("kept of", Duration::from_secs(5));
+    assert!(s.contains("another hub answers here (hub-b"), "{s}");
+    let said = s
+        .lines()
+        .find(|l| l.contains("another hub answers here"))
+        .unwrap_or_default();
+    assert!(
+        said.as_bytes().get(2) == Some(&b':') && said.as_bytes().get(5) == Some(&b':'),
+        "a time before the message: {said:?}"
+    );
+    // Esc closes the messages, a second Esc acknowledges the line.
+    t.esc();
+    let s = t.wait_until("the pane again", Duration::from_secs(5), |s| {
+        !s.contains("kept of")
+    });
+    assert!(s.contains(LINE), "{s}");
+    t.esc();
+    let s = t.wait_until("the line acknowledged", Duration::from_secs(5), |s| {
+        !s.contains(LINE)
+    });
+    assert!(s.contains("can/run"), "the agents line is back:\n{s}");
+}
+
+/// `:messages` over the fixture: every message of the session in order,
+/// newest last, each with its time; the ring keeps the last 1,000.
+#[test]
+fn messages_lists_what_the_status_line_said_newest_last() {
+    let (mut a, _) = app(5, false);
+    // `x` off the Ladder says where it works; `r` says refetching.
+    crate::ui::key(&mut a, '2');
+    crate::ui::key(&mut a, 'x');
+    crate::ui::key(&mut a, 'r');
+    crate::ui::key(&mut a, ':');
+    typed(&mut a, "messages");
+    code(&mut a, KeyCode::Enter);
+    let s = screen(&a);
+    let all = s.join("\n");
+    assert!(all.contains("messages: 2 kept of 2 said"), "{all}");
+    let drill = s.iter().position(|l| l.contains("x drills on the Ladder"));
+    let refetch = s.iter().position(|l| l.contains("refetching"));
+    assert!(
+        drill.is_some() && refetch.is_some() && drill < refetch,
+        "newest last:\n{all}"
+    );
+    code(&mut a, KeyCode::Esc);
+    assert!(!screen(&a).join("\n").contains("kept of"));
+}
+
+/// `/dir:up` on the Failovers view with no recovery held says `no
+/// recovery matches`, `/dir:down` with no failover `no failover matches`.
+#[test]
+fn a_direction_filter_with_no_match_names_what_it_shows() {
+    let (mut a, _) = app(5, false);
+    crate::ui::key(&mut a, '3');
+    crate::ui::key(&mut a, '/');
+    typed(&mut a, "dir:up");
+    code(&mut a, KeyCode::Enter);
+    let s = screen(&a).join("\n");
+    assert!(s.contains("no recovery matches /dir:up"), "{s}");
+    assert!(!s.contains("no failover matches"), "{s}");
+    crate::ui::key(&mut a, '/');
+    code(&mut a, KeyCode::Backspace);
+    code(&mut a, KeyCode::Backspace);
+    typed(&mut a, "down worker:nobody");
+    code(&mut a, KeyCode::Enter);
+    let s = screen(&a).join("\n");
+    assert!(
+        s.contains("no failover matches /dir:down worker:nobody"),
+        "{s}"
+    );
+}
