@@ -365,6 +365,7 @@ impl App {
             Msg::Recovery(r) => Some(m.recovery(r, ch)),
             Msg::WorkerEvents(views) => Some(m.worker_events(views, ch)),
             Msg::Config(ev) => {
+                edit.heard(&ev.revision, &ev.by);
                 let w = m.config_event(ev, ch);
                 if w.config {
                     edit.forget_unchanged(m);

@@ -65,3 +65,5 @@ mod stream;
 mod truth;
 /// `update`: keys, filters, sorts, deltas, connection states.
 mod update;
+/// Words an owner needs: a hand edit's name, the viewer's help.
+mod words;

@@ -687,7 +687,7 @@ fn revision_lines(cx: &Cx, k: &HistKey) -> Vec<Line<'static>> {
             "at",
             format!("{} ({} ago)", fmt::stamp(h.at), fmt::age_at(cx.now, h.at)),
         ),
-        kv(cx, "by", hub(&h.by).into_owned()),
+        kv(cx, "by", crate::tui::ui::fmt::by_word(&h.by)),
         kv(
             cx,
             "client",

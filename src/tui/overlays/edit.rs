@@ -53,6 +53,10 @@ pub struct Edit {
     offered: Option<(KeptDraft, usize)>,
     /// The draft opened or dropped, for the runner to forget.
     settled: Option<String>,
+    /// The last revision the stream said was a hand edit of the hub's
+    /// file (`by: "(changed on disk)"`), for the words when it overtakes
+    /// the edit before the history holds it.
+    by_hand: Option<String>,
 }
 
 /// What the edit keys act on.
@@ -1789,6 +1793,28 @@ impl Edit {
         self.sync(m);
     }
 
+    /// The stream said who made `revision` (`by`, the hub's word).
+    pub fn heard(&mut self, revision: &str, by: &str) {
+        if by == crate::rollout::BY_HAND_EDIT {
+            self.by_hand = Some(revision.to_string());
+        }
+    }
+
+    /// How `revision` came about, as the status line says it after it:
+    /// `R was changed by hand on disk` for a hand edit of the hub's file,
+    /// else `R was written`.
+    fn came_about(&self, m: &Model, revision: &str) -> String {
+        let by_hand = match m.config.written(revision) {
+            Some(h) => h.by == crate::rollout::BY_HAND_EDIT,
+            None => self.by_hand.as_deref() == Some(revision),
+        };
+        if by_hand {
+            format!("{revision} was changed by hand on disk")
+        } else {
+            format!("{revision} was written")
+        }
+    }
+
     /// A newer document than the pending edit's came in (a colleague wrote):
     /// the edit is replayed onto it at once, and an open diff is remade onto
     /// it, so `w` never shows a diff against a revision that is gone; when
@@ -1823,6 +1849,7 @@ impl Edit {
                 .and_then(|o| o.conflict.as_deref()),
         };
         let source = outstanding.map_or_else(|| plan.clone(), |c| c.mine_now(plan));
+        let came = self.came_about(m, revision);
         match source.rebase(theirs, revision) {
             Ok(Rebased::Replayed(p)) => {
                 let merged = p.base_order() != source.base_order();
@@ -1845,11 +1872,11 @@ impl Edit {
                     asks,
                     if merged {
                         format!(
-                            "{revision} was written while your edit was pending and changed the list: your edit is replayed onto it, both stand ({onto})"
+                            "{came} while your edit was pending and changed the list: your edit is replayed onto it, both stand ({onto})"
                         )
                     } else {
                         format!(
-                            "{revision} was written while your edit was pending; it left the list alone: your order now stands on it ({onto})"
+                            "{came} while your edit was pending; it left the list alone: your order now stands on it ({onto})"
                         )
                     },
                 );
@@ -1861,7 +1888,7 @@ impl Edit {
                 say(
                     asks,
                     format!(
-                        "{revision} was written while your edit was pending and holds your order: nothing pending"
+                        "{came} while your edit was pending and holds your order: nothing pending"
                     ),
                 );
             }
@@ -1881,7 +1908,7 @@ impl Edit {
                     say(
                         asks,
                         format!(
-                            "{revision} was written while your edit was pending and changed agents yours did: w shows theirs and yours to choose"
+                            "{came} while your edit was pending and changed agents yours did: w shows theirs and yours to choose"
                         ),
                     );
                 }

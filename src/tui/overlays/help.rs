@@ -165,21 +165,28 @@ impl Entry {
 /// The pane's keys, then the filter prompt's: both from the key table.
 fn entries(t: &Theme, of: &Of) -> (Vec<Entry>, Vec<Entry>) {
     let mut keys = Vec::new();
-    let mut said = false;
+    // Read-only: the edit keys under their own heading, after every key
+    // that works (`x drill` among them), never mixed with them.
+    let mut inert = Vec::new();
     for b in help_for(of.pane, of.titles, t.ascii) {
         if b.action.is_rollout_step() && !(of.rolling && of.can_write) {
             // Listed only while a rollout bakes, to an owner.
             continue;
         }
-        if b.action.is_edit() && !of.can_write && !std::mem::replace(&mut said, true) {
-            keys.push(Entry {
-                label: String::new(),
-                text: "read-only: these keys do nothing".into(),
-                muted: true,
-            });
+        if b.action.is_edit() && !of.can_write {
+            if inert.is_empty() {
+                inert.push(Entry {
+                    label: String::new(),
+                    text: "read-only: these keys do nothing".into(),
+                    muted: true,
+                });
+            }
+            inert.push(Entry::key(of, &b));
+        } else {
+            keys.push(Entry::key(of, &b));
         }
-        keys.push(Entry::key(of, &b));
     }
+    keys.extend(inert);
     let mut prompt = vec![
         Entry::plain("", ""),
         Entry {

@@ -327,7 +327,7 @@ impl History {
                     Span::raw(hub(&h.revision).into_owned()),
                     Span::raw(fmt::age_at(now, h.at)),
                     Span::raw(fmt::stamp(h.at)),
-                    Span::raw(hub(&h.by).into_owned()),
+                    Span::raw(fmt::by_word(&h.by)),
                     Span::raw(h.client.as_deref().map_or("-".into(), hub).into_owned()),
                     Span::raw(change),
                 ]
@@ -356,7 +356,8 @@ pub const COLS: [Col; 6] = [
     col("REV", 8, 12, 0),
     col("AGE", 3, 4, 0),
     col("WHEN", 17, 17, 3),
-    col("BY", 6, 16, 1),
+    // Wide enough for `changed by hand on disk` (23).
+    col("BY", 6, 23, 1),
     // The writing client, from the request's User-Agent: owners who share
     // a token are told apart by it.
     col("CLIENT", 6, 24, 2),

@@ -75,6 +75,18 @@ pub fn written_by(h: &crate::wire::HistoryEntry) -> String {
     }
 }
 
+/// Who made a revision, as History's BY column and its detail say it:
+/// the writer's name, or `changed by hand on disk` for what the hub
+/// records as `(changed on disk)` (its wire word, docs/hub-api.md).
+/// Terminal-safe.
+pub fn by_word(by: &str) -> String {
+    if by == crate::rollout::BY_HAND_EDIT {
+        "changed by hand on disk".to_string()
+    } else {
+        crate::tui::ui::hub(by).into_owned()
+    }
+}
+
 /// The status word: `OK`, `DEGRADED 2`, `NO ROUTE 1,024`, `HUB DOWN`, as
 /// the domain words it ([`crate::verdict`]).
 pub fn verdict(v: Verdict) -> String {
