@@ -429,6 +429,19 @@ pub fn check_recovery(r: &RecoveryRecord) -> Result<(), String> {
     one_to("a recovery's to", &r.to, MAX_AGENT)
 }
 
+/// The most bytes of a problem event's `kind`, `path` and `message`
+/// (a path is at most the system's 4 KiB; a sentence names a few).
+const MAX_PROBLEM_KIND: usize = 64;
+const MAX_PROBLEM_PATH: usize = 4096;
+const MAX_PROBLEM_MESSAGE: usize = 16 * 1024;
+
+/// A problem event within bounds: it is shown on the status line.
+pub fn check_problem(p: &crate::wire::ProblemEvent) -> Result<(), String> {
+    one_to("a problem's kind", &p.kind, MAX_PROBLEM_KIND)?;
+    at_most("a problem's path", &p.path, MAX_PROBLEM_PATH)?;
+    one_to("a problem's message", &p.message, MAX_PROBLEM_MESSAGE)
+}
+
 /// A history entry within the contract's bounds.
 pub fn check_entry(e: &HistoryEntry) -> Result<(), String> {
     one_to("a revision", &e.revision, MAX_REVISION)?;

@@ -266,6 +266,9 @@ pub enum HubEvent {
     Summary(Box<crate::wire::Summary>),
     /// A staged rollout's step and the rollout after it.
     Rollout(Box<crate::rollout::wire::RolloutEvent>),
+    /// Something on disk the owner must look at: found while the stream
+    /// is open, or known when it connected (each sent once, first).
+    Problem(Box<crate::wire::ProblemEvent>),
     /// The hub no longer holds the resume point: refetch everything.
     Reset,
 }
@@ -928,6 +931,7 @@ impl Client {
             "recovery" => serde_json::from_str(data).map(|v| HubEvent::Recovery(Box::new(v))),
             "summary" => serde_json::from_str(data).map(|v| HubEvent::Summary(Box::new(v))),
             "rollout" => serde_json::from_str(data).map(|v| HubEvent::Rollout(Box::new(v))),
+            "problem" => serde_json::from_str(data).map(|v| HubEvent::Problem(Box::new(v))),
             "reset" => return Some(HubEvent::Reset),
             _ => return None,
         };
@@ -938,6 +942,7 @@ impl Client {
             Ok(HubEvent::Failover(r)) => bounded::check_record(r),
             Ok(HubEvent::Recovery(r)) => bounded::check_recovery(r),
             Ok(HubEvent::Summary(s)) => window::check_summary(s),
+            Ok(HubEvent::Problem(p)) => bounded::check_problem(p),
             _ => Ok(()),
         };
         let error = match (parsed, bounds) {

@@ -401,6 +401,13 @@ impl App {
                 )),
                 ..Wants::default()
             }),
+            Msg::HubProblem(p) => Some(Wants {
+                say: Some(format!(
+                    "hub: {}",
+                    crate::textsafe::for_terminal(&p.message)
+                )),
+                ..Wants::default()
+            }),
             Msg::Refetched { ok } => Some(Wants {
                 say: Some(
                     if ok {

@@ -67,6 +67,9 @@ pub enum Msg {
     Recovery(RecoveryRecord),
     /// A new revision from the event stream.
     Config(ConfigEvent),
+    /// A problem the hub sent on the event stream (`event: problem`):
+    /// shown on the status line as `hub: <sentence>`, scrubbed.
+    HubProblem(crate::wire::ProblemEvent),
     /// Workers the hub changed on its own, from the event stream in its
     /// order: a sweeper move (`state`: stale, lost) or an `in_sync` flip
     /// (`sync`). A burst comes as one message.

@@ -27,6 +27,8 @@ mod event_loop;
 mod fallback;
 /// A terminal that goes away under the binary.
 mod hangup;
+/// A problem the hub knows, on connect, to the status line (issue 29).
+mod hub_problem;
 /// `:` jumps, `v` and a bad command in the binary.
 mod jump;
 /// No key drops an edit (C-c, SIGHUP, SIGTERM: a draft offered next

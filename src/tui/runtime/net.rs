@@ -152,9 +152,13 @@ const BURST_GAP: Duration = Duration::from_millis(5);
 /// not on screen is not held, and those of a large fleet are many).
 fn stream_types(large: bool) -> &'static [&'static str] {
     if large {
-        &["failover", "recovery", "config", "summary", "rollout"]
+        &[
+            "failover", "recovery", "config", "summary", "rollout", "problem",
+        ]
     } else {
-        &["failover", "recovery", "config", "state", "sync", "rollout"]
+        &[
+            "failover", "recovery", "config", "state", "sync", "rollout", "problem",
+        ]
     }
 }
 
@@ -246,6 +250,7 @@ async fn stream_task(client: Client, tx: mpsc::Sender<Msg>, sh: Arc<Shared>) {
                     feed: RolloutFeed::Step(ev),
                     at: Instant::now(),
                 },
+                HubEvent::Problem(p) => Msg::HubProblem(*p),
                 HubEvent::Heartbeat(_) => continue,
             },
         };
