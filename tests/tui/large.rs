@@ -468,3 +468,42 @@ fn a_burst_of_failovers_waits_for_the_frame_not_a_settle_each() {
     let fx = key(&mut a, 'G');
     assert_eq!(windows(&fx).len(), 1, "G asks its window at once: {fx:?}");
 }
+
+/// Issue 30: a fleet whose workers report names of their own (30,000
+/// workers, each its own 64 agents: the summary counts them under `other`)
+/// costs the TUI each name, so it is shown by windows as a million workers
+/// are; the same count sharing its names is held whole.
+#[test]
+fn a_fleet_of_names_of_its_own_is_shown_by_windows_by_what_it_costs() {
+    let told = |other: Option<u64>| {
+        let (mut a, _) = ui::app(40, false);
+        let mut s = fixture::summary(30_000, fixture::t0());
+        if let Some(n) = other {
+            let mut o = s.agents[0].clone();
+            o.agent = "other".into();
+            (o.capable, o.active, o.no_binary, o.no_token) = (n, 0, 0, 0);
+            (o.preflight_failed, o.last_rung) = (0, 0);
+            s.agents.push(o);
+        }
+        let at = a.model().mono_now + Duration::from_millis(10);
+        let fx = a.update(Msg::Summary {
+            summary: Box::new(s),
+            at,
+            polled: true,
+        });
+        (a, windows(&fx))
+    };
+    let (own, asks) = told(Some(30_000 * 64 - 256));
+    assert!(
+        own.model().large.is_some(),
+        "30,000 workers of 64 names of their own are a large fleet"
+    );
+    assert_eq!(asks.len(), 1, "the rows on screen are asked as a window");
+    assert!(screen(&own).iter().any(|l| l.contains("large fleet")));
+    let (shared, asks) = told(None);
+    assert!(
+        shared.model().large.is_none(),
+        "30,000 sharing their names are held whole"
+    );
+    assert!(asks.is_empty());
+}

@@ -40,13 +40,43 @@ pub fn threshold() -> u64 {
         .unwrap_or(LARGE_FLEET)
 }
 
-/// Whether a fleet of `workers` is shown in large-fleet mode, `now`
-/// whether it is: from `threshold` on, and until it falls below half of it.
-pub fn is_large(workers: u64, now: bool, threshold: u64) -> bool {
+/// Capability entries of names the fleet's summary does not list one by
+/// one (its `other` agent: past 256 names) that weigh as much as
+/// [`LARGE_FLEET`] workers. A fleet that reports names of its own (each
+/// worker its own 64-agent list, say) costs the TUI each of those names:
+/// ~100 bytes held and ~150 of page, where a fleet sharing its names costs
+/// a few hundred bytes a worker whatever its lists (issue 30: 30,000
+/// workers of 64 names each peaked at 1,117 MiB held whole). 131,072 such
+/// entries are about 2,000 such workers, or 13 MB held.
+pub const OWN_NAMES_LARGE: u64 = 131_072;
+
+/// The capability entries `s` counts under `other` (names past the 256 it
+/// lists): a failing entry may count twice, which only weighs it more.
+pub fn own_names(s: &Summary) -> u64 {
+    s.agents
+        .iter()
+        .filter(|a| a.agent == "other")
+        .map(|a| a.capable + a.no_binary + a.no_token + a.preflight_failed)
+        .sum()
+}
+
+/// What the fleet of `s` weighs against the threshold, in workers: its
+/// count, or its names of its own scaled so that [`OWN_NAMES_LARGE`] of
+/// them weigh `threshold` workers, whichever is more.
+pub fn weight(s: &Summary, threshold: u64) -> u64 {
+    let names = u128::from(own_names(s)) * u128::from(threshold) / u128::from(OWN_NAMES_LARGE);
+    s.workers.max(u64::try_from(names).unwrap_or(u64::MAX))
+}
+
+/// Whether the fleet of summary `s` is shown in large-fleet mode, `now`
+/// whether it is: from `threshold` on (by its [`weight`]: its count or
+/// what its names cost), and until it falls below half of it.
+pub fn is_large(s: &Summary, now: bool, threshold: u64) -> bool {
+    let w = weight(s, threshold);
     if now {
-        workers >= threshold / 2
+        w >= threshold / 2
     } else {
-        workers >= threshold
+        w >= threshold
     }
 }
 
@@ -202,12 +232,81 @@ pub fn aggregates(s: &Summary) -> Aggregates {
 mod tests {
     use super::*;
 
+    /// A summary of `workers` workers and, past its 256 named agents,
+    /// `other` capability entries of names of their own.
+    fn summary(workers: u64, other: Option<u64>) -> Summary {
+        let agent = |name: &str, capable| crate::wire::AgentSummary {
+            agent: name.into(),
+            capable,
+            active: 0,
+            no_binary: 0,
+            no_token: 0,
+            preflight_failed: 0,
+            last_rung: 0,
+        };
+        let mut agents = vec![agent("opencode", workers)];
+        agents.extend(other.map(|n| agent("other", n)));
+        Summary {
+            now: chrono::Utc::now(),
+            config_revision: "r".into(),
+            heartbeat_interval_s: 10,
+            cursor: "c".into(),
+            workers,
+            healthy: workers,
+            stale: 0,
+            lost: 0,
+            no_route: 0,
+            healthy_no_route: 0,
+            degraded: 0,
+            out_of_sync: 0,
+            one_failure_from_no_route: 0,
+            headroom_known: workers,
+            agents,
+            revisions: Vec::new(),
+            urgent: Vec::new(),
+        }
+    }
+
     #[test]
     fn the_mode_is_entered_at_the_threshold_and_left_below_half() {
-        assert!(!is_large(19_999, false, 20_000));
-        assert!(is_large(20_000, false, 20_000));
-        assert!(is_large(10_000, true, 20_000));
-        assert!(!is_large(9_999, true, 20_000));
+        assert!(!is_large(&summary(19_999, None), false, 20_000));
+        assert!(is_large(&summary(20_000, None), false, 20_000));
+        assert!(is_large(&summary(10_000, true.then_some(0)), true, 20_000));
+        assert!(!is_large(&summary(9_999, None), true, 20_000));
+    }
+
+    /// Issue 30: 30,000 workers each with 64 names of its own are shown by
+    /// windows, as 200,000 sharing their names are; 30,000 sharing theirs
+    /// are held whole.
+    #[test]
+    fn a_fleet_of_names_of_its_own_is_large_by_what_it_costs() {
+        let own = summary(30_000, Some(30_000 * 64 - 256));
+        assert!(is_large(&own, false, LARGE_FLEET));
+        assert!(!is_large(&summary(30_000, None), false, LARGE_FLEET));
+        // About 2,000 such workers cross the line; half of it keeps the mode.
+        assert!(!is_large(
+            &summary(1_900, Some(1_900 * 64)),
+            false,
+            LARGE_FLEET
+        ));
+        assert!(is_large(
+            &summary(2_100, Some(2_100 * 64)),
+            false,
+            LARGE_FLEET
+        ));
+        assert!(is_large(
+            &summary(1_100, Some(1_100 * 64)),
+            true,
+            LARGE_FLEET
+        ));
+        assert!(!is_large(&summary(900, Some(900 * 64)), true, LARGE_FLEET));
+        // A threshold set for a test weighs the names the same way.
+        assert!(is_large(&summary(10, Some(OWN_NAMES_LARGE)), false, 300));
+        assert!(!is_large(
+            &summary(10, Some(OWN_NAMES_LARGE / 2)),
+            false,
+            300
+        ));
     }
 
     #[test]

@@ -410,7 +410,7 @@ impl Model {
     ) -> bool {
         self.advance_mono(at);
         if polled {
-            let large = large::is_large(s.workers, self.large.is_some(), large::threshold());
+            let large = large::is_large(&s, self.large.is_some(), large::threshold());
             if large != self.large.is_some() {
                 self.large = large.then(Large::default);
                 let revision = std::mem::take(&mut self.fleet.revision);

@@ -570,7 +570,7 @@ impl Poller {
             Ok(summary) => {
                 let sh = &self.sh;
                 let was = sh.large.load(Ordering::SeqCst);
-                let now = large::is_large(summary.workers, was, large::threshold());
+                let now = large::is_large(&summary, was, large::threshold());
                 if now != was {
                     tracing::info!(workers = summary.workers, large = now, "fleet mode");
                     sh.large.store(now, Ordering::SeqCst);
