@@ -2100,12 +2100,16 @@ impl Writer {
             None
         };
         let made = match &damage {
-            Some(why) => {
-                let why = format!("{}: {why}", self.path.display());
+            Some(raw) => {
+                let why = format!("{}: {raw}", self.path.display());
+                // The error names the reason as found, never an earlier
+                // error's sentence: a file that cannot be moved aside is
+                // looked at again every second, and each look must say the
+                // same one sentence, not wrap the last one.
                 let r = set_aside(&self.path)
                     .map_err(|e| {
                         DbError::Other(format!(
-                            "it is damaged ({why}) and cannot be moved aside: {e}"
+                            "it is damaged ({raw}) and cannot be moved aside: {e}"
                         ))
                     })
                     .and_then(|moved| {
@@ -2137,8 +2141,9 @@ impl Writer {
                         Ok(())
                     }
                     Err(e) => {
-                        // Looked at again on the next commit and second.
-                        self.suspect = Some(format!("{e}"));
+                        // Looked at again on the next commit and second,
+                        // for the reason found, not for this error.
+                        self.suspect = Some(raw.clone());
                         Err(e)
                     }
                 }

@@ -710,7 +710,15 @@ async fn a_damaged_database_that_cannot_be_set_aside_refuses_what_must_be_durabl
     })
     .await;
     assert_eq!(h["database"]["unavailable"], true, "{h}");
-    assert!(problem(&h, "database_unavailable").contains("cannot be moved aside"));
+    let first = problem(&h, "database_unavailable");
+    assert!(first.contains("cannot be moved aside"));
+    // Looked at again every second, it says the same one sentence: it
+    // does not wrap the last look's (it grew ~110 bytes a second).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let h2 = health(&hub).await;
+    let later = problem(&h2, "database_unavailable");
+    assert_eq!(later.matches("is damaged").count(), 1, "{later}");
+    assert_eq!(later, first, "the same sentence 3 s later");
     let (s, retry, v) = post(&hub, &t.worker, &heartbeat("w-1", &["f-3"])).await;
     assert_eq!(
         (s, retry.as_deref(), v["error"]["code"].as_str()),
