@@ -161,7 +161,15 @@ struct Change {
 
 /// Apply and print the warnings; `None` when nothing changes.
 fn edit(text: &str, op: &Op, label: &str) -> Result<Option<Change>> {
-    let edited = agents_doc::apply(text, op)?;
+    let edited = match agents_doc::apply(text, op) {
+        Ok(e) => e,
+        Err(e) => {
+            // No document to diff: the edit itself does not hold (a name
+            // twice, an unknown position, a list that does not read).
+            refused(&format!("{label}: {e}"), "")?;
+            return Err(eyre!(Exit::said(exit::VALIDATION)));
+        }
+    };
     for w in &edited.warnings {
         eprintln!("warning: {}", for_terminal(w));
     }
@@ -347,10 +355,7 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
     };
     if let Some(want) = &args.if_revision {
         if want != &doc.revision {
-            return Err(eyre!(ClientError::Conflict {
-                current_revision: Some(doc.revision.clone()),
-                message: format!("the edit is meant for revision {want}"),
-            }));
+            return stale_revision(want, &doc, &op);
         }
     }
     let Some(change) = edit(&doc.text, &op, "hub.toml")? else {
@@ -378,6 +383,28 @@ async fn run_hub(global: &Global, args: &AgentsArgs) -> Result<i32> {
         for_terminal(&accepted.agents.join(","))
     );
     Ok(exit::OK)
+}
+
+/// `--if-revision OLD` while the hub is on another revision: not written
+/// (exit 3), with the diff the edit would make on the hub's document now
+/// (none when it changes nothing there or does not apply), on stderr.
+fn stale_revision(want: &str, doc: &crate::client::ConfigDoc, op: &Op) -> Result<i32> {
+    let diff = agents_doc::apply(&doc.text, op)
+        .ok()
+        .filter(|e| e.changed())
+        .map(|e| {
+            let d = agents_doc::unified_diff(&doc.text, &e.text, "a/hub.toml", "b/hub.toml");
+            for_terminal_lines(&d).into_owned()
+        })
+        .unwrap_or_default();
+    let why = format!(
+        "the edit is meant for revision {}, and the hub is on {} (someone wrote since): look again (`macfleet agents show`), then edit with --if-revision {}",
+        for_terminal(want),
+        for_terminal(&doc.revision),
+        for_terminal(&doc.revision)
+    );
+    refused(&why, &diff)?;
+    Err(eyre!(Exit::said(exit::CONFLICT)))
 }
 
 /// `--dry-run` through the hub: the diff and the projection on stdout,

@@ -549,3 +549,82 @@ async fn a_move_onto_a_config_the_hub_will_not_follow_is_not_written_and_exits_1
             .is_symlink()
     );
 }
+
+/// Every refusal says `not written: <why>` on stderr, with the diff it
+/// would have made where there is one, and nothing on stdout (issue 27,
+/// the 11:20 audit): `--if-revision` with a revision the hub has left
+/// (exit 3, the diff onto the hub's document now), and an edit that does
+/// not hold, `set opencode,opencode` (exit 4, no document to diff),
+/// through the hub and on a file. Two actors: another write moves the hub
+/// on between the owner's look and the owner's edit.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_refusal_says_not_written_with_its_reason_and_diff_on_stderr() {
+    let h = TestHub::start().await;
+    let old = h.client(&h.owner).config().await.expect("config").revision;
+    // Bob writes first: the hub moves on from `old`.
+    let bob = h.client(&h.owner2);
+    let who = bob.whoami().await.expect("whoami");
+    let w = macfleet::client::Writer::new(bob.clone(), &who).expect("an owner");
+    let cfg = bob.config().await.expect("config");
+    let theirs = cfg.text.replace("[other]", "# bob was here\r\n[other]");
+    let now = w
+        .put_config(&theirs, &cfg.revision)
+        .await
+        .expect("bob's write")
+        .revision;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("hub.toml");
+    std::fs::write(&f, DOC).expect("write");
+    let (url, owner) = (h.url(), h.owner.clone());
+    let path = f.to_str().expect("utf-8").to_string();
+    let (stale, twice, twice_file) = tokio::task::spawn_blocking({
+        let old = old.clone();
+        move || {
+            let env = [
+                ("MAC_HUB_URL", url.as_str()),
+                ("MAC_HUB_TOKEN", owner.as_str()),
+            ];
+            (
+                macfleet(
+                    &["agents", "move", "claude", "0", "--if-revision", &old],
+                    &env,
+                ),
+                macfleet(&["agents", "set", "opencode,opencode"], &env),
+                macfleet(
+                    &["agents", "set", "opencode,opencode", "--file", &path],
+                    &[],
+                ),
+            )
+        }
+    })
+    .await
+    .expect("join");
+    let err = text(&stale.stderr);
+    assert_eq!(stale.status.code(), Some(3), "{err}");
+    assert_eq!(text(&stale.stdout), "", "nothing on stdout: {err}");
+    assert!(
+        err.starts_with(&format!(
+            "not written: the edit is meant for revision {old}, and the hub is on {now}"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("--- a/hub.toml") && err.contains("+  \"claude\","),
+        "the diff onto the hub's document now: {err}"
+    );
+    for (out, what) in [
+        (&twice, "hub.toml"),
+        (&twice_file, f.to_str().expect("utf-8")),
+    ] {
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{err}");
+        assert_eq!(text(&out.stdout), "", "nothing on stdout: {err}");
+        assert!(
+            err.starts_with(&format!("not written: {what}: ")) && err.contains("twice"),
+            "{err}"
+        );
+    }
+    let after = h.client(&h.owner).config().await.expect("config");
+    assert_eq!(after.revision, now, "nothing written");
+    assert_eq!(std::fs::read_to_string(&f).expect("read"), DOC);
+}
