@@ -5,6 +5,12 @@
 //! text, a key hidden by a zero-width space, and `textsafe::for_terminal`
 //! (scrub, then escape) on clean text and on text with bidi controls.
 //!
+//! The `fields` group: the clean path beyond a detail, as the readers run
+//! it: one heartbeat's worker fields scrubbed one by one (worker id, host,
+//! agent names, model, revision, a failover's cause), and the fleet's
+//! config document (the agents ladder TOML, 1.3 kB, comments too, as a
+//! non-owner reads it), each clean and with one secret in it.
+//!
 //! `cargo bench --bench scrub`
 
 use std::hint::black_box;
@@ -101,5 +107,75 @@ fn details(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, details);
+/// One heartbeat's fields as a reader shows them, none of them secret.
+fn worker_fields() -> Vec<String> {
+    [
+        "w-00042",
+        "3f2a9c1e-7b4d-4e8a-9f0c-1d2e3f4a5b6c",
+        "mac-mini-07.fleet.internal",
+        "opencode",
+        "claude-code",
+        "pi",
+        "claude-sonnet-4-5-20250929",
+        "rate_limited",
+        "hub_router",
+        "r-000183",
+        "2026-12-02T13:27:01Z",
+        "token-refresher-3",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// The agents ladder as the hub serves it: 40 agents, comments, blocks.
+fn config_document(secret_comment: Option<&str>) -> String {
+    let mut d = String::from(
+        "# fleet agents ladder: first is tried first; edited by macfleet agents\n[fleet]\n\
+         MAC_CODING_AGENTS = [\n",
+    );
+    for i in 1..=40 {
+        d.push_str(&format!("    \"agent-{i:02}\","));
+        if i % 7 == 0 {
+            d.push_str(&format!(" # tier {}, retry after 30s on 429", i / 7));
+        }
+        d.push('\n');
+        if i % 10 == 0 {
+            d.push_str(&format!("    # block {}\n", i / 10));
+        }
+    }
+    if let Some(c) = secret_comment {
+        d.push_str(&format!("    # {c}\n"));
+    }
+    d.push_str("]\nsize = 40\n");
+    d
+}
+
+fn fields(c: &mut Criterion) {
+    let clean = worker_fields();
+    let mut dirty = clean.clone();
+    dirty[4] = format!("claude-code sk-ant-api03-{}", b62(93));
+    let doc = config_document(None);
+    let doc_dirty = config_document(Some(&format!("old key: ghp_{}", b62(36))));
+    assert!(
+        clean
+            .iter()
+            .all(|f| matches!(scrub(f), std::borrow::Cow::Borrowed(_)))
+    );
+    assert!(matches!(scrub(&doc), std::borrow::Cow::Borrowed(_)));
+    assert!(matches!(scrub(&doc_dirty), std::borrow::Cow::Owned(_)));
+    let all = |fs: &[String]| fs.iter().map(|f| scrub(black_box(f)).len()).sum::<usize>();
+    let mut g = c.benchmark_group("scrub_fields");
+    g.bench_function("worker_fields_clean", |b| b.iter(|| all(&clean)));
+    g.bench_function("worker_fields_one_secret", |b| b.iter(|| all(&dirty)));
+    g.bench_function("config_document_clean", |b| {
+        b.iter(|| scrub(black_box(&doc)))
+    });
+    g.bench_function("config_document_one_secret", |b| {
+        b.iter(|| scrub(black_box(&doc_dirty)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, details, fields);
 criterion_main!(benches);
