@@ -874,6 +874,12 @@ pub struct Health {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<HealthConfig>,
     pub database: HealthDatabase,
+    /// The status word as the hub can know it (`crate::verdict`'s
+    /// `Display`: `CONFIG INVALID`, `BUILT-IN ORDER`, `AT RISK 40`, …),
+    /// added to the JSON by the handler; `None` from an older hub. The TUI
+    /// takes the words only the hub can know from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub word: Option<String>,
 }
 
 /// The config part of [`Health`].

@@ -379,6 +379,8 @@ impl Hub {
                 unavailable: unavailable.is_some(),
                 failovers_dropped: self.db.dropped(),
             },
+            // The handler adds the word (it needs the fleet and the rollout).
+            word: None,
         }
     }
 }

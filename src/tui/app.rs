@@ -825,7 +825,11 @@ impl App {
         let list = pane.list();
         let titles: Vec<&str> = self.panes.iter().map(|p| p.title()).collect();
         let names = self.names();
-        header::draw(t, m, o.command.current(), a.header, buf);
+        // On the Ladder the header's can/run are its moment's, as its rows.
+        let counts = (pane.id() == super::ids::LADDER)
+            .then(|| self.pane_as::<panes::ladder::Ladder>().moment())
+            .flatten();
+        header::draw(t, m, o.command.current(), counts, a.header, buf);
         let filter = list.filter();
         header::draw_tabs(
             t,

@@ -1462,6 +1462,7 @@ fn a_file_that_does_not_validate_is_asked_for_once_and_edit_keys_say_why() {
             unavailable: false,
             failovers_dropped: Default::default(),
         },
+        word: None,
     };
     let bad = Some(on_disk.reason.clone());
     assert!(

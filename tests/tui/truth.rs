@@ -181,3 +181,115 @@ fn a_direction_filter_with_no_match_names_what_it_shows() {
         "{s}"
     );
 }
+
+/// Hub and TUI; the hub's file removed under it: the hub's health says
+/// `CONFIG INVALID` (it cannot read or replace its file) while the list
+/// in force still validates. The TUI takes that word from the hub, not
+/// only its `invalid` field, which stays empty (it showed `OK`).
+#[test]
+fn the_word_only_the_hub_can_know_is_taken_from_its_health() {
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let dir = hub_dir();
+    let _hub = start(dir.path(), port, "hub-w");
+    let c = macfleet::client::Client::new(
+        &format!("http://127.0.0.1:{port}"),
+        Some(macfleet::client::Token::new(&tokens().1)),
+        Default::default(),
+    )
+    .expect("client");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let hb = common::Beat::new("w-on-top")
+        .active(Some("opencode"))
+        .wire();
+    rt.block_on(c.heartbeat(&hb)).expect("heartbeat accepted");
+    let mut t = Pty::spawn(
+        &["--hub", &url, "--read-only"],
+        &[("MAC_HUB_TOKEN", &tokens().0)],
+    );
+    t.wait_for("live", START);
+    t.send("2");
+    let s = t.wait_for("w-on-top", START);
+    assert!(!s.starts_with(" CONFIG INVALID "), "{s}");
+    std::fs::remove_file(dir.path().join("hub.toml")).expect("rm hub.toml");
+    let s = t.wait_until("CONFIG INVALID", Duration::from_secs(15), |s| {
+        s.starts_with(" CONFIG INVALID ")
+    });
+    // The hub says so in its health's word; its `invalid` field is empty.
+    let h = rt.block_on(c.health_report()).expect("health");
+    assert_eq!(h.word.as_deref(), Some("CONFIG INVALID"), "{h:?}");
+    assert!(
+        h.config.as_ref().is_none_or(|c| c.invalid.is_none()),
+        "{h:?}\n{s}"
+    );
+}
+
+/// The Ladder's RUN and AWAY NOW, and the header's `can/run`, from one
+/// moment: eight of ten workers fail over opencode → pi 200 ms after the
+/// last count; until the next count (a second after the last) the screen
+/// shows the last moment whole, then the new one whole. RUN opencode +
+/// AWAY NOW opencode is every live worker (opencode is rank 0 of every
+/// list) on every frame; the header's opencode figures are the row's.
+#[test]
+fn run_and_away_now_come_from_one_moment() {
+    use macfleet::tui::fixture::{self, t0};
+    use macfleet::tui::msg::Msg;
+    use macfleet::tui::panes::ladder::Ladder;
+    let now = t0();
+    let (mut a, m0) = app(0, false);
+    let worker = |i: usize, on_pi: bool| {
+        let mut w = fixture::worker(i, now);
+        w.received_at = now;
+        w.state = macfleet::wire::WorkerState::Healthy;
+        w.agents = vec!["opencode".into(), "pi".into()];
+        w.active_agent = Some(if on_pi { "pi" } else { "opencode" }.into());
+        w.last_failover = on_pi.then(|| {
+            let mut f = fixture::failover(i, now, false);
+            f.from = "opencode".into();
+            f.to = Some("pi".into());
+            f
+        });
+        w
+    };
+    crate::ui::key(&mut a, '1');
+    a.update(Msg::Workers {
+        page: fixture::page((0..10).map(|i| worker(i, false)).collect(), now, false, 2),
+        at: m0 + Duration::from_secs(5),
+    });
+    a.settle();
+    let check = |a: &macfleet::tui::app::App, run: usize, away: u32| {
+        let l = a.pane_as::<Ladder>();
+        let c = l.agent(a.model(), "opencode");
+        let held = l.away_now.get("opencode").map_or(0, |n| n.total());
+        let s = screen(a);
+        assert_eq!(
+            (c.active, held),
+            (run, away),
+            "RUN and AWAY NOW of opencode:\n{}",
+            s.join("\n")
+        );
+        let want = format!("opencode {}/{}", c.capable, c.active);
+        assert!(
+            s[2].contains(&want),
+            "the header's can/run {want}: {}",
+            s[2]
+        );
+    };
+    check(&a, 10, 0);
+    a.update(Msg::Workers {
+        page: fixture::page((0..8).map(|i| worker(i, true)).collect(), now, true, 3),
+        at: m0 + Duration::from_millis(5_200),
+    });
+    a.settle();
+    // Within the second: the last moment, whole (RUN 10, AWAY NOW 0).
+    check(&a, 10, 0);
+    a.update(Msg::Tick {
+        mono: m0 + Duration::from_millis(6_100),
+        wall: now,
+    });
+    a.settle();
+    check(&a, 2, 8);
+}

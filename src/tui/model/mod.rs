@@ -177,17 +177,24 @@ impl Model {
         }
     }
 
-    /// The status word, from the hub's own judgement of each worker.
+    /// The status word, from the hub's own judgement of each worker; the
+    /// words only the hub can know (`CONFIG INVALID`: its file cannot be
+    /// read, replaced or is gone, as well as not validating; `BUILT-IN
+    /// ORDER`) are taken from its health's `word` too.
     pub fn verdict(&self) -> Option<Verdict> {
-        let built_in = self.health.as_ref().is_some_and(|h| h.built_in_order);
+        let h = self.health.as_ref();
+        let says = |v: Verdict| {
+            h.and_then(|h| h.word.as_deref())
+                .is_some_and(|w| w == v.to_string())
+        };
+        let built_in = h.is_some_and(|h| h.built_in_order) || says(Verdict::BuiltInOrder);
         // The red banner's "does not validate": the hub's health, or the
         // file as the screen last read it.
-        let invalid = self
-            .health
-            .as_ref()
+        let invalid = h
             .and_then(|h| h.config.as_ref())
             .is_some_and(|c| c.invalid.is_some())
-            || self.config.on_disk.is_some();
+            || self.config.on_disk.is_some()
+            || says(Verdict::ConfigInvalid);
         let halted = self.staged.halt_stands(&self.config.history);
         verdict::verdict(
             self.conn_label(),

@@ -18,6 +18,7 @@ use crate::tui::keys::{self, Action, Hints};
 use crate::tui::model::Model;
 use crate::tui::model::away::{self, AwayNow};
 use crate::tui::model::edit::Overtaken;
+use crate::tui::model::fleet::AgentCounts;
 use crate::tui::model::query::{Query, Searchable, contains_ci, starts_ci};
 use crate::tui::pane::{Changes, Cx, Detail, Handled, List, ListNav, Pane, SortBy};
 use crate::tui::ui::rollout::short_id;
@@ -79,6 +80,11 @@ pub struct Ladder {
     pub list: List<Vec<String>, LadderSort>,
     /// AWAY NOW: live workers held off each agent, by cause.
     pub away_now: HashMap<String, AwayNow>,
+    /// The per-agent counts (CAN, RUN, CANNOT) of the moment AWAY NOW was
+    /// counted: the rows and the header's `can/run` show these while the
+    /// Ladder is on screen, so one screen's counts come from one moment
+    /// (issue 28: AWAY NOW lagged RUN by up to a second).
+    pub counts: HashMap<String, AgentCounts>,
     /// When AWAY NOW was last counted, and whether a change since waits
     /// for the next count (at most one a second: ~27 ms at 100,000
     /// workers).
@@ -102,11 +108,13 @@ impl Ladder {
                 all.iter().any(|a| q.matches(&AgentRow(a)))
             })
         });
-        let agg = &m.fleet.agg;
+        self.count_moment(m, visible, mono);
+        let l = &self.list;
+        let agent = |a: &str| self.agent(m, a);
         match l.sort {
             LadderSort::Rank => {}
-            LadderSort::Capable => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).capable)),
-            LadderSort::Active => rows.sort_by_key(|a| std::cmp::Reverse(agg.agent(a).active)),
+            LadderSort::Capable => rows.sort_by_key(|a| std::cmp::Reverse(agent(a).capable)),
+            LadderSort::Active => rows.sort_by_key(|a| std::cmp::Reverse(agent(a).active)),
             LadderSort::Away => {
                 let away = m.log.away_last_hour(now);
                 rows.sort_by_key(|a| {
@@ -123,12 +131,19 @@ impl Ladder {
         }
         self.list.rows = rows;
         self.list.emptied = emptied;
-        // A pass over the fleet and the log: only while the Ladder shows
-        // it, at most once a second (a tick counts what waited).
+    }
+
+    /// AWAY NOW and the per-agent counts beside it, in one pass at one
+    /// moment: only while the Ladder shows it, at most once a second (a
+    /// tick counts what waited).
+    fn count_moment(&mut self, m: &Model, visible: bool, mono: Instant) {
         if m.large.is_some() {
             // Large-fleet mode holds the rows on screen, not the fleet:
-            // AWAY NOW is not counted over them (it would be a lie).
+            // AWAY NOW is not counted over them (it would be a lie); the
+            // counts are the summary's.
             self.away_now.clear();
+            self.counts.clear();
+            self.away_at = None;
             self.away_stale = false;
         } else if visible {
             let due = self
@@ -136,12 +151,29 @@ impl Ladder {
                 .is_none_or(|t| mono.saturating_duration_since(t) >= away::EVERY);
             if due {
                 self.away_now = away::away_now(&m.fleet, &m.log);
+                self.counts = m.fleet.agg.agents.clone();
                 self.away_at = Some(mono);
                 self.away_stale = false;
             } else {
                 self.away_stale = true;
             }
         }
+    }
+
+    /// The counts of `agent` as the Ladder shows them: those of the
+    /// moment AWAY NOW was counted, else (never counted, large-fleet
+    /// mode) the fleet's now.
+    pub fn agent(&self, m: &Model, agent: &str) -> AgentCounts {
+        match self.away_at {
+            Some(_) => self.counts.get(agent).copied().unwrap_or_default(),
+            None => m.fleet.agg.agent(agent),
+        }
+    }
+
+    /// The counts the header's `can/run` shows while the Ladder is on
+    /// screen (those of its moment), if it has counted one.
+    pub fn moment(&self) -> Option<&HashMap<String, AgentCounts>> {
+        self.away_at.map(|_| &self.counts)
     }
 }
 
@@ -301,7 +333,7 @@ impl Ladder {
             .window(rows_h)
             .iter()
             .map(|a| {
-                let c = cx.model.fleet.agg.agent(a);
+                let c = self.agent(cx.model, a);
                 let rank = rank_text(cx, a, pending.as_deref());
                 let mut name = hub(a).into_owned();
                 if unknown.contains(a) {

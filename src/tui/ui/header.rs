@@ -38,13 +38,24 @@ fn sep(t: &Theme) -> Span<'static> {
     Span::styled(format!(" {} ", t.sep()), t.muted())
 }
 
+/// Per-agent counts of one moment (the Ladder's, counted with AWAY NOW).
+pub type Counts = std::collections::HashMap<String, crate::tui::model::fleet::AgentCounts>;
+
 /// The three top lines, from the model; `context` is the context the
-/// session is on, if it came from one.
-pub fn draw(t: &Theme, m: &Model, context: Option<&str>, area: Rect, buf: &mut Buffer) {
+/// session is on, if it came from one; `counts`, the per-agent counts the
+/// pane on screen shows (the Ladder's moment), so the header agrees with it.
+pub fn draw(
+    t: &Theme,
+    m: &Model,
+    context: Option<&str>,
+    counts: Option<&Counts>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     let lines = [
         hub_line(t, m, context, area.width),
         fleet_line(t, m),
-        problems_or_agents_line(t, m),
+        problems_or_agents_line(t, m, counts),
     ];
     for (i, l) in lines.into_iter().enumerate() {
         if let Some(r) = row(area, i as u16) {
@@ -297,7 +308,7 @@ fn last_known_spans(t: &Theme, m: &Model) -> Vec<Span<'static>> {
 /// 3: the hub's own problems, when it has any (they matter more than the
 /// agents' counts, which the Ladder shows too); else the agents in rank
 /// order: can run / run now.
-pub fn problems_or_agents_line(t: &Theme, m: &Model) -> Line<'static> {
+pub fn problems_or_agents_line(t: &Theme, m: &Model, counts: Option<&Counts>) -> Line<'static> {
     let stale = m.is_stale();
     if let Some(a) = &m.another_hub {
         // Until a key acknowledges it: what is on screen is another
@@ -332,7 +343,10 @@ pub fn problems_or_agents_line(t: &Theme, m: &Model) -> Line<'static> {
         if i > 0 {
             spans.push(sep(t));
         }
-        let c = m.fleet.agg.agent(a);
+        let c = match counts {
+            Some(k) => k.get(a).copied().unwrap_or_default(),
+            None => m.fleet.agg.agent(a),
+        };
         spans.push(Span::raw(format!("{} ", hub(a))));
         let style = if c.capable == 0 && m.fleet.agg.total > 0 {
             t.bad()
