@@ -842,6 +842,7 @@ fn replace_error(hub: &Hub, e: ReplaceError) -> Response {
         }
         // The config became one the hub cannot replace while the write was
         // made (a link repointed out of its directory, say): the same 503.
+        ReplaceError::ConfigUnusable(why) => config_unavailable(&why),
         ReplaceError::Internal(e) => {
             match super::config_unusable(&hub.opts.config, &hub.opts.config_link_dirs) {
                 Some(why) => config_unavailable(&why),

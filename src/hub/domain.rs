@@ -37,6 +37,10 @@ pub enum ReplaceError {
     /// The disk or the runtime failed; the old document stands.
     #[error("{0}")]
     Internal(String),
+    /// The config is one the hub does not replace (a link out of its
+    /// directory, found while the write was made): nothing was written.
+    #[error("{0}")]
+    ConfigUnusable(String),
     /// The `Idempotency-Key` is held by a write of another document.
     #[error("the Idempotency-Key was sent with another document (revision {first})")]
     KeyReused { first: String },
@@ -264,7 +268,10 @@ impl Hub {
         let written = self
             .write_config(bytes.clone(), &before)
             .await
-            .map_err(|e| ReplaceError::Internal(e.to_string()));
+            .map_err(|e| match store::link_refused(&e) {
+                Some(why) => ReplaceError::ConfigUnusable(why.to_owned()),
+                None => ReplaceError::Internal(e.to_string()),
+            });
         if !matches!(written, Ok(store::Replaced::Done)) && !restores {
             let _ = self.db.record_intent(None).await;
         }

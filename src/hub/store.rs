@@ -128,6 +128,29 @@ pub fn resolve(path: &Path, link_dirs: &[PathBuf]) -> std::io::Result<Result<Pat
     }
 }
 
+/// A write refused because the config is a link the hub does not follow
+/// (as [`resolve`] says): carried in the `io::Error` so the write's caller
+/// can answer it as the config being unusable, whatever the link points
+/// at by the time the answer is made (a link repointed out and back while
+/// the write ran).
+#[derive(Debug)]
+pub struct LinkRefused(pub String);
+
+impl std::fmt::Display for LinkRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LinkRefused {}
+
+/// The sentence of a [`LinkRefused`] that `e` carries.
+pub fn link_refused(e: &std::io::Error) -> Option<&str> {
+    e.get_ref()
+        .and_then(|r| r.downcast_ref::<LinkRefused>())
+        .map(|l| l.0.as_str())
+}
+
 /// How [`replace_checked`] ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Replaced {
@@ -246,7 +269,7 @@ fn replace_checked_hooked(
         Ok(Err(why)) => {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
-                why,
+                LinkRefused(why),
             ));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),

@@ -1131,3 +1131,75 @@ async fn a_file_caught_mid_write_is_not_a_revision() {
         serde_json::json!(["claude"])
     );
 }
+
+/// A link repointed out of the config's directory and back while `PUT`s
+/// run (the 13:51 audit: 75 of ~6,000 got `500 internal`): a write that
+/// found the link pointing out is answered 503 `config_unavailable`,
+/// whatever the link points at when the answer is made; nothing is
+/// written through it. Bounded: 600 writes or 30 s.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_link_flipped_out_and_back_during_writes_is_never_a_500() {
+    let (dir, owner, _viewer, _worker) = common::hub_dir();
+    let outside = tempfile::tempdir().expect("tempdir");
+    let target = outside.path().join("target.toml");
+    std::fs::write(&target, VALID).expect("outside");
+    let real = dir.path().join("real.toml");
+    std::fs::rename(dir.path().join("hub.toml"), &real).expect("move");
+    let inner = dir.path().join("inner.toml");
+    std::os::unix::fs::symlink(&target, &inner).expect("inner link");
+    let link = dir.path().join("hub.toml");
+    std::os::unix::fs::symlink("real.toml", &link).expect("link");
+    let hub = spawn_with(dir.path(), &dir.path().join("hub.db"), &[]);
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let (stop, dir) = (stop.clone(), dir.path().to_path_buf());
+        std::thread::spawn(move || {
+            let t0 = std::time::Instant::now();
+            let mut k = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && t0.elapsed() < Duration::from_secs(40)
+            {
+                let tmp = dir.join(".l.tmp");
+                let _ = std::fs::remove_file(&tmp);
+                let to = if k % 2 == 0 {
+                    "inner.toml"
+                } else {
+                    "real.toml"
+                };
+                if std::os::unix::fs::symlink(to, &tmp).is_ok() {
+                    let _ = std::fs::rename(&tmp, dir.join("hub.toml"));
+                }
+                k += 1;
+                std::thread::sleep(Duration::from_micros(k * 7919 % 3000));
+            }
+            k
+        })
+    };
+    let t0 = std::time::Instant::now();
+    let mut seen = std::collections::BTreeMap::<u16, usize>::new();
+    for i in 0..600 {
+        if t0.elapsed() > Duration::from_secs(30) {
+            break;
+        }
+        let body = format!("{VALID}\n# write {i}\n");
+        let (status, v) = put(&hub, &owner, "*", &body).await;
+        *seen.entry(status.as_u16()).or_default() += 1;
+        assert_ne!(status, StatusCode::INTERNAL_SERVER_ERROR, "write {i}: {v}");
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            assert_eq!(v["error"]["code"], "config_unavailable", "{v}");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let flips = flipper.join().expect("flipper");
+    eprintln!("{flips} flips; answers {seen:?}");
+    assert!(
+        seen.get(&200).is_some_and(|n| *n > 0),
+        "some writes land: {seen:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("outside"),
+        VALID,
+        "nothing was written through the link out"
+    );
+}
