@@ -85,6 +85,68 @@ pub fn lack(cap: Option<&crate::wire::Capability>) -> Option<&'static str> {
     }
 }
 
+/// Why a capability keeps a rung from being run, in the words of a
+/// failover's kind: `missing_binary`, `no_token`, `preflight_failed`,
+/// `preflight_unknown`, `not_reported`; `None` when it is capable.
+fn cannot_run(cap: Option<&crate::wire::Capability>) -> Option<&'static str> {
+    use crate::wire::Preflight;
+    match cap {
+        None => Some("not_reported"),
+        Some(c) if !c.binary => Some("missing_binary"),
+        Some(c) if !c.token => Some("no_token"),
+        Some(c) if c.preflight == Preflight::Failed => Some("preflight_failed"),
+        Some(c) if c.preflight == Preflight::Unknown => Some("preflight_unknown"),
+        _ => None,
+    }
+}
+
+/// A worker's headroom and, for every rung below its own it cannot fall
+/// back to, which reason: held off by a recent failover (the hub's
+/// `held_off`) or a capability it lacks. `None` with no route or a hub
+/// that does not say its headroom. The TUI's detail and `macfleet get
+/// worker` both print it:
+/// `0: one failure from no route (held off: #2 claude rate_limited 2m ago;
+/// cannot run: #4 cursor missing_binary)`, `0: one failure from no route
+/// (nothing below its rung)`, `1: 1 rung below its own it can still run
+/// (held off: #2 claude rate_limited 2m ago)`.
+pub fn headroom_text(now: DateTime<Utc>, w: &crate::wire::WorkerView) -> Option<String> {
+    let h = w.headroom?;
+    let active = w.active_agent.as_deref()?;
+    let below = match w.agents.iter().position(|a| a == active) {
+        Some(r) => r + 1,
+        None => w.agents.len(),
+    };
+    let (mut held, mut cannot) = (Vec::new(), Vec::new());
+    for (rank, agent) in w.agents.iter().enumerate().skip(below) {
+        if let Some(why) = cannot_run(w.capabilities.get(agent)) {
+            cannot.push(format!("#{rank} {agent} {why}"));
+        } else if let Some(x) = w.held_off.iter().find(|x| x.agent == *agent) {
+            held.push(format!(
+                "#{rank} {agent} {} {} ago",
+                x.kind,
+                age_at(now, x.at)
+            ));
+        }
+    }
+    let mut why: Vec<String> = Vec::new();
+    if !held.is_empty() {
+        why.push(format!("held off: {}", held.join(", ")));
+    }
+    if !cannot.is_empty() {
+        why.push(format!("cannot run: {}", cannot.join(", ")));
+    }
+    let why = match (why.is_empty(), h) {
+        (false, _) => format!(" ({})", why.join("; ")),
+        (true, 0) => " (nothing below its rung)".to_string(),
+        (true, _) => String::new(),
+    };
+    Some(match h {
+        0 => format!("0: one failure from no route{why}"),
+        1 => format!("1: 1 rung below its own it can still run{why}"),
+        _ => format!("{h}: {h} rungs below its own it can still run{why}"),
+    })
+}
+
 /// For every rung above the one a worker stands on (every rung when it
 /// has no route), the cause holding it off, since when and how many times
 /// in the last hour, one entry per rung in rank order. The TUI's detail and
@@ -117,6 +179,32 @@ pub fn held_off<S: AsRef<str>>(
     failovers: &[&crate::wire::Failover],
     recoveries: &[&crate::wire::RecoveryRecord],
 ) -> Vec<RungWhy> {
+    held_off_watched(
+        now,
+        agents,
+        active,
+        capability,
+        failovers,
+        recoveries,
+        |_| false,
+    )
+}
+
+/// [`held_off`], where `late(f)` says the hub received `f` long after its
+/// `at` (the demo's back-filled hour; a worker that could not report for a
+/// while): the hub was not watching then, and a recovery is stamped by the
+/// hub's own clock, so a hold-off that began with such a failover may have
+/// been broken by a return nobody could record. Its line does not claim
+/// more than the records show: `since at least 10:32:51 (56m), last …`.
+pub fn held_off_watched<S: AsRef<str>>(
+    now: DateTime<Utc>,
+    agents: &[S],
+    active: Option<&str>,
+    capability: impl Fn(&str) -> Option<crate::wire::Capability>,
+    failovers: &[&crate::wire::Failover],
+    recoveries: &[&crate::wire::RecoveryRecord],
+    late: impl Fn(&crate::wire::Failover) -> bool,
+) -> Vec<RungWhy> {
     // No route, or an active agent outside its list: every rung is left.
     let above = match active.and_then(|a| agents.iter().position(|x| x.as_ref() == a)) {
         Some(r) => &agents[..r],
@@ -138,28 +226,17 @@ pub fn held_off<S: AsRef<str>>(
             // The worker last stood on this rung or above it: a failover
             // onto it, or away from a rung above it, or a recovery onto it
             // or a rung above it.
-            let on_or_above = |a: &str| a == agent || above[..rank].iter().any(|x| x.as_ref() == a);
-            let stood = failovers
-                .iter()
-                .filter(|f| {
-                    f.to.as_deref() == Some(agent)
-                        || above[..rank].iter().any(|a| a.as_ref() == f.from)
-                })
-                .map(|f| f.at)
-                .chain(
-                    recoveries
-                        .iter()
-                        .filter(|r| on_or_above(&r.to))
-                        .map(|r| r.at),
-                )
-                .max();
+            let stood = last_stood(agent, &above[..rank], failovers, recoveries);
             let began = away
                 .iter()
                 .filter(|f| stood.is_none_or(|s| f.at > s))
                 .min_by_key(|f| f.at);
             let in_hour = away.iter().filter(|f| f.at > hour_ago).count();
             let (text, contradiction) = match (newest, lack(capability(agent).as_ref())) {
-                (Some(f), _) => (failover_why(now, f, began.copied(), in_hour), false),
+                (Some(f), _) => {
+                    let began = began.copied().map(|b| (b, late(b)));
+                    (failover_why(now, f, began, in_hour), false)
+                }
                 (None, Some(l)) => (format!("{l}, no failover recorded"), false),
                 (None, None) => (
                     format!("contradiction: can run {agent}, skipped with no recorded cause"),
@@ -176,13 +253,37 @@ pub fn held_off<S: AsRef<str>>(
         .collect()
 }
 
+/// When the worker last stood on `agent` or a rung above it (`higher`), as
+/// far as the records tell: a failover onto it, or away from a rung above
+/// it, or a recovery onto it or a rung above it.
+fn last_stood<S: AsRef<str>>(
+    agent: &str,
+    higher: &[S],
+    failovers: &[&crate::wire::Failover],
+    recoveries: &[&crate::wire::RecoveryRecord],
+) -> Option<DateTime<Utc>> {
+    let on_or_above = |a: &str| a == agent || higher.iter().any(|x| x.as_ref() == a);
+    failovers
+        .iter()
+        .filter(|f| f.to.as_deref() == Some(agent) || higher.iter().any(|a| a.as_ref() == f.from))
+        .map(|f| f.at)
+        .chain(
+            recoveries
+                .iter()
+                .filter(|r| on_or_above(&r.to))
+                .map(|r| r.at),
+        )
+        .max()
+}
+
 /// A rung's why-line from its newest failover `f`: the cause, when the
-/// hold-off `began` (if earlier than `f`) and how many failovers away from
-/// it the last hour saw.
+/// hold-off `began` (if earlier than `f`; with whether the hub received it
+/// late, then `since at least`) and how many failovers away from it the
+/// last hour saw.
 fn failover_why(
     now: DateTime<Utc>,
     f: &crate::wire::Failover,
-    began: Option<&crate::wire::Failover>,
+    began: Option<(&crate::wire::Failover, bool)>,
     in_hour: usize,
 ) -> String {
     let c = &f.cause;
@@ -191,15 +292,20 @@ fn failover_why(
         s.push_str(&format!(" {st}"));
     }
     s.push_str(&format!(" ({}) ", c.source.as_str()));
-    match began.filter(|b| b.at < f.at) {
+    let at_least = if began.is_some_and(|(_, late)| late) {
+        "at least "
+    } else {
+        ""
+    };
+    match began.map(|(b, _)| b).filter(|b| b.at < f.at) {
         Some(b) => s.push_str(&format!(
-            "since {} ({}), last {} ago",
+            "since {at_least}{} ({}), last {} ago",
             b.at.format("%H:%M:%S"),
             age_at(now, b.at),
             age_at(now, f.at),
         )),
         None => s.push_str(&format!(
-            "since {} ({} ago)",
+            "since {at_least}{} ({} ago)",
             f.at.format("%H:%M:%S"),
             age_at(now, f.at),
         )),

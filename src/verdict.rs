@@ -15,6 +15,7 @@
 //! | `CONFIG INVALID` | the file does not validate, or the hub cannot read or replace it (or it is gone); workers keep the last accepted list |
 //! | `AT RISK n`      | over a quarter of healthy workers are one failure from no route |
 //! | `ROLLOUT HALTED` | the guard halted the last staged rollout; until the next write or rollout |
+//! | `NO WORKERS`     | the hub answers and no worker has reported to it (since its start) |
 //! | `DEGRADED n`     | n workers off rank 0, stale or lost                         |
 //! | `OK`             | none of the above                                           |
 
@@ -121,6 +122,7 @@ pub enum Verdict {
     ConfigInvalid,
     AtRisk(usize),
     RolloutHalted,
+    NoWorkers,
     Degraded(usize),
     Ok,
 }
@@ -144,8 +146,10 @@ pub fn at_risk(one_failure: usize, healthy: usize) -> bool {
     one_failure > 0 && one_failure as f64 / healthy.max(1) as f64 > AT_RISK_SHARE
 }
 
-/// The word; `None` while there is nothing to judge (the hub reached and
-/// no worker known, nothing wrong with its list).
+/// The word. Always `Some` today (an empty fleet is `NO WORKERS`: `OK`
+/// would say all is well of a fleet nobody heard from); the `Option` is
+/// kept for callers that have nothing to judge yet (the TUI before its
+/// first answer).
 pub fn verdict(reach: Reach, f: &Figures) -> Option<Verdict> {
     match reach {
         Reach::Down => return Some(Verdict::HubDown),
@@ -165,7 +169,7 @@ pub fn verdict(reach: Reach, f: &Figures) -> Option<Verdict> {
     } else if f.rollout_halted {
         Verdict::RolloutHalted
     } else if f.workers == 0 {
-        return None;
+        Verdict::NoWorkers
     } else if f.degraded > 0 {
         Verdict::Degraded(f.degraded)
     } else {
@@ -198,6 +202,7 @@ impl fmt::Display for Verdict {
             Verdict::ConfigInvalid => f.write_str("CONFIG INVALID"),
             Verdict::AtRisk(n) => write!(f, "AT RISK {}", count(n)),
             Verdict::RolloutHalted => f.write_str("ROLLOUT HALTED"),
+            Verdict::NoWorkers => f.write_str("NO WORKERS"),
             Verdict::Degraded(n) => write!(f, "DEGRADED {}", count(n)),
             Verdict::Ok => f.write_str("OK"),
         }
@@ -299,7 +304,29 @@ mod tests {
             ..Figures::default()
         };
         assert_eq!(verdict(Reach::Up, &none), Some(Verdict::ConfigInvalid));
-        assert_eq!(verdict(Reach::Up, &Figures::default()), None);
+    }
+
+    /// No worker ever reported: not `OK` (nothing is known to be well),
+    /// and below every word about the list (an empty fleet of a hub whose
+    /// file does not validate is `CONFIG INVALID`).
+    #[test]
+    fn an_empty_fleet_is_no_workers() {
+        let v = verdict(Reach::Up, &Figures::default());
+        assert_eq!(v, Some(Verdict::NoWorkers));
+        assert_eq!(v.map(|v| v.to_string()).as_deref(), Some("NO WORKERS"));
+        assert!(Verdict::RolloutHalted < Verdict::NoWorkers);
+        assert!(Verdict::NoWorkers < Verdict::Degraded(0));
+        assert!(!Verdict::NoWorkers.is_degraded_status());
+        assert!(!Verdict::NoWorkers.is_alarm());
+        let halted = Figures {
+            rollout_halted: true,
+            ..Figures::default()
+        };
+        assert_eq!(verdict(Reach::Up, &halted), Some(Verdict::RolloutHalted));
+        assert_eq!(
+            verdict(Reach::Down, &Figures::default()),
+            Some(Verdict::HubDown)
+        );
     }
 
     #[test]

@@ -395,6 +395,17 @@ pub struct WorkerView {
     pub active_agent: Option<String>,
     pub capabilities: BTreeMap<String, Capability>,
     pub last_failover: Option<Failover>,
+    /// When the hub received the heartbeat that carried `last_failover`;
+    /// `None` from a hub that does not say (then the view's `received_at`
+    /// bounds it). See [`WorkerView::last_failover_at`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failover_received_at: Option<DateTime<Utc>>,
+    /// The rungs it left with a failover within the hub's held-off window
+    /// and has not run since (docs/hub-api.md, *Headroom*): each with the
+    /// newest such failover's time (never after the hub's receipt) and
+    /// kind. Empty (left out) from a hub that does not say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_off: Vec<HeldOff>,
     /// Rungs below the active one the worker can still run and that are
     /// not held off now (see docs/hub-api.md, *Headroom*); `None` from a
     /// hub that does not say. 0 with an active agent: one failure from no
@@ -437,6 +448,17 @@ pub struct WorkerView {
     pub cohort: bool,
 }
 
+/// A rung a worker left with a failover and has not run since, as the
+/// hub holds it off (`WorkerView::held_off`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldOff {
+    pub agent: String,
+    /// The newest failover away from it: the earlier of its `at` and the
+    /// hub's receipt.
+    pub at: DateTime<Utc>,
+    pub kind: CauseKind,
+}
+
 impl WorkerView {
     /// The turn it is in, if it says it is in one.
     pub fn in_turn(&self) -> Option<&Turn> {
@@ -452,6 +474,15 @@ impl WorkerView {
             self.in_turn().map(|t| (t.agent.as_str(), t.since)),
             self.next_turn_agent.as_ref().and_then(|n| n.as_deref()),
         )
+    }
+
+    /// When its last failover happened as far as the hub can tell: the
+    /// earlier of its `at` (the worker's claim) and the hub's receipt
+    /// (docs/hub-api.md, `last_failover_received_at`). Orders and ages use
+    /// this.
+    pub fn last_failover_at(&self) -> Option<DateTime<Utc>> {
+        let f = self.last_failover.as_ref()?;
+        Some(f.at.min(self.last_failover_received_at.unwrap_or(self.received_at)))
     }
 
     /// Healthy, on a rung, and nothing left below it: the next failure
@@ -635,6 +666,37 @@ pub struct FailoverRecord {
     pub received_at: DateTime<Utc>,
     #[serde(flatten)]
     pub failover: Failover,
+}
+
+impl FailoverRecord {
+    /// When it happened as far as the hub can tell: the earlier of the
+    /// worker's `at` and the hub's `received_at` (a worker's clock ahead
+    /// cannot date a failover in the future). Every order, window and age
+    /// uses it; `at` stays the worker's claim.
+    pub fn seen_at(&self) -> DateTime<Utc> {
+        self.failover.at.min(self.received_at)
+    }
+}
+
+/// A failover's `at` and the hub's receipt this many seconds apart or
+/// fewer either way are one moment: the heartbeat's time in flight and its
+/// interval (as `text::CLOCK_SKEW_SHOWN_PAST_S` for a worker's clock).
+pub const RECEIPT_SLACK_S: i64 = 60;
+
+/// How far a failover's `at` claims to be after the hub received it, in
+/// whole seconds, past [`RECEIPT_SLACK_S`]; `None` otherwise.
+pub fn claimed_ahead_s(at: DateTime<Utc>, received_at: DateTime<Utc>) -> Option<i64> {
+    let s = (at - received_at).num_seconds();
+    (s > RECEIPT_SLACK_S).then_some(s)
+}
+
+/// Whether a failover at `at` reached the hub long after it: more than
+/// [`RECEIPT_SLACK_S`] before its receipt (a
+/// back-filled past, a worker that could not report). The hub was not
+/// hearing from the worker then, so a recovery in between (stamped by the
+/// hub's clock) could not be recorded.
+pub fn received_late(at: DateTime<Utc>, received_at: DateTime<Utc>) -> bool {
+    (received_at - at).num_seconds() > RECEIPT_SLACK_S
 }
 
 /// `GET /v1/failovers` answer.

@@ -487,7 +487,7 @@ impl Hub {
                 self.current.store(new.clone());
                 publish_config(self, &new, CHANGED_ON_DISK);
                 if let Ok(mut f) = self.fleet.lock() {
-                    f.resync(&new.projected);
+                    f.resync(new.given());
                 }
                 // A rollout baking is aborted: its base is gone.
                 self.rollouts.written();

@@ -310,7 +310,7 @@ impl Hub {
         // The `config` event first, then the `sync` flips it causes.
         publish_config(self, &new, by);
         if let Ok(mut f) = self.fleet.lock() {
-            f.resync(&new.projected);
+            f.resync(new.given());
         }
         tracing::info!(%by, revision = %new.revision, agents = ?new.agents, "config replaced");
         Ok(Replaced::Now(new))
@@ -362,7 +362,7 @@ impl Hub {
                 self.current.store(new.clone());
                 publish_config(self, new, by);
                 if let Ok(mut f) = self.fleet.lock() {
-                    f.resync(&new.projected);
+                    f.resync(new.given());
                 }
                 ReplaceError::Internal(format!(
                     "the config was replaced but its history entry could not be recorded ({e}) nor the write undone ({io}): it is in force, and a restart records it from its intent"
@@ -462,7 +462,7 @@ impl Hub {
         let told = super::pacing::told(base, self.interval_for(fleet.len()));
         fleet.telling(told);
         let (view, recovery) =
-            fleet.record_moves_at(&hb, received_at, arrived, &pool, &current.projected);
+            fleet.record_moves_at(&hb, received_at, arrived, &pool, current.given());
         // A cohort worker of the rollout baking is told the candidate.
         let candidate = match fleet.rollout() {
             Some(r) if view.cohort => Some(r.projection.clone()),

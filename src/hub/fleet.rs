@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 
 use super::events::{Events, Payload};
 use super::ingest::HeartbeatIn;
-pub use super::worker::{Held, Profile, Stored};
+pub use super::worker::{Given, Held, Profile, Stored};
 use super::worker::{Lists, encode};
 use crate::wire::{Failover, WorkerState};
 
@@ -102,15 +102,45 @@ fn held_after(
     for f in failovers {
         let at = f.at.min(received_at);
         match held.iter_mut().find(|x| x.agent == f.from) {
-            Some(x) => x.at = x.at.max(at),
+            Some(x) if at >= x.at => {
+                x.at = at;
+                x.kind = f.cause.kind;
+            }
+            Some(_) => {}
             None => held.push(Held {
                 agent: f.from.clone(),
                 at,
+                kind: f.cause.kind,
             }),
         }
     }
     held.retain(|x| !gone(x));
     (!held.is_empty()).then(|| held.into())
+}
+
+/// A worker's last failover after a heartbeat carrying `failovers`, with
+/// when the hub received it: the heartbeat's last, or the one before it
+/// when it carries none. A resent failover (unacknowledged) keeps its first
+/// receipt.
+fn last_failover_after(
+    before: Option<&Stored>,
+    failovers: &[Failover],
+    received_at: DateTime<Utc>,
+) -> (Option<Arc<Failover>>, Option<DateTime<Utc>>) {
+    let kept = || {
+        before.map_or((None, None), |b| {
+            (b.last_failover.clone(), b.last_failover_received_at)
+        })
+    };
+    match failovers.last() {
+        None => kept(),
+        Some(f)
+            if before.is_some_and(|b| b.last_failover.as_ref().is_some_and(|l| l.id == f.id)) =>
+        {
+            kept()
+        }
+        Some(f) => (Some(Arc::new(f.clone())), Some(received_at)),
+    }
 }
 
 /// A recovery between two views: the same list revision (and list), and
@@ -369,14 +399,14 @@ impl Fleet {
 
     /// Record a validated (and scrubbed) heartbeat that arrived now;
     /// returns the new view.
-    pub fn record(
+    pub fn record<'g>(
         &mut self,
         hb: &HeartbeatIn<'_>,
         received_at: DateTime<Utc>,
-        current_revision: &str,
+        given: impl Into<Given<'g>>,
     ) -> Arc<Stored> {
         static NO_POOL: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
-        self.record_at(hb, received_at, Instant::now(), &NO_POOL, current_revision)
+        self.record_at(hb, received_at, Instant::now(), &NO_POOL, given)
     }
 
     /// Record a validated (and scrubbed) heartbeat that arrived at
@@ -384,15 +414,15 @@ impl Fleet {
     /// returns the new view. One hash lookup for a worker the hub knows,
     /// and what the worker repeats from its last heartbeat is shared, not
     /// copied.
-    pub fn record_at(
+    pub fn record_at<'g>(
         &mut self,
         hb: &HeartbeatIn<'_>,
         received_at: DateTime<Utc>,
         arrived: Instant,
         pool: &Arc<str>,
-        current_revision: &str,
+        given: impl Into<Given<'g>>,
     ) -> Arc<Stored> {
-        self.record_moves_at(hb, received_at, arrived, pool, current_revision)
+        self.record_moves_at(hb, received_at, arrived, pool, given.into())
             .0
     }
 
@@ -404,7 +434,7 @@ impl Fleet {
         received_at: DateTime<Utc>,
         arrived: Instant,
         pool: &Arc<str>,
-        current_revision: &str,
+        given: Given<'_>,
     ) -> (Arc<Stored>, Option<Recovery>) {
         let cutoff = received_at
             .checked_sub_signed(self.held_off_window)
@@ -416,8 +446,8 @@ impl Fleet {
         let roster = self.lists.of(hb);
         // A cohort worker of the rollout baking is in sync on the candidate.
         let (cohort, expected) = match &self.rollout {
-            Some(r) if r.cohort.contains(hb.worker.as_str()) => (true, r.revision.as_str()),
-            _ => (false, current_revision),
+            Some(r) if r.cohort.contains(hb.worker.as_str()) => (true, r.given()),
+            _ => (false, given),
         };
         encode(hb, &mut self.scratch);
         let key = &self.scratch[..];
@@ -433,17 +463,15 @@ impl Fleet {
                     roster.clone(),
                 )),
             };
-            let last_failover = match hb.failovers.last() {
-                Some(f) => Some(Arc::new(f.clone())),
-                None => before.and_then(|b| b.last_failover.clone()),
-            };
+            let (last_failover, last_failover_received_at) =
+                last_failover_after(before, &hb.failovers, received_at);
             let held = held_after(before, &profile, &hb.failovers, received_at, cutoff);
             let active_since = match before {
                 Some(b) if b.profile.active_agent() == profile.active_agent() => b.active_since,
                 _ => received_at,
             };
             Arc::new(Stored {
-                in_sync: profile.config_revision() == Some(expected),
+                in_sync: expected.holds(&profile),
                 cohort,
                 headroom: headroom_of(&profile, held.as_deref(), cutoff),
                 held,
@@ -456,6 +484,7 @@ impl Fleet {
                 clock_skew_s: (hb.sent_at - received_at).num_seconds(),
                 state: WorkerState::Healthy,
                 last_failover,
+                last_failover_received_at,
                 told_s,
                 turning: super::worker::Turning::of(hb, before.and_then(|b| b.turning.as_ref())),
             })
@@ -531,15 +560,22 @@ impl Fleet {
 
     /// A new config revision changes every worker's `in_sync` (a cohort
     /// worker of the rollout baking is judged on the candidate).
-    pub fn resync(&mut self, revision: &str) {
-        let candidate = self.rollout.as_ref().map(|r| r.revision.clone());
+    pub fn resync<'g>(&mut self, given: impl Into<Given<'g>>) {
+        let given = given.into();
+        let candidate = self
+            .rollout
+            .as_ref()
+            .map(|r| (r.revision.clone(), r.agents.clone()));
         self.restate(
             |v| {
                 let expected = match &candidate {
-                    Some(c) if v.cohort => c.as_str(),
-                    _ => revision,
+                    Some((revision, agents)) if v.cohort => Given {
+                        revision,
+                        agents: Some(agents),
+                    },
+                    _ => given,
                 };
-                let in_sync = v.profile.config_revision() == Some(expected);
+                let in_sync = expected.holds(&v.profile);
                 (in_sync != v.in_sync).then(|| Stored {
                     in_sync,
                     ..v.clone()
@@ -553,20 +589,28 @@ impl Fleet {
     /// worker's `cohort` and `in_sync` judged again, each change a `sync`
     /// event (a pass that hashes every id while one bakes). `accepted` is
     /// the revision everyone outside the cohort is told.
-    pub fn set_rollout(&mut self, rollout: Option<super::rollout::Tracking>, accepted: &str) {
+    pub fn set_rollout<'g>(
+        &mut self,
+        rollout: Option<super::rollout::Tracking>,
+        accepted: impl Into<Given<'g>>,
+    ) {
+        let accepted = accepted.into();
         self.rollout = rollout;
         let r = self
             .rollout
             .as_ref()
-            .map(|r| (r.cohort.clone(), r.revision.clone()));
+            .map(|r| (r.cohort.clone(), r.revision.clone(), r.agents.clone()));
         self.restate(
             |v| {
-                let cohort = r.as_ref().is_some_and(|(c, _)| c.contains(v.worker()));
+                let cohort = r.as_ref().is_some_and(|(c, _, _)| c.contains(v.worker()));
                 let expected = match &r {
-                    Some((_, rev)) if cohort => rev.as_str(),
+                    Some((_, revision, agents)) if cohort => Given {
+                        revision,
+                        agents: Some(agents),
+                    },
                     _ => accepted,
                 };
-                let in_sync = v.profile.config_revision() == Some(expected);
+                let in_sync = expected.holds(&v.profile);
                 (cohort != v.cohort || in_sync != v.in_sync).then(|| Stored {
                     cohort,
                     in_sync,

@@ -53,8 +53,10 @@ pub struct Record {
 #[derive(Debug, Clone)]
 pub struct Tracking {
     pub cohort: Cohort,
-    /// The candidate's revision: a cohort worker is in sync on it.
+    /// The candidate's revision: a cohort worker is in sync on it (and
+    /// its list, `agents`).
     pub revision: String,
+    pub agents: Arc<[String]>,
     /// The heartbeat answer of a cohort worker (made once).
     pub projection: bytes::Bytes,
     /// When this hub began to track it (its start, or the resume).
@@ -70,10 +72,19 @@ struct Counted {
 }
 
 impl Tracking {
+    /// What a cohort worker is told.
+    pub fn given(&self) -> super::worker::Given<'_> {
+        super::worker::Given {
+            revision: &self.revision,
+            agents: Some(&self.agents),
+        }
+    }
+
     fn of(r: &Rollout, interval_s: u64) -> Tracking {
         Tracking {
             cohort: r.cohort.clone(),
             revision: r.candidate_revision.clone(),
+            agents: r.agents.clone().into(),
             projection: super::projection_of(&r.candidate_revision, &r.agents, interval_s),
             started: Instant::now(),
             on_candidate: HashMap::default(),
@@ -399,18 +410,18 @@ impl Hub {
     fn track(&self, r: &Rollout) {
         self.issue(&r.candidate_revision);
         let t = Tracking::of(r, self.opts.heartbeat_interval_s);
-        let accepted = self.current().projected.clone();
+        let accepted = self.current();
         if let Ok(mut f) = self.fleet.lock() {
-            f.set_rollout(Some(t), &accepted);
+            f.set_rollout(Some(t), accepted.given());
         }
         self.rollouts.ran();
     }
 
     /// Everyone is told the accepted list again.
     fn untrack(&self) {
-        let accepted = self.current().projected.clone();
+        let accepted = self.current();
         if let Ok(mut f) = self.fleet.lock() {
-            f.set_rollout(None, &accepted);
+            f.set_rollout(None, accepted.given());
         }
     }
 

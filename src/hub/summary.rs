@@ -80,7 +80,7 @@ pub struct SummaryTally {
 /// The worker's `urgency` key, or `None` when it is calm.
 pub(super) fn urgent_key(v: &Stored) -> Option<Urgent> {
     let u = crate::query::urgency(v.profile.active_agent().is_some(), v.state);
-    let at = v.last_failover.as_ref().map(|f| f.at);
+    let at = v.last_failover_at();
     if u == 3 && at.is_none() {
         return None;
     }
@@ -95,7 +95,10 @@ impl SummaryTally {
         if let (Some(o), Some(n)) = (old, new) {
             let same_failover = match (&o.last_failover, &n.last_failover) {
                 (None, None) => true,
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.at == b.at,
+                (Some(a), Some(b)) => {
+                    (Arc::ptr_eq(a, b) || a.at == b.at)
+                        && o.last_failover_received_at == n.last_failover_received_at
+                }
                 _ => false,
             };
             if Arc::ptr_eq(&o.profile, &n.profile)

@@ -152,7 +152,7 @@ pub fn key(sort: WindowSort, v: &Stored) -> Key<'_> {
     let (a, b, s) = match sort {
         WindowSort::Urgency => {
             let u = crate::query::urgency(p.active_agent().is_some(), v.state);
-            let fo = crate::query::failover_key(v.last_failover.as_ref().map(|f| f.at));
+            let fo = crate::query::failover_key(v.last_failover_at());
             (u as u64, fo, "")
         }
         WindowSort::Age => (crate::query::time_key(v.received_at), 0, ""),

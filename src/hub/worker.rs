@@ -363,6 +363,52 @@ impl Profile {
     }
 }
 
+/// What a worker is told: a revision and its list. A worker is in sync
+/// when it reports both (docs/hub-api.md, `in_sync`): one on the revision
+/// with another list is the per-worker accident the list exists to end.
+#[derive(Debug, Clone, Copy)]
+pub struct Given<'a> {
+    pub revision: &'a str,
+    /// `None`: only the revision is judged (callers that name a revision
+    /// alone: unit tests and benches).
+    pub agents: Option<&'a [String]>,
+}
+
+impl<'a> From<&'a str> for Given<'a> {
+    fn from(revision: &'a str) -> Given<'a> {
+        Given {
+            revision,
+            agents: None,
+        }
+    }
+}
+
+impl<'a> From<&'a String> for Given<'a> {
+    fn from(revision: &'a String) -> Given<'a> {
+        Given::from(revision.as_str())
+    }
+}
+
+impl Given<'_> {
+    /// Whether `profile` reports what was given: the revision and the list.
+    pub fn holds(&self, profile: &Profile) -> bool {
+        profile.config_revision() == Some(self.revision)
+            && self
+                .agents
+                .is_none_or(|given| profile.roster.agents().eq(given.iter().map(String::as_str)))
+    }
+}
+
+impl super::Current {
+    /// What every worker outside a rollout's cohort is told.
+    pub fn given(&self) -> Given<'_> {
+        Given {
+            revision: &self.projected,
+            agents: Some(&self.agents),
+        }
+    }
+}
+
 /// One worker as the hub holds it: serialises to exactly a
 /// [`WorkerView`]'s JSON (tested below), with the parts that rarely change
 /// shared between successive views.
@@ -386,6 +432,8 @@ pub struct Stored {
     /// when none bakes.
     pub cohort: bool,
     pub last_failover: Option<Arc<Failover>>,
+    /// When the hub received the heartbeat that carried `last_failover`.
+    pub last_failover_received_at: Option<DateTime<Utc>>,
     /// Rungs below the active one it can still run and that are not held
     /// off, judged at `received_at` (see [`super::fleet::headroom_of`]).
     pub headroom: u32,
@@ -443,13 +491,16 @@ impl Turning {
     }
 }
 
-/// A rung a worker left with a failover and has not run since.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A rung a worker left with a failover and has not run since; serialises
+/// as a [`crate::wire::HeldOff`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Held {
     pub agent: String,
     /// The failover's time (the worker's clock, never after the hub's
     /// receipt).
     pub at: DateTime<Utc>,
+    /// That failover's kind.
+    pub kind: crate::wire::CauseKind,
 }
 
 /// [`WorkerView`]'s fields, in its order, borrowed.
@@ -466,6 +517,10 @@ struct ViewRef<'a> {
     active_agent: Option<&'a str>,
     capabilities: Capabilities<'a>,
     last_failover: Option<&'a Failover>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_failover_received_at: Option<DateTime<Utc>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    held_off: &'a [Held],
     headroom: Option<u32>,
     clock_skew_s: i64,
     pool: &'a str,
@@ -515,6 +570,8 @@ impl Serialize for Stored {
             active_agent,
             capabilities: Capabilities(&p.roster),
             last_failover: self.last_failover.as_deref(),
+            last_failover_received_at: self.last_failover_received_at,
+            held_off: self.held.as_deref().unwrap_or_default(),
             headroom: Some(self.headroom),
             clock_skew_s: self.clock_skew_s,
             pool: &self.pool,
@@ -533,6 +590,18 @@ impl Serialize for Stored {
 impl Stored {
     pub fn worker(&self) -> &Arc<str> {
         &self.profile.worker
+    }
+
+    /// When its last failover happened as far as the hub can tell: the
+    /// earlier of the worker's `at` and the hub's receipt. The urgency
+    /// order and the summary's urgent workers use this, never `at` alone
+    /// (a failover dated a day ahead is not the newest for a day).
+    pub fn last_failover_at(&self) -> Option<DateTime<Utc>> {
+        let f = self.last_failover.as_deref()?;
+        Some(match self.last_failover_received_at {
+            Some(r) => f.at.min(r),
+            None => f.at,
+        })
     }
 
     /// The wire type's value (for tests and callers that want owned data).
@@ -554,6 +623,18 @@ impl Stored {
                 .map(|(a, c)| (a.to_string(), c))
                 .collect(),
             last_failover: self.last_failover.as_deref().cloned(),
+            last_failover_received_at: self.last_failover_received_at,
+            held_off: self
+                .held
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(|h| crate::wire::HeldOff {
+                    agent: h.agent.clone(),
+                    at: h.at,
+                    kind: h.kind,
+                })
+                .collect(),
             headroom: Some(self.headroom),
             clock_skew_s: Some(self.clock_skew_s),
             pool: Some(self.pool.to_string()),

@@ -563,6 +563,8 @@ mod tests {
             active_agent: active.map(str::to_string),
             capabilities: caps.iter().map(|(a, c)| (a.to_string(), *c)).collect(),
             last_failover: None,
+            last_failover_received_at: None,
+            held_off: Vec::new(),
             headroom: None,
             clock_skew_s: None,
             pool: None,

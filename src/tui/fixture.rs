@@ -118,6 +118,8 @@ pub fn worker(i: usize, now: DateTime<Utc>) -> WorkerView {
         active_agent: active,
         capabilities: caps,
         last_failover,
+        last_failover_received_at: None,
+        held_off: Vec::new(),
         headroom: None,
         clock_skew_s: None,
         pool: None,

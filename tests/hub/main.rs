@@ -27,6 +27,10 @@ mod matrix;
 /// On-call (issue 21): headroom, `GET /metrics`, the alert rules,
 /// recoveries, `agents drill`.
 mod oncall;
+/// Issue 28's words against a real hub: in sync by revision and list, a
+/// failover from the future, headroom's reason, the empty fleet, a flooding
+/// pool's recoveries.
+mod oncall_words;
 /// Pacing: a large fleet told longer intervals (issue 22).
 mod pacing;
 /// `POST /v1/plan`: an order judged over the whole fleet (issue 27).

@@ -64,7 +64,12 @@ fn the_status_word_is_the_hubs_verdict_in_colour_and_in_reverse_video() {
         w
     };
     let (mut a, m0) = app(0, false);
-    assert_eq!(a.model().verdict(), None, "no worker yet: nothing to judge");
+    // Issue 28: a hub that answers with no worker is not `OK`.
+    assert_eq!(
+        a.model().verdict(),
+        Some(Verdict::NoWorkers),
+        "no worker yet: the empty fleet's word"
+    );
     a.update(Msg::Workers {
         page: fixture::page((0..5).map(on_top).collect(), now, false, 2),
         at: m0,

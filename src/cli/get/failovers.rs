@@ -43,7 +43,7 @@ impl Filter {
                 .as_ref()
                 .is_none_or(|a| *a == f.from || f.to.as_ref() == Some(a))
             && self.kind.is_none_or(|k| k == f.cause.kind)
-            && self.since.is_none_or(|t| f.at >= t)
+            && self.since.is_none_or(|t| r.seen_at() >= t)
     }
 
     pub fn query(&self, since: u64, limit: u32) -> FailoverQuery {
@@ -179,11 +179,7 @@ pub async fn snapshot(
     let table = render_table(
         vec![
             ("SEQ", 3, ev.iter().map(|e| e.seq.to_string()).collect()),
-            (
-                "AGE",
-                0,
-                ev.iter().map(|e| age(now, e.failover.at)).collect(),
-            ),
+            ("AGE", 0, ev.iter().map(|e| seen_age(now, e)).collect()),
             ("WORKER", 0, ev.iter().map(|e| e.worker.clone()).collect()),
             (
                 "FROM → TO",
@@ -262,13 +258,27 @@ pub async fn known_worker(client: &Client, id: &str) -> Result<()> {
     )))
 }
 
+/// A failover's AGE cell: by [`FailoverRecord::seen_at`], with the
+/// worker's claim beside it when it dates the failover in the future:
+/// `3s (claims 23h ahead)`.
+pub fn seen_age(now: DateTime<Utc>, r: &FailoverRecord) -> String {
+    let a = age(now, r.seen_at());
+    match crate::wire::claimed_ahead_s(r.failover.at, r.received_at) {
+        Some(s) => format!(
+            "{a} (claims {} ahead)",
+            crate::text::age(chrono::TimeDelta::seconds(s))
+        ),
+        None => a,
+    }
+}
+
 /// One failover on one line, as `--watch` prints them.
 pub fn failover_row(now: DateTime<Utc>, r: &FailoverRecord) -> String {
     let f = &r.failover;
     format!(
         "{:<10} {:>4}  {:<16} {} → {}  {}{}  {}",
         r.seq,
-        age(now, f.at),
+        age(now, r.seen_at()),
         r.worker,
         f.from,
         f.to.as_deref().unwrap_or("NO ROUTE"),

@@ -186,7 +186,7 @@ async fn workers(client: &Client, output: Output, max: usize, out: &mut impl Wri
     let mut table = WorkersTable::new(max);
     let page = loop {
         match reader.next().await? {
-            PagePart::Head(_) => {}
+            PagePart::Head(head) => table.hub_revision(&head.config_revision),
             PagePart::Item(w) => table.add(&w),
             PagePart::End(page) => break page,
         }
@@ -200,7 +200,7 @@ async fn workers(client: &Client, output: Output, max: usize, out: &mut impl Wri
     // header and the rows (`| sort`, `| wc -l`).
     let c = &table.counts;
     eprintln!(
-        "{}{} workers: {} healthy, {} stale, {} lost, {} with no route, {} one failure from no route; revision {}",
+        "{}{} workers: {} healthy, {} stale, {} lost, {} with no route, {} one failure from no route; revision {}, {} out of sync",
         word_of(client, table.figures).await,
         table.len(),
         c.healthy,
@@ -208,7 +208,8 @@ async fn workers(client: &Client, output: Output, max: usize, out: &mut impl Wri
         c.lost,
         c.no_route,
         c.one_failure,
-        for_terminal(&page.config_revision)
+        for_terminal(&page.config_revision),
+        c.out_of_sync
     );
     Ok(())
 }

@@ -24,16 +24,40 @@ pub fn why(
     recent: &[FailoverRecord],
     back: &[RecoveryRecord],
 ) -> Vec<String> {
-    let mut failovers: Vec<&Failover> = recent.iter().map(|r| &r.failover).collect();
-    failovers.extend(w.last_failover.as_ref());
+    // Each dated as the hub can tell (the earlier of its `at` and the
+    // hub's receipt): a worker's clock ahead does not make a hold-off new.
+    let seen: Vec<Failover> = recent
+        .iter()
+        .map(|r| Failover {
+            at: r.seen_at(),
+            ..r.failover.clone()
+        })
+        .chain(w.last_failover.as_ref().map(|f| Failover {
+            at: w.last_failover_at().unwrap_or(f.at),
+            ..f.clone()
+        }))
+        .collect();
+    let failovers: Vec<&Failover> = seen.iter().collect();
     let back: Vec<&RecoveryRecord> = back.iter().collect();
-    let mut lines: Vec<String> = crate::text::held_off(
+    // Received long after its time (a back-filled past): no recovery
+    // before its receipt could be stamped.
+    let late: std::collections::HashSet<&str> = recent
+        .iter()
+        .filter(|r| crate::wire::received_late(r.failover.at, r.received_at))
+        .map(|r| r.failover.id.as_str())
+        .chain(w.last_failover.as_ref().and_then(|f| {
+            let r = w.last_failover_received_at?;
+            crate::wire::received_late(f.at, r).then_some(f.id.as_str())
+        }))
+        .collect();
+    let mut lines: Vec<String> = crate::text::held_off_watched(
         now,
         &w.agents,
         w.active_agent.as_deref(),
         |a| w.capabilities.get(a).copied(),
         &failovers,
         &back,
+        |f| late.contains(f.id.as_str()),
     )
     .into_iter()
     .map(|r| format!("{}: {}", r.agent, r.text))
@@ -155,18 +179,7 @@ fn facts_text(
     if let Some(c) = w.clock_skew_s.and_then(crate::text::clock_skew) {
         kv("CLOCK", c);
     }
-    kv(
-        "REVISION",
-        format!(
-            "{} ({})",
-            w.config_revision.as_deref().unwrap_or("none"),
-            if w.in_sync {
-                "in sync".to_string()
-            } else {
-                format!("the hub is at {hub_revision}")
-            }
-        ),
-    );
+    kv("REVISION", revision_text(w, hub_revision));
     kv(
         "ACTIVE",
         match (&w.active_agent, rank) {
@@ -178,10 +191,31 @@ fn facts_text(
     if let Some(t) = turn_text(now, w) {
         kv("TURN", t);
     }
+    if let Some(h) = crate::text::headroom_text(now, w) {
+        kv("HEADROOM", h);
+    }
     for (i, line) in why(now, w, held, back).into_iter().enumerate() {
         kv(if i == 0 { "WHY" } else { "" }, line);
     }
     text
+}
+
+/// `REVISION`: what it reports and whether that is what it was given
+/// (docs/hub-api.md, `in_sync`: the revision and its list): `4c2e (in
+/// sync)`, `4c2e (out of sync: on the hub's revision with another list:
+/// cursor, claude)`, `9f1a (out of sync: the hub is at 4c2e)`.
+fn revision_text(w: &WorkerView, hub_revision: &str) -> String {
+    let rev = w.config_revision.as_deref().unwrap_or("none");
+    if w.in_sync {
+        return format!("{rev} (in sync)");
+    }
+    if !w.cohort && w.config_revision.as_deref() == Some(hub_revision) {
+        return format!(
+            "{rev} (out of sync: on the hub's revision with another list: {})",
+            w.agents.join(", ")
+        );
+    }
+    format!("{rev} (out of sync: the hub is at {hub_revision})")
 }
 
 /// `CAPABILITIES`: one agent of its list a row.
@@ -255,7 +289,6 @@ fn capabilities_text(w: &WorkerView, rank: Option<usize>) -> String {
 
 /// `RECENT FAILOVERS`: the newest ten, oldest first.
 fn recent_text(now: DateTime<Utc>, recent: &[FailoverRecord]) -> String {
-    let age = |t| age(now, t);
     let mut text = String::new();
     text.push_str("\nRECENT FAILOVERS\n");
     if recent.is_empty() {
@@ -265,7 +298,13 @@ fn recent_text(now: DateTime<Utc>, recent: &[FailoverRecord]) -> String {
         text.push_str(&render_table(
             vec![
                 ("SEQ", 0, r.iter().map(|e| e.seq.to_string()).collect()),
-                ("AGE", 0, r.iter().map(|e| age(e.failover.at)).collect()),
+                (
+                    "AGE",
+                    0,
+                    r.iter()
+                        .map(|e| super::failovers::seen_age(now, e))
+                        .collect(),
+                ),
                 (
                     "FROM → TO",
                     0,

@@ -57,9 +57,41 @@ struct Row {
     routed: bool,
     headroom: Option<u32>,
     received_at: DateTime<Utc>,
-    in_sync: bool,
+    sync: Sync,
     host: Arc<str>,
     last: Option<Box<Last>>,
+}
+
+/// The SYNC cell: `yes`; `list` on the hub's revision with another list
+/// (docs/hub-api.md, `in_sync`); `no` behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sync {
+    Yes,
+    OtherList,
+    Behind,
+}
+
+impl Sync {
+    fn of(w: &WorkerView, hub_revision: Option<&str>) -> Sync {
+        if w.in_sync {
+            Sync::Yes
+        } else if !w.cohort
+            && w.config_revision.is_some()
+            && w.config_revision.as_deref() == hub_revision
+        {
+            Sync::OtherList
+        } else {
+            Sync::Behind
+        }
+    }
+
+    fn cell(self) -> &'static str {
+        match self {
+            Sync::Yes => "yes",
+            Sync::OtherList => "list",
+            Sync::Behind => "no",
+        }
+    }
 }
 
 /// The summary's counts (stderr), over every worker of the page.
@@ -70,6 +102,8 @@ pub struct Counts {
     pub lost: usize,
     pub no_route: usize,
     pub one_failure: usize,
+    /// Live workers not in sync (another revision, or another list).
+    pub out_of_sync: usize,
 }
 
 /// The table of a `GET /v1/workers` page, a worker at a time.
@@ -83,6 +117,8 @@ pub struct WorkersTable {
     pub counts: Counts,
     /// The status word's figures.
     pub figures: Figures,
+    /// The revision the hub projects (the page's head).
+    hub_revision: Option<String>,
 }
 
 impl WorkersTable {
@@ -95,7 +131,14 @@ impl WorkersTable {
             widths: COLUMNS.map(|(h, _)| h.len()),
             counts: Counts::default(),
             figures: Figures::default(),
+            hub_revision: None,
         }
+    }
+
+    /// The revision the hub projects, from the page's head: a worker on
+    /// it with another list is `list` in SYNC.
+    pub fn hub_revision(&mut self, revision: &str) {
+        self.hub_revision = Some(revision.to_string());
     }
 
     /// Workers added.
@@ -146,14 +189,15 @@ impl WorkersTable {
         let headroom = w.headroom.map_or(1, |h| h.to_string().len());
         self.widths[1] = self.widths[1].max(w.state.as_str().len());
         self.widths[3] = self.widths[3].max(headroom);
-        self.widths[5] = self.widths[5].max(if w.in_sync { 3 } else { 2 });
+        let sync = Sync::of(w, self.hub_revision.as_deref());
+        self.widths[5] = self.widths[5].max(sync.cell().len());
         let last = w.last_failover.as_ref().map(|f| {
             Box::new(Last {
                 from: self.name(&f.from),
                 to: f.to.as_deref().map(|t| self.name(t)),
                 kind: f.cause.kind,
                 status: f.cause.status,
-                at: f.at,
+                at: w.last_failover_at().unwrap_or(f.at),
             })
         });
         let row = Row {
@@ -164,7 +208,7 @@ impl WorkersTable {
             routed: w.active_agent.is_some(),
             headroom: w.headroom,
             received_at: w.received_at,
-            in_sync: w.in_sync,
+            sync,
             host: self.name(&host),
             last,
         };
@@ -187,6 +231,7 @@ impl WorkersTable {
         }
         c.no_route += usize::from(w.active_agent.is_none());
         c.one_failure += usize::from(w.one_failure_from_no_route());
+        c.out_of_sync += usize::from(w.state != WorkerState::Lost && !w.in_sync);
     }
 
     fn row(&self, i: u32) -> &Row {
@@ -266,7 +311,7 @@ impl WorkersTable {
                 &r.active,
                 &headroom,
                 &age,
-                if r.in_sync { "yes" } else { "no" },
+                r.sync.cell(),
                 &r.host,
                 &last,
             ];

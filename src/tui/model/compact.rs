@@ -139,6 +139,8 @@ impl Worker {
                 .map(|(a, c)| (a.to_string(), *c))
                 .collect(),
             last_failover: self.last_failover.as_deref().cloned(),
+            last_failover_received_at: None,
+            held_off: Vec::new(),
             headroom: self.headroom,
             clock_skew_s: self.clock_skew_s,
             pool: self.pool.as_deref().map(str::to_string),

@@ -117,7 +117,7 @@ impl Theme {
         use crate::tui::model::verdict::Verdict;
         self.badge(match v {
             Verdict::Ok => Color::Green,
-            Verdict::Degraded(_) => Color::Yellow,
+            Verdict::Degraded(_) | Verdict::NoWorkers => Color::Yellow,
             _ => Color::Red,
         })
     }
