@@ -51,6 +51,9 @@ mod oncall;
 mod recovery;
 /// A hub replaced under a dashboard; `get --watch` on a refused token.
 mod replaced;
+/// A pending edit when another hub answers at its address: kept as the
+/// old hub's draft (the binary, two hubs on one port).
+mod replaced_edit;
 /// The staged rollout (issue 33) in the binary against a hub and a
 /// simulated fleet: `C`, the Ladder's line, `P`, `A`, a 409 kept, a halt.
 mod rollout;

@@ -299,7 +299,11 @@ impl Ui {
     fn apply(&mut self, m: Msg) {
         let t = Instant::now();
         let full_page = matches!(&m, Msg::Workers { page, .. } if !page.delta);
+        let mut kept_for_old = None;
         let whoami = if let Msg::Whoami(who) = &m {
+            // Another hub answers here: the update drops what the screen
+            // held of the old one, a pending edit kept first as its draft.
+            kept_for_old = self.keep_for_replaced(who);
             // The writer exists only for an owner's token in a session that
             // was granted one.
             self.writer = self.grant.as_ref().and_then(|g| g.writer(who));
@@ -311,6 +315,9 @@ impl Ui {
             false
         };
         let effects = self.app.update(m);
+        if let Some(said) = kept_for_old {
+            self.app.say(said);
+        }
         if whoami {
             self.look_for_drafts();
         }
@@ -446,6 +453,23 @@ impl Ui {
             self.app.say(format!("the draft could not be removed: {e}"));
         }
         self.offer_next();
+    }
+
+    /// `whoami` names another hub (another `instance`) than the one this
+    /// session held: a pending edit, begun on the old hub, is kept as its
+    /// draft (the old hub's next session offers it), never dropped. What
+    /// to say once the screen is the new hub's.
+    fn keep_for_replaced(&self, who: &Whoami) -> Option<String> {
+        let old = self.who.as_ref()?.instance.as_deref()?;
+        if who.instance.as_deref().is_none_or(|new| new == old) {
+            return None;
+        }
+        let why = format!("another hub answered at its address, not instance {old}");
+        let path = self.keep_pending(&why)?;
+        Some(format!(
+            "another hub answers here: your pending edit was begun on the one before (instance {old}); kept as its draft ({}), offered when that hub answers again",
+            path.display()
+        ))
     }
 
     /// The session ends without asking: a pending edit is kept as a draft
