@@ -768,7 +768,11 @@ impl App {
             Detail::Worker(id) => Some(id),
             Detail::Failover(seq) => self.model.log.get(seq).map(|r| r.worker.to_string()),
             Detail::Recovery(seq) => self.model.recs.get(seq).map(|r| r.worker.to_string()),
-            Detail::Agent(_) | Detail::Revision(_) | Detail::Rollout | Detail::Row(..) => None,
+            Detail::Agent(_)
+            | Detail::Revision(_)
+            | Detail::Rollout
+            | Detail::Staged
+            | Detail::Row(..) => None,
         }
     }
 

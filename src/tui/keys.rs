@@ -861,6 +861,8 @@ pub enum Hints {
     HelpBox,
     /// The Ladder's convergence line, when the cursor is on it.
     Convergence,
+    /// The Ladder's staged rollout line, when the cursor is on it.
+    StagedLine,
 }
 
 /// The hints of each place, and the scope whose keys they name.
@@ -1057,6 +1059,14 @@ pub const HINTS: &[(Hints, Scope, &[Hint])] = &[
         Hints::Convergence,
         Global,
         &[h(&[&[Action::Detail]], "lists the workers behind and why")],
+    ),
+    (
+        Hints::StagedLine,
+        Global,
+        &[h(
+            &[&[Action::Detail]],
+            "its detail: cohort, bake, guard, steps",
+        )],
     ),
     (
         Hints::HelpBox,

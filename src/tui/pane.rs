@@ -155,6 +155,9 @@ pub enum Detail {
     Revision(HistKey),
     /// The workers not yet on the revision just written, and why.
     Rollout,
+    /// The hub's staged rollout (the Ladder's rollout line): its cohort,
+    /// bake, the guard's figures and its steps.
+    Staged,
     /// A row of a view's own, by its pane and the row's key: the pane
     /// draws its detail ([`Pane::detail`], [`Pane::raw`]), so a view with a
     /// detail of its own is its file and its line in `panes![…]`.

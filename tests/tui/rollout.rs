@@ -447,3 +447,96 @@ async fn a_412_on_c_keeps_the_edit_for_a_cohort_through_the_rebase() {
     .await
     .expect("pty");
 }
+
+/// A rollout baking on the fixture fleet of 60 (its revision `r42`), as
+/// the hub's JSON says it, with its two first steps.
+fn fixture_rollout(m0: std::time::Instant) -> macfleet::tui::msg::Msg {
+    let v: macfleet::rollout::wire::RolloutView = serde_json::from_value(serde_json::json!({
+        "id": "4c2e9a1b07d3f5e8", "agents": ["claude", "opencode"],
+        "candidate_revision": "9d0e1f2a3b4c", "base_revision": "r42",
+        "state": "baking", "cohort": "10%", "cohort_share": 0.1,
+        "cohort_workers": 6, "cohort_on_candidate": 6,
+        "guard": {"cohort": {"workers": 6, "no_route": 0, "one_failure": 1, "failovers": 2, "failing": 1, "observed_s": 1440},
+                  "rest": {"workers": 54, "no_route": 0, "one_failure": 2, "failovers": 5, "failing": 4, "observed_s": 12960}},
+        "reason": null, "waiting": null, "time_left_s": 360, "bake_s": 600, "baked_s": 240,
+        "promote": "auto", "started_at": "2026-11-29T15:00:05Z", "by": "alice",
+        "steps": [{"id": "4c2e9a1b07d3f5e8", "at": "2026-11-29T15:00:05Z", "by": "alice",
+                   "step": "started", "reason": "to a cohort of 10% for 10m, promote=auto"}]
+    }))
+    .expect("a rollout view");
+    macfleet::tui::msg::Msg::Rollout {
+        feed: macfleet::tui::model::staged::RolloutFeed::Current(Some(Box::new(v))),
+        at: m0,
+    }
+}
+
+fn screen_of(
+    app: &mut macfleet::tui::app::App,
+) -> ratatui::Terminal<ratatui::backend::TestBackend> {
+    app.settle();
+    let (w, h) = app.size();
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("terminal");
+    t.draw(|f| app.draw(f.buffer_mut())).expect("draw");
+    t
+}
+
+fn row_text(t: &ratatui::Terminal<ratatui::backend::TestBackend>, y: u16) -> String {
+    let buf = t.backend().buffer();
+    (0..buf.area.width)
+        .map(|x| buf[(x, y)].symbol().to_string())
+        .collect::<String>()
+        .trim_end()
+        .to_string()
+}
+
+/// `j` past the last agent puts the cursor on the rollout line, Enter
+/// there opens the rollout's detail (cohort, bake, the guard's figures
+/// side by side, its steps), Esc closes it; at 80x24 and 120x40. The
+/// fleet line keeps its cohort note whole: in full where it fits,
+/// shortened, or left out (never cut mid-word).
+#[test]
+fn enter_on_the_rollout_line_opens_its_detail() {
+    use crate::ui::{code, key};
+    use crossterm::event::KeyCode;
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let (mut app, m0) = macfleet::tui::fixture::app(
+            60,
+            true,
+            macfleet::tui::ui::theme::Theme::new(false, false),
+            w,
+            h,
+        );
+        app.update(fixture_rollout(m0));
+        key(&mut app, '1');
+        key(&mut app, 'G');
+        key(&mut app, 'j');
+        insta::assert_snapshot!(
+            format!("rollout_line_selected_{w}x{h}"),
+            screen_of(&mut app).backend()
+        );
+        code(&mut app, KeyCode::Enter);
+        let t = screen_of(&mut app);
+        insta::assert_snapshot!(format!("rollout_detail_{w}x{h}"), t.backend());
+        code(&mut app, KeyCode::Esc);
+        let after = format!("{:?}", screen_of(&mut app).backend());
+        assert!(!after.contains("failovers/min "), "closed:\n{after}");
+    }
+    // The fixture's line is 107 columns with the note in full.
+    for (w, note) in [
+        (90u16, "6 not on r42"),
+        (100, "6 not on r42 (cohort 4c2e…)"),
+        (120, "6 not on r42 (cohort: rollout 4c2e…)"),
+    ] {
+        let (mut app, m0) = macfleet::tui::fixture::app(
+            60,
+            true,
+            macfleet::tui::ui::theme::Theme::new(false, false),
+            w,
+            40,
+        );
+        app.update(fixture_rollout(m0));
+        let line = row_text(&screen_of(&mut app), 1);
+        assert!(line.ends_with(note), "{w} columns: {line:?}");
+        assert!(line.chars().count() <= usize::from(w), "{line:?}");
+    }
+}

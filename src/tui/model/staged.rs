@@ -42,6 +42,8 @@ pub struct Staged {
     pub unread: Option<String>,
     /// History's steps of the newest rollouts, newest first.
     pub steps: Vec<Step>,
+    /// The Ladder's cursor is on the rollout's line (Enter: its detail).
+    pub selected: bool,
 }
 
 impl Staged {

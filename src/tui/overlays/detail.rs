@@ -65,7 +65,8 @@ impl DetailView {
                 d @ (Detail::Worker(_)
                 | Detail::Failover(_)
                 | Detail::Recovery(_)
-                | Detail::Revision(_)),
+                | Detail::Revision(_)
+                | Detail::Staged),
             ) => self.raw_on(d, from_list),
             Some(d @ Detail::Row(..)) if pane.raw(model, &d).is_some() => self.raw_on(d, from_list),
             _ => cx.asks.push(Ask::Say(
@@ -100,8 +101,10 @@ impl Overlay for DetailView {
         };
         match a {
             // The rollout's list of workers behind: j/k scroll it.
-            Action::Down if *d == Detail::Rollout => self.scroll += 1,
-            Action::Up if *d == Detail::Rollout => self.scroll = self.scroll.saturating_sub(1),
+            Action::Down if matches!(d, Detail::Rollout | Detail::Staged) => self.scroll += 1,
+            Action::Up if matches!(d, Detail::Rollout | Detail::Staged) => {
+                self.scroll = self.scroll.saturating_sub(1)
+            }
             Action::Down | Action::Up => {
                 if let Some(m) = a.movement() {
                     cx.pane.list_mut().nav(m, cx.rows);
@@ -160,7 +163,7 @@ impl Overlay for DetailView {
 
     fn hints(&self, m: &Model) -> Option<Hints> {
         Some(match self.detail.as_ref()? {
-            Detail::Rollout => Hints::Rollout,
+            Detail::Rollout | Detail::Staged => Hints::Rollout,
             Detail::Revision(_) if m.can_write => Hints::RevisionDetail,
             _ => Hints::Detail,
         })
@@ -835,6 +838,11 @@ pub fn lines(cx: &Cx, d: &Detail) -> (String, Vec<Line<'static>>) {
             revision_lines(cx, k),
         ),
         Detail::Rollout => super::edit::rollout_title_and_lines(cx),
+        Detail::Staged => crate::tui::ui::rollout::detail(
+            cx.theme,
+            cx.model.staged.view.as_ref(),
+            cx.model.staged.last_known(cx.model.mono_now, cx.model.is_stale()),
+        ),
         // The pane that showed it is gone from under it.
         Detail::Row(_, key) => (
             hub(key).into_owned(),
@@ -852,6 +860,7 @@ pub fn raw_lines(cx: &Cx, d: &Detail) -> Option<Vec<String>> {
         Detail::Failover(seq) => serde_json::to_string_pretty(&cx.model.log.get(*seq)?.record()),
         Detail::Recovery(seq) => serde_json::to_string_pretty(&cx.model.recs.get(*seq)?.record()),
         Detail::Revision(k) => serde_json::to_string_pretty(cx.model.history_entry(k)?),
+        Detail::Staged => serde_json::to_string_pretty(cx.model.staged.view.as_ref()?),
         // The rollout is the TUI's own list, not a record of the hub's; a
         // pane's own row has the record its pane gives (`raw_lines_of`).
         Detail::Agent(_) | Detail::Rollout | Detail::Row(..) => return None,
@@ -904,6 +913,7 @@ fn draw_raw(cx: &Cx, pane: &dyn Pane, d: &Detail, scroll: usize, area: Rect, buf
         Detail::Revision(k) => format!("revision {}", hub(&k.revision)),
         Detail::Agent(a) => format!("agent {}", hub(a)),
         Detail::Rollout => "rollout".to_string(),
+        Detail::Staged => "the staged rollout".to_string(),
         Detail::Row(_, key) => hub(key).into_owned(),
     };
     let lines =

@@ -272,14 +272,21 @@ impl Pane for Ladder {
             return self.drill(m, t);
         }
         let c = self.list.cursor();
+        let staged = m.staged.shown(&m.config.history, m.now()).is_some();
+        m.staged.selected &= staged;
+        if m.staged.selected || (staged && a == Action::Down && c.pos + 1 >= c.len) {
+            return staged_key(a, m);
+        }
         let Some(r) = m.edit.rollout.as_mut() else {
             return Handled::No;
         };
         if r.selected {
             return match a {
                 Action::Detail => Handled::Open(Detail::Rollout),
+                // Up from the convergence line: the rollout line above it.
                 Action::Up => {
                     r.selected = false;
+                    m.staged.selected = staged;
                     Handled::Yes
                 }
                 Action::Down | Action::Bottom | Action::PageDown => Handled::Yes,
@@ -541,7 +548,54 @@ fn staged_line(cx: &Cx, width: usize) -> Option<Line<'static>> {
     } else {
         style
     };
+    if m.staged.selected {
+        // The cursor on it: Enter opens its detail (said when it fits).
+        let hint = keys::hints(Hints::StagedLine, "");
+        let (text, _) = line_text(
+            v,
+            known,
+            t.sep(),
+            t.ellipsis(),
+            width.saturating_sub(hint.chars().count() + 3),
+        );
+        return Some(Line::styled(
+            format!("{text} {} {hint}", t.sep()),
+            t.selected(),
+        ));
+    }
     Some(Line::styled(text, style))
+}
+
+/// A key while the Ladder's rollout line is shown and the cursor is on it
+/// (or `j` past the last agent puts it there): Enter opens its detail,
+/// `j` goes on to the convergence line when there is one, `k` back to the
+/// rows.
+fn staged_key(a: Action, m: &mut Model) -> Handled {
+    if !m.staged.selected {
+        m.staged.selected = true;
+        return Handled::Yes;
+    }
+    match a {
+        Action::Detail => Handled::Open(Detail::Staged),
+        Action::Up => {
+            m.staged.selected = false;
+            Handled::Yes
+        }
+        Action::Down => {
+            if let Some(r) = m.edit.rollout.as_mut() {
+                m.staged.selected = false;
+                r.selected = true;
+            }
+            Handled::Yes
+        }
+        Action::Bottom | Action::PageDown => Handled::Yes,
+        a => {
+            if a.movement().is_some() {
+                m.staged.selected = false;
+            }
+            Handled::No
+        }
+    }
 }
 
 /// After a write: how many healthy workers are on the revision written.

@@ -54,7 +54,7 @@ pub fn draw(
 ) {
     let lines = [
         hub_line(t, m, context, area.width),
-        fleet_line(t, m),
+        fleet_line(t, m, area.width),
         problems_or_agents_line(t, m, counts),
     ];
     for (i, l) in lines.into_iter().enumerate() {
@@ -198,8 +198,8 @@ fn state_spans(t: &Theme, m: &Model) -> Vec<Span<'static>> {
 }
 
 /// 2: the fleet at a glance, no route first (after what the connection
-/// makes of it: last known figures).
-pub fn fleet_line(t: &Theme, m: &Model) -> Line<'static> {
+/// makes of it: last known figures), its last part fitted to `width`.
+pub fn fleet_line(t: &Theme, m: &Model, width: u16) -> Line<'static> {
     let stale = m.is_stale();
     let sep = sep(t);
     let a = &m.fleet.agg;
@@ -247,29 +247,45 @@ pub fn fleet_line(t: &Theme, m: &Model) -> Line<'static> {
         when(a.lost, t.bad()),
     ));
     spans.push(sep.clone());
-    spans.push(not_on_span(t, m, when(a.out_of_sync, t.warn())));
+    let used = Line::from(spans.clone()).width();
+    spans.push(not_on_span(
+        t,
+        m,
+        when(a.out_of_sync, t.warn()),
+        usize::from(width).saturating_sub(used),
+    ));
     Line::from(spans)
 }
 
 /// `3 not on 7c3e91a0d4f2`: live workers not on the revision they were
 /// told. While a staged rollout bakes its cohort is told the candidate:
-/// on it, a cohort worker is not behind, and the line says whose it is.
-fn not_on_span(t: &Theme, m: &Model, style: ratatui::style::Style) -> Span<'static> {
+/// on it, a cohort worker is not behind, and the line says whose it is:
+/// `(cohort: rollout 4c2e…)`, shorter when `room` is short (`(cohort
+/// 4c2e…)`, then the revision cut too), and left out whole rather than
+/// cut (the Ladder's rollout line names it).
+fn not_on_span(t: &Theme, m: &Model, style: ratatui::style::Style, room: usize) -> Span<'static> {
     let rev = hub(&m.fleet.revision).into_owned();
-    let cohort = m.staged.baking().map_or(String::new(), |v| {
-        format!(
-            " (cohort: rollout {})",
-            super::rollout::short_id(&v.id, t.ellipsis())
-        )
-    });
-    Span::styled(
-        format!(
-            "{} not on {}{cohort}",
-            fmt::count(m.fleet.agg.out_of_sync),
-            if rev.is_empty() { "current" } else { &rev }
-        ),
-        style,
-    )
+    let rev = if rev.is_empty() {
+        "current".into()
+    } else {
+        rev
+    };
+    let n = fmt::count(m.fleet.agg.out_of_sync);
+    let plain = format!("{n} not on {rev}");
+    let Some(v) = m.staged.baking() else {
+        return Span::styled(plain, style);
+    };
+    let id = super::rollout::short_id(&v.id, t.ellipsis());
+    let short_rev = super::fit(&rev, 8, t.ellipsis());
+    let text = [
+        format!("{plain} (cohort: rollout {id})"),
+        format!("{plain} (cohort {id})"),
+        format!("{n} not on {short_rev} (cohort {id})"),
+    ]
+    .into_iter()
+    .find(|s| s.chars().count() <= room)
+    .unwrap_or(plain);
+    Span::styled(text, style)
 }
 
 /// What the fleet line's figures are when the hub cannot be asked, breaks

@@ -8,6 +8,9 @@
 
 use std::time::Duration;
 
+use ratatui::text::{Line, Span};
+
+use super::theme::Theme;
 use super::{fit, fmt, hub};
 use crate::rollout::State;
 use crate::rollout::wire::RolloutView;
@@ -140,6 +143,150 @@ pub fn line_text(
         text = more;
     }
     (text, tone)
+}
+
+/// A label of the detail, as the detail overlay's (`{k:<12}`, muted).
+fn kv(t: &Theme, k: &str, v: String) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{k:<12}"), t.muted()),
+        Span::raw(v),
+    ])
+}
+
+/// `halted after 14s of 10m`, `4m left of 10m, then promote auto`.
+fn bake_words(v: &RolloutView) -> String {
+    let bake = fmt::held(v.bake_s);
+    match (v.state, v.baked_s) {
+        (State::Baking, _) if v.waiting.is_some() => {
+            format!("baked its {bake}: waiting for the owner")
+        }
+        (State::Baking, _) => format!(
+            "{} left of {bake}, then promote {}",
+            fmt::held(v.time_left_s),
+            v.promote
+        ),
+        (state, Some(b)) => format!("{state} after {} of {bake}", fmt::held(b)),
+        (state, None) => format!("{state} (a {bake} bake)"),
+    }
+}
+
+/// `10%: 4 of 40 workers, 4 on the candidate`; a count with the share it
+/// fixed.
+fn cohort_words(v: &RolloutView) -> String {
+    let all = v.cohort_workers + v.guard.rest.workers;
+    let asked = if v.cohort.ends_with('%') {
+        hub(&v.cohort).into_owned()
+    } else {
+        format!("{} (a {} share, kept)", hub(&v.cohort), share(v))
+    };
+    format!(
+        "{asked}: {} of {} workers, {} on the candidate",
+        fmt::count(v.cohort_workers as usize),
+        fmt::count(all as usize),
+        fmt::count(v.cohort_on_candidate as usize)
+    )
+}
+
+/// One side's row of the guard's table.
+fn guard_row(name: &str, f: &crate::rollout::Figures) -> String {
+    format!(
+        "{name:<12}{:>8}  {:>12}  {:>12}  {:>13.2}",
+        fmt::count(f.workers as usize),
+        format!("{} ({:.0}%)", f.no_route, f.no_route_share() * 100.0),
+        format!("{} ({:.0}%)", f.one_failure, f.one_failure_share() * 100.0),
+        f.failovers_per_min()
+    )
+}
+
+/// Enter on the Ladder's rollout line: the rollout's title and its lines
+/// (state and bake, candidate and base, cohort, the guard's figures side
+/// by side, why it waits, halted or was aborted, and its steps), in the
+/// detail overlay's shape; `(last known, 2m ago)` when the hub cannot be
+/// asked.
+pub fn detail(
+    t: &Theme,
+    v: Option<&RolloutView>,
+    last_known: Option<Duration>,
+) -> (String, Vec<Line<'static>>) {
+    let Some(v) = v else {
+        return (
+            "rollout".into(),
+            vec![Line::raw("no rollout has run on this hub")],
+        );
+    };
+    let title = format!("rollout {} {} {}", hub(&v.id), t.sep(), v.state);
+    let mut out = Vec::new();
+    if let Some(d) = last_known {
+        let d = chrono::TimeDelta::from_std(d).unwrap_or(chrono::TimeDelta::MAX);
+        out.push(Line::styled(
+            format!("last known, {} ago: the hub cannot be asked", fmt::age(d)),
+            t.greyed(),
+        ));
+    }
+    let state_style = match v.state {
+        State::Halted => t.bad(),
+        _ => t.title(),
+    };
+    out.push(Line::from(vec![
+        Span::styled(format!("{:<12}", "state"), t.muted()),
+        Span::styled(bake_words(v), state_style),
+    ]));
+    out.push(kv(
+        t,
+        "candidate",
+        format!(
+            "{} {} revision {}",
+            hub(&v.agents.join(", ")),
+            t.sep(),
+            hub(&v.candidate_revision)
+        ),
+    ));
+    out.push(kv(
+        t,
+        "onto",
+        format!("{} (the accepted list)", hub(&v.base_revision)),
+    ));
+    out.push(kv(
+        t,
+        "started",
+        format!(
+            "by {} at {}",
+            hub(&v.by),
+            v.started_at.format("%Y-%m-%d %H:%M:%SZ")
+        ),
+    ));
+    out.push(kv(t, "cohort", cohort_words(v)));
+    if let Some(w) = &v.waiting {
+        out.push(kv(t, "waiting", hub(w).into_owned()));
+    }
+    if let Some(r) = &v.reason {
+        out.push(Line::from(vec![
+            Span::styled(format!("{:<12}", "reason"), t.muted()),
+            Span::styled(hub(r).into_owned(), state_style),
+        ]));
+    }
+    out.push(Line::raw(""));
+    out.push(Line::styled(
+        format!(
+            "{:<12}{:>8}  {:>12}  {:>12}  {:>13}",
+            "guard", "workers", "no route", "one failure", "failovers/min"
+        ),
+        t.title(),
+    ));
+    out.push(Line::raw(guard_row("cohort", &v.guard.cohort)));
+    out.push(Line::raw(guard_row("rest", &v.guard.rest)));
+    out.push(Line::raw(""));
+    out.push(Line::styled("steps", t.title()));
+    for s in &v.steps {
+        out.push(Line::raw(format!(
+            "{}  {:<10} {:<9} {}",
+            s.at.format("%m-%d %H:%M:%S"),
+            hub(&s.by),
+            format!("{:?}", s.step).to_lowercase(),
+            s.reason.as_deref().map(hub).unwrap_or_default()
+        )));
+    }
+    (title, out)
 }
 
 #[cfg(test)]
