@@ -2418,3 +2418,99 @@ fn a_token_value_ending_in_a_placeholder_scrubs_the_same_twice() {
     let twice = macfleet::scrub::scrub(&once).into_owned();
     assert_eq!(twice, once);
 }
+
+// ------------------------------------------------- audit 31 (issue 31)
+
+/// Values an on-call engineer reads that only looked like secrets by their
+/// name (findings31 "Over-redactions"): status codes, counts, percentages,
+/// file paths, and a URL glued after a token.
+#[test]
+fn status_codes_counts_percentages_and_paths_after_a_secret_name_stay() {
+    for keep in [
+        "auth: 401 Unauthorized",
+        "auth: 403",
+        "auth=401",
+        "token: 401 invalid",
+        "key: 401",
+        "tests pass: 128 fail: 2",
+        "pwd: /home/ci/work",
+        "/etc/passwd: permission denied",
+        "private_key: /home/ci/.ssh/id_ed25519",
+        "private_key: ~/.ssh/id_rsa",
+        "balance: 50% of quota used",
+    ] {
+        assert_eq!(scrub(keep), keep, "{keep}");
+    }
+    let mut r = Rng::new(3101);
+    let pw = r.b62(16);
+    // What looks like one of those but is not stays redacted.
+    for (text, gone) in [
+        (format!("auth: {pw}"), pw.clone()),
+        (format!("password: 40{pw}"), pw.clone()),
+        (format!("private_key: /{pw}/{pw}"), pw.clone()),
+        ("token: 12345678".to_string(), "12345678".to_string()),
+    ] {
+        assert_no_fragment(&scrub(&text), &gone, &text);
+    }
+    let body = r.b62(20);
+    let text = format!("glpat-{body}https://gitlab.example.com/x.git");
+    assert_eq!(
+        scrub(&text),
+        format!(
+            "{}https://gitlab.example.com/x.git",
+            placeholder("gitlab-token")
+        )
+    );
+}
+
+/// Passwords on command lines the audit found passing (findings31 1, 2):
+/// curl's `-u` grouped with other short flags, `-U` glued, `curl.exe`,
+/// `xh -a`, and the password flags of sshpass, docker/podman login,
+/// mongosh, az login, htpasswd -b, smbclient -U and ssh-keygen -N.
+#[test]
+fn command_line_passwords_in_grouped_flags_and_other_tools_are_caught() {
+    let mut r = Rng::new(3102);
+    let pw = r.b62(16);
+    let pass = placeholder("password");
+    let forms = [
+        "curl -su bob:{} https://x.example",
+        "curl -ku bob:{} https://x.example",
+        "curl -Lu bob:{} https://x.example",
+        "curl -vu bob:{} https://x.example",
+        "curl -sSu 'bob:{}' https://x.example",
+        "curl -fsSLu bob:{} https://x.example",
+        "curl -Ubob:{} -x proxy:3128 https://x.example",
+        "curl.exe -u bob:{} https://x.example",
+        "xh -a bob:{} https://x.example",
+        "sshpass -p {} ssh ci@host",
+        "sshpass -p'{}' ssh ci@host",
+        "docker login -u ci -p {} registry.example.com",
+        "podman login -u ci -p {} registry.example.com",
+        "mongosh mongodb://db:27017 -u admin -p {} --quiet",
+        "az login --service-principal -u app -p {} --tenant t",
+        "htpasswd -b /etc/nginx/htpasswd admin {}",
+        "htpasswd -nbB admin {}",
+        "smbclient //h/share -U ci%{} -c ls",
+        "ssh-keygen -t ed25519 -N {} -f key",
+    ];
+    for form in forms {
+        let text = form.replace("{}", &pw);
+        let out = scrub(&text);
+        assert_no_fragment(&out, &pw, &text);
+        assert_eq!(out, form.replace("{}", &pass), "{text}");
+        assert_eq!(scrub(&out), out, "{out}");
+    }
+    for keep in [
+        "curl -su bob https://x.example",
+        "curl -sSL https://x.example -o /tmp/x",
+        "docker login -u ci --password-stdin registry.example.com",
+        "docker run -p 8080:80 nginx",
+        "sshpass -p $SSHPASS ssh ci@host",
+        "ssh-keygen -t ed25519 -N '' -f key",
+        "htpasswd -c /etc/nginx/htpasswd admin",
+        "smbclient -L //h -U ci",
+        "az login --identity",
+    ] {
+        assert_eq!(scrub(keep), keep, "{keep}");
+    }
+}

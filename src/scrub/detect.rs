@@ -13,6 +13,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::keys::{self, Mode};
 
+mod cmdline;
 mod kube;
 use super::{Finding, Kind, PLACEHOLDER_PREFIX};
 
@@ -46,6 +47,9 @@ enum Trig {
     Curl,
     /// ` -a`: credentials after HTTPie's `-a` or `redis-cli`'s `-a`.
     DashA,
+    /// `sshpass`, `docker login`, `htpasswd`, …: a password given by a
+    /// flag of that command (see [`cmdline`]).
+    CmdPass,
     /// `secret`, as in `kind: Secret`: the values under the manifest's
     /// `data:` and `stringData:` (see [`kube`]).
     Kube,
@@ -237,6 +241,14 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("sid=", Trig::Word),
     ("mysql", Trig::MysqlP),
     ("mariadb", Trig::MysqlP),
+    ("sshpass", Trig::CmdPass),
+    ("docker login", Trig::CmdPass),
+    ("podman login", Trig::CmdPass),
+    ("mongosh", Trig::CmdPass),
+    ("az login", Trig::CmdPass),
+    ("htpasswd", Trig::CmdPass),
+    ("smbclient", Trig::CmdPass),
+    ("ssh-keygen", Trig::CmdPass),
     ("k_prod_", Trig::Token(Fam::Stripe)),
     ("absk", Trig::Token(Fam::More)),
     ("bedrock-api", Trig::Token(Fam::More)),
@@ -432,6 +444,7 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
             Trig::MysqlP => s.mysql_p(ms),
             Trig::Special(sp) => s.special(sp, ms, me),
             Trig::Kube => s.kube(ms, me),
+            Trig::CmdPass => s.command_password(ms, me),
             t @ (Trig::Url | Trig::Word | Trig::Curl | Trig::DashA) => {
                 if n_later < later.len() {
                     later[n_later] = (ms, me, t);
@@ -704,6 +717,17 @@ fn reference_at(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// curl's short flags grouped in one word, the last one `-u` or `-U`
+/// (`-su`, `-fsSLu`): the next word is its value.
+fn grouped_u(word: &[u8]) -> bool {
+    word.len() >= 3
+        && word.len() <= 12
+        && word[0] == b'-'
+        && word[1..].iter().all(u8::is_ascii_alphabetic)
+        && matches!(word[word.len() - 1], b'u' | b'U')
+        && !matches!(word[1], b'u' | b'U')
+}
+
 /// Whether `seg` (a command line before a ` -a`) runs HTTPie (`http`,
 /// `https`, `httpie`: `Some(false)`) or `redis-cli` (`Some(true)`), as a
 /// whole word (a path before it is fine: `/usr/bin/http`).
@@ -712,12 +736,33 @@ fn command_in(seg: &[u8]) -> Option<bool> {
     for w in seg.split(|&c| c == b' ' || c == b'\t') {
         let name = w.rsplit(|&c| c == b'/').next().unwrap_or(w);
         match name {
-            b"http" | b"https" | b"httpie" => found = Some(false),
+            b"http" | b"https" | b"httpie" | b"xh" | b"xhs" => found = Some(false),
             b"redis-cli" => found = Some(true),
             _ => {}
         }
     }
     found
+}
+
+/// A value that says how much or where, not a secret: a number of at
+/// most three digits (an HTTP status, `auth: 401`; a count, `tests pass:
+/// 128`), a percentage (`balance: 50%`), or a file path made of words
+/// (`pwd: /home/ci/work`, `private_key: ~/.ssh/id_ed25519`).
+fn is_plain_value(w: &[u8]) -> bool {
+    if w.len() <= 3 && w.iter().all(u8::is_ascii_digit) {
+        return true;
+    }
+    if let Some(n) = w.strip_suffix(b"%") {
+        return !n.is_empty() && n.len() <= 6 && n.iter().all(|&c| c.is_ascii_digit() || c == b'.');
+    }
+    let path = w.strip_prefix(b"~").unwrap_or(w);
+    path.len() >= 2
+        && path[0] == b'/'
+        && path.iter().filter(|&&c| c == b'/').count() >= 2
+        && path
+            .iter()
+            .all(|&c| is_alnum(c) || matches!(c, b'/' | b'.' | b'_' | b'-'))
+        && path.split(|&c| c == b'/').all(|seg| classes(seg) < 3)
 }
 
 /// Values that say something about a secret without being one.
@@ -1454,6 +1499,16 @@ fn simple_at(b: &[u8], i: usize, s: &Simple, prefix: usize) -> TokenScan {
     while end > from && b[end - 1] == b'.' {
         end -= 1;
     }
+    // `glpat-…https://host`: a URL glued to the token is not part of it.
+    if b[end..].starts_with(b"://") {
+        for scheme in [&b"https"[..], b"http"] {
+            if end - from > scheme.len() && b[end - scheme.len()..end].eq_ignore_ascii_case(scheme)
+            {
+                end -= scheme.len();
+                break;
+            }
+        }
+    }
     let body = &b[from..end];
     let hit = body.len() >= s.min && (body.len() >= s.loose || classes(body) >= 2);
     TokenScan {
@@ -2110,6 +2165,8 @@ impl Scanner<'_> {
             && self.auth_flag(n.e))
             || (n.class.url_only && !n.url)
             || (n.s >= 2 && &b[n.s - 2..n.s] == b"${")
+            // `/etc/passwd: permission denied`: a file's name in an error.
+            || (n.s > 0 && b[n.s - 1] == b'/' && !n.url && b[n.e..].starts_with(b": "))
     }
 
     /// Where the value starts after the name's separator (`=`, `:`, `:=`,
@@ -2439,8 +2496,14 @@ impl Scanner<'_> {
     /// `test:test`, `xxx:yyy`) is kept.
     fn curl(&mut self, ms: usize, me: usize) {
         let b = self.b;
+        // `curl.exe` on Windows.
+        let me = if b.len() >= me + 4 && b[me..me + 4].eq_ignore_ascii_case(b".exe") {
+            me + 4
+        } else {
+            me
+        };
         if (ms > 0 && is_alnum(b[ms - 1]))
-            || !b[ms..me].eq_ignore_ascii_case(b"curl")
+            || !b[ms..ms + 4].eq_ignore_ascii_case(b"curl")
             || b.get(me).is_some_and(|&c| !is_space(c))
         {
             return;
@@ -2472,14 +2535,17 @@ impl Scanner<'_> {
                 continue;
             }
             let word = &b[ws..we];
-            if matches!(word, b"-u" | b"--user" | b"--proxy-user" | b"-U") {
+            if matches!(word, b"-u" | b"--user" | b"--proxy-user" | b"-U") || grouped_u(word) {
                 want_value = true;
             } else if let Some(p) = [&b"--user="[..], b"--proxy-user="]
                 .iter()
                 .find(|p| word.starts_with(p))
             {
                 self.curl_credentials(ws + p.len(), we);
-            } else if word.len() > 2 && word.starts_with(b"-u") && word[2] != b'-' {
+            } else if word.len() > 2
+                && (word.starts_with(b"-u") || word.starts_with(b"-U"))
+                && word[2] != b'-'
+            {
                 self.curl_credentials(ws + 2, we);
             }
         }
@@ -2695,7 +2761,8 @@ impl Scanner<'_> {
         }
         let w = &self.b[v..end];
         // One character (`PuttyPassword=0`) holds no secret.
-        (w.len() == 1 || is_benign(w) || is_filler(w)) && !self.overlaps_hard(v, end)
+        (w.len() == 1 || is_benign(w) || is_filler(w) || is_plain_value(w))
+            && !self.overlaps_hard(v, end)
     }
 
     /// A value that starts in a URL's authority ends with it, and at an
