@@ -2490,58 +2490,81 @@ impl Writer {
     }
 }
 
-fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
-    loop {
-        let first = match rx.recv_timeout(IDENTITY_EVERY) {
-            Ok(cmd) => cmd,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                // Noticed within about a second even when nothing is written.
-                let _ = w.ensure_file();
-                w.probe_room();
-                if w.has_pending() {
-                    Cmd::Wake
-                } else {
-                    continue;
-                }
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
-        };
-        let mut failovers: Vec<NewFailover> = Vec::new();
-        let mut acks: Vec<Ack> = Vec::new();
-        let mut history: Vec<(HistoryEntry, Ack)> = Vec::new();
-        let mut intents: Vec<(Option<HistoryEntry>, Option<String>, Ack)> = Vec::new();
-        let mut take_binds = false;
-        let mut unbinds: Vec<String> = Vec::new();
-        let mut rollouts: Vec<(RolloutRow, Ack)> = Vec::new();
-        let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
-        let mut close: Option<oneshot::Sender<()>> = None;
-        let mut take = |cmd: Cmd| match cmd {
-            Cmd::Wake => {}
-            Cmd::Failovers(v, ack) => {
-                failovers.extend(v);
-                acks.push(ack);
-            }
-            Cmd::History(e, tx) => history.push((e, tx)),
-            Cmd::Intent(e, key, tx) => intents.push((e, key, tx)),
-            Cmd::Binds => take_binds = true,
-            Cmd::Unbind(ws) => unbinds.extend(ws),
-            Cmd::Rollout(r, tx) => rollouts.push((r, tx)),
-            Cmd::Flush(tx) => flushes.push(tx),
-            Cmd::Close(tx) => close = Some(tx),
-        };
-        take(first);
+/// The commands of one batch, as taken from the queue.
+#[derive(Default)]
+struct Taken {
+    failovers: Vec<NewFailover>,
+    acks: Vec<Ack>,
+    history: Vec<(HistoryEntry, Ack)>,
+    intents: Vec<(Option<HistoryEntry>, Option<String>, Ack)>,
+    take_binds: bool,
+    unbinds: Vec<String>,
+    rollouts: Vec<(RolloutRow, Ack)>,
+    flushes: Vec<oneshot::Sender<()>>,
+    close: Option<oneshot::Sender<()>>,
+}
+
+impl Taken {
+    /// `first` and whatever else is queued now, at most [`MAX_BATCH`].
+    fn from_queue(first: Cmd, rx: &Receiver<Cmd>) -> Taken {
+        let mut t = Taken::default();
+        t.take(first);
         let mut n = 1;
         while n < MAX_BATCH {
             match rx.try_recv() {
                 Ok(cmd) => {
-                    take(cmd);
+                    t.take(cmd);
                     n += 1;
                 }
                 Err(_) => break,
             }
         }
+        t
+    }
+
+    fn take(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::Wake => {}
+            Cmd::Failovers(v, ack) => {
+                self.failovers.extend(v);
+                self.acks.push(ack);
+            }
+            Cmd::History(e, tx) => self.history.push((e, tx)),
+            Cmd::Intent(e, key, tx) => self.intents.push((e, key, tx)),
+            Cmd::Binds => self.take_binds = true,
+            Cmd::Unbind(ws) => self.unbinds.extend(ws),
+            Cmd::Rollout(r, tx) => self.rollouts.push((r, tx)),
+            Cmd::Flush(tx) => self.flushes.push(tx),
+            Cmd::Close(tx) => self.close = Some(tx),
+        }
+    }
+}
+
+/// The next command, waiting for one; on each idle second the file's
+/// identity is looked at and the room probed, and recoveries waiting wake
+/// a batch. `None`: every sender is gone.
+fn next_command(w: &mut Writer, rx: &Receiver<Cmd>) -> Option<Cmd> {
+    loop {
+        match rx.recv_timeout(IDENTITY_EVERY) {
+            Ok(cmd) => return Some(cmd),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                // Noticed within about a second even when nothing is written.
+                let _ = w.ensure_file();
+                w.probe_room();
+                if w.has_pending() {
+                    return Some(Cmd::Wake);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
+fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
+    while let Some(first) = next_command(&mut w, &rx) {
+        let mut t = Taken::from_queue(first, &rx);
         // Every id queued until this moment, in this commit.
-        let binds = if take_binds {
+        let binds = if t.take_binds {
             w.binds
                 .lock()
                 .ok()
@@ -2553,86 +2576,19 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
         // Every recovery seen so far joins this batch, whatever woke it.
         let recoveries = w.take_pending();
         let batch = Batch {
-            failovers: &failovers,
+            failovers: &t.failovers,
             recoveries: &recoveries,
-            history: &history,
-            intents: &intents,
+            history: &t.history,
+            intents: &t.intents,
             binds: bound,
-            unbinds: &unbinds,
-            rollouts: &rollouts,
+            unbinds: &t.unbinds,
+            rollouts: &t.rollouts,
         };
+        let flushes = std::mem::take(&mut t.flushes);
+        let close = t.close.take();
         match w.commit_durably(&batch) {
-            Ok(records) => {
-                if let Some((r, _)) = rollouts.last() {
-                    w.rollout = Some(r.clone());
-                }
-                for (_, tx) in rollouts.drain(..) {
-                    let _ = tx.send(Ok(()));
-                }
-                if let Some(last) = records.failovers.last() {
-                    w.head.store(last.seq, Ordering::Release);
-                }
-                if let Some(last) = records.recoveries.last() {
-                    w.recovery_head.fetch_max(last.seq, Ordering::AcqRel);
-                }
-                if let Some((h, _)) = history.last() {
-                    w.last_history = Some(h.clone());
-                    // A keyed write's key is kept: read them as committed.
-                    match read_keys(&w.conn) {
-                        Ok(keys) => w.keys = keys,
-                        Err(e) => {
-                            tracing::warn!(error = %e, "cannot read the kept idempotency keys")
-                        }
-                    }
-                }
-                // The write in progress, as a remade file must hold it.
-                if let Some((i, _, _)) = intents.last() {
-                    w.intent = i.clone();
-                }
-                if w.intent
-                    .as_ref()
-                    .is_some_and(|i| history.iter().any(|(h, _)| h.revision == i.revision))
-                {
-                    w.intent = None;
-                }
-                let done = history.into_iter().map(|(_, tx)| tx);
-                let done = done.chain(intents.into_iter().map(|(_, _, tx)| tx));
-                for tx in done {
-                    let _ = tx.send(Ok(()));
-                }
-                if let Some(q) = &binds {
-                    q.done.send_replace(Some(Ok(())));
-                }
-                for tx in acks {
-                    let _ = tx.send(Ok(()));
-                }
-                if !records.failovers.is_empty() || !records.recoveries.is_empty() {
-                    (w.on_commit)(records);
-                }
-            }
-            Err(e) => {
-                // Tried again with the next batch (nobody waits for them).
-                w.put_back(recoveries);
-                w.state
-                    .repeats
-                    .error("database-batch", &format!("database batch failed: {e}"));
-                w.errors.fetch_add(1, Ordering::Relaxed);
-                for (_, tx) in history {
-                    let _ = tx.send(Err(e.clone()));
-                }
-                for (_, _, tx) in intents {
-                    let _ = tx.send(Err(e.clone()));
-                }
-                if let Some(q) = &binds {
-                    q.done.send_replace(Some(Err(e.clone())));
-                }
-                for (_, tx) in rollouts {
-                    let _ = tx.send(Err(e.clone()));
-                }
-                for tx in acks {
-                    let _ = tx.send(Err(e.clone()));
-                }
-            }
+            Ok(records) => w.committed(t, binds.as_ref(), records),
+            Err(e) => w.not_committed(t, binds.as_ref(), recoveries, &e),
         }
         for tx in flushes {
             let _ = tx.send(());
@@ -2644,6 +2600,88 @@ fn writer_loop(mut w: Writer, rx: Receiver<Cmd>) {
             drop(w);
             let _ = tx.send(());
             return;
+        }
+    }
+}
+
+impl Writer {
+    /// A batch committed: what it changed is kept (the newest rollout,
+    /// heads, history, keys, the write in progress), every waiter
+    /// answered, and the new records published.
+    fn committed(&mut self, t: Taken, binds: Option<&BindQueue>, records: Commits) {
+        if let Some((r, _)) = t.rollouts.last() {
+            self.rollout = Some(r.clone());
+        }
+        for (_, tx) in t.rollouts {
+            let _ = tx.send(Ok(()));
+        }
+        if let Some(last) = records.failovers.last() {
+            self.head.store(last.seq, Ordering::Release);
+        }
+        if let Some(last) = records.recoveries.last() {
+            self.recovery_head.fetch_max(last.seq, Ordering::AcqRel);
+        }
+        if let Some((h, _)) = t.history.last() {
+            self.last_history = Some(h.clone());
+            // A keyed write's key is kept: read them as committed.
+            match read_keys(&self.conn) {
+                Ok(keys) => self.keys = keys,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the kept idempotency keys")
+                }
+            }
+        }
+        // The write in progress, as a remade file must hold it.
+        if let Some((i, _, _)) = t.intents.last() {
+            self.intent = i.clone();
+        }
+        if self
+            .intent
+            .as_ref()
+            .is_some_and(|i| t.history.iter().any(|(h, _)| h.revision == i.revision))
+        {
+            self.intent = None;
+        }
+        let done = t.history.into_iter().map(|(_, tx)| tx);
+        let done = done.chain(t.intents.into_iter().map(|(_, _, tx)| tx));
+        for tx in done {
+            let _ = tx.send(Ok(()));
+        }
+        if let Some(q) = binds {
+            q.done.send_replace(Some(Ok(())));
+        }
+        for tx in t.acks {
+            let _ = tx.send(Ok(()));
+        }
+        if !records.failovers.is_empty() || !records.recoveries.is_empty() {
+            (self.on_commit)(records);
+        }
+    }
+
+    /// A batch not committed: its recoveries back in the queue (nobody
+    /// waits for them), said once then counted, every waiter told why.
+    fn not_committed(
+        &mut self,
+        t: Taken,
+        binds: Option<&BindQueue>,
+        recoveries: Vec<NewRecovery>,
+        e: &str,
+    ) {
+        self.put_back(recoveries);
+        self.state
+            .repeats
+            .error("database-batch", &format!("database batch failed: {e}"));
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        let waiting = t.history.into_iter().map(|(_, tx)| tx);
+        for tx in waiting.chain(t.intents.into_iter().map(|(_, _, tx)| tx)) {
+            let _ = tx.send(Err(e.to_string()));
+        }
+        if let Some(q) = binds {
+            q.done.send_replace(Some(Err(e.to_string())));
+        }
+        let waiting = t.rollouts.into_iter().map(|(_, tx)| tx);
+        for tx in waiting.chain(t.acks) {
+            let _ = tx.send(Err(e.to_string()));
         }
     }
 }
