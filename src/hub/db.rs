@@ -2711,139 +2711,165 @@ fn commit(
     counts: &mut PoolCounts,
     recovery_counts: &mut PoolCounts,
 ) -> Result<Committed, DbError> {
-    let Batch {
-        failovers,
-        recoveries,
-        history,
-        intents,
-        binds,
-        unbinds,
-        rollouts,
-    } = *batch;
     let tx = conn.transaction()?;
-    for (r, _) in rollouts {
-        put_rollout(&tx, r)?;
+    write_bindings(&tx, batch)?;
+    let records = insert_failovers(&tx, batch.failovers, counts)?;
+    let recovered = insert_recoveries(&tx, batch.recoveries, recovery_counts)?;
+    if !recovered.is_empty() {
+        prune(&tx, "recoveries", recovery_counts, bounds.failovers)?;
     }
-    if !binds.is_empty() {
-        let mut bind = tx
-            .prepare_cached("INSERT OR REPLACE INTO worker_pools (worker, pool) VALUES (?1, ?2)")?;
-        for (worker, pool) in binds {
-            bind.execute(params![worker, pool])?;
-        }
-    }
-    for worker in unbinds {
-        tx.execute(
-            "DELETE FROM worker_pools WHERE worker = ?1",
-            params![worker],
-        )?;
-    }
-    let mut records = Vec::with_capacity(failovers.len());
-    let mut committed = Commits::default();
-    {
-        let mut ins = tx.prepare_cached(
-            "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, token, pool) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        )?;
-        for f in failovers {
-            let c = &f.failover.cause;
-            let changed = ins.execute(params![
-                f.worker,
-                f.host,
-                time(f.received_at),
-                f.failover.id,
-                time(f.failover.at),
-                f.failover.from,
-                f.failover.to,
-                c.kind.as_str(),
-                c.status,
-                c.source.as_str(),
-                c.detail,
-                f.token,
-                f.pool,
-            ])?;
-            if changed == 1 {
-                *counts.entry(f.pool.clone()).or_default() += 1;
-                records.push(FailoverRecord {
-                    seq: tx.last_insert_rowid() as u64,
-                    worker: f.worker.clone(),
-                    host: f.host.clone(),
-                    received_at: f.received_at,
-                    failover: f.failover.clone(),
-                });
-            }
-        }
-        let recovered = insert_recoveries(&tx, recoveries, recovery_counts)?;
-        if !recovered.is_empty() {
-            prune(&tx, "recoveries", recovery_counts, bounds.failovers)?;
-        }
-        committed.recoveries = recovered;
-        // Intents before history: a write's intent is committed before its
-        // rename, so its history entry always comes in a later batch.
-        for (i, key, _) in intents {
-            match i {
-                Some(h) => {
-                    tx.execute(
-                        "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents, client, idempotency_key) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                        params![
-                            h.revision,
-                            time(h.at),
-                            h.by,
-                            serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
-                            serde_json::to_string(&h.previous_agents)
-                                .unwrap_or_else(|_| "[]".into()),
-                            h.client,
-                            key,
-                        ],
-                    )?;
-                }
-                None => {
-                    tx.execute("DELETE FROM config_intent", [])?;
-                }
-            }
-        }
-        for (h, _) in history {
-            put_entry(&tx, INSERT_HISTORY, h)?;
-            // The key of the write this entry records stays with it.
-            tx.execute(
-                "UPDATE history SET idempotency_key = (SELECT idempotency_key FROM config_intent WHERE revision = ?1) WHERE id = last_insert_rowid()",
-                params![h.revision],
-            )?;
-            // ... and in the table of kept keys, which outlives the entry.
-            tx.execute(
-                "INSERT OR IGNORE INTO idempotency_keys (key, revision, agents) SELECT idempotency_key, revision, agents FROM history WHERE id = last_insert_rowid() AND idempotency_key IS NOT NULL",
-                [],
-            )?;
-            tx.execute(
-                "DELETE FROM idempotency_keys WHERE id <= (SELECT MAX(id) FROM idempotency_keys) - ?1",
-                params![KEYS_KEPT],
-            )?;
-            // The write this entry records is no longer in progress.
-            tx.execute(
-                "DELETE FROM config_intent WHERE revision = ?1",
-                params![h.revision],
-            )?;
-        }
-    }
+    // Intents before history: a write's intent is committed before its
+    // rename, so its history entry always comes in a later batch.
+    write_intents(&tx, batch.intents)?;
+    write_history(&tx, batch.history)?;
     let dropped = if records.is_empty() {
         Vec::new()
     } else {
         prune(&tx, "failovers", counts, bounds.failovers)?
     };
-    committed.failovers = records;
-    if !history.is_empty() {
-        let newest: Option<i64> = tx
-            .query_row("SELECT MAX(id) FROM history", [], |r| r.get(0))
-            .optional()?
-            .flatten();
-        if let Some(newest) = newest {
-            tx.execute(
-                "DELETE FROM history WHERE id <= ?1",
-                params![newest - bounds.history as i64],
-            )?;
-        }
+    if !batch.history.is_empty() {
+        prune_history(&tx, bounds.history)?;
     }
     tx.commit()?;
+    let committed = Commits {
+        failovers: records,
+        recoveries: recovered,
+    };
     Ok((committed, dropped))
+}
+
+/// A batch's rollouts, new worker ids' pools and forgotten workers.
+fn write_bindings(tx: &Connection, batch: &Batch<'_>) -> Result<(), DbError> {
+    for (r, _) in batch.rollouts {
+        put_rollout(tx, r)?;
+    }
+    if !batch.binds.is_empty() {
+        let mut bind = tx
+            .prepare_cached("INSERT OR REPLACE INTO worker_pools (worker, pool) VALUES (?1, ?2)")?;
+        for (worker, pool) in batch.binds {
+            bind.execute(params![worker, pool])?;
+        }
+    }
+    for worker in batch.unbinds {
+        tx.execute(
+            "DELETE FROM worker_pools WHERE worker = ?1",
+            params![worker],
+        )?;
+    }
+    Ok(())
+}
+
+/// Insert `failovers` (a repeated id is ignored); `counts` kept up to
+/// date. Returns the new records.
+fn insert_failovers(
+    tx: &Connection,
+    failovers: &[NewFailover],
+    counts: &mut PoolCounts,
+) -> Result<Vec<FailoverRecord>, DbError> {
+    let mut records = Vec::with_capacity(failovers.len());
+    let mut ins = tx.prepare_cached(
+        "INSERT OR IGNORE INTO failovers (worker, host, received_at, id, at, from_agent, to_agent, kind, status, source, detail, token, pool) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?;
+    for f in failovers {
+        let c = &f.failover.cause;
+        let changed = ins.execute(params![
+            f.worker,
+            f.host,
+            time(f.received_at),
+            f.failover.id,
+            time(f.failover.at),
+            f.failover.from,
+            f.failover.to,
+            c.kind.as_str(),
+            c.status,
+            c.source.as_str(),
+            c.detail,
+            f.token,
+            f.pool,
+        ])?;
+        if changed == 1 {
+            *counts.entry(f.pool.clone()).or_default() += 1;
+            records.push(FailoverRecord {
+                seq: tx.last_insert_rowid() as u64,
+                worker: f.worker.clone(),
+                host: f.host.clone(),
+                received_at: f.received_at,
+                failover: f.failover.clone(),
+            });
+        }
+    }
+    Ok(records)
+}
+
+/// The config writes in progress (`None`: none is).
+fn write_intents(
+    tx: &Connection,
+    intents: &[(Option<HistoryEntry>, Option<String>, Ack)],
+) -> Result<(), DbError> {
+    for (i, key, _) in intents {
+        match i {
+            Some(h) => {
+                tx.execute(
+                    "INSERT OR REPLACE INTO config_intent (id, revision, at, by, agents, previous_agents, client, idempotency_key) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        h.revision,
+                        time(h.at),
+                        h.by,
+                        serde_json::to_string(&h.agents).unwrap_or_else(|_| "[]".into()),
+                        serde_json::to_string(&h.previous_agents)
+                            .unwrap_or_else(|_| "[]".into()),
+                        h.client,
+                        key,
+                    ],
+                )?;
+            }
+            None => {
+                tx.execute("DELETE FROM config_intent", [])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// History entries, each with its write's key (kept in the table of kept
+/// keys too, which outlives the entry); its write no longer in progress.
+fn write_history(tx: &Connection, history: &[(HistoryEntry, Ack)]) -> Result<(), DbError> {
+    for (h, _) in history {
+        put_entry(tx, INSERT_HISTORY, h)?;
+        tx.execute(
+            "UPDATE history SET idempotency_key = (SELECT idempotency_key FROM config_intent WHERE revision = ?1) WHERE id = last_insert_rowid()",
+            params![h.revision],
+        )?;
+        tx.execute(
+            "INSERT OR IGNORE INTO idempotency_keys (key, revision, agents) SELECT idempotency_key, revision, agents FROM history WHERE id = last_insert_rowid() AND idempotency_key IS NOT NULL",
+            [],
+        )?;
+        tx.execute(
+            "DELETE FROM idempotency_keys WHERE id <= (SELECT MAX(id) FROM idempotency_keys) - ?1",
+            params![KEYS_KEPT],
+        )?;
+        tx.execute(
+            "DELETE FROM config_intent WHERE revision = ?1",
+            params![h.revision],
+        )?;
+    }
+    Ok(())
+}
+
+/// Keep the newest `bound` history entries.
+fn prune_history(tx: &Connection, bound: u64) -> Result<(), DbError> {
+    let newest: Option<i64> = tx
+        .query_row("SELECT MAX(id) FROM history", [], |r| r.get(0))
+        .optional()?
+        .flatten();
+    if let Some(newest) = newest {
+        tx.execute(
+            "DELETE FROM history WHERE id <= ?1",
+            params![newest - bound as i64],
+        )?;
+    }
+    Ok(())
 }
 
 /// Past `bound` (in steps of ~1%, to keep each batch cheap), each pool
