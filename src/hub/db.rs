@@ -1094,6 +1094,110 @@ fn migrate_v1(conn: &mut Connection) -> Result<(), DbError> {
     Ok(())
 }
 
+/// What the writer takes of the file opened at start.
+struct FromFile {
+    conn: Connection,
+    last_history: Option<HistoryEntry>,
+    intent: Option<HistoryEntry>,
+    instance: Option<String>,
+}
+
+/// The file at `path` opened at start, and the problems `quick_check`
+/// found in it (0 when none, or when it was not damaged). A damaged file
+/// (cut short, its header gone, failing `quick_check`) is set aside and
+/// the hub starts on a fresh one ([`start_afresh`]).
+fn open_at_start(
+    path: &Path,
+    started_empty: bool,
+    state: &FileState,
+) -> Result<(Opened, u64), DbError> {
+    // A file cut short (or its header gone) is damaged before SQLite
+    // reads a page of it.
+    let [wal, _] = sidecars(path);
+    let wal_len = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    let cut = if started_empty {
+        // SQLite would delete the WAL of an empty file, and what it
+        // holds with it: a file truncated under a hub that was killed.
+        (wal_len > 0 && wal_page_size(&wal).is_some())
+            .then(|| format!("it is 0 bytes long, beside a WAL of {wal_len} bytes"))
+    } else {
+        looks_damaged(path, 0)
+    };
+    let probed = match cut {
+        Some(why) => Err(DbError::Damaged(why)),
+        None => Opened::probe(path),
+    };
+    // A file that opens but fails `quick_check` (pages overwritten) is
+    // damaged too: set aside and made afresh of what reads, rather than
+    // run on with rows that silently are not there.
+    let mut found_at_start = 0;
+    let probed = match probed {
+        Ok(o) if !o.problems.is_empty() => {
+            found_at_start = o.problems.len() as u64;
+            let why = failed_quick_check(&o.problems);
+            o.close_as_found();
+            Err(DbError::Damaged(why))
+        }
+        other => other,
+    };
+    let o = match probed {
+        Ok(o) => {
+            if started_empty {
+                tracing::warn!(
+                    path = %path.display(),
+                    "the database file is empty (truncated?): starting a fresh history and failover log"
+                );
+            }
+            o
+        }
+        Err(e) if e.is_damage() => start_afresh(path, e, state)?,
+        Err(e) => return Err(e),
+    };
+    if !o.problems.is_empty() {
+        tracing::error!(
+            path = %path.display(),
+            problems = o.problems.len(),
+            first = %o.problems[0],
+            "the database failed SQLite's quick_check: some history or failovers may be unreadable or gone"
+        );
+    }
+    Ok((o, found_at_start))
+}
+
+/// A damaged file is set aside (never deleted) and the hub starts on a
+/// fresh one made of what reads of it, instead of refusing to start, ever
+/// again, on the same error; said in the log and kept for health.
+fn start_afresh(path: &Path, e: DbError, state: &FileState) -> Result<Opened, DbError> {
+    let why = e.to_string();
+    let moved = set_aside(path).map_err(|io| {
+        DbError::Other(format!(
+            "{} is damaged ({why}) and cannot be moved aside: {io}",
+            path.display()
+        ))
+    })?;
+    let (conn, kept) = remake(path, Some(&moved), &Carried::default())?;
+    drop(conn);
+    let o = Opened::probe(path)?;
+    tracing::error!(
+        path = %path.display(),
+        moved_to = %moved.display(),
+        "the database is damaged ({why}): moved aside to {} and started on a fresh one: {}",
+        moved.display(),
+        kept.sentence()
+    );
+    state.damaged.store(1, Ordering::Release);
+    if let Ok(mut d) = state.damage.lock() {
+        *d = Some(Damage {
+            at: Utc::now(),
+            why,
+            moved_to: moved,
+            at_start: true,
+            kept,
+        });
+    }
+    Ok(o)
+}
+
 /// Called with the failovers and recoveries of each committed batch, in
 /// seq order.
 pub type OnCommit = Box<dyn Fn(Commits) + Send + 'static>;
@@ -1103,98 +1207,48 @@ impl Db {
     pub fn open(path: &Path, bounds: Bounds, on_commit: OnCommit) -> Result<Db, DbError> {
         let started_empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
         let state = Arc::new(FileState::default());
-        // A file cut short (or its header gone) is damaged before SQLite
-        // reads a page of it.
-        let [wal, _] = sidecars(path);
-        let wal_len = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-        let cut = if started_empty {
-            // SQLite would delete the WAL of an empty file, and what it
-            // holds with it: a file truncated under a hub that was killed.
-            (wal_len > 0 && wal_page_size(&wal).is_some())
-                .then(|| format!("it is 0 bytes long, beside a WAL of {wal_len} bytes"))
-        } else {
-            looks_damaged(path, 0)
+        let (opened, found_at_start) = open_at_start(path, started_empty, &state)?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(4096);
+        let db = Db {
+            read: Arc::new(Mutex::new(opened.read)),
+            tx,
+            head: Arc::new(AtomicU64::new(opened.head)),
+            writer: Mutex::new(None),
+            unreadable: Unreadable::default(),
+            started_empty,
+            path: path.to_path_buf(),
+            state,
+            quick_check_problems: found_at_start.max(opened.problems.len() as u64),
+            errors: Arc::new(AtomicU64::new(0)),
+            held: Arc::new(Mutex::new(None)),
+            binds: Arc::new(Mutex::new(BindQueue::new())),
+            pending: Arc::new(Mutex::new(Pending::default())),
+            recovery_head: Arc::new(AtomicU64::new(opened.recovery_head)),
+            bound: bounds.failovers,
+            instance: Mutex::new(opened.instance.clone()),
         };
-        let probed = match cut {
-            Some(why) => Err(DbError::Damaged(why)),
-            None => Opened::probe(path),
+        let from_file = FromFile {
+            conn: opened.writer,
+            last_history: opened.last_history,
+            intent: opened.intent,
+            instance: opened.instance,
         };
-        // A file that opens but fails `quick_check` (pages overwritten) is
-        // damaged too: set aside and made afresh of what reads, rather than
-        // run on with rows that silently are not there.
-        let mut found_at_start = 0;
-        let probed = match probed {
-            Ok(o) if !o.problems.is_empty() => {
-                found_at_start = o.problems.len() as u64;
-                let why = failed_quick_check(&o.problems);
-                o.close_as_found();
-                Err(DbError::Damaged(why))
-            }
-            other => other,
-        };
-        let opened = match probed {
-            Ok(o) => {
-                if started_empty {
-                    tracing::warn!(
-                        path = %path.display(),
-                        "the database file is empty (truncated?): starting a fresh history and failover log"
-                    );
-                }
-                o
-            }
-            // A damaged file is set aside (never deleted) and the hub starts
-            // on a fresh one made of what reads of it, instead of refusing
-            // to start, ever again, on the same error.
-            Err(e) if e.is_damage() => {
-                let why = e.to_string();
-                let moved = set_aside(path).map_err(|io| {
-                    DbError::Other(format!(
-                        "{} is damaged ({why}) and cannot be moved aside: {io}",
-                        path.display()
-                    ))
-                })?;
-                let (conn, kept) = remake(path, Some(&moved), &Carried::default())?;
-                drop(conn);
-                let o = Opened::probe(path)?;
-                tracing::error!(
-                    path = %path.display(),
-                    moved_to = %moved.display(),
-                    "the database is damaged ({why}): moved aside to {} and started on a fresh one: {}",
-                    moved.display(),
-                    kept.sentence()
-                );
-                state.damaged.store(1, Ordering::Release);
-                if let Ok(mut d) = state.damage.lock() {
-                    *d = Some(Damage {
-                        at: Utc::now(),
-                        why,
-                        moved_to: moved,
-                        at_start: true,
-                        kept,
-                    });
-                }
-                o
-            }
-            Err(e) => return Err(e),
-        };
-        let Opened {
-            writer: writer_conn,
-            read,
-            problems,
-            head,
-            recovery_head,
-            last_history,
-            intent,
-            instance,
-        } = opened;
-        if !problems.is_empty() {
-            tracing::error!(
-                path = %path.display(),
-                problems = problems.len(),
-                first = %problems[0],
-                "the database failed SQLite's quick_check: some history or failovers may be unreadable or gone"
-            );
+        let writer = db.writer(from_file, bounds, on_commit)?;
+        let writer = std::thread::Builder::new()
+            .name("macfleet-db".into())
+            .spawn(move || writer_loop(writer, rx))
+            .map_err(|e| DbError::Other(format!("cannot start the writer thread: {e}")))?;
+        if let Ok(mut w) = db.writer.lock() {
+            *w = Some(writer);
         }
+        Ok(db)
+    }
+
+    /// The writer of this database, sharing its handles, from what the
+    /// file held at start (the logs counted per pool as far as they read,
+    /// the kept keys, the newest rollout).
+    fn writer(&self, f: FromFile, bounds: Bounds, on_commit: OnCommit) -> Result<Writer, DbError> {
+        let read = self.read.lock().unwrap_or_else(|p| p.into_inner());
         // A damaged log is counted as far as it reads.
         let counts = pool_counts(&read, "failovers").unwrap_or_else(|e| {
             tracing::error!(error = %e, "cannot count the failover log's records per pool");
@@ -1204,68 +1258,36 @@ impl Db {
             tracing::error!(error = %e, "cannot count the recovery log's records per pool");
             PoolCounts::new()
         });
-        let recovery_head = Arc::new(AtomicU64::new(recovery_head));
-        let pending = Arc::new(Mutex::new(Pending::default()));
-        let head = Arc::new(AtomicU64::new(head));
         let keys = read_keys(&read)?;
-        let read = Arc::new(Mutex::new(read));
-        let (tx, rx) = std::sync::mpsc::sync_channel(4096);
-        let errors = Arc::new(AtomicU64::new(0));
-        let held = Arc::new(Mutex::new(None));
-        let binds = Arc::new(Mutex::new(BindQueue::new()));
-        let rollout = match read.lock() {
-            Ok(c) => newest_rollout(&c).unwrap_or_else(|e| {
-                tracing::error!(error = %e, "cannot read the newest rollout");
-                None
-            }),
-            Err(_) => None,
-        };
-        let writer = Writer {
-            conn: writer_conn,
-            path: path.to_path_buf(),
-            id: file_id(path),
-            size: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        let rollout = newest_rollout(&read).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "cannot read the newest rollout");
+            None
+        });
+        drop(read);
+        Ok(Writer {
+            conn: f.conn,
+            path: self.path.clone(),
+            id: file_id(&self.path),
+            size: std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
             suspect: None,
-            read: read.clone(),
-            state: state.clone(),
-            last_history,
-            intent,
+            read: self.read.clone(),
+            state: self.state.clone(),
+            last_history: f.last_history,
+            intent: f.intent,
             keys,
-            instance: instance.clone(),
+            instance: f.instance,
             rollout,
-            held: held.clone(),
-            head: head.clone(),
-            recovery_head: recovery_head.clone(),
-            pending: pending.clone(),
+            held: self.held.clone(),
+            head: self.head.clone(),
+            recovery_head: self.recovery_head.clone(),
+            pending: self.pending.clone(),
             bounds,
             on_commit,
             counts,
             recovery_counts,
-            errors: errors.clone(),
-            binds: binds.clone(),
+            errors: self.errors.clone(),
+            binds: self.binds.clone(),
             probed: None,
-        };
-        let writer = std::thread::Builder::new()
-            .name("macfleet-db".into())
-            .spawn(move || writer_loop(writer, rx))
-            .map_err(|e| DbError::Other(format!("cannot start the writer thread: {e}")))?;
-        Ok(Db {
-            read,
-            tx,
-            head,
-            writer: Mutex::new(Some(writer)),
-            unreadable: Unreadable::default(),
-            started_empty,
-            path: path.to_path_buf(),
-            state,
-            quick_check_problems: found_at_start.max(problems.len() as u64),
-            errors,
-            held,
-            binds,
-            pending,
-            recovery_head,
-            bound: bounds.failovers,
-            instance: Mutex::new(instance),
         })
     }
 
