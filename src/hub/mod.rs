@@ -426,25 +426,8 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
     let bytes = disk::read_config(&opts.config, &opts.config_link_dirs)
         .wrap_err_with(|| format!("cannot read the config {}", opts.config.display()))?;
     let events = Arc::new(events::Events::new(opts.event_ring));
-    let ev2 = events.clone();
     let hub_metrics = Arc::new(metrics::HubMetrics::default());
-    let metrics2 = hub_metrics.clone();
-    let db_path = opts.db_path();
-    let db = db::Db::open(
-        &db_path,
-        opts.bounds,
-        Box::new(move |commits: db::Commits| {
-            metrics2.failovers(&commits.failovers);
-            for r in commits.failovers {
-                ev2.publish(events::Payload::Failover(Arc::new(r)));
-            }
-            for r in commits.recoveries {
-                metrics2.recovery(&r);
-                ev2.publish(events::Payload::Recovery(Arc::new(r)));
-            }
-        }),
-    )
-    .wrap_err_with(|| format!("cannot open the database {}", db_path.display()))?;
+    let db = open_db(&opts, &events, &hub_metrics)?;
     let latest = db.latest_history().wrap_err("cannot read the history")?;
     // A write the hub was killed in, between its rename and its history
     // entry (`None` once the entry is there).
@@ -458,62 +441,7 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         .collect();
     let kept_at_start = sweep_config_temps(&opts, &bytes, &known);
     let bytes = bytes::Bytes::from(bytes);
-    let mut reconciled = None;
-    let current = match disk::judge(&bytes) {
-        Ok(agents) => {
-            let current = Current::valid(bytes, agents, opts.heartbeat_interval_s);
-            if latest.as_ref().map(|h| h.revision.as_str()) != Some(current.revision.as_str()) {
-                let entry = match intent {
-                    // The interrupted write landed: it is its author's.
-                    Some(i) if i.revision == current.revision => {
-                        tracing::warn!(
-                            revision = %i.revision,
-                            by = %i.by,
-                            "the last config write was interrupted after the file was replaced; recorded as its author's"
-                        );
-                        reconciled = Some(i.by.clone());
-                        i
-                    }
-                    // The file was edited while the hub was down.
-                    _ => HistoryEntry {
-                        revision: current.revision.clone(),
-                        at: Utc::now(),
-                        by: if latest.is_some() {
-                            disk::CHANGED_ON_DISK.into()
-                        } else {
-                            "(initial)".into()
-                        },
-                        agents: current.agents.clone(),
-                        previous_agents: latest.map(|h| h.agents).unwrap_or_default(),
-                        client: None,
-                    },
-                };
-                db.record_history(entry)
-                    .await
-                    .wrap_err("cannot record the history")?;
-            }
-            current
-        }
-        // Never projected: the last accepted list stands (the owner's
-        // order), or the built-in one when none was ever accepted. Loudly.
-        Err(invalid) => {
-            let current = match latest {
-                Some(h) => Current::not_valid(
-                    bytes,
-                    invalid,
-                    h.revision,
-                    h.agents,
-                    OrderSource::LastAccepted,
-                    opts.heartbeat_interval_s,
-                ),
-                None => Current::built_in(bytes, invalid, opts.heartbeat_interval_s),
-            };
-            if let Some(problem) = disk::problem(&opts.config, &current) {
-                tracing::warn!("{problem}");
-            }
-            current
-        }
-    };
+    let (current, reconciled) = current_at_start(&opts, &db, bytes, latest, intent).await?;
     // An intent whose write never landed (killed before the rename, or
     // the file edited since) is dropped.
     if db
@@ -525,23 +453,42 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
             .await
             .wrap_err("cannot clear the write in progress")?;
     }
-    let mut pools = std::collections::HashMap::new();
-    {
-        // One shared name per pool.
-        let mut names: std::collections::HashMap<String, Arc<str>> = Default::default();
-        for (worker, pool) in db.bindings().wrap_err("cannot read the workers' pools")? {
-            let pool = names
-                .entry(pool)
-                .or_insert_with_key(|p| Arc::from(p.as_str()))
-                .clone();
-            pools.insert(Arc::from(worker), pool);
-        }
-    }
+    let pools = pools_of(&db)?;
     let mut issued = known;
     issued.insert(current.revision.clone());
     issued.insert(current.projected.clone());
+    let hub = Arc::new(hub_at_start(
+        opts,
+        current,
+        db,
+        events,
+        hub_metrics,
+        pools,
+        issued,
+    ));
+    hold_bindings(&hub);
+    hub.note_kept(kept_at_start);
+    // The `config` event the interrupted write never sent.
+    if let Some(by) = reconciled {
+        publish_config(&hub, &hub.current(), &by);
+    }
+    // A rollout that baked when the hub stopped bakes on.
+    hub.resume_rollout().await;
+    Ok(hub)
+}
+
+/// The hub's shared state at start, from what was opened and read.
+fn hub_at_start(
+    opts: HubOptions,
+    current: Current,
+    db: db::Db,
+    events: Arc<events::Events>,
+    hub_metrics: Arc<metrics::HubMetrics>,
+    pools: std::collections::HashMap<Arc<str>, Arc<str>>,
+    issued: std::collections::HashSet<String>,
+) -> Hub {
     let epoch = Utc::now().timestamp_millis().max(0) as u64;
-    let hub = Arc::new(Hub {
+    Hub {
         current: arc_swap::ArcSwap::from_pointee(current),
         write_lock: tokio::sync::Mutex::new(()),
         fleet: Mutex::new(
@@ -563,10 +510,133 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
         rollouts: rollout::Rollouts::default(),
         config_place: place::ConfigPlace::new(&opts.config, &opts.config_link_dirs),
         opts,
-    });
-    // A database made afresh under the running hub keeps every worker id's
-    // pool, from memory: a remade file never frees another pool's ids.
-    let weak = Arc::downgrade(&hub);
+    }
+}
+
+/// The database, whose writer counts and publishes each committed
+/// failover and recovery.
+fn open_db(
+    opts: &HubOptions,
+    events: &Arc<events::Events>,
+    hub_metrics: &Arc<metrics::HubMetrics>,
+) -> Result<db::Db> {
+    let (ev2, metrics2) = (events.clone(), hub_metrics.clone());
+    let db_path = opts.db_path();
+    db::Db::open(
+        &db_path,
+        opts.bounds,
+        Box::new(move |commits: db::Commits| {
+            metrics2.failovers(&commits.failovers);
+            for r in commits.failovers {
+                ev2.publish(events::Payload::Failover(Arc::new(r)));
+            }
+            for r in commits.recoveries {
+                metrics2.recovery(&r);
+                ev2.publish(events::Payload::Recovery(Arc::new(r)));
+            }
+        }),
+    )
+    .wrap_err_with(|| format!("cannot open the database {}", db_path.display()))
+}
+
+/// The document in force at start, from the file's `bytes`, and the
+/// author of an interrupted write that landed (its `config` event is
+/// still to send). A valid file that is not History's newest entry is
+/// recorded: the interrupted write's, or a hand edit made while the hub
+/// was down. An invalid one is never projected.
+async fn current_at_start(
+    opts: &HubOptions,
+    db: &db::Db,
+    bytes: bytes::Bytes,
+    latest: Option<HistoryEntry>,
+    intent: Option<HistoryEntry>,
+) -> Result<(Current, Option<String>)> {
+    let agents = match disk::judge(&bytes) {
+        Ok(agents) => agents,
+        Err(invalid) => return Ok((not_in_force(opts, bytes, invalid, latest), None)),
+    };
+    let current = Current::valid(bytes, agents, opts.heartbeat_interval_s);
+    if latest.as_ref().map(|h| h.revision.as_str()) == Some(current.revision.as_str()) {
+        return Ok((current, None));
+    }
+    let (entry, reconciled) = match intent {
+        // The interrupted write landed: it is its author's.
+        Some(i) if i.revision == current.revision => {
+            tracing::warn!(
+                revision = %i.revision,
+                by = %i.by,
+                "the last config write was interrupted after the file was replaced; recorded as its author's"
+            );
+            let by = i.by.clone();
+            (i, Some(by))
+        }
+        // The file was edited while the hub was down.
+        _ => (
+            HistoryEntry {
+                revision: current.revision.clone(),
+                at: Utc::now(),
+                by: if latest.is_some() {
+                    disk::CHANGED_ON_DISK.into()
+                } else {
+                    "(initial)".into()
+                },
+                agents: current.agents.clone(),
+                previous_agents: latest.map(|h| h.agents).unwrap_or_default(),
+                client: None,
+            },
+            None,
+        ),
+    };
+    db.record_history(entry)
+        .await
+        .wrap_err("cannot record the history")?;
+    Ok((current, reconciled))
+}
+
+/// Never projected: the last accepted list stands (the owner's order), or
+/// the built-in one when none was ever accepted. Loudly.
+fn not_in_force(
+    opts: &HubOptions,
+    bytes: bytes::Bytes,
+    invalid: ConfigInvalid,
+    latest: Option<HistoryEntry>,
+) -> Current {
+    let current = match latest {
+        Some(h) => Current::not_valid(
+            bytes,
+            invalid,
+            h.revision,
+            h.agents,
+            OrderSource::LastAccepted,
+            opts.heartbeat_interval_s,
+        ),
+        None => Current::built_in(bytes, invalid, opts.heartbeat_interval_s),
+    };
+    if let Some(problem) = disk::problem(&opts.config, &current) {
+        tracing::warn!("{problem}");
+    }
+    current
+}
+
+/// Every worker id's pool, as the database holds them, one shared name
+/// per pool.
+fn pools_of(db: &db::Db) -> Result<std::collections::HashMap<Arc<str>, Arc<str>>> {
+    let mut pools = std::collections::HashMap::new();
+    let mut names: std::collections::HashMap<String, Arc<str>> = Default::default();
+    for (worker, pool) in db.bindings().wrap_err("cannot read the workers' pools")? {
+        let pool = names
+            .entry(pool)
+            .or_insert_with_key(|p| Arc::from(p.as_str()))
+            .clone();
+        pools.insert(Arc::from(worker), pool);
+    }
+    Ok(pools)
+}
+
+/// A database made afresh under the running hub keeps every worker id's
+/// pool, from memory: a remade file never frees another pool's ids.
+fn hold_bindings(hub: &Arc<Hub>) {
+    let weak = Arc::downgrade(hub);
     hub.db.hold_bindings(Box::new(move || {
         let Some(hub) = weak.upgrade() else {
             return Vec::new();
@@ -580,14 +650,6 @@ pub async fn open(opts: HubOptions) -> Result<Arc<Hub>> {
             })
             .unwrap_or_default()
     }));
-    hub.note_kept(kept_at_start);
-    // The `config` event the interrupted write never sent.
-    if let Some(by) = reconciled {
-        publish_config(&hub, &hub.current(), &by);
-    }
-    // A rollout that baked when the hub stopped bakes on.
-    hub.resume_rollout().await;
-    Ok(hub)
 }
 
 /// At start, before anything writes: clear the temporary files a killed
