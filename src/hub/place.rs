@@ -203,7 +203,7 @@ pub(crate) async fn look_at_the_config(hub: &Hub) {
         found = look(path, dirs);
     }
     match &found.unusable {
-        Some(p) => hub.repeats.warn(
+        Some(p) => hub.repeats.warn_each(
             UNUSABLE,
             &format!("{p}; config writes are refused (503 config_unavailable)"),
         ),

@@ -19,6 +19,9 @@ pub struct Repeats {
 }
 
 struct Seen {
+    /// What was said (its message's hash): another message under the same
+    /// key is another problem, said at once.
+    what: u64,
     /// When it was last said.
     said: Instant,
     /// Times it happened since.
@@ -41,16 +44,17 @@ pub enum Say {
 }
 
 impl Repeats {
-    /// One occurrence of the problem `key`.
+    /// One occurrence of the problem `key`, whatever its message says.
     pub fn note(&self, key: &'static str) -> Say {
-        self.note_at(key, Instant::now())
+        self.note_at(key, 0, Instant::now())
     }
 
-    fn note_at(&self, key: &'static str, now: Instant) -> Say {
+    fn note_at(&self, key: &'static str, what: u64, now: Instant) -> Say {
         let Ok(mut seen) = self.seen.lock() else {
             return Say::First;
         };
         let fresh = Seen {
+            what,
             said: now,
             since: 0,
             over: None,
@@ -58,9 +62,13 @@ impl Repeats {
         };
         match seen.get_mut(key) {
             // Over for a minute or longer: new again.
+            // Over for a minute or longer, or another problem under the
+            // same key (the config a directory after it was unreadable):
+            // new again, its count its own.
             Some(s)
-                if s.over
-                    .is_some_and(|t| now.saturating_duration_since(t) >= EVERY) =>
+                if s.what != what
+                    || s.over
+                        .is_some_and(|t| now.saturating_duration_since(t) >= EVERY) =>
             {
                 *s = fresh;
                 Say::First
@@ -127,16 +135,15 @@ impl Repeats {
 
     /// [`Repeats::error`] at warning level.
     pub fn warn(&self, key: &'static str, message: &str) {
-        match self.note(key) {
-            Say::First => tracing::warn!("{message}"),
-            Say::Again(n) => {
-                tracing::warn!(
-                    repeated = n,
-                    "{message} (again {n} times in the last minute)"
-                )
-            }
-            Say::Quiet => {}
-        }
+        warn_as(self.note(key), message);
+    }
+
+    /// [`Repeats::warn`] for a key whose message names which problem it
+    /// is (the config unreadable, or a directory): another message is
+    /// another problem, said at once with a count of its own.
+    pub fn warn_each(&self, key: &'static str, message: &str) {
+        let say = self.note_at(key, what(message), Instant::now());
+        warn_as(say, message);
     }
 
     /// Whether `key` is going on.
@@ -147,25 +154,54 @@ impl Repeats {
     }
 }
 
+/// Log `message` at warning level as `say` tells.
+fn warn_as(say: Say, message: &str) {
+    match say {
+        Say::First => tracing::warn!("{message}"),
+        Say::Again(n) => {
+            tracing::warn!(
+                repeated = n,
+                "{message} (again {n} times in the last minute)"
+            )
+        }
+        Say::Quiet => {}
+    }
+}
+
+/// A message's hash: which problem it says.
+fn what(message: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    message.hash(&mut h);
+    h.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The message every test problem says (one problem a key).
+    const M: u64 = 7;
 
     #[test]
     fn said_once_then_counted_once_a_minute() {
         let r = Repeats::default();
         let t = Instant::now();
-        assert_eq!(r.note_at("a", t), Say::First);
+        assert_eq!(r.note_at("a", M, t), Say::First);
         for i in 1..=20 {
             assert_eq!(
-                r.note_at("a", t + Duration::from_millis(50 * i)),
+                r.note_at("a", M, t + Duration::from_millis(50 * i)),
                 Say::Quiet
             );
         }
-        assert_eq!(r.note_at("b", t), Say::First, "another problem is its own");
-        assert_eq!(r.note_at("a", t + EVERY), Say::Again(21));
         assert_eq!(
-            r.note_at("a", t + EVERY + Duration::from_secs(1)),
+            r.note_at("b", M, t),
+            Say::First,
+            "another problem is its own"
+        );
+        assert_eq!(r.note_at("a", M, t + EVERY), Say::Again(21));
+        assert_eq!(
+            r.note_at("a", M, t + EVERY + Duration::from_secs(1)),
             Say::Quiet
         );
         assert!(r.going_on("a"));
@@ -174,7 +210,7 @@ mod tests {
         assert!(!r.going_on("a"));
         assert_eq!(r.ended_at("a", end), None);
         assert_eq!(
-            r.note_at("a", t + EVERY * 3),
+            r.note_at("a", M, t + EVERY * 3),
             Say::First,
             "said again once it recurs, a minute on"
         );
@@ -189,7 +225,7 @@ mod tests {
         for s in 0..180u64 {
             let now = t + Duration::from_secs(s);
             if s % 2 == 0 {
-                match r.note_at("a", now) {
+                match r.note_at("a", M, now) {
                     Say::Quiet => {}
                     other => said.push(format!("{s}: {other:?}")),
                 }
@@ -209,5 +245,25 @@ mod tests {
             ],
             "{said:?}"
         );
+    }
+
+    /// The 13:51 audit: the config unreadable, mended, then a directory
+    /// within the minute: the second problem is said at once, with no
+    /// count of the first's; its end is said too.
+    #[test]
+    fn another_problem_under_the_same_key_is_said_at_once() {
+        let r = Repeats::default();
+        let t = Instant::now();
+        let s = |n| t + Duration::from_secs(n);
+        assert_eq!(r.note_at("config", 1, s(0)), Say::First);
+        for n in 1..3 {
+            assert_eq!(r.note_at("config", 1, s(n)), Say::Quiet);
+        }
+        assert_eq!(r.ended_at("config", s(3)), Some(2));
+        assert_eq!(r.note_at("config", 2, s(5)), Say::First, "a new problem");
+        assert_eq!(r.note_at("config", 2, s(6)), Say::Quiet);
+        assert_eq!(r.ended_at("config", s(8)), Some(1), "its end is said");
+        // The same problem back within the minute stays counted quietly.
+        assert_eq!(r.note_at("config", 2, s(9)), Say::Quiet);
     }
 }

@@ -883,6 +883,14 @@ async fn a_config_the_hub_cannot_read_or_replace_is_degraded_and_refused() {
     })
     .await;
     assert!(problem(&h, "cannot be read").contains("next start"));
+    // Another problem than the directory, within its minute: said at once
+    // in the log, not counted as the directory's (the 13:51 audit).
+    assert!(
+        hub.logged(|l| l.contains("WARN") && l.contains("cannot be read") && !l.contains("again"))
+            .await,
+        "the unreadable config is said:\n{}",
+        hub.log()
+    );
     let (s, _, v) = put(&hub, &t.owner, OTHER).await;
     assert_eq!(
         (s, v["error"]["code"].as_str()),
