@@ -293,3 +293,144 @@ fn run_and_away_now_come_from_one_moment() {
     a.settle();
     check(&a, 2, 8);
 }
+
+/// A hub whose summary breaks a bound of the API before anything was
+/// fetched: `HUB ERROR`, and the fleet line says `nothing fetched yet`
+/// (not `last known 0s ago: … 0 workers`, frozen). The workers page still
+/// answers: its rows are shown, the word stays `HUB ERROR` (the summary
+/// still breaks it), the figures are labelled last known and their age
+/// ticks; the summary answering within its bounds ends it.
+#[test]
+fn hub_error_says_nothing_fetched_yet_and_a_broken_summary_does_not_blank_the_rest() {
+    use macfleet::tui::app::App;
+    use macfleet::tui::fixture::{self, t0};
+    use macfleet::tui::model::verdict::Verdict;
+    use macfleet::tui::msg::{Fetch, Msg};
+    use macfleet::tui::ui::theme::Theme;
+    let now = t0();
+    let m0 = Instant::now();
+    let mut a = App::new("http://127.0.0.1:9", false, Theme::new(false, false), m0);
+    a.update(Msg::Resize(120, 40));
+    let error = "the hub at http://127.0.0.1:9 broke a bound of the API on GET /v1/summary: over 1 MiB; refused";
+    a.update(Msg::OutOfBounds {
+        what: Fetch::Summary,
+        error: error.into(),
+        at: m0 + Duration::from_secs(1),
+    });
+    a.update(Msg::Tick {
+        mono: m0 + Duration::from_secs(20),
+        wall: now,
+    });
+    a.settle();
+    assert_eq!(a.model().verdict(), Some(Verdict::HubError));
+    let s = screen(&a);
+    assert!(s[1].contains("nothing fetched yet"), "{}", s[1]);
+    assert!(!s[1].contains("0 workers"), "{}", s[1]);
+    assert!(!s[1].contains("last known"), "{}", s[1]);
+    // The workers page answers (the poller goes on past the summary).
+    let mut w = fixture::worker(0, now);
+    w.received_at = now;
+    w.state = macfleet::wire::WorkerState::Healthy;
+    a.update(Msg::Workers {
+        page: fixture::page(vec![w], now, false, 2),
+        at: m0 + Duration::from_secs(21),
+    });
+    a.update(Msg::Tick {
+        mono: m0 + Duration::from_secs(25),
+        wall: now,
+    });
+    a.settle();
+    assert_eq!(a.model().verdict(), Some(Verdict::HubError));
+    let s = screen(&a);
+    assert!(s[1].contains("last known 4s ago: "), "{}", s[1]);
+    assert!(s[1].contains("1 workers"), "{}", s[1]);
+    assert!(s.join("\n").contains("w-00000"), "{}", s.join("\n"));
+    let all = s.join("\n");
+    assert!(all.contains("GET /v1/summary: over 1 MiB"), "{all}");
+    a.update(Msg::Summary {
+        summary: Box::new(fixture::summary(1, now)),
+        at: m0 + Duration::from_secs(26),
+        polled: true,
+    });
+    a.settle();
+    assert_ne!(a.model().verdict(), Some(Verdict::HubError));
+}
+
+/// A proxy in front of the hub at `upstream` that answers `GET
+/// /v1/summary` with an endless body and passes everything else on (each
+/// request on a connection of its own: `Connection: close` is added).
+/// Threads, bounded: each endless answer stops after 20 s or when the
+/// client hangs up.
+fn endless_summary_proxy(upstream: std::net::SocketAddr) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { return };
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && head.len() < 65_536 {
+                    match c.read(&mut b) {
+                        Ok(1) => head.push(b[0]),
+                        _ => return,
+                    }
+                }
+                if head.starts_with(b"GET /v1/summary") {
+                    let _ = c.write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n",
+                    );
+                    let unit = format!("{:x}\r\n{}\r\n", 4096, "[".repeat(4096));
+                    let end = Instant::now() + Duration::from_secs(20);
+                    while Instant::now() < end && c.write_all(unit.as_bytes()).is_ok() {}
+                    return;
+                }
+                let Ok(mut up) = std::net::TcpStream::connect(upstream) else {
+                    return;
+                };
+                let text =
+                    String::from_utf8_lossy(&head).replacen("\r\n", "\r\nConnection: close\r\n", 1);
+                if up.write_all(text.as_bytes()).is_err() {
+                    return;
+                }
+                let mut back = up.try_clone().expect("clone");
+                let mut to = c.try_clone().expect("clone");
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut back, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                });
+                let _ = std::io::copy(&mut c, &mut up);
+            });
+        }
+    });
+    addr
+}
+
+/// The binary against a real hub behind a proxy whose `GET /v1/summary`
+/// never ends: `HUB ERROR`, and the workers, their rows and the failover
+/// log still come (the poller goes on past the broken summary; it blanked
+/// them), labelled last known.
+#[test]
+fn a_broken_summary_is_hub_error_and_the_other_panes_still_fill() {
+    let port = free_port();
+    let dir = hub_dir();
+    let _hub = start(dir.path(), port, "hub-e");
+    beat(port, "w-behind-proxy");
+    let proxy = endless_summary_proxy(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    let url = format!("http://{proxy}");
+    let mut t = Pty::spawn(
+        &["--hub", &url, "--read-only"],
+        &[("MAC_HUB_TOKEN", &tokens().0)],
+    );
+    t.send("2");
+    t.wait_for("w-behind-proxy", START);
+    let s = t.wait_until("HUB ERROR", START, |s| s.starts_with(" HUB ERROR "));
+    let fleet = s.lines().nth(1).unwrap_or_default();
+    assert!(fleet.contains("hub broke the API"), "{s}");
+    assert!(
+        fleet.contains("last known") && fleet.contains("1 workers"),
+        "{s}"
+    );
+    assert!(s.contains("w-behind-proxy"), "{s}");
+}

@@ -72,6 +72,7 @@ impl Model {
 
     /// `GET /v1/whoami`: another hub answering here is a fresh screen.
     pub fn whoami(&mut self, w: Whoami, ch: &mut Changes) -> Wants {
+        self.answered(Fetch::Whoami);
         let (hub, instance) = (w.hub.clone(), w.instance.clone().unwrap_or_default());
         // An edit of the last hub's list is not written to this one;
         // the order typed is named, so nothing typed is lost unsaid.
@@ -144,6 +145,7 @@ impl Model {
 
     /// A page of the failover log (`fresh`: from its start).
     pub fn failovers(&mut self, page: FailoversPage, fresh: bool, ch: &mut Changes) -> Wants {
+        self.answered(Fetch::Failovers);
         self.log.take_page(page.events, page.next, fresh);
         ch.log = true;
         Wants::none()
@@ -158,6 +160,7 @@ impl Model {
 
     /// A page of the recovery log (`fresh`: from its start).
     pub fn recoveries(&mut self, page: RecoveriesPage, fresh: bool, ch: &mut Changes) -> Wants {
+        self.answered(Fetch::Recoveries);
         self.recs.take_page(page.events, page.next, fresh);
         ch.log = true;
         Wants::none()

@@ -49,6 +49,19 @@ pub struct Conn {
     /// The last failure of the worker poll (or whoami) was an answer that
     /// broke a bound of the API: `HUB ERROR`, not `HUB DOWN`.
     pub broke_bound: bool,
+    /// A request whose answer broke a bound of the API, since when, and
+    /// the words naming the request and the bound: `HUB ERROR` until that
+    /// request answers within them, even while the others answer (one
+    /// broken endpoint does not blank the rest, nor hide that it broke).
+    pub broken: Option<Broken>,
+}
+
+/// See [`Conn::broken`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken {
+    pub what: Fetch,
+    pub since: Instant,
+    pub error: String,
 }
 
 /// The hub's clock: its `now` at a local monotonic instant.
@@ -64,6 +77,8 @@ pub struct HubClock {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fetch {
     Whoami,
+    /// `GET /v1/summary` (the poller's, which decides the mode).
+    Summary,
     Workers,
     Failovers,
     Recoveries,

@@ -127,6 +127,7 @@ impl Model {
                 refused: false,
                 forbidden: false,
                 broke_bound: false,
+                broken: None,
             },
             fleet: Fleet::default(),
             log: FailLog::default(),
@@ -168,6 +169,8 @@ impl Model {
             } else {
                 ConnLabel::Disconnected(d)
             }
+        } else if let Some(b) = &self.conn.broken {
+            ConnLabel::BrokeBound(self.mono_now.saturating_duration_since(b.since))
         } else if self.conn.last_ok.is_none() {
             ConnLabel::Connecting
         } else if self.conn.stream == Stream::Up {
@@ -332,10 +335,22 @@ impl Model {
     pub fn ok(&mut self, at: Instant) {
         self.conn.last_ok = Some(at.max(self.conn.last_ok.unwrap_or(at)));
         self.conn.failing_since = None;
-        self.conn.last_error = None;
+        // What a request that still breaks a bound said stays on the
+        // status line until it answers within it.
+        self.conn.last_error = self.conn.broken.as_ref().map(|b| b.error.clone());
         self.conn.refused = false;
         self.conn.forbidden = false;
         self.conn.broke_bound = false;
+    }
+
+    /// `what` answered within the API's bounds: a bound it broke is mended.
+    pub fn answered(&mut self, what: Fetch) {
+        if self.conn.broken.as_ref().is_some_and(|b| b.what == what) {
+            self.conn.broken = None;
+            if self.conn.failing_since.is_none() {
+                self.conn.last_error = None;
+            }
+        }
     }
 
     pub fn advance_mono(&mut self, t: Instant) {
@@ -349,6 +364,7 @@ impl Model {
     /// revision is to be fetched (with its history).
     pub fn apply_workers(&mut self, page: WorkersPage, at: Instant, ch: &mut Changes) -> bool {
         self.advance_mono(at);
+        self.answered(Fetch::Workers);
         self.ok(at);
         if self.large.is_some() {
             // A page asked before the session crossed into large-fleet
@@ -417,6 +433,7 @@ impl Model {
     ) -> bool {
         self.advance_mono(at);
         if polled {
+            self.answered(Fetch::Summary);
             let large = large::is_large(&s, self.large.is_some(), large::threshold());
             if large != self.large.is_some() {
                 self.large = large.then(Large::default);
@@ -580,9 +597,16 @@ impl Model {
     /// while the worker poll meets it, and what is on screen is the last
     /// known.
     pub fn broke_bound(&mut self, what: Fetch, at: Instant, error: String) {
-        self.failed(what, at, error, false);
+        self.failed(what, at, error.clone(), false);
         if matches!(what, Fetch::Workers | Fetch::Whoami) {
             self.conn.broke_bound = true;
+        }
+        if !matches!(what, Fetch::Config | Fetch::History) {
+            let since = match &self.conn.broken {
+                Some(b) if b.what == what => b.since,
+                _ => at,
+            };
+            self.conn.broken = Some(conn::Broken { what, since, error });
         }
     }
 

@@ -595,6 +595,14 @@ impl Poller {
                 self.summaries = false;
                 Ok(true)
             }
+            Err(e @ ClientError::OutOfBounds { .. }) => {
+                // `HUB ERROR`, and the round goes on: the fleet, the logs
+                // and the health are still asked (one broken endpoint must
+                // not blank the panes the others fill), in the mode held.
+                tracing::warn!(error = %e, "summary broke a bound");
+                self.send(refused_or_failed(Fetch::Summary, &e)).await?;
+                Ok(true)
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "summary poll failed");
                 self.send(refused_or_failed(Fetch::Workers, &e)).await?;

@@ -204,6 +204,11 @@ pub fn fleet_line(t: &Theme, m: &Model, width: u16) -> Line<'static> {
     let sep = sep(t);
     let a = &m.fleet.agg;
     let mut spans = last_known_spans(t, m);
+    if stale && m.data_age().is_none() {
+        // Nothing was ever fetched: no figure is known, not zero.
+        spans.push(Span::styled("nothing fetched yet", t.muted()));
+        return Line::from(spans);
+    }
     if a.no_route > 0 {
         spans.push(Span::styled(
             format!("NO ROUTE {}", fmt::count(a.no_route)),
@@ -291,17 +296,25 @@ fn not_on_span(t: &Theme, m: &Model, style: ratatui::style::Style, room: usize) 
 /// What the fleet line's figures are when the hub cannot be asked, breaks
 /// the API or refuses the token: its last judgement, not a fleet outage.
 fn last_known_spans(t: &Theme, m: &Model) -> Vec<Span<'static>> {
+    // With nothing fetched, the line ends after the cause (`nothing
+    // fetched yet` follows).
+    let known = m.data_age().is_some();
     let data = age(m.data_age().unwrap_or_default());
     if let ConnLabel::Disconnected(d) = m.conn_label() {
         vec![
             Span::styled(format!("hub unreachable {}", age(d)), t.bad()),
-            Span::styled(" · last known: ", t.muted()),
+            Span::styled(if known { " · last known: " } else { " · " }, t.muted()),
         ]
     } else if let ConnLabel::BrokeBound(d) = m.conn_label() {
         // The hub answers, out of the contract: its answers are
         // refused, and what follows is the last one that kept it.
+        let known = if known {
+            format!("last known {data} ago: ")
+        } else {
+            String::new()
+        };
         vec![Span::styled(
-            format!("hub broke the API {} · last known {data} ago: ", age(d)),
+            format!("hub broke the API {} · {known}", age(d)),
             t.bad(),
         )]
     } else if let Some(d) = m.refused_for() {
@@ -312,9 +325,14 @@ fn last_known_spans(t: &Theme, m: &Model) -> Vec<Span<'static>> {
         } else {
             "token forbidden"
         };
+        let known = if known {
+            format!(" · last known {data} ago: ")
+        } else {
+            " · ".to_string()
+        };
         vec![
             Span::styled(format!("{word} {}", age(d)), t.bad()),
-            Span::styled(format!(" · last known {data} ago: "), t.muted()),
+            Span::styled(known, t.muted()),
         ]
     } else {
         Vec::new()
