@@ -2514,3 +2514,179 @@ fn command_line_passwords_in_grouped_flags_and_other_tools_are_caught() {
         assert_eq!(scrub(keep), keep, "{keep}");
     }
 }
+
+/// Webhooks the audit found passing (findings31 3, 4, 5): JSON's escaped
+/// slashes, Discord's versioned API path, and hosts and provider prefixes
+/// in another case.
+#[test]
+fn escaped_versioned_and_upper_case_webhooks_and_prefixes_are_caught() {
+    let mut r = Rng::new(3103);
+    let slack = r.b62(24);
+    let (t, bb) = (r.b62(8), r.b62(8));
+    let id = "609139099603082462";
+    let discord = r.b62(68);
+    let tg = format!("AA{}", r.b62(33));
+    let upper: String = r.pick(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", 36);
+    let bech: String = r.pick(b"qpzry9x8gf2tvdw0s3jn54khce6mua7l", 58);
+    let ant = r.b62(93);
+    let cases = [
+        (
+            format!(r#""url":"https:\/\/hooks.slack.com\/services\/T{t}\/B{bb}\/{slack}""#),
+            slack.clone(),
+        ),
+        (
+            format!(r#""url":"https:\/\/hooks.slack.com\/workflows\/T{t}\/A{bb}\/{slack}""#),
+            slack.clone(),
+        ),
+        (
+            format!(r#""u":"https:\/\/discord.com\/api\/webhooks\/{id}\/{discord}""#),
+            discord.clone(),
+        ),
+        (
+            format!(r#""u":"https:\/\/discordapp.com\/api\/v9\/webhooks\/{id}\/{discord}""#),
+            discord.clone(),
+        ),
+        (
+            format!("https://discord.com/api/v10/webhooks/{id}/{discord}"),
+            discord.clone(),
+        ),
+        (
+            format!("https://discord.com/api/v6/webhooks/{id}/{discord}"),
+            discord.clone(),
+        ),
+        (
+            format!("HTTPS://HOOKS.SLACK.COM/services/T{t}/B{bb}/{slack}"),
+            slack.clone(),
+        ),
+        (
+            format!("https://hooks.slack.com/Services/T{t}/B{bb}/{slack}"),
+            slack.clone(),
+        ),
+        (
+            format!("https://DISCORD.COM/api/webhooks/{id}/{discord}"),
+            discord.clone(),
+        ),
+        (
+            format!("https://api.telegram.org/BOT123456789:{tg}/getMe"),
+            tg.clone(),
+        ),
+        (format!("SK-ANT-api03-{ant}AA"), ant.clone()),
+        (format!("token GHP_{upper}"), upper.clone()),
+        (format!("age-secret-key-1{bech}"), bech.clone()),
+    ];
+    for (text, secret) in cases {
+        let out = scrub(&text);
+        assert_no_fragment(&out, &secret, &text);
+        assert_eq!(scrub(&out), out, "{out}");
+    }
+    for keep in [
+        "https://discord.com/api/v10/channels/123/messages",
+        r#""doc":"https:\/\/api.slack.com\/messaging\/webhooks""#,
+        "see https://hooks.slack.com/services for setup",
+    ] {
+        assert_eq!(scrub(keep), keep, "{keep}");
+    }
+}
+
+/// A detail cut at its 200-character bound, and short bodies after a
+/// provider's prefix (findings31 6): the password of a URL whose `@host`
+/// was cut off, `sk-ant-api03-` and 8 characters, `ghp_` and 10, a
+/// Telegram token of 30 to 36 characters after the colon.
+#[test]
+fn secrets_cut_at_a_bound_and_short_prefixed_bodies_are_caught() {
+    let mut r = Rng::new(3104);
+    let pw = r.b62(14);
+    let pass = placeholder("password");
+    for (text, want) in [
+        (
+            format!("failover: redis://app:{pw}"),
+            format!("failover: redis://app:{pass}"),
+        ),
+        (
+            format!("https://deploy:{pw} connection reset"),
+            format!("https://deploy:{pass} connection reset"),
+        ),
+        (
+            format!("redis://app:{pw} connection reset by peer"),
+            format!("redis://app:{pass} connection reset by peer"),
+        ),
+    ] {
+        assert_eq!(scrub(&text), want, "{text}");
+    }
+    let tg30 = format!("AA{}", r.b62(28));
+    let tg36 = format!("AA{}", r.b62(34));
+    for secret in [
+        format!("sk-ant-api03-{}", r.b62(8)),
+        format!("ghp_{}", r.b62(10)),
+        format!("ghp_{}", r.b62(16)),
+        format!("123456789:{tg30}"),
+        format!("123456789:{tg36}"),
+    ] {
+        let text = format!("error: {secret} rejected");
+        assert_no_fragment(&scrub(&text), &secret, &text);
+    }
+    for keep in [
+        "http://localhost:8080 ok",
+        "redis://localhost:6379",
+        "see http://localhost:port for it",
+        "sk-ant-api03-xxxx",
+        "ghp_abc",
+    ] {
+        assert_eq!(scrub(keep), keep, "{keep}");
+    }
+}
+
+/// Anthropic keys the audit found whole (findings31 7, 8, 9): a body
+/// with no 12-character alphanumeric stretch, a full-length body that
+/// reads as a placeholder (the issue: a provider's prefix is a secret
+/// whatever follows), a key elided in the middle, and a blank after the
+/// prefix.
+#[test]
+fn anthropic_keys_of_any_body_elided_or_split_after_the_prefix_are_caught() {
+    let mut r = Rng::new(3105);
+    let pieces: Vec<String> = (0..4).map(|_| r.b62(7)).collect();
+    let dashed = format!("sk-ant-api03-{}", pieces.join("-"));
+    let filler = format!("sk-ant-api03-{}AA", "x".repeat(93));
+    let (head, tail) = (r.b62(40), r.b62(53));
+    let body = r.b62(60);
+    let ant = placeholder("anthropic-key");
+    for (text, want, secret) in [
+        (
+            format!("key {dashed}"),
+            format!("key {ant}"),
+            dashed.clone(),
+        ),
+        (
+            format!("key {filler}"),
+            format!("key {ant}"),
+            filler.clone(),
+        ),
+        (
+            format!("key sk-ant-api03-{head}...{tail} rejected"),
+            format!("key {ant} rejected"),
+            tail.clone(),
+        ),
+        (
+            format!("key sk-ant-api03-{head}\u{2026}{tail}"),
+            format!("key {ant}"),
+            tail.clone(),
+        ),
+        (
+            format!("key\tsk-ant-api03-\t{body}"),
+            format!("key\t{ant}"),
+            body.clone(),
+        ),
+        (
+            format!("sk-ant-api03- {body} rejected"),
+            format!("{ant} rejected"),
+            body.clone(),
+        ),
+    ] {
+        let out = scrub(&text);
+        assert_no_fragment(&out, &secret, &text);
+        assert_eq!(out, want, "{text}");
+    }
+    for keep in ["sk-ant-api03- is the prefix", "sk-ant-api03-... is elided"] {
+        assert_eq!(scrub(keep), keep, "{keep}");
+    }
+}

@@ -71,9 +71,12 @@ enum Special {
     Mailchimp,
     /// `4b1d` and 38 alphanumerics mixing both cases (ClickHouse Cloud).
     ClickHouse,
-    /// `discord.com/api/webhooks/<id>/<token>`; the trigger is
-    /// `api/webhooks/`.
+    /// `discord.com/api/webhooks/<id>/<token>` (also `/api/v10/…`, and
+    /// with JSON's escaped `\/`); the trigger is `webhooks/`.
     DiscordHook,
+    /// `hooks.slack.com\/services\/…`: a Slack webhook with JSON's escaped
+    /// slashes; the trigger is `slack.com\/`.
+    SlackHookEscaped,
 }
 
 /// Token families: a trigger of one family inside a run that the same
@@ -265,7 +268,9 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("a3-", Trig::Special(Special::OnePassword)),
     ("-us", Trig::Special(Special::Mailchimp)),
     ("4b1d", Trig::Special(Special::ClickHouse)),
-    ("api/webhooks/", Trig::Special(Special::DiscordHook)),
+    ("webhooks/", Trig::Special(Special::DiscordHook)),
+    ("webhooks\\/", Trig::Special(Special::DiscordHook)),
+    ("slack.com\\/", Trig::Special(Special::SlackHookEscaped)),
     ("curl", Trig::Curl),
     (" -a", Trig::DashA),
     ("secret", Trig::Kube),
@@ -715,6 +720,62 @@ fn reference_at(b: &[u8], i: usize) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// Whether `host` (the text before a `webhooks/` trigger) ends with
+/// Discord's API path: `discord.com/api/`, `discordapp.com/api/`, with a
+/// version (`api/v10/`) or not, in any case, its slashes JSON-escaped
+/// (`\/`) or not.
+fn discord_host_before(host: &[u8]) -> bool {
+    let strip_sep = |h: &[u8]| -> Option<usize> {
+        if h.ends_with(b"\\/") {
+            Some(h.len() - 2)
+        } else if h.ends_with(b"/") {
+            Some(h.len() - 1)
+        } else {
+            None
+        }
+    };
+    let ends_ci =
+        |h: &[u8], w: &[u8]| h.len() >= w.len() && h[h.len() - w.len()..].eq_ignore_ascii_case(w);
+    let Some(mut n) = strip_sep(host) else {
+        return false;
+    };
+    // `v10`, `v9`, …
+    let d = host[..n]
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if (1..=2).contains(&d) && n > d && matches!(host[n - d - 1], b'v' | b'V') {
+        match strip_sep(&host[..n - d - 1]) {
+            Some(m) => n = m,
+            None => return false,
+        }
+    }
+    if !ends_ci(&host[..n], b"api") {
+        return false;
+    }
+    let Some(n) = strip_sep(&host[..n - 3]) else {
+        return false;
+    };
+    ends_ci(&host[..n], b"discord.com") || ends_ci(&host[..n], b"discordapp.com")
+}
+
+/// End of a webhook's secret path from `i`: path characters and JSON's
+/// escaped slashes (`\/`), not a trailing `\`.
+fn escaped_path_end(b: &[u8], i: usize) -> usize {
+    let mut k = i;
+    while k < b.len() {
+        if is_path(b[k]) {
+            k += 1;
+        } else if b[k] == b'\\' && b.get(k + 1) == Some(&b'/') {
+            k += 2;
+        } else {
+            break;
+        }
+    }
+    k
 }
 
 /// curl's short flags grouped in one word, the last one `-u` or `-U`
@@ -1339,7 +1400,7 @@ const VENDOR: &[&[u8]] = &[
 #[rustfmt::skip]
 const SIMPLE: &[Simple] = &[
     //     prefixes       family            kind                     min  loose   class       mid_word
-    simple(GITHUB,        Fam::Github,      Kind::GithubToken,       20,  30,     is_b62u,    true),
+    simple(GITHUB,        Fam::Github,      Kind::GithubToken,       10,  30,     is_b62u,    true),
     simple(GITLAB,        Fam::Gitlab,      Kind::GitlabToken,       20,  20,     is_tok,     true),
     simple(&[b"mft_"],    Fam::Mft,         Kind::MacfleetToken,     40,  STRICT, is_tok,     true),
     simple(&[b"AIza"],    Fam::Google,      Kind::GoogleApiKey,      30,  STRICT, is_tok,     true),
@@ -1375,10 +1436,37 @@ fn is_b64_eq(c: u8) -> bool {
 /// The simple rule whose prefix `rest` starts with, and that prefix's
 /// length.
 fn simple_rule(rest: &[u8]) -> Option<(&'static Simple, usize)> {
+    SIMPLE
+        .iter()
+        .find_map(|s| {
+            s.prefixes
+                .iter()
+                .find(|p| rest.starts_with(p))
+                .map(|p| (s, p.len()))
+        })
+        .or_else(|| folded_rule(rest))
+}
+
+/// Prefixes no word or example starts with in any case: a key typed or
+/// logged in another case (`GHP_…`, `HOOKS.SLACK.COM/Services/…`, a
+/// lower-case `age-secret-key-1…`) is still one.
+const FOLDED: &[&[u8]] = &[
+    b"gh",
+    b"github_pat_",
+    b"hooks.slack.com/",
+    b"AGE-SECRET-KEY-1",
+    b"glpat-",
+];
+
+fn folded_rule(rest: &[u8]) -> Option<(&'static Simple, usize)> {
     SIMPLE.iter().find_map(|s| {
         s.prefixes
             .iter()
-            .find(|p| rest.starts_with(p))
+            .find(|p| {
+                FOLDED.iter().any(|f| p.starts_with(f))
+                    && rest.len() >= p.len()
+                    && rest[..p.len()].eq_ignore_ascii_case(p)
+            })
             .map(|p| (s, p.len()))
     })
 }
@@ -1395,8 +1483,10 @@ const SK_DISTINCT: [&[u8]; 5] = [b"ant-", b"proj-", b"or-v1-", b"svcacct-", b"ad
 fn token_at(b: &[u8], i: usize) -> Option<(Fam, TokenScan)> {
     let glued = i > 0 && is_alnum(b[i - 1]) && !after_colour_code(b, i);
     let rest = b.get(i..)?;
-    if rest.starts_with(b"sk-") {
-        if glued && !SK_DISTINCT.iter().any(|p| rest[3..].starts_with(p)) {
+    // `SK-ANT-…`: Anthropic's prefix in any case.
+    let ant = rest.len() >= 7 && rest[..7].eq_ignore_ascii_case(b"sk-ant-");
+    if rest.starts_with(b"sk-") || ant {
+        if glued && !ant && !SK_DISTINCT.iter().any(|p| rest[3..].starts_with(p)) {
             return None;
         }
         return Some((Fam::Sk, sk_key(b, i)));
@@ -1526,19 +1616,60 @@ fn sk_key(b: &[u8], i: usize) -> TokenScan {
     let from = i + 3;
     let end = scan_while(b, from, |c| is_tok(c) || c == b'*');
     let body = &b[from..end];
-    let kind = if body.starts_with(b"ant-") {
+    let kind = if body.len() >= 4 && body[..4].eq_ignore_ascii_case(b"ant-") {
         Kind::AnthropicKey
     } else if body.starts_with(b"or-") {
         Kind::OpenrouterKey
     } else {
         Kind::OpenaiKey
     };
+    if kind == Kind::AnthropicKey {
+        return ant_key(b, i, end);
+    }
     let hit = body.len() >= 20
         && (contains(body, b"****") || (classes(body) >= 2 && longest_alnum_run(body) >= 12));
     TokenScan {
         prefix: 3,
         run_end: end,
         hit: hit.then_some((end, kind)),
+    }
+}
+
+/// `sk-ant-<version>-<body>` (`end` is where its token run ends): a
+/// provider's prefix is a key whatever follows, so any body of 8
+/// characters or more counts (one cut at a detail's bound, one with no
+/// long alphanumeric stretch), and so do the parts of a key split by a
+/// blank after the prefix (`sk-ant-api03- <body>`) or elided in the middle
+/// (`sk-ant-api03-<40>...<53>`, `…`).
+fn ant_key(b: &[u8], i: usize, end: usize) -> TokenScan {
+    let tail = i + 7;
+    let ver = scan_while(&b[..end], tail, is_alnum);
+    let versioned = ver > tail && ver - tail <= 12 && b.get(ver) == Some(&b'-');
+    let from = if versioned { ver + 1 } else { tail };
+    let mut stop = end;
+    // A blank between the prefix and its body.
+    if versioned && end == from {
+        let k = scan_while(&b[..b.len().min(end + 4)], end, is_space);
+        let z = scan_while(b, k, is_tok);
+        if k > end && z - k >= 20 {
+            stop = z;
+        }
+    }
+    // An elided middle: `...` or `…` and the tail of the key.
+    for gap in [&b"..."[..], "\u{2026}".as_bytes()] {
+        if stop > from && b[stop..].starts_with(gap) {
+            let z = scan_while(b, stop + gap.len(), is_tok);
+            if z - (stop + gap.len()) >= 8 {
+                stop = z;
+            }
+        }
+    }
+    let body = stop - from;
+    let hit = if versioned { body >= 8 } else { body >= 12 };
+    TokenScan {
+        prefix: 3,
+        run_end: end,
+        hit: hit.then_some((stop, Kind::AnthropicKey)),
     }
 }
 
@@ -1656,7 +1787,11 @@ impl Scanner<'_> {
         self.fam_done[found as usize] = (scan.run_end + 1).saturating_sub(scan.prefix).max(ms + 1);
         if let Some((end, kind)) = scan.hit {
             let body = &self.b[(ms + scan.prefix).min(end)..end];
-            let stand_in = if distinctive(self.b, ms, kind) && body.len() >= key_length(kind) {
+            // Anthropic's prefix is a key whatever its body reads like
+            // (issue 31); the others keep a body of only `x`, `a`, `0`.
+            let stand_in = if kind == Kind::AnthropicKey && distinctive(self.b, ms, kind) {
+                false
+            } else if distinctive(self.b, ms, kind) && body.len() >= key_length(kind) {
                 is_blank(body)
             } else {
                 is_filler(body) || is_camel_words(body)
@@ -1717,6 +1852,7 @@ impl Scanner<'_> {
         self.authority = a..end;
         let Some(at) = at else {
             self.raw_password(end, colon);
+            self.cut_password(a, end, colon);
             return;
         };
         // The user part's first `:` (a later `@` moves the end of the
@@ -1738,6 +1874,29 @@ impl Scanner<'_> {
                 }
             }
         }
+    }
+
+    /// `redis://app:<pw>` with no `@host` after it (a detail cut at its
+    /// bound, or words after it): what follows the `:` is not a port, so
+    /// it is a password. Only at the end of the text or before a blank.
+    fn cut_password(&mut self, a: usize, end: usize, colon: Option<usize>) {
+        let b = self.b;
+        let Some(c) = colon else {
+            return;
+        };
+        let pw = &b[c + 1..end];
+        if b.get(end).is_some_and(|&x| !is_space(x))
+            || pw.len() < 3
+            || pw.iter().all(u8::is_ascii_digit)
+            || !b[a..c].iter().all(|&x| is_tok(x) || x == b'.')
+            || pw.iter().any(|&x| matches!(x, b'[' | b']' | b':'))
+            || (classes(pw) < 2 && pw.len() < 12)
+            || self.stands_in(c + 1, end)
+        {
+            return;
+        }
+        self.emit_value(c + 1, end, Kind::Password);
+        self.add_hard(c + 1..end);
     }
 
     /// `https://user:pa/ss@host/x`: a password with a raw `/`, `?` or `#`
@@ -1863,12 +2022,14 @@ impl Scanner<'_> {
                 while s > 0 && ms - s <= 16 && b[s - 1].is_ascii_digit() {
                     s -= 1;
                 }
-                let bot = s >= 3 && &b[s - 3..s] == b"bot";
+                let bot = s >= 3 && b[s - 3..s].eq_ignore_ascii_case(b"bot");
                 if ms - s < 5 || ms - s > 16 || !(word_start(s) || bot) || &b[ms..me] != b":AA" {
                     return;
                 }
                 let end = scan_while(b, ms + 1, is_tok);
-                if end - (ms + 1) == 35 && classes(&b[ms + 1..end]) >= 2 {
+                // 35 characters; a detail cut at its bound, or a token with
+                // a character glued on, is still one.
+                if (30..=36).contains(&(end - (ms + 1))) && classes(&b[ms + 1..end]) >= 2 {
                     self.emit(s, end, Kind::Token, PRIO_TOKEN);
                 }
             }
@@ -1979,13 +2140,34 @@ impl Scanner<'_> {
             // `https://discord.com/api/webhooks/<id>/<token>`: the id and
             // the token (the host and the path's start stay).
             Special::DiscordHook => {
-                let host = &b[..ms];
-                if !(host.ends_with(b"discord.com/") || host.ends_with(b"discordapp.com/")) {
+                if !discord_host_before(&b[..ms]) {
                     return;
                 }
-                let end = scan_while(b, me, is_path);
+                let end = escaped_path_end(b, me);
                 if end - me >= 20 && classes(&b[me..end]) >= 2 {
                     self.emit(me, end, Kind::Token, PRIO_TOKEN);
+                }
+            }
+            Special::SlackHookEscaped => {
+                let hs = ms.saturating_sub(6);
+                if !b[hs..ms].eq_ignore_ascii_case(b"hooks.") {
+                    return;
+                }
+                let rest = &b[me..];
+                const HOOK_KINDS: [&[u8]; 3] = [b"services", b"workflows", b"triggers"];
+                let Some(kind) = HOOK_KINDS
+                    .iter()
+                    .find(|k| rest.len() > k.len() + 2 && rest[..k.len()].eq_ignore_ascii_case(k))
+                else {
+                    return;
+                };
+                let from = me + kind.len();
+                if !b[from..].starts_with(b"\\/") {
+                    return;
+                }
+                let end = escaped_path_end(b, from + 2);
+                if end - (from + 2) >= 20 && classes(&b[from + 2..end]) >= 2 {
+                    self.emit(hs, end, Kind::SlackToken, PRIO_TOKEN);
                 }
             }
         }
