@@ -792,14 +792,21 @@ async fn observe_pass(hub: &Arc<Hub>, policy: Policy) -> Option<Observation> {
     let hub = hub.clone();
     let pass = tokio::task::spawn_blocking(move || {
         let began = Instant::now();
-        let (views, tracking) = {
+        // How long the lock was waited for (heartbeats hold it) and held
+        // (a pointer copied a worker): the second is the judge's cost to
+        // the fleet.
+        let (views, tracking, waited) = {
             let f = hub.fleet.lock().ok()?;
-            (f.views().cloned().collect::<Vec<_>>(), f.rollout().cloned())
+            let waited = began.elapsed();
+            let views = f.views().cloned().collect::<Vec<_>>();
+            (views, f.rollout().cloned(), waited)
         };
         let locked = began.elapsed();
         let obs = observe(views.iter(), tracking.as_ref(), &policy, Instant::now());
         tracing::debug!(
             workers = views.len(),
+            waited_us = waited.as_micros() as u64,
+            held_us = locked.saturating_sub(waited).as_micros() as u64,
             locked_us = locked.as_micros() as u64,
             took_us = began.elapsed().as_micros() as u64,
             "rollout judged"
