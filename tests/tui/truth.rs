@@ -434,3 +434,23 @@ fn a_broken_summary_is_hub_error_and_the_other_panes_still_fill() {
     );
     assert!(s.contains("w-behind-proxy"), "{s}");
 }
+
+/// A hub that answers with no worker reported: the word is `NO WORKERS`
+/// (the domain's, issue 28), not none and not `OK`.
+#[test]
+fn an_empty_fleet_that_answers_is_no_workers() {
+    use macfleet::tui::app::App;
+    use macfleet::tui::fixture::{self, t0};
+    use macfleet::tui::msg::Msg;
+    use macfleet::tui::ui::theme::Theme;
+    let m0 = Instant::now();
+    let mut a = App::new("http://127.0.0.1:9", false, Theme::new(false, false), m0);
+    a.update(Msg::Resize(120, 40));
+    a.update(Msg::Workers {
+        page: fixture::page(vec![], t0(), false, 1),
+        at: m0,
+    });
+    a.settle();
+    let s = screen(&a);
+    assert!(s[0].starts_with(" NO WORKERS "), "{}", s[0]);
+}

@@ -36,7 +36,8 @@ pub fn figures(a: &Aggregates, l: Lists) -> Figures {
 }
 
 /// The word for the screen; `None` while there is nothing to judge yet (no
-/// answer from the hub, no worker reported, nothing wrong with the list).
+/// answer from the hub); an empty fleet of a hub that answers is `NO
+/// WORKERS` (the domain's word).
 pub fn verdict(conn: ConnLabel, a: &Aggregates, lists: Lists) -> Option<Verdict> {
     let reach = match conn {
         ConnLabel::Disconnected(_) => Reach::Down,
