@@ -13,6 +13,7 @@
 //! | `NO ROUTE n`     | n live workers have no agent left to run                    |
 //! | `BUILT-IN ORDER` | every worker is given the built-in order                    |
 //! | `CONFIG INVALID` | the file does not validate, or the hub cannot read or replace it (or it is gone); workers keep the last accepted list |
+//! | `DATABASE UNAVAILABLE` | the hub cannot write its database: what must be durable (a failover, a new worker, a config write) is refused 503 |
 //! | `AT RISK n`      | over a quarter of healthy workers are one failure from no route |
 //! | `ROLLOUT HALTED` | the guard halted the last staged rollout; until the next write or rollout |
 //! | `NO WORKERS`     | the hub answers and no worker has reported to it (since its start) |
@@ -63,6 +64,9 @@ pub struct Figures {
     /// The guard halted the last staged rollout, and nothing was written
     /// since (the hub says it: `/v1/health`'s word).
     pub rollout_halted: bool,
+    /// The hub cannot write its database now (`/v1/health`'s
+    /// `database.unavailable`): it refuses what must be durable.
+    pub database_unavailable: bool,
 }
 
 impl Figures {
@@ -120,6 +124,7 @@ pub enum Verdict {
     NoRoute(usize),
     BuiltInOrder,
     ConfigInvalid,
+    DatabaseUnavailable,
     AtRisk(usize),
     RolloutHalted,
     NoWorkers,
@@ -164,6 +169,8 @@ pub fn verdict(reach: Reach, f: &Figures) -> Option<Verdict> {
         Verdict::BuiltInOrder
     } else if f.config_invalid {
         Verdict::ConfigInvalid
+    } else if f.database_unavailable {
+        Verdict::DatabaseUnavailable
     } else if at_risk(f.one_failure, f.healthy) {
         Verdict::AtRisk(f.one_failure)
     } else if f.rollout_halted {
@@ -200,6 +207,7 @@ impl fmt::Display for Verdict {
             Verdict::NoRoute(n) => write!(f, "NO ROUTE {}", count(n)),
             Verdict::BuiltInOrder => f.write_str("BUILT-IN ORDER"),
             Verdict::ConfigInvalid => f.write_str("CONFIG INVALID"),
+            Verdict::DatabaseUnavailable => f.write_str("DATABASE UNAVAILABLE"),
             Verdict::AtRisk(n) => write!(f, "AT RISK {}", count(n)),
             Verdict::RolloutHalted => f.write_str("ROLLOUT HALTED"),
             Verdict::NoWorkers => f.write_str("NO WORKERS"),
@@ -223,6 +231,7 @@ mod tests {
             built_in: true,
             config_invalid: true,
             rollout_halted: true,
+            database_unavailable: true,
         }
     }
 
@@ -237,14 +246,15 @@ mod tests {
         assert_eq!(v(Reach::Forbidden, &f).as_deref(), Some("FORBIDDEN"));
         assert_eq!(v(Reach::BrokeBound, &f).as_deref(), Some("HUB ERROR"));
         let mut seen = Vec::new();
-        for fix in 0..6 {
+        for fix in 0..7 {
             seen.push(verdict(Reach::Up, &f).expect("a word"));
             match fix {
                 0 => f.no_route = 0,
                 1 => f.built_in = false,
                 2 => f.config_invalid = false,
-                3 => f.one_failure = 10,
-                4 => f.rollout_halted = false,
+                3 => f.database_unavailable = false,
+                4 => f.one_failure = 10,
+                5 => f.rollout_halted = false,
                 _ => f.degraded = 0,
             }
         }
@@ -256,6 +266,7 @@ mod tests {
                 "NO ROUTE 2",
                 "BUILT-IN ORDER",
                 "CONFIG INVALID",
+                "DATABASE UNAVAILABLE",
                 "AT RISK 38",
                 "ROLLOUT HALTED",
                 "DEGRADED 5",

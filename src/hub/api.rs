@@ -472,6 +472,8 @@ async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
         // the next write or start would fail.
         config_invalid: health.config.as_ref().is_some_and(|c| c.invalid.is_some())
             || hub.config_place.in_trouble(),
+        // Failovers, new workers and writes are refused 503 meanwhile.
+        database_unavailable: health.database.unavailable,
         ..hub
             .fleet
             .lock()

@@ -710,6 +710,18 @@ async fn a_damaged_database_that_cannot_be_set_aside_refuses_what_must_be_durabl
     })
     .await;
     assert_eq!(h["database"]["unavailable"], true, "{h}");
+    // The word says it (was OK while failovers were refused), and so does
+    // `get workers`' summary.
+    assert_eq!(h["word"], "DATABASE UNAVAILABLE", "{h}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_macfleet"))
+        .args(["get", "workers"])
+        .env("XDG_CONFIG_HOME", "/nonexistent-macfleet-test")
+        .env("MAC_HUB_URL", &hub.url)
+        .env("MAC_HUB_TOKEN", &t.viewer)
+        .output()
+        .expect("macfleet runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("DATABASE UNAVAILABLE · "), "{err}");
     let first = problem(&h, "database_unavailable");
     assert!(first.contains("cannot be moved aside"));
     // Looked at again every second, it says the same one sentence: it

@@ -322,7 +322,14 @@ async fn agents_in_force(client: &crate::client::Client) -> Result<(Vec<String>,
 async fn word_of(client: &crate::client::Client, mut f: crate::verdict::Figures) -> String {
     if let Ok(h) = client.health_report().await {
         f.built_in = h.built_in_order;
-        f.config_invalid = h.config.as_ref().is_some_and(|c| c.invalid.is_some());
+        // The words only the hub can know, as it says them (a config it
+        // cannot read or replace is CONFIG INVALID as well as one that
+        // does not validate).
+        let says = |v: crate::verdict::Verdict| h.word.as_deref() == Some(&v.to_string());
+        f.config_invalid = h.config.as_ref().is_some_and(|c| c.invalid.is_some())
+            || says(crate::verdict::Verdict::ConfigInvalid);
+        f.database_unavailable =
+            h.database.unavailable || says(crate::verdict::Verdict::DatabaseUnavailable);
     }
     crate::verdict::verdict(crate::verdict::Reach::Up, &f)
         .map(|v| format!("{v} · "))

@@ -199,6 +199,8 @@ impl Model {
             || self.config.on_disk.is_some()
             || says(Verdict::ConfigInvalid);
         let halted = self.staged.halt_stands(&self.config.history);
+        let database =
+            h.is_some_and(|h| h.database.unavailable) || says(Verdict::DatabaseUnavailable);
         verdict::verdict(
             self.conn_label(),
             &self.fleet.agg,
@@ -206,6 +208,7 @@ impl Model {
                 built_in,
                 config_invalid: invalid,
                 rollout_halted: halted,
+                database_unavailable: database,
             },
         )
     }

@@ -19,6 +19,8 @@ pub struct Lists {
     pub built_in: bool,
     pub config_invalid: bool,
     pub rollout_halted: bool,
+    /// The hub cannot write its database now.
+    pub database_unavailable: bool,
 }
 
 /// The figures of the screen as the domain judges them.
@@ -32,6 +34,7 @@ pub fn figures(a: &Aggregates, l: Lists) -> Figures {
         built_in: l.built_in,
         config_invalid: l.config_invalid,
         rollout_halted: l.rollout_halted,
+        database_unavailable: l.database_unavailable,
     }
 }
 
