@@ -84,6 +84,16 @@ fn details(c: &mut Criterion) {
         b.iter(|| scrub(black_box(triggers)))
     });
     g.bench_function("dirty", |b| b.iter(|| scrub(black_box(&dirty))));
+    // findings31's slow path: near misses of one detector packed in a
+    // 200-byte detail (every `curl` read its line to the end: quadratic).
+    let near_curl = "curl -u a:".repeat(20);
+    g.bench_function("near_miss_curl_200", |b| {
+        b.iter(|| scrub(black_box(&near_curl)))
+    });
+    let near_at = "a@".repeat(100);
+    g.bench_function("near_miss_at_200", |b| {
+        b.iter(|| scrub(black_box(&near_at)))
+    });
     let non_ascii = "opencode route: 429 — “Too Many Requests” from upstream anthropic; réessayer \
                      dans 30 s, bascule vers pi (claude-sonnet-4-5), nœud 東京-3, worker 3f2a9c1e";
     g.bench_function("clean_non_ascii", |b| {

@@ -2690,3 +2690,32 @@ fn anthropic_keys_of_any_body_elided_or_split_after_the_prefix_are_caught() {
         assert_eq!(scrub(keep), keep, "{keep}");
     }
 }
+
+/// findings31's slow path: a 64 KiB text of curl near misses (`curl -u
+/// a:` over and over: every `curl` read its command line to its end and
+/// emitted every password on it again) scrubs within a bound relative to a
+/// clean text with triggers of the same size. A ratio, so a loaded machine
+/// moves both sides; the best of three runs each.
+#[test]
+fn near_misses_of_a_detector_cost_no_more_than_a_bounded_multiple_of_clean_text() {
+    let n = 64 * 1024;
+    let best = |text: &str| {
+        (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(scrub(text));
+                t.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    };
+    let clean = "curl https://x.example/a ".repeat(n / 25);
+    let near = "curl -u a:".repeat(n / 10);
+    assert!(matches!(scrub(&clean), Cow::Borrowed(_)));
+    let (c, s) = (best(&clean), best(&near));
+    assert!(
+        s < c * 40 + Duration::from_millis(50),
+        "near misses {s:?} against clean {c:?} ({} B each)",
+        near.len()
+    );
+}

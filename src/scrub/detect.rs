@@ -411,6 +411,10 @@ struct Scanner<'a> {
     /// The authority (`user:pass@host:port`) of the last URL seen: a value
     /// that starts in it ends with it, so the URL keeps its shape.
     authority: Range<usize>,
+    /// A `curl` before this offset lies on a command line already read
+    /// from an earlier `curl`: its words were read then (reading every
+    /// `curl` of `curl -u a:curl -u a:…` to its line's end was quadratic).
+    curl_done: usize,
 }
 
 pub(super) fn scan(text: &str) -> Vec<Finding> {
@@ -429,6 +433,7 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
         pem_done: 0,
         kube_done: 0,
         authority: 0..0,
+        curl_done: 0,
     };
     // Phase 1: secrets recognised by their own shape. Phase-2 triggers are
     // kept on the stack for later (the automaton runs again only if there
@@ -2690,10 +2695,14 @@ impl Scanner<'_> {
         {
             return;
         }
+        if ms < self.curl_done {
+            return;
+        }
         let lim = b.len().min(ms + 4096);
         let mut i = me;
         let mut want_value = false;
         loop {
+            self.curl_done = i;
             // Blanks and `\` line continuations.
             loop {
                 i = scan_while(&b[..lim], i, is_space);
