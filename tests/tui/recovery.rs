@@ -153,7 +153,7 @@ fn the_dir_field_filters_one_way() {
     filter(&mut a, "dir:up w-0404");
     let s = screen(&a).join("\n");
     assert!(
-        s.contains("no failover or recovery matches /dir:up w-0404 (w-0404 emptied it)"),
+        s.contains("no recovery matches /dir:up w-0404 (w-0404 emptied it)"),
         "{s}"
     );
     key(&mut a, '?');
