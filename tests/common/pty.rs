@@ -57,6 +57,11 @@ impl Pty {
         cmd.env_remove("NO_COLOR");
         cmd.env_remove("MAC_HUB_URL");
         cmd.env_remove("MAC_HUB_TOKEN");
+        // tests/tui/stream.rs stretches the in-process poller's period by
+        // setting this in the test binary's own environment; a TUI spawned
+        // after it would inherit a minute-long poll (and miss a replaced
+        // hub or the hub's word). Only a test that passes it gets it.
+        cmd.env_remove(macfleet::tui::runtime::net::QUIET_ENV);
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -14,7 +14,9 @@ use tokio::sync::mpsc;
 
 #[tokio::test]
 async fn the_tui_hears_a_stale_worker_from_the_stream_not_a_poll() {
-    // Only this test runs in this binary: the variable is read by the poll task.
+    // The variable is read by the poll task of this process; the binary's
+    // other tests share the environment, so tests/common/pty.rs keeps it
+    // out of every TUI it spawns unless a test passes it.
     unsafe { std::env::set_var(net::QUIET_ENV, "60000") };
     let h = TestHub::start().await;
     let r = h
