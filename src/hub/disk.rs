@@ -272,6 +272,9 @@ fn place(invalid: &ConfigInvalid) -> String {
     }
 }
 
+/// The log's key for a document on disk that does not validate.
+const CONFIG_INVALID: &str = "config-invalid";
+
 /// The sentence `/v1/health` and the log say while the document on disk is
 /// not in force: the file, the error, its line and column, and what the
 /// workers are told meanwhile.
@@ -493,6 +496,7 @@ impl Hub {
                 self.rollouts.written();
                 self.rollout_hand_edit().await;
                 tracing::info!(revision = %new.revision, agents = ?new.agents, "config changed on disk");
+                let _ = self.repeats.ended(CONFIG_INVALID);
                 new
             }
             Err(invalid) => {
@@ -509,8 +513,12 @@ impl Hub {
                     interval,
                 ));
                 self.current.store(new.clone());
-                if let Some(p) = problem(&self.opts.config, &new) {
-                    tracing::error!("{p}");
+                // Once, then counted once a minute: a link flapping in and
+                // out of the directory makes the same invalid document again
+                // and again (the 15:16 audit: 303 lines in 20 s); another
+                // mistake is another message, said at once.
+                if let (Some(p), Some(i)) = (problem(&self.opts.config, &new), &new.invalid) {
+                    self.repeats.error_each(CONFIG_INVALID, &i.message, &p);
                 }
                 self.rollout_hand_edit().await;
                 new

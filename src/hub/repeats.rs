@@ -133,6 +133,22 @@ impl Repeats {
         }
     }
 
+    /// [`Repeats::error`] for a key whose problems `which` tells apart (a
+    /// part of the message that names the problem, not what changes with
+    /// every occurrence), as [`Repeats::warn_each`] does by the message.
+    pub fn error_each(&self, key: &'static str, which: &str, message: &str) {
+        match self.note_at(key, what(which), Instant::now()) {
+            Say::First => tracing::error!("{message}"),
+            Say::Again(n) => {
+                tracing::error!(
+                    repeated = n,
+                    "{message} (again {n} times in the last minute)"
+                )
+            }
+            Say::Quiet => {}
+        }
+    }
+
     /// [`Repeats::error`] at warning level.
     pub fn warn(&self, key: &'static str, message: &str) {
         warn_as(self.note(key), message);
