@@ -482,26 +482,28 @@ async fn health(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
     };
     let word = crate::verdict::verdict(crate::verdict::Reach::Up, &figures)
         .unwrap_or(crate::verdict::Verdict::Ok);
-    let fleet_problem = match word {
-        crate::verdict::Verdict::NoRoute(n) => Some(format!(
-            "{n} live workers have no route (nothing they can run)"
-        )),
-        crate::verdict::Verdict::AtRisk(n) => Some(format!(
-            "{n} of {} healthy workers are one failure from no route (over a quarter, as MacfleetHeadroomLow pages)",
-            figures.healthy
-        )),
-        _ => None,
-    };
+    // The fleet's no route and its risk are named whatever the word (a
+    // higher one, CONFIG INVALID say, does not hide them).
+    let mut fleet_problems = Vec::new();
+    if figures.no_route > 0 {
+        fleet_problems.push(format!(
+            "{} live workers have no route (nothing they can run)",
+            figures.no_route
+        ));
+    }
+    if crate::verdict::at_risk(figures.one_failure, figures.healthy) {
+        fleet_problems.push(format!(
+            "{} of {} healthy workers are one failure from no route (over a quarter, as MacfleetHeadroomLow pages)",
+            figures.one_failure, figures.healthy
+        ));
+    }
     if let Some(o) = v.as_object_mut() {
         o.insert("word".into(), word.to_string().into());
         if word.is_degraded_status() {
             o.insert("status".into(), "degraded".into());
         }
-        if let (Some(p), Some(list)) = (
-            fleet_problem,
-            o.get_mut("problems").and_then(|p| p.as_array_mut()),
-        ) {
-            list.push(p.into());
+        if let Some(list) = o.get_mut("problems").and_then(|p| p.as_array_mut()) {
+            list.extend(fleet_problems.into_iter().map(serde_json::Value::from));
         }
     }
     axum::Json(v).into_response()

@@ -83,4 +83,12 @@ async fn health_says_at_risk_then_config_invalid() {
     }
     assert_eq!(last["word"], "CONFIG INVALID", "{last}");
     assert_eq!(last["status"], "degraded", "{last}");
+    // The fleet's risk is still named under a higher word (the 15:16
+    // audit: it went from `problems` while get workers still counted it).
+    assert!(
+        last["problems"]
+            .to_string()
+            .contains("4 of 4 healthy workers are one failure from no route"),
+        "{last}"
+    );
 }
