@@ -320,6 +320,9 @@ pub struct FileState {
     recreated: AtomicU64,
     /// When it last was.
     recreated_at: Mutex<Option<DateTime<Utc>>>,
+    /// The last time it was, its rows were copied out of the removed file
+    /// (the hub still had it open) into the fresh one.
+    recreated_kept: std::sync::atomic::AtomicBool,
     /// Why the file cannot be opened now (`None`: it can).
     unavailable: Mutex<Option<String>>,
     /// Failover records pruned from each pool while it held more than its
@@ -1690,6 +1693,12 @@ impl Db {
 
     /// Times the file was found removed or replaced under the running hub
     /// and made afresh at its path, and when it last was.
+    /// Whether the last file made afresh at the path kept the removed
+    /// file's rows.
+    pub fn recreated_kept(&self) -> bool {
+        self.state.recreated_kept.load(Ordering::Acquire)
+    }
+
     pub fn recreated(&self) -> (u64, Option<DateTime<Utc>>) {
         (
             self.state.recreated.load(Ordering::Acquire),
@@ -2171,13 +2180,35 @@ impl Writer {
                 }
             }
             None => {
+                // Removed (not replaced): the hub's connection still reads
+                // the unlinked file, so what it held is copied out first and
+                // carried into the fresh one, as for a damaged file (the
+                // 15:16 audit: acknowledged failovers were gone after `rm`).
+                let copy = (self.id.is_some() && !self.path.exists())
+                    .then(|| self.copy_removed())
+                    .flatten();
                 if self.id.is_some() {
                     tracing::error!(
                         path = %self.path.display(),
-                        "the database file was removed or replaced while the hub ran; making it afresh at its path: the history and the failover log begin afresh now"
+                        kept = copy.is_some(),
+                        "the database file was removed or replaced while the hub ran; making it afresh at its path{}",
+                        if copy.is_some() {
+                            ", with the rows it held (the hub still had it open)"
+                        } else {
+                            ": the history and the failover log begin afresh now"
+                        }
                     );
                 }
-                self.reopen(None).map(|_| ())
+                let r = self.reopen(copy.as_deref()).map(|_| ());
+                self.state
+                    .recreated_kept
+                    .store(copy.is_some() && r.is_ok(), Ordering::Release);
+                if let Some(c) = &copy {
+                    for p in std::iter::once(c.clone()).chain(sidecars(c)) {
+                        let _ = std::fs::remove_file(p);
+                    }
+                }
+                r
             }
         };
         match made {
@@ -2366,6 +2397,29 @@ impl Writer {
 
     /// Make the file afresh at the path (from the damaged file `from`,
     /// set aside, when there is one) and point both connections at it.
+    /// A copy of the removed file's rows, made through the connection that
+    /// still holds it (`VACUUM INTO` a file beside the path); `None` when it
+    /// cannot be made (the directory read-only, say): the fresh file then
+    /// begins afresh, as before.
+    fn copy_removed(&self) -> Option<PathBuf> {
+        let stamp = Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "hub.db".into());
+        let to = self.path.with_file_name(format!("{name}.removed-{stamp}"));
+        let target = to.to_str()?;
+        match self.conn.execute("VACUUM INTO ?1", [target]) {
+            Ok(_) => Some(to),
+            Err(e) => {
+                tracing::warn!(error = %e, "the removed database's rows could not be copied out");
+                let _ = std::fs::remove_file(&to);
+                None
+            }
+        }
+    }
+
     fn reopen(&mut self, from: Option<&Path>) -> Result<Salvage, DbError> {
         // The old connections let go first, without a checkpoint: a
         // closing connection deletes its `-wal` by name, which would be the

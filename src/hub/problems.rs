@@ -65,8 +65,13 @@ impl Hub {
                 "{why}; heartbeats with failovers and config writes are refused (503 database_unavailable) until it can be"
             )));
         } else if let Some(at) = recreated_at.filter(|_| !damage_remade) {
+            let then = if self.db.recreated_kept() {
+                "with every row the removed file held (the hub still had it open)"
+            } else {
+                "the history and the failover log began afresh then"
+            };
             out.push(problem(at, "database_recreated", db.to_string(), format!(
-                "the database {db} was removed or replaced while the hub ran; it was made afresh at its path at {}: the history and the failover log began afresh then",
+                "the database {db} was removed or replaced while the hub ran; it was made afresh at its path at {}: {then}",
                 crate::wire::fmt_time(at)
             )));
         }

@@ -508,7 +508,8 @@ async fn failover_ids(hub: &HubProcess, viewer: &str) -> Vec<String> {
 /// `rm hub.db hub.db-wal hub.db-shm` under a running hub: a heartbeat
 /// with failovers right after, and a config write, are acknowledged only
 /// once they are in a file at the database's path (made afresh there), so
-/// a restart finds them; health says the history began afresh.
+/// a restart finds them; the rows the removed file held are copied into
+/// the fresh one (the hub still had it open), and health says so.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_database_removed_under_the_hub_loses_nothing_acknowledged() {
     let (dir, owner, viewer, worker) = common::hub_dir();
@@ -526,8 +527,10 @@ async fn a_database_removed_under_the_hub_loses_nothing_acknowledged() {
     let h = until_health(&hub, "degraded", Duration::from_secs(5)).await;
     assert!(h["database"]["recreated"].as_u64() >= Some(1), "{h}");
     let problem = h["problems"][0].as_str().unwrap_or_default();
+    // The hub still had the removed file open: its rows are copied into
+    // the fresh one (the 15:16 audit: acknowledged failovers were lost).
     assert!(
-        problem.contains("hub.db") && problem.contains("began afresh"),
+        problem.contains("hub.db") && problem.contains("with every row the removed file held"),
         "{problem}"
     );
     let (_, etag, _, _) = config(&hub, &owner).await;
@@ -548,6 +551,10 @@ async fn a_database_removed_under_the_hub_loses_nothing_acknowledged() {
     let hub = spawn(dir.path());
     let ids = failover_ids(&hub, &viewer).await;
     assert!(ids.contains(&"f-2".to_string()), "{ids:?}");
+    assert!(
+        ids.contains(&"f-1".to_string()),
+        "acknowledged before the rm: {ids:?}"
+    );
     let history = history(&hub, &owner).await;
     assert_eq!(
         (history[0]["revision"].as_str(), history[0]["by"].as_str()),
