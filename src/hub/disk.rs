@@ -468,7 +468,11 @@ impl Hub {
                 let same = before.order != OrderSource::BuiltIn && new.revision == before.projected;
                 if same {
                     self.current.store(new.clone());
-                    tracing::info!(revision = %new.revision, "the config on disk validates again");
+                    // Said once with the problem's end, not at every return
+                    // of a flapping file (the 16:03 check: 112 in 20 s).
+                    if self.repeats.ended(CONFIG_INVALID).is_some() {
+                        tracing::info!(revision = %new.revision, "the config on disk validates again");
+                    }
                     return new;
                 }
                 if let Err(e) = self

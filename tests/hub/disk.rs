@@ -1217,4 +1217,9 @@ async fn a_link_flipped_out_and_back_during_writes_is_never_a_500() {
         .filter(|l| l.contains("ERROR") && l.contains("outside its own directory"))
         .count();
     assert!(lines <= 2, "{lines} lines of the flapping link:\n{log}");
+    let again = log
+        .lines()
+        .filter(|l| l.contains("validates again"))
+        .count();
+    assert!(again <= 2, "{again} lines of its end:\n{log}");
 }
