@@ -121,32 +121,14 @@ impl Repeats {
     /// Log `message` at error level for one occurrence of `key`, as
     /// [`Repeats::note`] allows.
     pub fn error(&self, key: &'static str, message: &str) {
-        match self.note(key) {
-            Say::First => tracing::error!("{message}"),
-            Say::Again(n) => {
-                tracing::error!(
-                    repeated = n,
-                    "{message} (again {n} times in the last minute)"
-                )
-            }
-            Say::Quiet => {}
-        }
+        error_as(self.note(key), message);
     }
 
     /// [`Repeats::error`] for a key whose problems `which` tells apart (a
     /// part of the message that names the problem, not what changes with
     /// every occurrence), as [`Repeats::warn_each`] does by the message.
     pub fn error_each(&self, key: &'static str, which: &str, message: &str) {
-        match self.note_at(key, what(which), Instant::now()) {
-            Say::First => tracing::error!("{message}"),
-            Say::Again(n) => {
-                tracing::error!(
-                    repeated = n,
-                    "{message} (again {n} times in the last minute)"
-                )
-            }
-            Say::Quiet => {}
-        }
+        error_as(self.note_at(key, what(which), Instant::now()), message);
     }
 
     /// [`Repeats::error`] at warning level.
@@ -167,6 +149,20 @@ impl Repeats {
         self.seen
             .lock()
             .is_ok_and(|s| s.get(key).is_some_and(|s| s.over.is_none()))
+    }
+}
+
+/// Log `message` at error level as `say` tells.
+fn error_as(say: Say, message: &str) {
+    match say {
+        Say::First => tracing::error!("{message}"),
+        Say::Again(n) => {
+            tracing::error!(
+                repeated = n,
+                "{message} (again {n} times in the last minute)"
+            )
+        }
+        Say::Quiet => {}
     }
 }
 
