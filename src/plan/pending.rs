@@ -611,6 +611,38 @@ impl PendingEdit {
         (!plain && spliced != self.base_text).then_some(spliced)
     }
 
+    /// This edit went on while `sent` (the edit as `y` sent it) was being
+    /// written, and that write is on the hub as `revision`, whose document
+    /// is `text` (what was sent). The steps made since, onto it, one
+    /// undoable step each (`u` goes back to what was written): the edit
+    /// pending now. `None` when nothing was made since, or it comes back
+    /// to what was written.
+    pub fn after_written(
+        &self,
+        sent: &PendingEdit,
+        text: &str,
+        revision: &str,
+    ) -> Option<PendingEdit> {
+        let now = self.step();
+        let was = sent.step();
+        if now == was {
+            return None;
+        }
+        let mut onto = PendingEdit::new(text, revision).ok()?;
+        // The steps since, when this edit's history still holds the one
+        // sent (it was not undone past it); else the edit as it stands.
+        let k = sent.undo.len();
+        let since = match self.undo.get(..=k) {
+            Some(before) if before[..k] == sent.undo[..] && before[k] == was => &self.undo[k + 1..],
+            _ => &[],
+        };
+        for s in since.iter().chain(std::iter::once(&now)) {
+            let typed = s.typed.clone().filter(|t| sent.typed.as_ref() != Some(t));
+            onto.change(s.order.clone(), typed);
+        }
+        onto.is_pending().then_some(onto)
+    }
+
     /// The hub answered 412: replay this order onto its current document
     /// (`theirs` at `revision`), or say how the two lists differ.
     ///
@@ -1314,5 +1346,47 @@ mod tests {
             Rebased::AlreadyThere(p) => assert!(!p.is_pending()),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn steps_made_while_a_write_was_on_its_way_stand_on_the_written_revision() {
+        let mut e = edit();
+        e.move_down(0).expect("move");
+        let sent = e.clone();
+        let written = sent.render().expect("render");
+        assert_eq!(
+            e.after_written(&sent, &written, "r2"),
+            None,
+            "nothing since"
+        );
+        // Two steps after `y`: codex up, then cursor added.
+        e.move_up(2).expect("move");
+        e.add("cursor", None).expect("add");
+        let mut p = e.after_written(&sent, &written, "r2").expect("pending");
+        assert_eq!(p.base_revision(), "r2");
+        assert_eq!(p.base_order(), sent.order(), "based on what was written");
+        assert_eq!(p.order(), e.order(), "the owner's order now");
+        assert_eq!(
+            p.changes(),
+            ListChanges {
+                moved: 1,
+                added: 1,
+                removed: 0
+            },
+            "only what came after the write is pending"
+        );
+        assert!(p.undo(), "the add undone");
+        assert!(p.undo(), "the move undone");
+        assert!(!p.is_pending(), "back to what was written");
+        // Undone past the write: the edit as it stands, onto the write.
+        let mut e = sent.clone();
+        e.undo();
+        let p = e.after_written(&sent, &written, "r2").expect("pending");
+        assert_eq!(p.order(), edit().order(), "the move taken back");
+        // Back to exactly what was written: nothing pending.
+        let mut e = sent.clone();
+        e.move_up(1).expect("move");
+        e.move_down(0).expect("move");
+        assert_eq!(e.after_written(&sent, &written, "r2"), None);
     }
 }

@@ -143,3 +143,75 @@ fn a_lost_answer_the_hub_cannot_be_asked_about_is_asked_again_when_it_is_back() 
     assert!(t.wait_exit(SOON).success());
     drop(hub);
 }
+
+/// What the owner does while a write's outcome is not known stands on
+/// that write once it is found: `J` while the lost answer is checked, `a`
+/// while it waits for the hub, then the hub is back with the first write
+/// on it. Before: the check found the write and the edit was cleared, the
+/// later move and add gone without a word (and `J` while checking said
+/// only "a write is on its way"). Now they are a pending edit onto the
+/// written revision, written by `w` `y` alone, never with the first.
+#[test]
+fn changes_made_while_a_lost_write_is_checked_stand_on_it_as_a_pending_edit() {
+    let (dir, owner) = hub_dir();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut hub = Some(pty::hub_on_port(dir.path(), port, &[]));
+    let (rt, via, state) = proxied(&url);
+    // opencode one down: pi, opencode, claude, codex (the write).
+    let mut t = owner_writes_a_move(&via, &owner);
+    rt.block_on(async {
+        tokio::time::timeout(START, state.told.notified())
+            .await
+            .expect("the PUT reached the hub through the proxy")
+    });
+    hub.take();
+    t.wait_for("may not have been written: checking", SOON);
+    // While it is checked: opencode one more down (the cursor is on it).
+    t.send("J");
+    t.wait_for("asked again by its key", SOON);
+    // While it waits for the hub: cursor added.
+    t.send("a");
+    t.wait_for("add agent:", SOON);
+    t.send("cursor\r");
+    t.wait_for("cursor added at rank", SOON);
+    let mut mine = macfleet::plan::PendingEdit::new(DOC, "r").expect("DOC");
+    mine.move_down(0).expect("the written move");
+    let written = mine.render().expect("render");
+    mine.move_down(1).expect("J while checking");
+    mine.add("cursor", None).expect("a while unknown");
+    hub = Some(pty::hub_on_port(dir.path(), port, &[]));
+    let s = t.wait_for("checked: your write", START);
+    let (text, revision, n) = on_hub(&url, &owner);
+    assert!(
+        s.contains(&format!("checked: your write {revision} is on the hub")),
+        "{s}"
+    );
+    assert_eq!(
+        text, written,
+        "the first write alone: the rest not written with it"
+    );
+    assert_eq!(n, 2, "written once");
+    let s = t.wait_until("the later changes pending", SOON, |s| {
+        s.contains("EDIT PENDING") && s.contains("cursor")
+    });
+    never_theirs(&s);
+    t.send("w");
+    let s = t.wait_for(&format!("write onto revision {revision}"), SOON);
+    assert!(
+        s.contains("+    \"cursor\""),
+        "the add is in the diff:\n{s}"
+    );
+    t.send("y");
+    t.wait_for("written: revision", SOON);
+    let (text, _, n) = on_hub(&url, &owner);
+    let order = macfleet::agents_doc::locate(&text).expect("a list").agents;
+    assert_eq!(order, mine.order(), "the move and the add made meanwhile");
+    assert_eq!(n, 3, "the first write, then the later changes");
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+    drop(hub);
+}

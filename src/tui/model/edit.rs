@@ -23,6 +23,11 @@ pub struct LadderEdit {
     /// `y` was pressed on the diff: the write is on its way, with this
     /// `If-Match`.
     pub sending: Option<String>,
+    /// The edit as `y` sent it, while that write's outcome is not known:
+    /// what the owner does meanwhile (the edit goes on while a lost answer
+    /// is checked) is replayed onto the written revision once the write is
+    /// found on the hub, a pending edit again (never written with it).
+    pub sent: Option<Box<PendingEdit>>,
     /// The write on its way lost its answer (why): it is being asked
     /// again by its key ("may not have been written: checking").
     pub checking: Option<String>,

@@ -1032,8 +1032,65 @@ pub fn rollout_title_and_lines(cx: &Cx) -> (String, Vec<Line<'static>>) {
     (format!("rollout of {}", hub(&r.revision)), out)
 }
 
+/// The keys that change the list, which go on while a write whose answer
+/// was lost is checked by its key.
+fn goes_on_while_checking(action: Action) -> bool {
+    matches!(
+        action,
+        Action::MoveAgentDown
+            | Action::MoveAgentUp
+            | Action::RemoveAgent
+            | Action::AddAgent
+            | Action::Undo
+            | Action::Redo
+    )
+}
+
+/// A key that changes the list (`J`/`K`/`d`/`u`/`C-r`) on the agent `sel`:
+/// what the status line says, or why nothing changed; `None` for any other
+/// key. `follow` is where the cursor goes after it.
+fn list_key(
+    plan: &mut PendingEdit,
+    action: Action,
+    sel: Option<&str>,
+    follow: &mut Option<String>,
+) -> Option<Result<String, String>> {
+    let at = sel.and_then(|a| plan.order().iter().position(|x| x == a));
+    Some(match action {
+        Action::MoveAgentDown | Action::MoveAgentUp => match at {
+            None => Err("select an agent of the list to move it".into()),
+            Some(i) => {
+                let r = if action == Action::MoveAgentDown {
+                    plan.move_down(i)
+                } else {
+                    plan.move_up(i)
+                };
+                r.map(|to| format!("{} to rank {to} (u undoes)", sel.unwrap_or_default()))
+                    .map_err(|e| e.to_string())
+            }
+        },
+        Action::RemoveAgent => match at {
+            None => Err("select an agent of the list to remove it".into()),
+            Some(i) => plan
+                .remove(i)
+                .map(|a| {
+                    let o = plan.order();
+                    *follow = o.get(i).or(o.last()).cloned();
+                    format!("{a} removed (u undoes)")
+                })
+                .map_err(|e| e.to_string()),
+        },
+        Action::Undo => Ok(if plan.undo() { "undone" } else { "nothing to undo" }.into()),
+        Action::Redo => Ok(if plan.redo() { "redone" } else { "nothing to redo" }.into()),
+        _ => return None,
+    })
+}
+
 impl Edit {
     /// An edit key on the Ladder, in a session that holds a writer.
+    /// While a write whose answer was lost is checked by its key, the
+    /// list's keys go on (what they do is replayed onto the write once it
+    /// is found on the hub); `w`, `e` and the rest wait for its answer.
     fn action(
         &mut self,
         m: &mut Model,
@@ -1045,7 +1102,11 @@ impl Edit {
         if action.is_rollout_step() {
             return self.ask_step(m, action, asks);
         }
-        if m.edit.sending.is_some() {
+        if m.edit.sending.is_some() && m.edit.checking.is_some() && !goes_on_while_checking(action) {
+            say(asks, "a write is checked by its key: this key waits for its answer (J/K/a/d/u go on)");
+            return;
+        }
+        if m.edit.sending.is_some() && m.edit.checking.is_none() {
             say(asks, "a write is on its way");
             return;
         }
@@ -1063,54 +1124,7 @@ impl Edit {
             Ok(p) => p,
             Err(e) => return say(asks, e),
         };
-        let at = sel
-            .as_ref()
-            .and_then(|a| plan.order().iter().position(|x| x == a));
-        // Where the cursor goes after the key: with the agent (a move), or
-        // (`d`) on the agent now in its place, as in vim and k9s, so `d d d`
-        // removes three; past the end, the new last one.
-        let mut follow = sel.clone();
-        let result: Result<String, String> = match action {
-            Action::MoveAgentDown | Action::MoveAgentUp => match at {
-                None => Err("select an agent of the list to move it".into()),
-                Some(i) => {
-                    let r = if action == Action::MoveAgentDown {
-                        plan.move_down(i)
-                    } else {
-                        plan.move_up(i)
-                    };
-                    r.map(|to| {
-                        format!(
-                            "{} to rank {to} (u undoes)",
-                            sel.as_deref().unwrap_or_default()
-                        )
-                    })
-                    .map_err(|e| e.to_string())
-                }
-            },
-            Action::RemoveAgent => match at {
-                None => Err("select an agent of the list to remove it".into()),
-                Some(i) => plan
-                    .remove(i)
-                    .map(|a| {
-                        let o = plan.order();
-                        follow = o.get(i).or(o.last()).cloned();
-                        format!("{a} removed (u undoes)")
-                    })
-                    .map_err(|e| e.to_string()),
-            },
-            Action::Undo => Ok(if plan.undo() {
-                "undone"
-            } else {
-                "nothing to undo"
-            }
-            .into()),
-            Action::Redo => Ok(if plan.redo() {
-                "redone"
-            } else {
-                "nothing to redo"
-            }
-            .into()),
+        match action {
             Action::AddAgent => {
                 self.mode = Mode::Adding {
                     text: String::new(),
@@ -1119,11 +1133,15 @@ impl Edit {
                 };
                 return;
             }
-            Action::Write => {
-                self.review(m, asks);
-                return;
-            }
-            _ => return,
+            Action::Write => return self.review(m, asks),
+            _ => {}
+        }
+        // Where the cursor goes after the key: with the agent (a move), or
+        // (`d`) on the agent now in its place, as in vim and k9s, so `d d d`
+        // removes three; past the end, the new last one.
+        let mut follow = sel.clone();
+        let Some(result) = list_key(plan, action, sel.as_deref(), &mut follow) else {
+            return;
         };
         match result {
             Ok(t) => say(asks, t),
@@ -1449,6 +1467,7 @@ impl Edit {
                 let (text, if_match) = (text.clone(), if_match.clone());
                 say(asks, format!("writing onto {if_match}"));
                 m.edit.sending = Some(if_match.clone());
+                m.edit.sent = m.edit.plan.clone().map(Box::new);
                 self.mode = Mode::Editing;
                 fx.push(match m.edit.lost.take() {
                     // The write whose outcome is unknown, again: its key.
@@ -1637,20 +1656,33 @@ impl Edit {
         } else {
             "not written"
         };
+        let sent = m.edit.sent.take();
         match r {
             Ok(acc) => {
+                // What the owner did while the write's outcome was not
+                // known stands on it, pending (never written with it).
+                let since = sent.and_then(|sent| {
+                    let text = sent.render().ok()?;
+                    m.edit.plan.as_ref()?.after_written(&sent, &text, &acc.revision)
+                });
+                let more = if since.is_some() {
+                    "; what you changed since is pending onto it (w shows its diff)"
+                } else {
+                    ""
+                };
                 say(
                     asks,
                     if checked {
-                        format!("checked: your write {} is on the hub", acc.revision)
+                        format!("checked: your write {} is on the hub{more}", acc.revision)
                     } else {
-                        format!("written: revision {}", acc.revision)
+                        format!("written: revision {}{more}", acc.revision)
                     },
                 );
                 m.config.agents = acc.agents;
                 m.config.revision = Some(acc.revision.clone());
                 m.config.text = None;
                 m.edit = LadderEdit {
+                    plan: since,
                     rollout: Some(Rollout {
                         revision: acc.revision,
                         at: Some(m.now()),
@@ -1658,7 +1690,10 @@ impl Edit {
                     }),
                     ..LadderEdit::default()
                 };
-                self.mode = Mode::Editing;
+                if !matches!(self.mode, Mode::Adding { .. }) {
+                    // The add prompt opened while checking keeps its name.
+                    self.mode = Mode::Editing;
+                }
                 m.refresh_projection();
                 fx.push(Effect::FetchConfig);
                 fx.push(Effect::FetchHistory);
@@ -1735,10 +1770,14 @@ impl Edit {
     /// may be on the hub. The edit is kept with what was sent and its key,
     /// asked again as soon as the hub answers ([`Edit::recheck_lost`]).
     pub fn write_unknown(&mut self, m: &mut Model, lost: LostWrite, error: String, asks: &mut Vec<Ask>) {
-        self.mode = Mode::Editing;
+        if !matches!(self.mode, Mode::Adding { .. }) {
+            self.mode = Mode::Editing;
+        }
         m.edit.sending = None;
         m.edit.checking = None;
         m.edit.lost = Some(lost);
+        // `sent` stays: the write is asked again, and what is done
+        // meanwhile goes onto it if it is found.
         say(
             asks,
             "may not have been written: asked again by its key when the hub answers (the edit is kept)",
