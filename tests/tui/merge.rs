@@ -191,3 +191,53 @@ fn two_owners_move_one_agent_and_the_conflict_is_chosen_agent_by_agent() {
     bob.send("q");
     assert!(bob.wait_exit(SOON).success());
 }
+
+/// The first 12 characters of a revision, as the Ladder names it.
+fn short(r: &str) -> String {
+    r.chars().take(12).collect()
+}
+
+/// F4: `begun on` names the revision the edit now pending began on. The
+/// owner's move is replayed onto a colleague's write (`begun on` r1), then
+/// undone to nothing; the colleague writes again, the owner begins a new
+/// edit on that revision, and the colleague writes a third time. Before:
+/// the note of the first write stayed with the new edit (`r2 … while this
+/// edit (begun on r1) was pending`) and the third write said `begun on`
+/// r1 too. Now the note goes with the edit undone, and the new edit's is
+/// `begun on` the revision it began on.
+#[test]
+fn begun_on_names_the_revision_the_edit_began_on_after_an_undo_to_nothing() {
+    let hub = Hub::start(DOC);
+    let (_, r1) = hub.config();
+    let mut t = hub.owner_on_ladder();
+    t.send("J");
+    t.wait_for("EDIT PENDING", SOON);
+    let retries = |n: u32| DOC.replace("retries = 2", &format!("retries = {n}"));
+    hub.other_owner_writes(&retries(3));
+    let (_, r2) = hub.config();
+    let s = t.wait_for("was pending", SOON);
+    assert!(s.contains(&format!("begun on {}", short(&r1))), "{s}");
+    t.send("u");
+    let s = t.wait_until("nothing pending", SOON, |s| !s.contains("EDIT PENDING"));
+    assert!(!s.contains("was pending"), "no edit is pending:\n{s}");
+    hub.other_owner_writes(&retries(4));
+    let (_, r3) = hub.config();
+    t.wait_until("the Ladder on r3", SOON, |s| s.contains(&short(&r3)));
+    // A new edit, begun on r3.
+    t.send("J");
+    let s = t.wait_for("EDIT PENDING", SOON);
+    assert!(
+        !s.contains("was pending"),
+        "the undone edit's note stays with the new edit:\n{s}"
+    );
+    hub.other_owner_writes(&retries(5));
+    let s = t.wait_for("was pending", SOON);
+    assert!(
+        s.contains(&format!("begun on {}", short(&r3))) && !s.contains(&short(&r2)),
+        "the new edit began on {r3}:\n{s}"
+    );
+    t.send("u");
+    t.wait_until("nothing pending", SOON, |s| !s.contains("EDIT PENDING"));
+    t.send("q");
+    assert!(t.wait_exit(SOON).success());
+}

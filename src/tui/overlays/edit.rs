@@ -167,6 +167,13 @@ impl Edit {
         if !(on(&self.mode) || asked_over) {
             m.edit.conflict = None;
         }
+        // What was said of the edit goes with it: undone to nothing (or
+        // dropped), no colleague's write overtook a pending edit and no
+        // choice undoes theirs; the next edit begins on the revision then.
+        if !m.edit.is_pending() && m.edit.sending.is_none() {
+            m.edit.overtaken = None;
+            m.edit.undoes = None;
+        }
     }
 
     /// Why the session does not write, as the edit keys say it.
@@ -1976,6 +1983,13 @@ impl Edit {
                     .typed()
                     .is_some_and(|t| differs_outside_list(t, p.base_text()));
                 let merged = p.base_order() != plan.base_order();
+                // Said on the Ladder as an overtaking write is: the edit
+                // stands on `revision` now, begun where it was.
+                if let Some(o) = m.edit.overtaken.as_mut() {
+                    o.revision = revision.to_string();
+                    o.conflict = None;
+                    o.merged |= merged;
+                }
                 m.edit.plan = Some(p);
                 self.review(m, asks);
                 say(
@@ -1995,6 +2009,7 @@ impl Edit {
             }
             Ok(crate::plan::Rebased::AlreadyThere(p)) => {
                 m.edit.plan = Some(p);
+                m.edit.overtaken = None;
                 self.mode = Mode::Editing;
                 say(
                     asks,
