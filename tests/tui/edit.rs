@@ -1577,3 +1577,41 @@ fn the_conflict_says_who_and_the_base_whole_at_80_columns() {
         "{s}"
     );
 }
+
+/// F4 (issue 27): a colleague's write overtook the edit (`begun on r42`,
+/// the note names r44); `y` then meets a 412 (r45 came in between) and the
+/// edit is replayed onto r45. The note follows it: r45, still begun on r42.
+/// Before, it said the order stood on r44, a revision that was gone.
+#[test]
+fn a_412_after_a_colleagues_write_moves_the_note_to_the_revision_replayed_onto() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    let doc = |n: u32| DOC.replace("retries = 2", &format!("retries = {n}"));
+    let agents = || fixture::LADDER.iter().map(|s| s.to_string()).collect();
+    a.update(Msg::Agents {
+        revision: "r44".into(),
+        agents: agents(),
+        text: doc(3),
+    });
+    let s = screen_text(&a);
+    assert!(
+        s.contains("(begun on r42)") && s.contains("stands on r44"),
+        "{s}"
+    );
+    key(&mut a, 'w');
+    key(&mut a, 'y');
+    a.update(Msg::Written(Err(conflict())));
+    a.update(Msg::Agents {
+        revision: "r45".into(),
+        agents: agents(),
+        text: doc(4),
+    });
+    assert!(matches!(*a.edit_mode(), Mode::Review { .. }));
+    code(&mut a, KeyCode::Esc);
+    let s = screen_text(&a);
+    assert!(
+        s.contains("! r45 written") && s.contains("(begun on r42)") && s.contains("stands on r45"),
+        "{s}"
+    );
+    assert!(!s.contains("r44"), "a revision that is gone:\n{s}");
+}
