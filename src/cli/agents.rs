@@ -420,7 +420,8 @@ async fn dry_run(
     let projection = dry_run_projection(client, after, before, revision).await?;
     let rollout = match args.cohort {
         Some(c) => format!(
-            " (as a rollout to {c} of the workers first, a {} bake, promote {})",
+            " (as a rollout to {} first, a {} bake, promote {})",
+            rollout::cohort_words(&c.to_string(), None),
             args.bake.unwrap_or_default(),
             args.promote.unwrap_or_default()
         ),
@@ -586,11 +587,10 @@ async fn start_rollout(
     };
     print!("{}", change.diff);
     eprintln!(
-        "rollout {} started: {} to {} of the workers ({} now), a {} bake, then promote {}; the file stays on revision {} until it is promoted (macfleet agents rollout status)",
+        "rollout {} started: {} to {}, a {} bake, then promote {}; the file stays on revision {} until it is promoted (macfleet agents rollout status)",
         for_terminal(&v.id),
         for_terminal(&v.agents.join(",")),
-        for_terminal(&v.cohort),
-        v.cohort_workers,
+        for_terminal(&rollout::cohort_words(&v.cohort, Some(v.cohort_workers))),
         q.bake,
         q.promote,
         for_terminal(&v.base_revision)

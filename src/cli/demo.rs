@@ -215,11 +215,10 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<()> {
         let v = stage_rollout(&owner, r).await?;
         if args.headless {
             eprintln!(
-                "rollout {} started: {} to {} of the workers ({} now), a {} bake; macfleet agents rollout status follows it",
+                "rollout {} started: {} to {}, a {} bake; macfleet agents rollout status follows it",
                 v.id,
                 v.agents.join(","),
-                v.cohort,
-                v.cohort_workers,
+                super::rollout::cohort_words(&v.cohort, Some(v.cohort_workers)),
                 r.bake
             );
         }

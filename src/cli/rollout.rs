@@ -170,14 +170,32 @@ fn bake_text(v: &RolloutView) -> String {
     }
 }
 
+/// The cohort as a sentence says it, once and plainly: a share with the
+/// workers it holds (`10% of the workers (4 now)`), a count as the workers
+/// it is (`a cohort of 3 workers`; `(4 now)` only when workers who joined
+/// made it more or fewer). `held` is how many it holds now, when known.
+pub fn cohort_words(cohort: &str, held: Option<u64>) -> String {
+    match (cohort.parse::<u64>(), held) {
+        (Ok(n), Some(h)) if h != n => format!("a cohort of {} ({h} now)", workers(n)),
+        (Ok(n), _) => format!("a cohort of {}", workers(n)),
+        (Err(_), Some(h)) => format!("{cohort} of the workers ({h} now)"),
+        (Err(_), None) => format!("{cohort} of the workers"),
+    }
+}
+
 /// One line for `agents show` and `--dry-run` while a rollout bakes: what
 /// the cohort is told, and that a write waits for its end.
 pub fn baking_line(v: &RolloutView) -> String {
     format!(
-        "rollout {} is baking: {} of the workers ({}) are told {} (revision {}), {} left; a write is refused until it is promoted or aborted (macfleet agents rollout status|promote|abort)",
+        "rollout {} is baking: {} {} told {} (revision {}), {} left; a write is refused until it is promoted or aborted (macfleet agents rollout status|promote|abort)",
         v.id,
-        v.cohort,
-        workers(v.cohort_workers),
+        cohort_words(&v.cohort, Some(v.cohort_workers)),
+        // A cohort is told; a share of the workers are.
+        if v.cohort.parse::<u64>().is_ok() {
+            "is"
+        } else {
+            "are"
+        },
         v.agents.join(","),
         short(&v.candidate_revision),
         duration_text(v.time_left_s)
@@ -200,9 +218,9 @@ pub async fn in_words(client: &Client, e: &ClientError) -> String {
         ClientError::InConflict { code, message } if code == "rollout_in_progress" => {
             let id = match baking(client).await {
                 Some(v) => format!(
-                    "{} ({} of the workers, {} left)",
+                    "{} ({}, {} left)",
                     v.id,
-                    v.cohort,
+                    cohort_words(&v.cohort, None),
                     duration_text(v.time_left_s)
                 ),
                 None => message.split_whitespace().nth(1).unwrap_or("").to_string(),

@@ -89,11 +89,13 @@ async fn a_rollout_started_followed_refused_and_aborted_from_the_cli() {
         "{}",
         text(&started.stdout)
     );
-    // The cohort is counted at the start (fresh eyes R3): 3 now.
+    // The cohort is counted at the start (fresh eyes R3), and a count is
+    // said once, plainly (issue 33: not `3 of the workers (3 now)`).
     assert!(
-        err.contains(" started: claude,opencode to 3 of the workers (3 now)"),
+        err.contains(" started: claude,opencode to a cohort of 3 workers, a 1h bake"),
         "{err}"
     );
+    assert!(!err.contains("of the workers"), "{err}");
     assert_eq!(
         std::fs::read_to_string(h.config_path()).expect("read"),
         FLEET
@@ -133,11 +135,15 @@ async fn a_rollout_started_followed_refused_and_aborted_from_the_cli() {
     let show = run(&h, &h.viewer, &["agents", "show"]).await;
     assert_eq!(code(&show), Some(0));
     assert_eq!(text(&show.stdout), "0  opencode\n1  claude\n");
+    let shown = text(&show.stderr);
     assert!(
-        text(&show.stderr).contains(&format!("rollout {id} is baking: 3 of the workers")),
-        "{}",
-        text(&show.stderr)
+        shown.contains(&format!(
+            "rollout {id} is baking: a cohort of 3 workers is told claude,opencode"
+        )),
+        "{shown}"
     );
+    assert!(!shown.contains("of the workers"), "{shown}");
+    assert_eq!(shown.matches("3 workers").count(), 1, "said once: {shown}");
     let dry = run(&h, &h.owner, &["agents", "remove", "claude", "--dry-run"]).await;
     assert_eq!(code(&dry), Some(1), "{}", text(&dry.stderr));
     assert!(
@@ -154,7 +160,7 @@ async fn a_rollout_started_followed_refused_and_aborted_from_the_cli() {
     assert_eq!(text(&put.stdout), "");
     assert!(
         err.starts_with(&format!(
-            "not written: conflict: rollout {id} (3 of the workers, "
+            "not written: conflict: rollout {id} (a cohort of 3 workers, "
         )),
         "{err}"
     );
