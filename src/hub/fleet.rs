@@ -319,6 +319,10 @@ impl Fleet {
                 e.seq = self.seq;
                 self.tally.change(Some(&e.view), Some(&v));
                 self.summary.change(Some(&e.view), Some(&v));
+                if let Some(r) = self.rollout.as_mut() {
+                    r.counts.leave(&e.view);
+                    r.counts.enter(&v);
+                }
                 e.view = Arc::new(v);
                 self.log.push_back((self.seq, e.view.worker().clone()));
                 changed.push(e.view.clone());
@@ -382,11 +386,15 @@ impl Fleet {
     pub fn evict(&mut self, now: Instant, after: Duration) -> Vec<Arc<str>> {
         let mut gone = Vec::new();
         let (tally, summary) = (&mut self.tally, &mut self.summary);
+        let rollout = &mut self.rollout;
         self.workers.retain(|id, e| {
             let keep = now.saturating_duration_since(e.view.arrived) <= after;
             if !keep {
                 tally.change(Some(&e.view), None);
                 summary.change(Some(&e.view), None);
+                if let Some(r) = rollout.as_mut() {
+                    r.counts.leave(&e.view);
+                }
                 gone.push(id.clone());
             }
             keep
@@ -489,15 +497,15 @@ impl Fleet {
                 turning: super::worker::Turning::of(hb, before.and_then(|b| b.turning.as_ref())),
             })
         };
-        let view = match self.workers.get_mut(hb.worker.as_str()) {
+        let (view, before) = match self.workers.get_mut(hb.worker.as_str()) {
             Some(e) => {
                 let view = next(Some(&e.view));
                 recovery = recovery_between(&e.view, &view);
                 self.tally.change(Some(&e.view), Some(&view));
                 self.summary.change(Some(&e.view), Some(&view));
-                e.view = view;
                 e.seq = seq;
-                e.view.clone()
+                let before = std::mem::replace(&mut e.view, view.clone());
+                (view, Some(before))
             }
             None => {
                 let view = next(None);
@@ -513,11 +521,13 @@ impl Fleet {
                     pace_ms,
                 };
                 self.workers.insert(view.worker().clone(), entry);
-                view
+                (view, None)
             }
         };
         if let Some(r) = self.rollout.as_mut() {
-            r.saw(&view, hb.failovers.len() as u64, arrived);
+            let failovers = hb.failovers.len() as u64;
+            r.counts
+                .heartbeat(before.as_deref(), &view, failovers, arrived);
         }
         self.logged(seq, view.worker().clone());
         (view, recovery)
@@ -619,6 +629,10 @@ impl Fleet {
             },
             Payload::Sync,
         );
+        // Every view's `cohort` is the new rollout's now: its sums from them.
+        if let Some(r) = self.rollout.as_mut() {
+            r.counts.rebuild(self.workers.values().map(|e| &e.view));
+        }
     }
 
     /// The rollout baking, as the fleet tracks it.

@@ -23,6 +23,7 @@ pub mod disk;
 pub mod domain;
 pub mod events;
 pub mod fleet;
+pub mod guard_counts;
 pub mod ingest;
 pub mod metrics;
 pub mod pacing;

@@ -9,7 +9,6 @@
 //! are `crate::rollout`'s; this file only acts on them. See
 //! docs/rollout.md.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::db::RolloutRow;
 use super::domain::ReplaceError;
 use super::events::Payload;
+use super::guard_counts::GuardCounts;
 use super::worker::Stored;
 use super::{Hub, store};
 use crate::agents_doc::{self, DocError};
@@ -47,9 +47,9 @@ pub struct Record {
 }
 
 /// What the fleet holds of the rollout baking: the cohort, the candidate's
-/// revision and heartbeat answer, and what the guard counts of each worker
-/// (a cohort worker from its first heartbeat on the candidate; the rest's
-/// failovers from the start, kept only for workers that had one).
+/// revision and heartbeat answer, and the guard's counts, kept as the
+/// fleet's views change ([`GuardCounts`]: a cohort worker from its first
+/// heartbeat on the candidate; the rest's failovers from the start).
 #[derive(Debug, Clone)]
 pub struct Tracking {
     pub cohort: Cohort,
@@ -61,14 +61,8 @@ pub struct Tracking {
     pub projection: bytes::Bytes,
     /// When this hub began to track it (its start, or the resume).
     pub started: Instant,
-    on_candidate: HashMap<Arc<str>, Counted, foldhash::fast::RandomState>,
-    rest_failovers: HashMap<Arc<str>, u64, foldhash::fast::RandomState>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Counted {
-    since: Instant,
-    failovers: u64,
+    /// The guard's sums; the fleet keeps them as its views change.
+    pub counts: GuardCounts,
 }
 
 impl Tracking {
@@ -80,85 +74,31 @@ impl Tracking {
         }
     }
 
-    fn of(r: &Rollout, interval_s: u64) -> Tracking {
+    /// The tracking of `r` from now, its heartbeat answer telling
+    /// `interval_s`, the guard counting as `policy` says.
+    pub fn of(r: &Rollout, interval_s: u64, policy: &Policy) -> Tracking {
+        let started = Instant::now();
         Tracking {
             cohort: r.cohort.clone(),
             revision: r.candidate_revision.clone(),
             agents: r.agents.clone().into(),
             projection: super::projection_of(&r.candidate_revision, &r.agents, interval_s),
-            started: Instant::now(),
-            on_candidate: HashMap::default(),
-            rest_failovers: HashMap::default(),
-        }
-    }
-
-    /// A heartbeat recorded as `v`, carrying `failovers`, arrived at `at`.
-    pub(super) fn saw(&mut self, v: &Stored, failovers: u64, at: Instant) {
-        if v.cohort {
-            if v.runs(&self.revision) {
-                let c = self
-                    .on_candidate
-                    .entry(v.worker().clone())
-                    .or_insert(Counted {
-                        since: at,
-                        failovers: 0,
-                    });
-                c.failovers += failovers;
-            }
-        } else if failovers > 0 {
-            *self.rest_failovers.entry(v.worker().clone()).or_default() += failovers;
+            started,
+            counts: GuardCounts::new(&r.candidate_revision, started, policy),
         }
     }
 }
 
-/// One worker as the guard counts it.
-fn figures_of(v: &Stored, failovers: u64, observed: Duration) -> WorkerFigures {
+/// One worker as the guard counts it at the start (nothing on the
+/// candidate yet).
+fn figures_of(v: &Stored) -> WorkerFigures {
     let no_route = v.profile.active_agent().is_none();
     WorkerFigures {
         no_route,
         one_failure: !no_route && v.one_failure_from_no_route(),
-        failovers,
-        observed_s: observed.as_secs(),
+        failovers: 0,
+        observed_s: 0,
     }
-}
-
-/// The guard's figures now: the cohort workers that run the candidate
-/// against the healthy workers outside the cohort (one pass over the
-/// fleet, under its lock). `cohort_workers` counts every cohort worker
-/// not lost.
-pub fn observe<'a>(
-    views: impl Iterator<Item = &'a Arc<Stored>>,
-    tracking: Option<&Tracking>,
-    policy: &Policy,
-    now: Instant,
-) -> Observation {
-    let mut obs = Observation::default();
-    let Some(t) = tracking else {
-        return obs;
-    };
-    for v in views {
-        if v.state == WorkerState::Lost {
-            continue;
-        }
-        if v.cohort {
-            obs.cohort_workers += 1;
-        }
-        if v.state != WorkerState::Healthy {
-            continue;
-        }
-        if v.cohort {
-            let on = v.runs(&t.revision);
-            if let Some(c) = t.on_candidate.get(v.worker()).filter(|_| on) {
-                let seen = now.saturating_duration_since(c.since);
-                obs.cohort.add(figures_of(v, c.failovers, seen), policy);
-            }
-        } else {
-            let failovers = t.rest_failovers.get(v.worker()).copied().unwrap_or(0);
-            let seen = now.saturating_duration_since(t.started);
-            obs.rest.add(figures_of(v, failovers, seen), policy);
-        }
-    }
-    obs
 }
 
 /// At the start, in one pass: the cohort's healthy workers as they stand
@@ -178,7 +118,7 @@ fn first_figures<'a>(
         if v.state != WorkerState::Healthy {
             continue;
         }
-        let w = figures_of(v, 0, Duration::ZERO);
+        let w = figures_of(v);
         if inside {
             before.add(w, policy);
         } else {
@@ -214,6 +154,14 @@ impl Default for Rollouts {
 }
 
 impl Rollouts {
+    /// None yet, the guard judging by `policy`.
+    pub fn judging_by(policy: Policy) -> Rollouts {
+        Rollouts {
+            policy,
+            ..Rollouts::default()
+        }
+    }
+
     /// The newest rollout, if one has run.
     pub fn latest(&self) -> Option<Arc<Record>> {
         self.latest.lock().ok().and_then(|l| l.clone())
@@ -409,7 +357,7 @@ impl Hub {
     /// The cohort is told the candidate from the next heartbeat on.
     fn track(&self, r: &Rollout) {
         self.issue(&r.candidate_revision);
-        let t = Tracking::of(r, self.opts.heartbeat_interval_s);
+        let t = Tracking::of(r, self.opts.heartbeat_interval_s, &self.rollouts.policy);
         let accepted = self.current();
         if let Ok(mut f) = self.fleet.lock() {
             f.set_rollout(Some(t), accepted.given());
@@ -630,9 +578,8 @@ impl Hub {
 
     /// One judgement: count the bake since the last, take the guard's
     /// figures, and act on the step the rollout takes (halt: the cohort
-    /// back on the accepted list; promote; wait). The figures are taken
-    /// off the runtime ([`observe_pass`]): the fleet's lock is held only to take its
-    /// views, the walk runs on a blocking thread. A
+    /// back on the accepted list; promote; wait). The figures are the
+    /// sums the fleet keeps ([`observe_now`]): no pass over the workers. A
     /// judgement where only time moved is kept in memory and recorded at
     /// most every [`SAVE_BAKE_EVERY`] of bake (and when the hub stops).
     pub async fn judge_rollout(self: &Arc<Hub>) {
@@ -644,7 +591,7 @@ impl Hub {
         let policy = self.rollouts.policy;
         let mut r = rec.rollout.clone();
         r.tick(ran);
-        let Some(obs) = observe_pass(self, policy).await else {
+        let Some(obs) = observe_now(self) else {
             return;
         };
         let step = r.judge(obs, &policy, Utc::now()).cloned();
@@ -782,44 +729,26 @@ fn same_but_time(a: &Observation, b: &Observation) -> bool {
         && counts(&a.rest) == counts(&b.rest)
 }
 
-/// The guard's figures off the async runtime (a blocking thread, as a
-/// window pass takes its views): the views and the tracking taken under
-/// the fleet's lock (pointers, and the counts of the workers tracked), the
-/// walk over them with the lock released. `None` when the lock is
-/// poisoned or the thread failed: the next judgement comes
-/// [`JUDGE_EVERY`] later.
-async fn observe_pass(hub: &Arc<Hub>, policy: Policy) -> Option<Observation> {
-    let hub = hub.clone();
-    let pass = tokio::task::spawn_blocking(move || {
-        let began = Instant::now();
-        // How long the lock was waited for (heartbeats hold it) and held
-        // (a pointer copied a worker): the second is the judge's cost to
-        // the fleet.
-        let (views, tracking, waited) = {
-            let f = hub.fleet.lock().ok()?;
-            let waited = began.elapsed();
-            let views = f.views().cloned().collect::<Vec<_>>();
-            (views, f.rollout().cloned(), waited)
-        };
-        let locked = began.elapsed();
-        let obs = observe(views.iter(), tracking.as_ref(), &policy, Instant::now());
-        tracing::debug!(
-            workers = views.len(),
-            waited_us = waited.as_micros() as u64,
-            held_us = locked.saturating_sub(waited).as_micros() as u64,
-            locked_us = locked.as_micros() as u64,
-            took_us = began.elapsed().as_micros() as u64,
-            "rollout judged"
-        );
-        Some(obs)
-    });
-    match pass.await {
-        Ok(obs) => obs,
-        Err(e) => {
-            tracing::warn!(error = %e, "the rollout's judgement could not run; the next comes 2 s later");
-            None
-        }
-    }
+/// The guard's figures now: the sums the fleet keeps as its views change
+/// ([`GuardCounts::observation`]), read under its lock in microseconds
+/// (no pass over the workers). `None` when the lock is poisoned or
+/// nothing is tracked: the next judgement comes [`JUDGE_EVERY`] later.
+fn observe_now(hub: &Hub) -> Option<Observation> {
+    let began = Instant::now();
+    let f = hub.fleet.lock().ok()?;
+    let waited = began.elapsed();
+    let obs = f.rollout().map(|t| t.counts.observation(Instant::now()));
+    drop(f);
+    let locked = began.elapsed();
+    // How long the lock was waited for (heartbeats hold it) and held
+    // (the judge's cost to the fleet).
+    tracing::debug!(
+        waited_us = waited.as_micros() as u64,
+        held_us = locked.saturating_sub(waited).as_micros() as u64,
+        locked_us = locked.as_micros() as u64,
+        "rollout judged"
+    );
+    obs
 }
 
 /// The judging loop: every [`JUDGE_EVERY`] while the hub runs.
