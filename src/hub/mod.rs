@@ -136,6 +136,9 @@ pub struct HubOptions {
     /// Directories a config that is a symlink may point into, beside its
     /// own (`--config-link-dir`): a link to anywhere else is not taken.
     pub config_link_dirs: Vec<PathBuf>,
+    /// The rollout guard's margins and minimum counts (docs/rollout.md,
+    /// *The guard*; tests shorten the time a failover rate needs).
+    pub guard: crate::rollout::Policy,
 }
 
 impl HubOptions {
@@ -161,6 +164,7 @@ impl HubOptions {
             watch_config: true,
             held_off_window: fleet::DEFAULT_HELD_OFF_WINDOW,
             config_link_dirs: Vec::new(),
+            guard: crate::rollout::Policy::default(),
         }
     }
 
@@ -508,7 +512,7 @@ fn hub_at_start(
         metrics: hub_metrics,
         repeats: repeats::Repeats::default(),
         kept_aside: Mutex::new(Vec::new()),
-        rollouts: rollout::Rollouts::default(),
+        rollouts: rollout::Rollouts::judging_by(opts.guard),
         config_place: place::ConfigPlace::new(&opts.config, &opts.config_link_dirs),
         opts,
     }

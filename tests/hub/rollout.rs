@@ -675,7 +675,7 @@ async fn two_authorization_headers_are_a_400_on_every_route() {
 
 /// One round of heartbeats from `w-0`…`w-{n-1}`: the cohort's on the
 /// candidate (its list), the rest on the accepted list; the workers in
-/// `no_route` stand on nothing, and `noisy` (if any) also reports a burst
+/// `no_route` stand on nothing, and those in `noisy` also report a burst
 /// of three fresh failovers with each beat.
 async fn beat_round(
     h: &TestHub,
@@ -683,7 +683,7 @@ async fn beat_round(
     cohort: &[String],
     revs: (&str, &str),
     no_route: &[String],
-    noisy: Option<&str>,
+    noisy: &[String],
     round: usize,
 ) {
     for i in 0..n {
@@ -700,7 +700,7 @@ async fn beat_round(
         } else {
             b.active(Some(list[0]))
         };
-        if noisy == Some(id.as_str()) {
+        if noisy.contains(&id) {
             let burst: Vec<Value> = (0..3)
                 .map(|k| {
                     serde_json::json!({"id": format!("{id}-r{round}-{k}"), "at": common::ago(1),
@@ -747,7 +747,7 @@ async fn one_noisy_worker_of_four_is_not_halted_and_three_of_four_with_no_route_
             &cohort,
             (&accepted, &candidate),
             std::slice::from_ref(&noisy),
-            Some(&noisy),
+            std::slice::from_ref(&noisy),
             round,
         )
         .await;
@@ -791,7 +791,7 @@ async fn one_noisy_worker_of_four_is_not_halted_and_three_of_four_with_no_route_
             &cohort,
             (&accepted, &candidate),
             &cohort[..3],
-            None,
+            &[],
             round,
         )
         .await;
@@ -810,4 +810,118 @@ async fn one_noisy_worker_of_four_is_not_halted_and_three_of_four_with_no_route_
         "{end}"
     );
     eprintln!("3 of 4 with no route halted {took:?} after the start");
+}
+
+/// Rounds of [`beat_round`] a second apart, until the rollout is no longer
+/// baking or `within` has passed; the rollout as each round left it.
+async fn rounds_until_ended(
+    h: &TestHub,
+    n: usize,
+    cohort: &[String],
+    revs: (&str, &str),
+    noisy: &[String],
+    within: Duration,
+) -> Vec<Value> {
+    let began = Instant::now();
+    let mut seen = Vec::new();
+    for round in 0.. {
+        beat_round(h, n, cohort, revs, &[], noisy, round).await;
+        let (_, v) = current(h).await;
+        let baking = v["state"] == "baking";
+        seen.push(v);
+        if !baking || began.elapsed() > within {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+    }
+    seen
+}
+
+/// The failover measure's one-worker case against a real hub (issue 33;
+/// docs/rollout.md, *The guard*), heartbeats posted by the test every
+/// second. The guard judges by the documented counts and margins but for
+/// the minute a worker must be observed before a rate is read, 4 s here so
+/// the test does not wait minutes. A cohort of 4 of 12 where one worker on
+/// the candidate reports three fresh failovers with every beat is judged on
+/// its rate and not halted (one worker weighs 3 failovers at most and is
+/// never more than half the cohort): its bake ends promoted. The next
+/// rollout, where three of its four do, is halted by the failover measure.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_workers_failovers_do_not_halt_a_cohort_of_four_and_three_workers_failovers_do() {
+    const N: usize = 12;
+    let h = TestHub::start_with(FLEET, |o| o.guard.failover_min_observed_s = 4).await;
+    let accepted = revision(&h).await;
+    beat_all(&h, N, &accepted).await;
+    let r = start(
+        &h,
+        "cohort=4&bake=16s",
+        &accepted,
+        &doc(&["claude", "opencode"]),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let candidate = r.json::<Value>().await.expect("rollout")["candidate_revision"]
+        .as_str()
+        .expect("rev")
+        .to_owned();
+    let cohort = cohort_ids(&h, N, &accepted).await;
+    assert_eq!(cohort.len(), 4, "{cohort:?}");
+    let seen = rounds_until_ended(
+        &h,
+        N,
+        &cohort,
+        (&accepted, &candidate),
+        &cohort[..1],
+        Duration::from_secs(45),
+    )
+    .await;
+    let end = seen.last().expect("a round");
+    assert!(
+        seen.iter().all(|v| v["state"] != "halted"),
+        "one worker's failovers halted a cohort of 4: {end}"
+    );
+    // The rate was read: the four observed past the time it needs, one of
+    // them failing over, its bursts capped at 3.
+    let read = seen.iter().any(|v| {
+        let c = &v["guard"]["cohort"];
+        c["workers"] == 4 && c["failing"] == 1 && c["observed_s"].as_u64() >= Some(4 * 4)
+    });
+    assert!(read, "the guard never judged the rate: {end}");
+    assert_eq!(end["state"], "promoted", "{end}");
+    assert_eq!(end["guard"]["cohort"]["failovers"], 3, "{end}");
+
+    let accepted = revision(&h).await;
+    assert_eq!(accepted, candidate);
+    beat_all(&h, N, &accepted).await;
+    let r = start(
+        &h,
+        "cohort=4&bake=10m",
+        &accepted,
+        &doc(&["opencode", "claude"]),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let candidate = r.json::<Value>().await.expect("rollout")["candidate_revision"]
+        .as_str()
+        .expect("rev")
+        .to_owned();
+    let cohort = cohort_ids(&h, N, &accepted).await;
+    assert_eq!(cohort.len(), 4, "{cohort:?}");
+    let seen = rounds_until_ended(
+        &h,
+        N,
+        &cohort,
+        (&accepted, &candidate),
+        &cohort[..3],
+        Duration::from_secs(45),
+    )
+    .await;
+    let end = seen.last().expect("a round");
+    assert_eq!(end["state"], "halted", "{end}");
+    let reason = end["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.starts_with("halted by the guard: failovers 0.0/min → ")
+            && reason.ends_with("/min in the cohort (rest 0.0/min)"),
+        "{end}"
+    );
 }
