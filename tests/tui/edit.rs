@@ -1615,3 +1615,65 @@ fn a_412_after_a_colleagues_write_moves_the_note_to_the_revision_replayed_onto()
     );
     assert!(!s.contains("r44"), "a revision that is gone:\n{s}");
 }
+
+/// An add after a write is a new edit, as a move is: the written
+/// revision's convergence line ends and the pending edit's lines take the
+/// place under the rows. Before, both were drawn on one row, the shorter
+/// over the longer (`… no route 0→0in a turn: they switch …`, seen in
+/// tmux).
+#[test]
+fn an_add_after_a_write_ends_the_convergence_line_as_a_move_does() {
+    let mut a = app(true);
+    written_and_partly_rolled_out(&mut a, &[0, 1]);
+    let doc = DOC.replace(
+        "    \"opencode\", # cheap\n    \"pi\",       # fast\n",
+        "    \"pi\",       # fast\n    \"opencode\", # cheap\n",
+    );
+    a.update(Msg::Agents {
+        revision: "r43".into(),
+        agents: v(&["pi", "opencode", "claude", "codex"]),
+        text: doc,
+    });
+    assert!(screen_text(&a).contains("healthy workers on r43"));
+    key(&mut a, 'a');
+    ui::typed(&mut a, "cursor");
+    code(&mut a, KeyCode::Enter);
+    assert!(a.model().edit.is_pending(), "{}", status(&a));
+    assert_eq!(a.model().edit.rollout, None, "a new edit ends it");
+    let s = screen_text(&a);
+    assert!(
+        s.contains("pending order over") && !s.contains("healthy workers on r43"),
+        "{s}"
+    );
+}
+
+/// A write whose answer was lost and whose hub could not be asked has an
+/// unknown outcome: the Ladder's line under the rows says so, never
+/// `last write failed` (seen in tmux: `last write failed: may not have
+/// been written: …`, which said both).
+#[test]
+fn a_write_whose_outcome_is_unknown_is_not_said_to_have_failed() {
+    let mut a = app(true);
+    key(&mut a, 'J');
+    key(&mut a, 'w');
+    let fx = key(&mut a, 'y');
+    let Some(Effect::Write { text, if_match }) =
+        fx.into_iter().find(|e| matches!(e, Effect::Write { .. }))
+    else {
+        panic!("the write")
+    };
+    a.update(Msg::WriteLost {
+        why: "hub unreachable".into(),
+    });
+    a.update(Msg::WriteUnknown {
+        text,
+        if_match,
+        key: "k1".into(),
+        error: "the answer to the write was lost (hub unreachable)".into(),
+    });
+    let s = screen_text(&a);
+    assert!(
+        s.contains("last write may not have been written") && !s.contains("last write failed"),
+        "{s}"
+    );
+}

@@ -1623,6 +1623,9 @@ impl Edit {
         match plan.add(&name, None) {
             Ok(at) => {
                 self.mode = Mode::Editing;
+                // A new edit ends the last write's line, as a move does.
+                m.edit.error = None;
+                m.edit.rollout = None;
                 say(asks, format!("{name} added at rank {at} (u undoes)"));
                 asks.push(Ask::Reorder);
             }
@@ -1688,13 +1691,16 @@ impl Edit {
                 m.config.agents = acc.agents;
                 m.config.revision = Some(acc.revision.clone());
                 m.config.text = None;
+                // A new edit pending ends the written one's line, as a
+                // key would.
+                let rollout = since.is_none().then(|| Rollout {
+                    revision: acc.revision,
+                    at: Some(m.now()),
+                    ..Rollout::default()
+                });
                 m.edit = LadderEdit {
                     plan: since,
-                    rollout: Some(Rollout {
-                        revision: acc.revision,
-                        at: Some(m.now()),
-                        ..Rollout::default()
-                    }),
+                    rollout,
                     ..LadderEdit::default()
                 };
                 if !matches!(self.mode, Mode::Adding { .. }) {

@@ -501,6 +501,7 @@ fn draw_projection(cx: &Cx, area: Rect, buf: &mut Buffer, used: usize) {
     }
     if let Some(l) = rollout_line(cx) {
         under_rows(cx, area, buf, used, l);
+        used += 1;
     }
     for (i, l) in pending_lines(cx).into_iter().enumerate() {
         under_rows(cx, area, buf, used + i, l);
@@ -644,13 +645,17 @@ fn pending_lines(cx: &Cx) -> Vec<Line<'static>> {
     };
     let mut lines = Vec::new();
     if let Some(e) = &cx.model.edit.error {
-        lines.push(Line::styled(
+        // A write whose answer was lost did not fail: its outcome is not
+        // known until the hub is asked by its key.
+        let text = if cx.model.edit.lost.is_some() {
             format!(
-                "last write failed: {} (the edit is kept: w retries)",
+                "last write {}: asked again by its key when the hub answers (the edit is kept)",
                 hub(e)
-            ),
-            t.bad(),
-        ));
+            )
+        } else {
+            format!("last write failed: {} (the edit is kept: w retries)", hub(e))
+        };
+        lines.push(Line::styled(text, t.bad()));
     }
     if let Some(o) = &cx.model.edit.overtaken {
         for l in overtaken_text(cx, o) {
