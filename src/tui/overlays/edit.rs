@@ -1668,49 +1668,7 @@ impl Edit {
         };
         let sent = m.edit.sent.take();
         match r {
-            Ok(acc) => {
-                // What the owner did while the write's outcome was not
-                // known stands on it, pending (never written with it).
-                let since = sent.and_then(|sent| {
-                    let text = sent.render().ok()?;
-                    m.edit.plan.as_ref()?.after_written(&sent, &text, &acc.revision)
-                });
-                let more = if since.is_some() {
-                    "; what you changed since is pending onto it (w shows its diff)"
-                } else {
-                    ""
-                };
-                say(
-                    asks,
-                    if checked {
-                        format!("checked: your write {} is on the hub{more}", acc.revision)
-                    } else {
-                        format!("written: revision {}{more}", acc.revision)
-                    },
-                );
-                m.config.agents = acc.agents;
-                m.config.revision = Some(acc.revision.clone());
-                m.config.text = None;
-                // A new edit pending ends the written one's line, as a
-                // key would.
-                let rollout = since.is_none().then(|| Rollout {
-                    revision: acc.revision,
-                    at: Some(m.now()),
-                    ..Rollout::default()
-                });
-                m.edit = LadderEdit {
-                    plan: since,
-                    rollout,
-                    ..LadderEdit::default()
-                };
-                if !matches!(self.mode, Mode::Adding { .. }) {
-                    // The add prompt opened while checking keeps its name.
-                    self.mode = Mode::Editing;
-                }
-                m.refresh_projection();
-                fx.push(Effect::FetchConfig);
-                fx.push(Effect::FetchHistory);
-            }
+            Ok(acc) => self.on_the_hub(m, acc, sent, checked, fx, asks),
             Err(ClientError::Conflict { .. }) => {
                 self.mode = Mode::Editing;
                 m.edit.sending = None;
@@ -1751,6 +1709,59 @@ impl Edit {
                 m.edit.error = Some(e);
             }
         }
+    }
+
+    /// The write is on the hub as `acc` (`checked`: found by its key):
+    /// the edit is done. What the owner did while its outcome was not
+    /// known (`sent` is the edit as written) stands on it, pending, never
+    /// written with it.
+    fn on_the_hub(
+        &mut self,
+        m: &mut Model,
+        acc: ConfigAccepted,
+        sent: Option<Box<PendingEdit>>,
+        checked: bool,
+        fx: &mut Vec<Effect>,
+        asks: &mut Vec<Ask>,
+    ) {
+        let since = sent.and_then(|sent| {
+            let text = sent.render().ok()?;
+            m.edit.plan.as_ref()?.after_written(&sent, &text, &acc.revision)
+        });
+        let more = if since.is_some() {
+            "; what you changed since is pending onto it (w shows its diff)"
+        } else {
+            ""
+        };
+        say(
+            asks,
+            if checked {
+                format!("checked: your write {} is on the hub{more}", acc.revision)
+            } else {
+                format!("written: revision {}{more}", acc.revision)
+            },
+        );
+        m.config.agents = acc.agents;
+        m.config.revision = Some(acc.revision.clone());
+        m.config.text = None;
+        // A new edit pending ends the written one's line, as a key would.
+        let rollout = since.is_none().then(|| Rollout {
+            revision: acc.revision,
+            at: Some(m.now()),
+            ..Rollout::default()
+        });
+        m.edit = LadderEdit {
+            plan: since,
+            rollout,
+            ..LadderEdit::default()
+        };
+        if !matches!(self.mode, Mode::Adding { .. }) {
+            // The add prompt opened while checking keeps its name.
+            self.mode = Mode::Editing;
+        }
+        m.refresh_projection();
+        fx.push(Effect::FetchConfig);
+        fx.push(Effect::FetchHistory);
     }
 
     /// The answer to the write on its way was lost (`why`): it is asked
