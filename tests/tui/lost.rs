@@ -171,8 +171,11 @@ fn changes_made_while_a_lost_write_is_checked_stand_on_it_as_a_pending_edit() {
     hub.take();
     t.wait_for("may not have been written: checking", SOON);
     // While it is checked: opencode one more down (the cursor is on it).
+    // Its words may take the status line from the check's, so what is
+    // waited on is the Ladder: the move, then the unknown outcome's line.
     t.send("J");
-    t.wait_for("asked again by its key", SOON);
+    t.wait_for("0→2 opencode", SOON);
+    t.wait_for("last write may not have been written", SOON);
     // While it waits for the hub: cursor added.
     t.send("a");
     t.wait_for("add agent:", SOON);
