@@ -454,3 +454,181 @@ fn an_empty_fleet_that_answers_is_no_workers() {
     let s = screen(&a);
     assert!(s[0].starts_with(" NO WORKERS "), "{}", s[0]);
 }
+
+/// A fixture worker heard now, healthy, on `agent` of opencode, pi,
+/// claude, codex, every rung capable, no failover.
+fn on_now(i: usize, id: &str, agent: &str) -> macfleet::wire::WorkerView {
+    use macfleet::tui::fixture::{self, t0};
+    let mut w = fixture::worker(i, t0());
+    w.worker = id.into();
+    w.received_at = t0();
+    w.sent_at = t0();
+    w.state = macfleet::wire::WorkerState::Healthy;
+    w.active_agent = Some(agent.into());
+    for c in w.capabilities.values_mut() {
+        *c = macfleet::wire::Capability {
+            binary: true,
+            token: true,
+            preflight: macfleet::wire::Preflight::Ok,
+        };
+    }
+    w.last_failover = None;
+    w
+}
+
+/// A page of `workers` (a full one), then the Workers view on screen.
+fn workers_app(workers: Vec<macfleet::wire::WorkerView>) -> macfleet::tui::app::App {
+    use macfleet::tui::fixture::{self, t0};
+    let (mut a, m0) = app(0, false);
+    a.update(macfleet::tui::msg::Msg::Resize(200, 50));
+    a.update(macfleet::tui::msg::Msg::Workers {
+        page: fixture::page(workers, t0(), false, 2),
+        at: m0,
+    });
+    a.settle();
+    crate::ui::key(&mut a, '2');
+    a
+}
+
+/// The worker's detail (`:id` Enter), as text, closed again.
+fn detail(a: &mut macfleet::tui::app::App, id: &str) -> String {
+    crate::ui::key(a, ':');
+    typed(a, id);
+    code(a, KeyCode::Enter);
+    let s = screen(a).join("\n");
+    code(a, KeyCode::Esc);
+    s
+}
+
+/// A failover its worker dates 23 h ahead, received 10 minutes ago, is
+/// ordered and aged by the hub's receipt (the earlier of the two, as the
+/// hub and `get workers` do): after a failover a minute old in the
+/// urgency order, `10m` in LAST FAILOVER and the detail, not `0s`; the
+/// detail still shows the worker's claim as evidence.
+#[test]
+fn a_failover_claimed_ahead_is_ordered_and_aged_by_its_receipt() {
+    use chrono::TimeDelta;
+    use macfleet::tui::fixture::{self, t0};
+    let now = t0();
+    let failed = |i: usize, id: &str, at, received| {
+        let mut w = on_now(i, id, "claude");
+        let mut f = fixture::failover(i, at, false);
+        f.id = format!("{id}-f");
+        w.last_failover = Some(f);
+        w.last_failover_received_at = Some(received);
+        w
+    };
+    let ahead = failed(
+        1,
+        "w-ahead",
+        now + TimeDelta::hours(23),
+        now - TimeDelta::minutes(10),
+    );
+    let recent = failed(
+        2,
+        "w-recent",
+        now - TimeDelta::minutes(1),
+        now - TimeDelta::minutes(1),
+    );
+    let mut a = workers_app(vec![ahead, recent]);
+    let s = screen(&a);
+    let row = |id: &str| s.iter().position(|l| l.contains(id)).expect(id);
+    assert!(
+        row("w-recent") < row("w-ahead"),
+        "the newer failover first:\n{}",
+        s.join("\n")
+    );
+    let line = &s[row("w-ahead")];
+    assert!(
+        line.trim_end().ends_with(" 10m"),
+        "aged by its receipt: {line}"
+    );
+    let d = detail(&mut a, "w-ahead");
+    let recent = d
+        .lines()
+        .skip_while(|l| !l.contains("recent failovers"))
+        .nth(1)
+        .unwrap_or_default();
+    let recent = recent.trim_start_matches(['│', '|', ' ']);
+    assert!(recent.starts_with("10m "), "{recent}\n{d}");
+}
+
+/// A worker on the fleet's revision reporting another list is out of
+/// sync as the hub says: counted, `list` in SYNC (as `get workers`), and
+/// its detail names what it reports.
+#[test]
+fn a_worker_on_the_revision_with_another_list_is_shown_out_of_sync() {
+    let mut other = on_now(1, "w-other-list", "cursor");
+    other.agents = vec!["cursor".into(), "claude".into()];
+    other.in_sync = false;
+    let mut a = workers_app(vec![on_now(2, "w-same", "opencode"), other]);
+    assert_eq!(a.model().fleet.agg.out_of_sync, 1);
+    let s = screen(&a);
+    let line = s.iter().find(|l| l.contains("w-other-list")).expect("row");
+    assert!(line.contains(" list "), "SYNC says list: {line}");
+    let d = detail(&mut a, "w-other-list");
+    assert!(
+        d.contains("r42 (out of sync: on the fleet's revision with another list: cursor, claude)"),
+        "{d}"
+    );
+}
+
+/// The detail's headroom in `get worker`'s words: which rungs below its
+/// own are held off by a recent failover, which it cannot run.
+#[test]
+fn the_detail_says_why_headroom_is_short_as_get_worker_does() {
+    use chrono::TimeDelta;
+    use macfleet::tui::fixture::t0;
+    use macfleet::wire::{CauseKind, HeldOff};
+    let mut w = on_now(1, "w-short", "pi");
+    w.headroom = Some(0);
+    w.held_off = vec![HeldOff {
+        agent: "claude".into(),
+        at: t0() - TimeDelta::minutes(2),
+        kind: CauseKind::RateLimited,
+    }];
+    w.capabilities.get_mut("codex").expect("codex").binary = false;
+    let want = macfleet::text::headroom_text(t0(), &w).expect("said");
+    assert_eq!(
+        want,
+        "0: one failure from no route (held off: #2 claude rate_limited 2m ago; \
+         cannot run: #3 codex missing_binary)"
+    );
+    let mut a = workers_app(vec![w]);
+    let d = detail(&mut a, "w-short");
+    assert!(d.contains(&format!("headroom    {want}")), "{d}");
+}
+
+/// A failover the hub received long after its time (the demo's
+/// back-filled hour) begins no hold-off the records can vouch for: the
+/// why line says `since at least …`, as `get worker` does.
+#[test]
+fn a_why_line_from_a_back_filled_failover_says_since_at_least() {
+    use chrono::TimeDelta;
+    use macfleet::tui::fixture::{self, t0};
+    use macfleet::wire::{FailoverRecord, FailoversPage};
+    let mut a = workers_app(vec![on_now(1, "w-back", "pi")]);
+    let mut f = fixture::failover(1, t0() - TimeDelta::minutes(56), false);
+    f.to = Some("pi".into());
+    a.update(macfleet::tui::msg::Msg::Failovers {
+        page: FailoversPage {
+            events: vec![FailoverRecord {
+                seq: 1,
+                worker: "w-back".into(),
+                host: "h".into(),
+                received_at: t0(),
+                failover: f,
+            }],
+            next: 1,
+            oldest: 1,
+        },
+        fresh: true,
+    });
+    a.settle();
+    let d = detail(&mut a, "w-back");
+    let why = d
+        .lines()
+        .find(|l| l.contains("#0  opencode"))
+        .unwrap_or_default();
+    assert!(why.contains("since at least "), "{why}\n{d}");
+}

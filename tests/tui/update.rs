@@ -138,7 +138,7 @@ fn default_order_is_most_urgent_first() {
                 .by_id(&r.1)
                 .unwrap()
                 .view
-                .last_failover
+                .last_failover()
                 .is_none()
         })
         .unwrap();
@@ -198,7 +198,7 @@ fn filter_matches_agent_and_cause_and_is_case_insensitive() {
     for id in ids(&a) {
         let e = a.model().fleet.by_id(&id).unwrap();
         assert_eq!(
-            e.view.last_failover.as_ref().unwrap().cause.kind.as_str(),
+            e.view.last_failover().unwrap().cause.kind.as_str(),
             "rate_limited"
         );
     }
@@ -350,6 +350,8 @@ fn delta_updates_map_aggregates_and_index_like_a_full_rebuild() {
     let mut w4 = a.model().fleet.by_id("w-00004").unwrap().to_wire();
     assert_eq!(w4.config_revision.as_deref(), Some("r41"));
     w4.config_revision = Some("r42".into());
+    // As the hub says it: the revision and the list it was given.
+    w4.in_sync = true;
     delta.push(w4);
     a.update(Msg::Workers {
         page: fixture::page(delta, now, true, 2),
@@ -980,7 +982,7 @@ fn filters_match_state_rank_cause_fields_and_negation() {
     let rows = filter(&mut a, "cause:auth");
     assert_eq!(
         rows.len(),
-        count(&a, &|e| e.view.last_failover.as_ref().is_some_and(|f| f
+        count(&a, &|e| e.view.last_failover().is_some_and(|f| f
             .cause
             .kind
             .as_str()

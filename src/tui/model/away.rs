@@ -36,12 +36,12 @@ pub fn away_now(fleet: &Fleet, log: &FailLog) -> HashMap<String, AwayNow> {
     // The newest failover away from each (worker, agent) in the log.
     let mut newest: HashMap<(&str, &str), (DateTime<Utc>, CauseKind), foldhash::fast::RandomState> =
         HashMap::default();
+    // Each dated as the hub can tell: the earlier of its `at` and the receipt.
     for r in &log.records {
-        let e = newest
-            .entry((&*r.worker, &*r.from))
-            .or_insert((r.at, r.kind));
-        if r.at > e.0 {
-            *e = (r.at, r.kind);
+        let at = r.at.min(r.received_at);
+        let e = newest.entry((&*r.worker, &*r.from)).or_insert((at, r.kind));
+        if at > e.0 {
+            *e = (at, r.kind);
         }
     }
     let mut out: HashMap<String, AwayNow> = HashMap::new();
@@ -56,9 +56,9 @@ pub fn away_now(fleet: &Fleet, log: &FailLog) -> HashMap<String, AwayNow> {
         };
         for agent in above {
             let mut cause = newest.get(&(&*v.worker, &**agent)).copied();
-            if let Some(last) = v.last_failover.as_deref() {
-                if *last.from == **agent && cause.is_none_or(|(at, _)| last.at >= at) {
-                    cause = Some((last.at, last.cause.kind));
+            if let (Some(last), Some(seen)) = (v.last_failover(), v.last_failover_at()) {
+                if *last.from == **agent && cause.is_none_or(|(at, _)| seen >= at) {
+                    cause = Some((seen, last.cause.kind));
                 }
             }
             let kind = cause

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::wire::{Capability, Failover, WorkerState, WorkerView};
+use crate::wire::{Capability, CauseKind, Failover, HeldOff, WorkerState, WorkerView};
 
 /// An interned string.
 pub type Sym = Arc<str>;
@@ -57,8 +57,8 @@ impl Caps {
 }
 
 /// One worker, compact. Field names follow [`WorkerView`]; `state` (the
-/// hub's) and `in_sync` (derived from the fleet's revision) are kept beside
-/// it, on the fleet's entry.
+/// hub's) and `in_sync` (the hub's word, less a revision the fleet has
+/// moved from since) are kept beside it, on the fleet's entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Worker {
     pub worker: Box<str>,
@@ -69,7 +69,10 @@ pub struct Worker {
     pub agents: Arc<[Sym]>,
     pub active_agent: Option<Sym>,
     pub capabilities: Caps,
-    pub last_failover: Option<Box<Failover>>,
+    /// Its last failover, when the hub received it and the rungs held off
+    /// (`None`: none of them said): one box, so a worker that never
+    /// failed over costs no more than before.
+    pub failed: Option<Box<Failed>>,
     /// Rungs below the active one it can still run (`None`: the hub does
     /// not say).
     pub headroom: Option<u32>,
@@ -83,6 +86,26 @@ pub struct Worker {
     /// In the cohort of the staged rollout baking: told its candidate
     /// (docs/hub-api.md, *Rollouts*).
     pub cohort: bool,
+    /// The hub's `in_sync`: it reports the revision and the list it was
+    /// given (docs/hub-api.md, `in_sync`).
+    pub said_in_sync: bool,
+}
+
+/// A worker's `last_failover`, `last_failover_received_at` and `held_off`
+/// as the hub carried them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub last: Option<Failover>,
+    pub received_at: Option<DateTime<Utc>>,
+    pub held_off: Box<[Held]>,
+}
+
+/// One rung the hub holds off (`wire::HeldOff`), its agent shared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub agent: Sym,
+    pub at: DateTime<Utc>,
+    pub kind: CauseKind,
 }
 
 /// A worker's `turn` and `next_turn_agent` as the hub carried them (each
@@ -94,6 +117,31 @@ pub struct Turns {
 }
 
 impl Worker {
+    /// Its last failover as the worker reported it.
+    pub fn last_failover(&self) -> Option<&Failover> {
+        self.failed.as_deref()?.last.as_ref()
+    }
+
+    /// When the hub received the heartbeat that carried its last failover
+    /// (`None`: the hub does not say).
+    pub fn last_failover_received_at(&self) -> Option<DateTime<Utc>> {
+        self.failed.as_deref()?.received_at
+    }
+
+    /// When its last failover happened as far as the hub can tell: the
+    /// earlier of its `at` and the hub's receipt (as
+    /// [`WorkerView::last_failover_at`]). Orders and ages use this.
+    pub fn last_failover_at(&self) -> Option<DateTime<Utc>> {
+        let f = self.last_failover()?;
+        let got = self.last_failover_received_at().unwrap_or(self.received_at);
+        Some(f.at.min(got))
+    }
+
+    /// The rungs the hub holds off (empty: none, or a hub that does not say).
+    pub fn held_off(&self) -> &[Held] {
+        self.failed.as_deref().map_or(&[], |f| &f.held_off)
+    }
+
     /// Healthy-or-not aside, on a rung with nothing left below it: the
     /// next failure leaves it with no route (as
     /// [`WorkerView::one_failure_from_no_route`], less the state, which
@@ -138,9 +186,17 @@ impl Worker {
                 .iter()
                 .map(|(a, c)| (a.to_string(), *c))
                 .collect(),
-            last_failover: self.last_failover.as_deref().cloned(),
-            last_failover_received_at: None,
-            held_off: Vec::new(),
+            last_failover: self.last_failover().cloned(),
+            last_failover_received_at: self.last_failover_received_at(),
+            held_off: self
+                .held_off()
+                .iter()
+                .map(|h| HeldOff {
+                    agent: h.agent.to_string(),
+                    at: h.at,
+                    kind: h.kind,
+                })
+                .collect(),
             headroom: self.headroom,
             clock_skew_s: self.clock_skew_s,
             pool: self.pool.as_deref().map(str::to_string),
@@ -243,7 +299,7 @@ impl Interner {
             agents,
             active_agent: v.active_agent.as_deref().map(|a| self.sym(a)),
             capabilities: caps,
-            last_failover: v.last_failover.map(Box::new),
+            failed: self.failed(v.last_failover, v.last_failover_received_at, v.held_off),
             headroom: v.headroom,
             clock_skew_s: v.clock_skew_s,
             pool: v.pool.as_deref().map(|p| self.sym(p)),
@@ -255,6 +311,72 @@ impl Interner {
                 })
             }),
             cohort: v.cohort,
+            said_in_sync: v.in_sync,
         }
+    }
+
+    fn failed(
+        &mut self,
+        last: Option<Failover>,
+        received_at: Option<DateTime<Utc>>,
+        held_off: Vec<HeldOff>,
+    ) -> Option<Box<Failed>> {
+        if last.is_none() && received_at.is_none() && held_off.is_empty() {
+            return None;
+        }
+        let held_off = held_off
+            .into_iter()
+            .map(|h| Held {
+                agent: self.sym(&h.agent),
+                at: h.at,
+                kind: h.kind,
+            })
+            .collect();
+        Some(Box::new(Failed {
+            last,
+            received_at,
+            held_off,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::fixture::{self, t0};
+    use crate::wire::CauseKind;
+
+    /// The hub's receipt of the last failover and the rungs it holds off
+    /// come back as the hub sent them, and the record is no larger than
+    /// before they were kept (one box with the last failover).
+    #[test]
+    fn the_compact_worker_keeps_the_receipt_and_the_held_off_rungs() {
+        let mut v = fixture::worker(0, t0());
+        assert!(v.last_failover.is_some());
+        v.last_failover_received_at = Some(t0() - chrono::TimeDelta::minutes(10));
+        v.held_off = vec![HeldOff {
+            agent: "opencode".into(),
+            at: t0() - chrono::TimeDelta::minutes(2),
+            kind: CauseKind::RateLimited,
+        }];
+        let mut i = Interner::default();
+        let w = i.worker(v.clone());
+        assert_eq!(w.to_wire(v.state, v.in_sync), v);
+        assert_eq!(w.last_failover_at(), v.last_failover_at());
+        // Only held off, no failover: still kept.
+        let mut bare = fixture::worker(1, t0());
+        bare.last_failover = None;
+        bare.held_off = v.held_off.clone();
+        let w = i.worker(bare.clone());
+        assert_eq!(w.to_wire(bare.state, bare.in_sync), bare);
+        // Nothing of it: nothing boxed.
+        bare.held_off.clear();
+        assert!(i.worker(bare).failed.is_none());
+        // 8 bytes of box where the last failover's was: 200 as before.
+        assert!(
+            std::mem::size_of::<Worker>() <= 200,
+            "{}",
+            std::mem::size_of::<Worker>()
+        );
     }
 }

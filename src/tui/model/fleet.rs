@@ -26,8 +26,11 @@ pub struct Entry {
     /// TUI never re-judges it on its own clock, so a hub it cannot reach
     /// does not turn into a fleet gone stale.
     pub state: WorkerState,
-    /// On the revision it was told: the fleet's current one, or, for a
-    /// cohort worker while a staged rollout bakes, its candidate.
+    /// The hub's `in_sync` (the revision and the list it was given), as
+    /// long as it reports the revision it is told now: the fleet's current
+    /// one, or, for a cohort worker while a staged rollout bakes, its
+    /// candidate (a new revision puts it out of sync before the hub's
+    /// `sync` event says so).
     pub in_sync: bool,
     /// Lower-cased, scrubbed text the filter matches: worker, host, agents, cause.
     hay: Box<str>,
@@ -101,12 +104,22 @@ impl Entry {
     }
 }
 
-/// It reports the revision it was told: `revision`, or `candidate` (the
-/// staged rollout's, while it bakes) when the hub says it is in the
-/// cohort. A cohort worker on the candidate is not behind.
+/// In sync as the hub says (its revision and its list: one on the
+/// current revision with another list is not), and on the revision it is
+/// told now: `revision`, or `candidate` (the staged rollout's, while it
+/// bakes) when the hub says it is in the cohort. A cohort worker on the
+/// candidate is not behind.
 fn told(v: &Worker, revision: &str, candidate: Option<&str>) -> bool {
     let reports = v.config_revision.as_deref();
-    reports == Some(revision) || (v.cohort && candidate.is_some() && reports == candidate)
+    v.said_in_sync
+        && (reports == Some(revision) || (v.cohort && candidate.is_some() && reports == candidate))
+}
+
+/// On the fleet's revision, out of the cohort, and yet out of sync: it
+/// reports another list than it was given (`SYNC` `list`, as `get
+/// workers`).
+pub fn other_list(e: &Entry, revision: &str) -> bool {
+    !e.in_sync && !e.view.cohort && e.view.config_revision.as_deref() == Some(revision)
 }
 
 /// Fields a Workers filter can name (`state:lost`, `agent:pi`, ...): the
@@ -139,7 +152,7 @@ fn row_of<'a>(v: &'a Worker, state: WorkerState, detail: Option<&'a str>) -> Wor
         active_agent: v.active_agent.as_deref(),
         rank: crate::query::rank_in(v.agents.iter(), v.active_agent.as_deref()),
         config_revision: v.config_revision.as_deref(),
-        last_failover: v.last_failover.as_ref().map(|f| FailoverRow {
+        last_failover: v.last_failover().map(|f| FailoverRow {
             from: &f.from,
             to: f.to.as_deref(),
             kind: f.cause.kind.as_str(),
@@ -150,8 +163,7 @@ fn row_of<'a>(v: &'a Worker, state: WorkerState, detail: Option<&'a str>) -> Wor
 
 fn haystack(v: &Worker) -> Box<str> {
     let detail = v
-        .last_failover
-        .as_ref()
+        .last_failover()
         .and_then(|f| f.cause.detail.as_deref())
         .map(scrub);
     let mut s = String::with_capacity(v.worker.len() + v.host.len() + 48);
@@ -461,5 +473,38 @@ impl Fleet {
         for w in workers {
             self.upsert(w);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::fixture::{self, REVISION, t0};
+
+    /// Worker 1 reports the fleet's revision and another list: the hub
+    /// says it is not in sync, and so does the fleet, counted and named.
+    #[test]
+    fn a_worker_on_the_revision_with_another_list_is_out_of_sync() {
+        let mut f = Fleet::default();
+        f.set_revision(REVISION);
+        let same = fixture::worker(0, t0());
+        let mut other = fixture::worker(1, t0());
+        other.agents = vec!["cursor".into(), "claude".into()];
+        other.in_sync = false;
+        assert_eq!(other.config_revision.as_deref(), Some(REVISION));
+        f.upsert(same);
+        let slot = f.upsert(other);
+        assert_eq!(f.agg.out_of_sync, 1, "{:?}", f.agg);
+        let e = f.get(slot).expect("held");
+        assert!(!e.in_sync);
+        assert!(other_list(e, REVISION));
+        assert!(!e.to_wire().in_sync, "given back as the hub said it");
+        let same = f.by_id("w-00000").expect("held");
+        assert!(same.in_sync && !other_list(same, REVISION));
+        // A new revision puts the one in sync out of it before the hub's
+        // `sync` event; neither is "another list" on it.
+        f.set_revision("r43");
+        assert_eq!(f.agg.out_of_sync, 2);
+        assert!(f.iter().all(|(_, e)| !other_list(e, "r43")));
     }
 }

@@ -16,6 +16,8 @@ use crate::tui::model::fleet::Entry;
 use crate::tui::pane::{Cx, Detail, Pane};
 use crate::tui::ui::fmt;
 use crate::tui::ui::{cell_style, diff_line, fit, hub};
+use chrono::{DateTime, Utc};
+
 use crate::wire::{Failover, HistoryEntry, MAX_AGENTS, Preflight};
 
 /// The detail open over the pane (`Enter`), or its target as the hub's
@@ -190,20 +192,40 @@ pub fn why_head(e: &Entry) -> String {
 
 /// Every rung above the one the worker stands on (all of them with no
 /// route) and what holds it off, from the failovers the TUI holds for it
-/// (the log and its last failover) and its recoveries: see
-/// [`crate::text::held_off`].
+/// (the log and its last failover) and its recoveries, as `get worker`
+/// says it: each failover dated as the hub can tell (the earlier of its
+/// `at` and the hub's receipt), and one the hub received long after its
+/// time (the demo's back-filled hour) claims no more than the records
+/// show (`since at least …`): see [`crate::text::held_off_watched`].
 pub fn why_rungs(cx: &Cx, e: &Entry) -> Vec<crate::text::RungWhy> {
     let v = &e.view;
-    let held: Vec<Failover> = cx
+    let mut late = std::collections::HashSet::new();
+    // Late only by a receipt the hub says (a hub that does not say bounds
+    // the time by the view's, and proves nothing late).
+    let mut seen = |f: Failover, received: DateTime<Utc>, said: bool| {
+        if said && crate::wire::received_late(f.at, received) {
+            late.insert(f.id.clone());
+        }
+        Failover {
+            at: f.at.min(received),
+            ..f
+        }
+    };
+    let mut held: Vec<Failover> = cx
         .model
         .log
         .of_worker(&v.worker)
-        .map(|r| r.failover())
+        .map(|r| seen(r.failover(), r.received_at, true))
         .collect();
-    let mut failovers: Vec<&Failover> = held.iter().collect();
-    if let Some(last) = v.last_failover.as_deref() {
-        failovers.push(last);
+    if let Some(last) = v.last_failover() {
+        let received = v.last_failover_received_at();
+        held.push(seen(
+            last.clone(),
+            received.unwrap_or(v.received_at),
+            received.is_some(),
+        ));
     }
+    let failovers: Vec<&Failover> = held.iter().collect();
     // Its recoveries: a hold-off that came back after one began afresh.
     let back: Vec<crate::wire::RecoveryRecord> = cx
         .model
@@ -214,13 +236,14 @@ pub fn why_rungs(cx: &Cx, e: &Entry) -> Vec<crate::text::RungWhy> {
         .map(|r| r.record())
         .collect();
     let back: Vec<&crate::wire::RecoveryRecord> = back.iter().collect();
-    crate::text::held_off(
+    crate::text::held_off_watched(
         cx.now,
         &v.agents,
         v.active_agent.as_deref(),
         |a| v.capabilities.get(a).copied(),
         &failovers,
         &back,
+        |f| late.contains(&f.id),
     )
 }
 
@@ -349,15 +372,28 @@ fn worker_head(cx: &Cx, e: &Entry) -> Vec<Line<'static>> {
             format!(
                 "{} ({})",
                 hub(v.config_revision.as_deref().unwrap_or("-")),
-                if e.in_sync {
-                    "in sync".to_string()
-                } else {
-                    format!("fleet is on {}", hub(&cx.model.fleet.revision))
-                }
+                revision_note(cx, e)
             ),
         ),
         kv(cx, "its list", hub(&fmt::list(&v.agents)).into_owned()),
     ]
+}
+
+/// Beside its revision: `in sync`; `out of sync: on the fleet's revision
+/// with another list: cursor, claude` (what it reports, as `get worker`
+/// says it); `fleet is on 4c2e…`.
+fn revision_note(cx: &Cx, e: &Entry) -> String {
+    let fleet = &cx.model.fleet.revision;
+    if e.in_sync {
+        "in sync".to_string()
+    } else if crate::tui::model::fleet::other_list(e, fleet) {
+        format!(
+            "out of sync: on the fleet's revision with another list: {}",
+            hub(&e.view.agents.join(", "))
+        )
+    } else {
+        format!("fleet is on {}", hub(fleet))
+    }
 }
 
 /// The lines only some workers have: its pool, a skewed clock, its
@@ -374,24 +410,17 @@ fn worker_notes(cx: &Cx, e: &Entry, out: &mut Vec<Line<'static>>) {
             Span::styled(c, cell_style(cx.theme, cx.stale, t.warn())),
         ]));
     }
-    if let (Some(h), Some(_)) = (v.headroom, &v.active_agent) {
-        let (text, style) = if h == 0 {
-            (
-                "0: one failure from no route (nothing below its rung it can run)".to_string(),
-                t.warn(),
-            )
+    // The words of `get worker`'s HEADROOM: which rungs are held off by a
+    // recent failover, which it cannot run.
+    if let Some(text) = crate::text::headroom_text(cx.now, &e.to_wire()) {
+        let style = if v.headroom == Some(0) {
+            t.warn()
         } else {
-            (
-                format!(
-                    "{h}: {h} rung{} below its own it can still run",
-                    if h == 1 { "" } else { "s" }
-                ),
-                Style::new(),
-            )
+            Style::new()
         };
         out.push(Line::from(vec![
             label(cx, "headroom"),
-            Span::styled(text, cell_style(cx.theme, cx.stale, style)),
+            Span::styled(hub(&text).into_owned(), cell_style(cx.theme, cx.stale, style)),
         ]));
     }
     if let Some(r) = cx.model.back_on(&v.worker) {
@@ -512,7 +541,7 @@ fn recent_failover_lines(
     out.push(Line::styled("recent failovers", t.title()));
     let mut any = false;
     let mut shown = std::collections::HashSet::new();
-    let mut line = |f: &Failover| {
+    let mut line = |f: &Failover, seen: DateTime<Utc>| {
         if !shown.insert(f.id.clone()) {
             return;
         }
@@ -522,35 +551,37 @@ fn recent_failover_lines(
                 format!(
                     "{} {}",
                     if t.ascii { ">" } else { "▶" },
-                    failover_line(cx, f)
+                    failover_line(cx, f, seen)
                 ),
                 t.selected(),
             ));
         } else {
-            out.push(Line::raw(format!("  {}", failover_line(cx, f))));
+            out.push(Line::raw(format!("  {}", failover_line(cx, f, seen))));
         }
     };
     let mut newest = cx.model.log.of_worker(&v.worker);
     for r in newest.by_ref().take(10) {
-        line(&r.failover());
+        line(&r.failover(), r.at.min(r.received_at));
     }
     if let Some(h) = highlight {
         if let Some(r) = newest.find(|r| &*r.id == h) {
-            line(&r.failover());
+            line(&r.failover(), r.at.min(r.received_at));
         }
     }
-    if let Some(f) = &v.last_failover {
-        line(f);
+    if let (Some(f), Some(seen)) = (v.last_failover(), v.last_failover_at()) {
+        line(f, seen);
     }
     if !any {
         out.push(Line::styled("  none", t.muted()));
     }
 }
 
-fn failover_line(cx: &Cx, f: &Failover) -> String {
+/// One failover of the detail, aged from `seen` (the earlier of its `at`
+/// and the hub's receipt; the failover's own detail shows both).
+fn failover_line(cx: &Cx, f: &Failover, seen: DateTime<Utc>) -> String {
     let mut s = format!(
         "{:>4} {}{}{} {}",
-        fmt::age_at(cx.now, f.at),
+        fmt::age_at(cx.now, seen),
         hub(&f.from),
         cx.theme.arrow(),
         f.to.as_deref().map(hub).unwrap_or("(none)".into()),

@@ -70,9 +70,12 @@ impl WorkerSort {
     }
 }
 
+/// Newest failover first, each dated as the hub can tell (the earlier of
+/// its `at` and the hub's receipt): a worker's clock ahead does not keep
+/// it first.
 fn failover_desc(a: &Entry, b: &Entry) -> Ordering {
-    let fa = a.view.last_failover.as_ref().map(|f| f.at);
-    let fb = b.view.last_failover.as_ref().map(|f| f.at);
+    let fa = a.view.last_failover_at();
+    let fb = b.view.last_failover_at();
     // Some(newer) < Some(older) < None
     match (fa, fb) {
         (Some(x), Some(y)) => y.cmp(&x),
@@ -126,7 +129,7 @@ fn prefix(s: &str, from: usize) -> u64 {
 
 pub fn sort_key(sort: WorkerSort, e: &Entry) -> SortKey {
     let id = &e.view.worker;
-    let fo = crate::query::failover_key(e.view.last_failover.as_ref().map(|f| f.at));
+    let fo = crate::query::failover_key(e.view.last_failover_at());
     match sort {
         WorkerSort::Urgency => SortKey(e.urgency() as u64, fo, prefix(id, 0), prefix(id, 8)),
         WorkerSort::Worker => SortKey(prefix(id, 0), prefix(id, 8), prefix(id, 16), prefix(id, 24)),
@@ -670,8 +673,9 @@ pub const COLS: [Col; 7] = [
     fill("LAST FAILOVER", 16, 0),
 ];
 
-/// `opencode→claude rate_limited 429 3m`
-pub fn failover_text(cx: &Cx, f: &Failover) -> String {
+/// `opencode→claude rate_limited 429 3m`, aged from `seen` (the earlier
+/// of its `at` and the hub's receipt).
+pub fn failover_text(cx: &Cx, f: &Failover, seen: chrono::DateTime<chrono::Utc>) -> String {
     let t = cx.theme;
     let to = f.to.as_deref().map(hub).unwrap_or("(none)".into());
     let mut s = format!("{}{}{} {}", hub(&f.from), t.arrow(), to, f.cause.kind);
@@ -679,7 +683,7 @@ pub fn failover_text(cx: &Cx, f: &Failover) -> String {
         s.push_str(&format!(" {st}"));
     }
     s.push(' ');
-    s.push_str(&fmt::age_at(cx.now, f.at));
+    s.push_str(&fmt::age_at(cx.now, seen));
     s
 }
 
@@ -698,15 +702,18 @@ pub fn cells(cx: &Cx, e: &Entry) -> Vec<Span<'static>> {
     };
     let sync = if e.in_sync {
         Span::raw(t.yes())
+    } else if crate::tui::model::fleet::other_list(e, &cx.model.fleet.revision) {
+        // On the fleet's revision with another list (`get workers`' `list`).
+        Span::styled("list", cell_style(cx.theme, cx.stale, t.warn()))
     } else {
         Span::styled(
             hub(v.config_revision.as_deref().unwrap_or("-")).into_owned(),
             cell_style(cx.theme, cx.stale, t.warn()),
         )
     };
-    let last = match &v.last_failover {
-        Some(f) => Span::raw(failover_text(cx, f)),
-        None => Span::styled("-", t.muted()),
+    let last = match (v.last_failover(), v.last_failover_at()) {
+        (Some(f), Some(seen)) => Span::raw(failover_text(cx, f, seen)),
+        _ => Span::styled("-", t.muted()),
     };
     // A healthy worker with no route is never called healthy: its
     // heartbeat is fine, its route is not (the fleet line and the detail
