@@ -602,9 +602,95 @@ fn new_families(r: &mut Rng, v: &mut Vec<Entry>) {
         example_like_bodies,
         glued_names,
         last_forms,
+        escaped_separators,
+        open_shapes,
     ] {
         part(r, v);
     }
+}
+
+/// Issue 31, still open after the audit: a known key whose separators
+/// are escaped (JSON `\u002d`, HTML `&#45;` / `&#x2d;`, C `\x2d`,
+/// percent `%2D`).
+fn escaped_separators(r: &mut Rng, v: &mut Vec<Entry>) {
+    for (family, dash) in [
+        ("anthropic key, JSON unicode escapes", "\\u002d"),
+        ("anthropic key, HTML decimal references", "&#45;"),
+        ("anthropic key, HTML hex references", "&#x2d;"),
+        ("anthropic key, C hex escapes", "\\x2d"),
+        ("anthropic key, percent-encoded", "%2D"),
+    ] {
+        let body = r.b62(60);
+        v.push(e(
+            family,
+            format!("claude: key sk{dash}ant{dash}api03{dash}{body} rejected"),
+            body,
+        ));
+    }
+    let body = r.b62(36);
+    v.push(e(
+        "github token, HTML reference for its underscore",
+        format!("git: ghp&#95;{body} expired"),
+        body,
+    ));
+}
+
+/// Issue 31's open shapes: Facebook tokens of every `EAA` letter, lower
+/// case `basic`, base64 of `x:ghp_…`, a key split by dots, a Secrets
+/// Manager ARN's account, JSON-escaped URL slashes, a budget's spend.
+fn open_shapes(r: &mut Rng, v: &mut Vec<Entry>) {
+    for letter in ["G", "B"] {
+        let body = r.b62(120);
+        v.push(e(
+            "facebook access token, another EAA letter",
+            format!("graph api: EAA{letter}{body} expired"),
+            body,
+        ));
+    }
+    let cred = b64(format!("deploy:{}", r.b62(16)).as_bytes());
+    v.push(e(
+        "lower-case basic credentials",
+        format!("registry: authorization: basic {cred} refused (401)"),
+        cred,
+    ));
+    let cred = b64(format!("x:ghp_{}", r.b62(36)).as_bytes());
+    v.push(e(
+        "base64 of x:ghp_ in a header",
+        format!("git: http.extraheader AUTHORIZATION: basic {cred} -> 403"),
+        cred.clone(),
+    ));
+    let cred = b64(format!("x-access-token:ghs_{}", r.b62(36)).as_bytes());
+    v.push(e(
+        "bare base64 of a user and a github token",
+        format!("checkout: sent {cred} and got 403"),
+        cred,
+    ));
+    let key = [r.b62(16), r.b62(16), r.b62(16), r.b62(16)].join(".");
+    v.push(e(
+        "key split into four dotted runs",
+        format!("upstream: session {key} refused"),
+        key,
+    ));
+    let acct = r.pick(DIGITS, 12);
+    v.push(e(
+        "secrets manager arn",
+        format!(
+            "aws: AccessDenied on arn:aws:secretsmanager:eu-west-1:{acct}:secret:fleet/db-Ab3dEf"
+        ),
+        acct,
+    ));
+    let pw = r.b62(16);
+    v.push(e(
+        "url password behind json-escaped slashes",
+        format!("cache: {{\"url\":\"redis:\\/\\/app:{pw}@cache.internal:6379\"}} refused"),
+        pw,
+    ));
+    let amount = format!("{}.{}", r.pick(DIGITS, 4), r.pick(DIGITS, 2));
+    v.push(e(
+        "budget spend figure",
+        format!("budget alert: ${amount} spent"),
+        amount,
+    ));
 }
 
 /// Issue 31's last forms: HTTPie's `--auth` in its other spellings, an AWS

@@ -15,6 +15,8 @@ use super::keys::{self, Mode};
 
 mod cmdline;
 mod kube;
+mod shapes;
+mod special;
 use super::{Finding, Kind, PLACEHOLDER_PREFIX};
 
 /// What a trigger word asks to be checked.
@@ -53,6 +55,9 @@ enum Trig {
     /// `secret`, as in `kind: Secret`: the values under the manifest's
     /// `data:` and `stringData:` (see [`kube`]).
     Kube,
+    /// The base64 of `:gh…_` or `:gl…-` at any of its three alignments: a
+    /// base64 word that decodes to `user:<token>` (see [`shapes`]).
+    B64Cred,
 }
 
 /// Token shapes with no prefix of their own at their start.
@@ -282,6 +287,24 @@ const TRIGGERS: &[(&str, Trig)] = &[
     ("ebird", Trig::Word),
     ("sonar", Trig::Word),
     ("sumo", Trig::Word),
+    // `budget alert: $12.40 spent`: what an account spent or may spend.
+    ("spent", Trig::Money),
+    ("spend", Trig::Money),
+    ("budget", Trig::Money),
+    // `:gh` / `:gl` in base64 at offset 0 (`Omdo`, `Omds`), the next
+    // group at offset 1 (`hp_`, `ho_`, `hs_`, `hu_`, `hr_`, `ith`, `lpa`),
+    // and `gh`/`gi`/`gl` at offset 2.
+    ("omd", Trig::B64Cred),
+    ("z2h", Trig::B64Cred),
+    ("z2l", Trig::B64Cred),
+    ("z2x", Trig::B64Cred),
+    ("ahb", Trig::B64Cred),
+    ("ag9", Trig::B64Cred),
+    ("ahn", Trig::B64Cred),
+    ("ahv", Trig::B64Cred),
+    ("ahj", Trig::B64Cred),
+    ("axr", Trig::B64Cred),
+    ("bhb", Trig::B64Cred),
 ];
 
 static TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -415,16 +438,83 @@ struct Scanner<'a> {
     /// from an earlier `curl`: its words were read then (reading every
     /// `curl` of `curl -u a:curl -u a:…` to its line's end was quadratic).
     curl_done: usize,
+    /// A base64 credential trigger before this offset lies in a word
+    /// already decoded.
+    b64_done: usize,
+    /// The `@` triggers' word, read once however many `@` it holds.
+    at_word: AtWord,
+    /// `:secret:<name>` of each Secrets Manager ARN: a name, kept.
+    arn_secret_names: Vec<Range<usize>>,
+}
+
+/// What ends the word of an scp-style remote (`user:pw@host:repo`).
+fn scp_stop(c: u8) -> bool {
+    c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'=' | b'(' | b'<')
+}
+
+/// The word an `@` sits in, read forward once, not back from every `@`
+/// (which made `a@a@…` cost 256 bytes an `@`): where it starts when
+/// whitespace ends it and when an scp stop does ([`scp_stop`]), its first
+/// `://` in each, its first `:` and whether an `@` follows that `:`.
+#[derive(Default)]
+struct AtWord {
+    /// The bytes before this were read.
+    to: usize,
+    ws_start: usize,
+    ws_scheme: Option<usize>,
+    stop_start: usize,
+    stop_colon: Option<usize>,
+    stop_scheme: Option<usize>,
+    stop_at_after_colon: bool,
+}
+
+impl AtWord {
+    /// Read up to `at` (exclusive); `at` never goes back.
+    fn read_to(&mut self, b: &[u8], at: usize) {
+        for k in self.to..at {
+            let c = b[k];
+            let scheme = c == b':' && b[k..].starts_with(b"://");
+            if c.is_ascii_whitespace() {
+                self.ws_start = k + 1;
+                self.ws_scheme = None;
+            } else if scheme && self.ws_scheme.is_none() {
+                self.ws_scheme = Some(k);
+            }
+            if scp_stop(c) {
+                self.stop_start = k + 1;
+                self.stop_colon = None;
+                self.stop_scheme = None;
+                self.stop_at_after_colon = false;
+                continue;
+            }
+            if scheme && self.stop_scheme.is_none() {
+                self.stop_scheme = Some(k);
+            }
+            if c == b':' && self.stop_colon.is_none() {
+                self.stop_colon = Some(k);
+            }
+            if c == b'@' && self.stop_colon.is_some() {
+                self.stop_at_after_colon = true;
+            }
+        }
+        self.to = self.to.max(at);
+    }
 }
 
 pub(super) fn scan(text: &str) -> Vec<Finding> {
+    let mut dotted = Vec::new();
+    shapes::dotted_keys(text.as_bytes(), &mut dotted);
     if !has_trigger(text) {
-        return Vec::new();
+        return if dotted.is_empty() {
+            Vec::new()
+        } else {
+            merge(text, dotted)
+        };
     }
     let ac = &*TRIGGER_AC;
     let mut s = Scanner {
         b: text.as_bytes(),
-        spans: Vec::new(),
+        spans: dotted,
         hard: Vec::new(),
         fam_done: [0; FAMS],
         ident_done: 0,
@@ -434,6 +524,9 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
         kube_done: 0,
         authority: 0..0,
         curl_done: 0,
+        b64_done: 0,
+        at_word: AtWord::default(),
+        arn_secret_names: Vec::new(),
     };
     // Phase 1: secrets recognised by their own shape. Phase-2 triggers are
     // kept on the stack for later (the automaton runs again only if there
@@ -455,6 +548,7 @@ pub(super) fn scan(text: &str) -> Vec<Finding> {
             Trig::Special(sp) => s.special(sp, ms, me),
             Trig::Kube => s.kube(ms, me),
             Trig::CmdPass => s.command_password(ms, me),
+            Trig::B64Cred => s.b64_credential(ms),
             t @ (Trig::Url | Trig::Word | Trig::Curl | Trig::DashA) => {
                 if n_later < later.len() {
                     later[n_later] = (ms, me, t);
@@ -1329,8 +1423,13 @@ const STRIPE: &[&[u8]] = &[
 const BEDROCK: &[&[u8]] = &[b"bedrock-api-key-"];
 /// Fly.io macaroon tokens (`FlyV1 fm2_…`).
 const FLY: &[&[u8]] = &[b"fm2_", b"fm1a_", b"fm1r_"];
-/// Facebook page and user access tokens.
-const FACEBOOK: &[&[u8]] = &[b"EAAM", b"EAAC"];
+/// `EAA` and an upper-case letter: Facebook's user, page and app tokens
+/// (`EAAG…`, `EAAB…`, `EAAC…`, `EAAM…`, …).
+const FACEBOOK: &[&[u8]] = &[
+    b"EAAA", b"EAAB", b"EAAC", b"EAAD", b"EAAE", b"EAAF", b"EAAG", b"EAAH", b"EAAI", b"EAAJ",
+    b"EAAK", b"EAAL", b"EAAM", b"EAAN", b"EAAO", b"EAAP", b"EAAQ", b"EAAR", b"EAAS", b"EAAT",
+    b"EAAU", b"EAAV", b"EAAW", b"EAAX", b"EAAY", b"EAAZ",
+];
 /// Provider account, user and project ids (Stripe `acct_`, OpenAI
 /// `user-` and `proj_`).
 const IDS: &[&[u8]] = &[b"acct_", b"proj_", b"user-"];
@@ -1994,7 +2093,8 @@ impl Scanner<'_> {
             GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
         );
         let b = self.b;
-        if (ms > 0 && is_alnum(b[ms - 1])) || &b[ms..me] != b"Basic" {
+        // Any case: `basic`, `BASIC` (GitHub's `AUTHORIZATION: basic …`).
+        if ms > 0 && is_alnum(b[ms - 1]) {
             return;
         }
         let j = scan_while(b, me, is_space);
@@ -2011,170 +2111,6 @@ impl Scanner<'_> {
         };
         if plain.contains(&b':') && plain.iter().all(|&c| (0x20..0x7f).contains(&c)) {
             self.emit_value(j, k, Kind::Authorization);
-        }
-    }
-
-    /// The token shapes of [`Special`], each at its trigger.
-    fn special(&mut self, sp: Special, ms: usize, me: usize) {
-        let b = self.b;
-        let word_end = |k: usize| b.get(k).is_none_or(|&c| !is_alnum(c));
-        let word_start = |k: usize| k == 0 || !is_alnum(b[k - 1]);
-        match sp {
-            // `123456789:AA…` (35 characters after the colon), alone or in
-            // `api.telegram.org/bot<token>/`.
-            Special::Telegram => {
-                let mut s = ms;
-                while s > 0 && ms - s <= 16 && b[s - 1].is_ascii_digit() {
-                    s -= 1;
-                }
-                let bot = s >= 3 && b[s - 3..s].eq_ignore_ascii_case(b"bot");
-                if ms - s < 5 || ms - s > 16 || !(word_start(s) || bot) || &b[ms..me] != b":AA" {
-                    return;
-                }
-                let end = scan_while(b, ms + 1, is_tok);
-                // 35 characters; a detail cut at its bound, or a token with
-                // a character glued on, is still one.
-                if (30..=36).contains(&(end - (ms + 1))) && classes(&b[ms + 1..end]) >= 2 {
-                    self.emit(s, end, Kind::Token, PRIO_TOKEN);
-                }
-            }
-            // An Azure OpenAI key is 32 hex characters; near the
-            // resource's endpoint (`https://<name>.openai.azure.com`) a
-            // word of exactly that is the key.
-            Special::AzureOpenai => {
-                let lo = ms.saturating_sub(256);
-                let hi = b.len().min(ms + 256);
-                let mut k = lo;
-                while k < hi {
-                    if !b[k].is_ascii_hexdigit() || (k > 0 && is_tok(b[k - 1])) {
-                        k += 1;
-                        continue;
-                    }
-                    let e = scan_while(&b[..hi], k, |c| c.is_ascii_hexdigit());
-                    let run = &b[k..e];
-                    if e - k == 32
-                        && !b.get(e).is_some_and(|&c| is_tok(c))
-                        && classes(run) >= 2
-                        && !is_blank(run)
-                    {
-                        self.emit(k, e, Kind::ApiKey, PRIO_TOKEN);
-                    }
-                    k = e.max(k + 1);
-                }
-            }
-            // `1308742762612587|rhoK1cbv0DOU_RTX_87O4MkX7AI`: the secret
-            // after the app id.
-            Special::FacebookPair => {
-                let bar = ms;
-                let mut s = bar;
-                while s > 0 && bar - s <= 16 && b[s - 1].is_ascii_digit() {
-                    s -= 1;
-                }
-                if !(15..=16).contains(&(bar - s)) || !word_start(s) {
-                    return;
-                }
-                let end = scan_while(b, bar + 1, is_tok);
-                let secret = &b[bar + 1..end];
-                if (27..=40).contains(&secret.len())
-                    && word_end(end)
-                    && classes(secret) >= 2
-                    && !is_filler(secret)
-                {
-                    self.emit(bar + 1, end, Kind::Secret, PRIO_TOKEN);
-                }
-            }
-            // `A3-` then groups of upper-case letters and digits:
-            // 6-11-5-5-5 or 6-6-5-5-5-5.
-            Special::OnePassword => {
-                if &b[ms..me] != b"A3-" || !word_start(ms) {
-                    return;
-                }
-                let end = scan_while(b, me, |c| {
-                    c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'-'
-                });
-                let mut groups = [0usize; 8];
-                let mut n = 0;
-                for g in b[me..end].split(|&c| c == b'-') {
-                    if n == groups.len() {
-                        return;
-                    }
-                    groups[n] = g.len();
-                    n += 1;
-                }
-                let shape = &groups[..n];
-                let body = &b[me..end];
-                if (shape == [6, 11, 5, 5, 5] || shape == [6, 6, 5, 5, 5, 5])
-                    && word_end(end)
-                    && !is_blank(body)
-                {
-                    self.emit(ms, end, Kind::Token, PRIO_TOKEN);
-                }
-            }
-            // `b5b9f8e50c640da28993e8b6a48e3e53-us18`.
-            Special::Mailchimp => {
-                if ms < 32 || &b[ms..me] != b"-us" {
-                    return;
-                }
-                let s = ms - 32;
-                let e = scan_while(&b[..b.len().min(me + 3)], me, |c| c.is_ascii_digit());
-                if b[s..ms].iter().all(u8::is_ascii_hexdigit)
-                    && word_start(s)
-                    && (1..=2).contains(&(e - me))
-                    && word_end(e)
-                    && classes(&b[s..ms]) >= 2
-                {
-                    self.emit(s, e, Kind::ApiKey, PRIO_TOKEN);
-                }
-            }
-            // `4b1d` and 38 alphanumerics; a hex hash that starts with
-            // `4b1d` has no upper case.
-            Special::ClickHouse => {
-                if &b[ms..me] != b"4b1d" || !word_start(ms) {
-                    return;
-                }
-                let end = scan_while(b, me, is_alnum);
-                let body = &b[me..end];
-                if body.len() == 38
-                    && body.iter().any(u8::is_ascii_uppercase)
-                    && body.iter().any(u8::is_ascii_lowercase)
-                    && !is_blank(body)
-                {
-                    self.emit(ms, end, Kind::Token, PRIO_TOKEN);
-                }
-            }
-            // `https://discord.com/api/webhooks/<id>/<token>`: the id and
-            // the token (the host and the path's start stay).
-            Special::DiscordHook => {
-                if !discord_host_before(&b[..ms]) {
-                    return;
-                }
-                let end = escaped_path_end(b, me);
-                if end - me >= 20 && classes(&b[me..end]) >= 2 {
-                    self.emit(me, end, Kind::Token, PRIO_TOKEN);
-                }
-            }
-            Special::SlackHookEscaped => {
-                let hs = ms.saturating_sub(6);
-                if !b[hs..ms].eq_ignore_ascii_case(b"hooks.") {
-                    return;
-                }
-                let rest = &b[me..];
-                const HOOK_KINDS: [&[u8]; 3] = [b"services", b"workflows", b"triggers"];
-                let Some(kind) = HOOK_KINDS
-                    .iter()
-                    .find(|k| rest.len() > k.len() + 2 && rest[..k.len()].eq_ignore_ascii_case(k))
-                else {
-                    return;
-                };
-                let from = me + kind.len();
-                if !b[from..].starts_with(b"\\/") {
-                    return;
-                }
-                let end = escaped_path_end(b, from + 2);
-                if end - (from + 2) >= 20 && classes(&b[from + 2..end]) >= 2 {
-                    self.emit(hs, end, Kind::SlackToken, PRIO_TOKEN);
-                }
-            }
         }
     }
 
@@ -2234,6 +2170,10 @@ impl Scanner<'_> {
     }
 
     /// `arn:<partition>:<service>:<region>:<account>:…`: the account field.
+    /// An ARN naming a Secrets Manager secret (`…:secret:prod/db-Ab3dEf`)
+    /// keeps the secret's name: it says where a secret is, as an
+    /// environment variable's name does, and is not one (a key-value rule
+    /// would take `secret:<name>` for a secret's value).
     fn arn(&mut self, ms: usize) {
         let b = self.b;
         if (ms > 0 && is_alnum(b[ms - 1])) || !b[ms..].starts_with(b"arn:") {
@@ -2241,16 +2181,31 @@ impl Scanner<'_> {
         }
         let field = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-';
         let mut k = ms + 4;
-        for _ in 0..3 {
+        let mut service = k..k;
+        for n in 0..3 {
             let e = scan_while(b, k, field);
             if e - k > 40 || b.get(e) != Some(&b':') {
                 return;
             }
+            if n == 1 {
+                service = k..e;
+            }
             k = e + 1;
         }
         let e = scan_while(b, k, |c| c.is_ascii_digit());
-        if e - k == 12 && b.get(e).is_none_or(|&c| !is_alnum(c)) {
+        let end = if e - k == 12 && b.get(e).is_none_or(|&c| !is_alnum(c)) {
             self.emit(k, e, Kind::AccountId, PRIO_TOKEN);
+            e
+        } else if let Some(p) = placeholder_at(b, k) {
+            p // scanned again: the account is a placeholder already
+        } else {
+            return;
+        };
+        if &b[service] == b"secretsmanager" && b[end..].starts_with(b":secret:") {
+            let name_end = scan_while(b, end + 8, |c| {
+                is_ident(c) || matches!(c, b'/' | b'+' | b'=' | b'@')
+            });
+            self.arn_secret_names.push(end..name_end);
         }
     }
 
@@ -2291,7 +2246,10 @@ impl Scanner<'_> {
     /// of our own placeholders, or was read already.
     fn key_name(&mut self, ms: usize, me: usize) -> Option<(usize, usize)> {
         let b = self.b;
-        if ms < self.ident_done || self.line_skip.contains(&ms) {
+        if ms < self.ident_done
+            || self.line_skip.contains(&ms)
+            || self.arn_secret_names.iter().any(|r| r.contains(&ms))
+        {
             return None;
         }
         // Bounds from the phase-1 runs around the word.
@@ -3227,11 +3185,7 @@ impl Scanner<'_> {
             return;
         }
         // The user part of a URL: `://` earlier in the same word.
-        let mut w = s;
-        while w > 0 && s - w < 2048 && !b[w - 1].is_ascii_whitespace() {
-            w -= 1;
-        }
-        if contains(&b[w..s], b"://") {
+        if self.at_word.ws_scheme.is_some_and(|p| p + 3 <= s) {
             return;
         }
         self.emit(s, e, Kind::AccountId, PRIO_TOKEN);
@@ -3241,18 +3195,18 @@ impl Scanner<'_> {
     /// scheme (scp-style git remotes, `mysql://`-less DSNs): the password.
     fn scp_password(&mut self, at: usize) -> bool {
         let b = self.b;
-        let stop = |c: u8| {
-            c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'=' | b'(' | b'<')
-        };
-        let mut w = at;
-        while w > 0 && at - w < 256 && !stop(b[w - 1]) {
-            w -= 1;
-        }
-        let word = &b[w..at];
-        if contains(word, b"://") {
+        let stop = scp_stop;
+        self.at_word.read_to(b, at);
+        let aw = &self.at_word;
+        let w = aw.stop_start;
+        // A remote's user and password are short; `a@a@…` over a long
+        // word is not one (and reading it again at every `@` was not
+        // linear).
+        if at - w > 256 || aw.stop_scheme.is_some() || aw.stop_at_after_colon {
             return false;
         }
-        let Some(colon) = word.iter().position(|&c| c == b':') else {
+        let word = &b[w..at];
+        let Some(colon) = aw.stop_colon.map(|c| c - w) else {
             return false;
         };
         let user = &word[..colon];
@@ -3262,7 +3216,6 @@ impl Scanner<'_> {
                 .iter()
                 .all(|&c| is_alnum(c) || matches!(c, b'.' | b'_' | b'-'))
             || ps >= pe
-            || b[ps..pe].contains(&b'@')
         {
             return false;
         }

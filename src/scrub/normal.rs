@@ -115,11 +115,14 @@ impl Shadow {
     }
 }
 
-/// A byte that is not printable ASCII, tab or a line break, or is `%`
-/// (which may start a percent-encoded character). Written without
-/// branches, so a loop over it vectorises.
+/// A byte that is not printable ASCII, tab or a line break, or is `%`,
+/// `\\` or `&` (which may start an escaped character, see [`escaped`]).
+/// Written without branches, so a loop over it vectorises.
 fn unusual(c: u8) -> bool {
-    ((c.wrapping_sub(0x20) >= 0x5f) & (c != b'\t') & (c != b'\n') & (c != b'\r')) | (c == b'%')
+    ((c.wrapping_sub(0x20) >= 0x5f) & (c != b'\t') & (c != b'\n') & (c != b'\r'))
+        | (c == b'%')
+        | (c == b'\\')
+        | (c == b'&')
 }
 
 /// The first [`unusual`] byte. Clean text is the common case, so the bytes
@@ -144,20 +147,50 @@ fn first_unusual(b: &[u8]) -> Option<usize> {
         .map(|p| base + p)
 }
 
-/// The punctuation a percent-encoded key, prefix or URL is written with
-/// (`sk%2Dant%2D…`, `%3Fapi_key%3D…`, `https%3A%2F%2Fu%3Apw%40h`): `%XX`
-/// at `i` and what it stands for.
-fn pct(b: &[u8], i: usize) -> Option<char> {
-    if b.get(i) != Some(&b'%') {
-        return None;
+/// The punctuation a key, prefix or URL is written with, when it is
+/// escaped: percent-encoded (`sk%2Dant%2D…`, `%3Fapi_key%3D…`,
+/// `https%3A%2F%2Fu%3Apw%40h`), as a JSON or C/Python escape (`\u002d`,
+/// `\x2d`), as an HTML character reference (`&#45;`, `&#x2d;`, `&#045;`),
+/// and JSON's escaped slash (`redis:\/\/app:pw@host`). A key whose
+/// separator is escaped is still that key.
+const PUNCT: &[u8] = b"-_.=?&/:@+~#";
+
+/// The escaped punctuation at `i`: what it stands for and its length.
+fn escaped(b: &[u8], i: usize) -> Option<(char, usize)> {
+    let hex = |k: usize, n: usize| -> Option<u32> {
+        let d = b.get(k..k + n)?;
+        d.iter()
+            .try_fold(0u32, |v, &c| Some(v * 16 + (c as char).to_digit(16)?))
+    };
+    let (v, len) = match (b.get(i)?, b.get(i + 1)) {
+        (b'%', _) => (hex(i + 1, 2)?, 3),
+        (b'\\', Some(b'/')) => (u32::from(b'/'), 2),
+        (b'\\', Some(b'x' | b'X')) => (hex(i + 2, 2)?, 4),
+        (b'\\', Some(b'u' | b'U')) => (hex(i + 2, 4)?, 6),
+        (b'&', Some(b'#')) => char_reference(b, i + 2)?,
+        _ => return None,
+    };
+    let c = u8::try_from(v).ok().filter(|c| PUNCT.contains(c))?;
+    Some((c as char, len))
+}
+
+/// An HTML numeric character reference after its `&#` at `k` (`45;`,
+/// `045;`, `x2d;`, `X002D;`): its value and the whole reference's length.
+fn char_reference(b: &[u8], k: usize) -> Option<(u32, usize)> {
+    let (radix, from) = match b.get(k)? {
+        b'x' | b'X' => (16, k + 1),
+        _ => (10, k),
+    };
+    let mut v = 0u32;
+    let mut j = from;
+    while j < b.len() && j - from < 6 {
+        match (b[j] as char).to_digit(radix) {
+            Some(d) => v = v * radix + d,
+            None => break,
+        }
+        j += 1;
     }
-    let hex = |c: u8| (c as char).to_digit(16);
-    let v = hex(*b.get(i + 1)?)? * 16 + hex(*b.get(i + 2)?)?;
-    matches!(
-        v as u8,
-        b'-' | b'_' | b'.' | b'=' | b'?' | b'&' | b'/' | b':' | b'@' | b'+' | b'~' | b'#'
-    )
-    .then_some(v as u8 as char)
+    (j > from && b.get(j) == Some(&b';')).then_some((v, j + 1 - (k - 2)))
 }
 
 /// `None` when the detectors can scan `text` as it is.
@@ -169,7 +202,7 @@ pub(super) fn shadow(text: &str) -> Option<Shadow> {
     text[first..]
         .char_indices()
         .any(|(i, c)| match c {
-            '%' => pct(b, first + i).is_some(),
+            '%' | '\\' | '&' => escaped(b, first + i).is_some(),
             c if c.is_ascii() => !matches!(map(c), Map::Keep),
             c => {
                 !matches!(map(c), Map::Keep)
@@ -189,8 +222,8 @@ fn build(text: &str) -> Shadow {
             continue;
         }
         let mut end = i + c.len_utf8();
-        let to = if let Some(d) = pct(b, i) {
-            end = i + 3;
+        let to = if let Some((d, len)) = escaped(b, i) {
+            end = i + len;
             skip_to = end;
             d
         } else {
