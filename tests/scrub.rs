@@ -1878,6 +1878,8 @@ async fn no_corpus_secret_comes_back_from_the_hub_the_stream_the_cli_or_the_log(
         ),
         format!("{}.{}", r.b62(31), r.b62(31)),
         format!("{}:{}", r.b62(31), r.b62(31)),
+        // Issue 31: a key split into four dotted runs of 16.
+        format!("{}.{}.{}.{}", r.b62(16), r.b62(16), r.b62(16), r.b62(16)),
     ];
     let agents = [
         format!("token_{}", lower(&mut r, 20)),
@@ -2718,4 +2720,190 @@ fn near_misses_of_a_detector_cost_no_more_than_a_bounded_multiple_of_clean_text(
         "near misses {s:?} against clean {c:?} ({} B each)",
         near.len()
     );
+}
+
+/// Issue 31's shapes left open by the audit, each with the part that must
+/// stay: a key whose separators are escaped, Facebook's `EAA<letter>`
+/// tokens, `basic` in any case and base64 of `user:<token>` anywhere, a
+/// key split into dotted runs, a Secrets Manager ARN (the account goes, the
+/// secret's name stays), a URL password behind JSON-escaped slashes, and a
+/// budget's spend. Values built at run time.
+#[test]
+fn escaped_split_and_encoded_keys_spend_and_arns_are_caught_and_near_misses_stay() {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let mut r = Rng::new(3131);
+    let ant = r.b62(60);
+    let gh = r.b62(36);
+    let fb = r.b62(120);
+    let pw = r.b62(16);
+    let runs: Vec<String> = (0..4).map(|_| r.b62(16)).collect();
+    let dotted = runs.join(".");
+    let acct = r.pick(b"0123456789", 12);
+    let ant_p = Kind::AnthropicKey.placeholder();
+    let cases: Vec<(String, String)> = vec![
+        (
+            format!("key sk\\u002dant\\u002dapi03\\u002d{ant} rejected"),
+            format!("key {ant_p} rejected"),
+        ),
+        (
+            format!("key sk&#45;ant&#45;api03&#45;{ant} rejected"),
+            format!("key {ant_p} rejected"),
+        ),
+        (
+            format!("key sk&#x2D;ant&#x2d;api03&#0045;{ant} rejected"),
+            format!("key {ant_p} rejected"),
+        ),
+        (
+            format!("key sk\\x2dant\\x2dapi03\\x2d{ant} rejected"),
+            format!("key {ant_p} rejected"),
+        ),
+        (
+            format!("key sk%2Dant%2dapi03%2D{ant} rejected"),
+            format!("key {ant_p} rejected"),
+        ),
+        (
+            format!("git: ghp&#95;{gh} expired"),
+            format!("git: {} expired", Kind::GithubToken.placeholder()),
+        ),
+        (
+            format!("graph: EAAG{fb} expired"),
+            format!("graph: {} expired", Kind::Token.placeholder()),
+        ),
+        (
+            format!("graph: EAAB{fb} expired"),
+            format!("graph: {} expired", Kind::Token.placeholder()),
+        ),
+        (
+            format!(
+                "registry said: basic {} refused",
+                b64(&format!("deploy:{pw}"))
+            ),
+            format!(
+                "registry said: basic {} refused",
+                Kind::Authorization.placeholder()
+            ),
+        ),
+        (
+            format!("sent BASIC {} back", b64(&format!("deploy:{pw}"))),
+            format!("sent BASIC {} back", Kind::Authorization.placeholder()),
+        ),
+        (
+            format!("checkout: sent {} and got 403", b64(&format!("x:ghp_{gh}"))),
+            format!(
+                "checkout: sent {} and got 403",
+                Kind::Authorization.placeholder()
+            ),
+        ),
+        (
+            format!(
+                "checkout: sent {} and got 403",
+                b64(&format!("xy:gho_{gh}"))
+            ),
+            format!(
+                "checkout: sent {} and got 403",
+                Kind::Authorization.placeholder()
+            ),
+        ),
+        (
+            format!(
+                "checkout: sent {} and got 403",
+                b64(&format!("oauth2:glpat-{}", &gh[..20]))
+            ),
+            format!(
+                "checkout: sent {} and got 403",
+                Kind::Authorization.placeholder()
+            ),
+        ),
+        (
+            format!(
+                "checkout: sent {} and got 403",
+                b64(&format!("x-access-token:github_pat_{gh}"))
+            ),
+            format!(
+                "checkout: sent {} and got 403",
+                Kind::Authorization.placeholder()
+            ),
+        ),
+        (
+            format!("upstream: session {dotted} refused"),
+            format!("upstream: session {} refused", Kind::Token.placeholder()),
+        ),
+        (
+            format!("id={}.{}.{}", runs[0], runs[1], runs[2]),
+            format!("id={}", Kind::Token.placeholder()),
+        ),
+        (
+            format!(
+                "denied on arn:aws:secretsmanager:eu-west-1:{acct}:secret:fleet/db-password-Ab3dEf"
+            ),
+            format!(
+                "denied on arn:aws:secretsmanager:eu-west-1:{}:secret:fleet/db-password-Ab3dEf",
+                Kind::AccountId.placeholder()
+            ),
+        ),
+        (
+            format!("cache: {{\"url\":\"redis:\\/\\/app:{pw}@cache.internal:6379\"}}"),
+            format!(
+                "cache: {{\"url\":\"redis:\\/\\/app:{}@cache.internal:6379\"}}",
+                Kind::Password.placeholder()
+            ),
+        ),
+        (
+            "budget alert: $12.40 spent".to_string(),
+            format!("budget alert: {} spent", Kind::Balance.placeholder()),
+        ),
+        (
+            "spent 88.10 USD of the month's budget".to_string(),
+            format!(
+                "spent {} of the month's budget",
+                Kind::Balance.placeholder()
+            ),
+        ),
+    ];
+    for (text, want) in &cases {
+        let out = scrub(text);
+        assert_eq!(&out, want, "{text}");
+        assert_eq!(scrub(&out), out, "not idempotent: {text}");
+    }
+    // Near misses: what stays byte for byte.
+    let hex16 = || Rng::new(5).pick(b"0123456789abcdef", 16);
+    let keep = [
+        "cost $0.02 for 1200 tokens; spent 30 seconds; budget exceeded".to_string(),
+        "R&amp;D &#45; 5 \\x41 \\u0041 C:\\Users\\x2dfoo, a \\/ b, 100% done".to_string(),
+        "basic usage; BASIC Authentication; basic configuration".to_string(),
+        "host gpu-node-17.example.internal, com.example.fleet.worker.Main, v1.2.3".to_string(),
+        format!("trace {0}.{0}.{0}.{0}", hex16()),
+        "worker 3f2a9c1e-7b4d-4e8a-9f0c-1d2e3f4a5b6c on Johns-MacBook-Pro.local".to_string(),
+        "ProductionWorker2024.StagingWorker2025.CanaryWorker2026".to_string(),
+        "arn:aws:secretsmanager:eu-west-1:secret".to_string(),
+        "EAAGshort and EAAG1234".to_string(),
+        "eaag".repeat(30),
+    ];
+    for t in &keep {
+        assert!(
+            matches!(scrub(t), Cow::Borrowed(_)),
+            "{t:?} became {:?}",
+            scrub(t)
+        );
+    }
+    // Plain random runs (not forced to mix), four of 16 or three of 20, as
+    // an id in text: each caught.
+    let mut missed = Vec::new();
+    for i in 0..500 {
+        let (n, len) = if i % 2 == 0 { (4, 16) } else { (3, 20) };
+        let key: Vec<String> = (0..n).map(|_| r.pick(B62, len)).collect();
+        let text = format!("session {} refused", key.join("."));
+        if !scrub(&text).contains(&Kind::Token.placeholder()) {
+            missed.push(text);
+        }
+    }
+    assert!(
+        missed.len() <= 5,
+        "{} of 500 missed: {missed:?}",
+        missed.len()
+    );
+    // An escaped key in the hub's JSON form: the whole run goes, escapes too.
+    let hidden = format!("sk\\u002dant\\u002dapi03\\u002d{ant}");
+    assert!(!scrub(&hidden).contains("002d"), "{}", scrub(&hidden));
 }

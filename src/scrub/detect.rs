@@ -3359,6 +3359,59 @@ impl Scanner<'_> {
 mod tests {
     use super::*;
 
+    /// What `scp_password` and `email` read back from each `@` before
+    /// [`AtWord`] (up to the word's start): the same answers, read once.
+    #[test]
+    fn the_at_word_read_once_agrees_with_reading_back_from_every_at() {
+        let alphabet = b"a:@/ \"=.x-";
+        let mut x: u64 = 0x5EED;
+        for _ in 0..3000 {
+            let n = 1 + (x % 48) as usize;
+            let text: Vec<u8> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    alphabet[(x % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            let mut aw = AtWord::default();
+            for at in (0..text.len()).filter(|&i| text[i] == b'@') {
+                aw.read_to(&text, at);
+                let back = |stop: fn(u8) -> bool| {
+                    let mut w = at;
+                    while w > 0 && !stop(text[w - 1]) {
+                        w -= 1;
+                    }
+                    w
+                };
+                let scheme = |w: usize| (w..at).find(|&k| text[k..at].starts_with(b"://"));
+                let w = back(scp_stop);
+                let colon = (w..at).find(|&k| text[k] == b':');
+                let at_after = colon.is_some_and(|c| text[c + 1..at].contains(&b'@'));
+                let ws = back(|c| c.is_ascii_whitespace());
+                let got = (
+                    aw.stop_start,
+                    aw.stop_colon,
+                    aw.stop_scheme,
+                    aw.stop_at_after_colon,
+                );
+                assert_eq!(
+                    got,
+                    (w, colon, scheme(w), at_after),
+                    "{:?} at {at}",
+                    String::from_utf8_lossy(&text)
+                );
+                assert_eq!(
+                    (aw.ws_start, aw.ws_scheme),
+                    (ws, scheme(ws)),
+                    "{:?} at {at}",
+                    String::from_utf8_lossy(&text)
+                );
+            }
+        }
+    }
+
     #[test]
     fn fast_path_agrees_with_the_full_automaton() {
         assert!(TRIGGERS.iter().all(|t| t.0.len() < 16));

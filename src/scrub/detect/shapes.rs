@@ -7,10 +7,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 
-use super::{
-    Kind, PRIO_CONTEXT, PRIO_TOKEN, Scanner, Span, classes, is_b64, is_camel_words, is_tok,
-    token_at,
-};
+use super::{Kind, PRIO_CONTEXT, PRIO_TOKEN, Scanner, Span, classes, is_b64, is_tok, token_at};
 
 /// The shortest piece of a dotted key, and the fewest pieces.
 const PIECE_MIN: usize = 12;
@@ -28,23 +25,60 @@ fn is_tok_dot(c: u8) -> bool {
     is_tok(c) || c == b'.'
 }
 
+/// Whether `piece` reads as words and numbers: every hump of letters (a
+/// capital and lower case, lower case, or capitals) has three letters or
+/// more (`ProductionWorker2024`, `GPUNode17`, `build-2024-final`). A
+/// random run has one- and two-letter humps.
+fn reads_as_words(piece: &[u8]) -> bool {
+    let mut i = 0;
+    while i < piece.len() {
+        let c = piece[i];
+        let start = i;
+        if !c.is_ascii_alphabetic() {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if c.is_ascii_uppercase() && piece.get(i).is_some_and(u8::is_ascii_lowercase) {
+            while piece.get(i).is_some_and(u8::is_ascii_lowercase) {
+                i += 1;
+            }
+        } else if c.is_ascii_uppercase() {
+            // `GPUNode`: the last capital before lower case starts a word.
+            while piece.get(i).is_some_and(u8::is_ascii_uppercase)
+                && !piece.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+            {
+                i += 1;
+            }
+        } else {
+            while piece.get(i).is_some_and(u8::is_ascii_lowercase) {
+                i += 1;
+            }
+        }
+        if i - start < 3 {
+            return false;
+        }
+    }
+    true
+}
+
 /// Whether the word `w` (no leading or trailing dot) is a key split by
 /// dots: at least three pieces of 12 to 64 token characters, each mixing
-/// classes and not camel-case words, the whole with upper case, lower case
-/// and digits. A hostname, a Java package, a version or a dotted hex hash
-/// (no upper case) is not one.
+/// classes, at most one in four reading as words ([`reads_as_words`]),
+/// the whole with upper case, lower case and digits. A hostname, a Java
+/// package, a version or a dotted hex hash (no upper case) is not one.
 fn is_dotted_key(w: &[u8]) -> bool {
-    let mut n = 0;
+    let (mut n, mut words) = (0, 0);
     for piece in w.split(|&c| c == b'.') {
-        if !(PIECE_MIN..=PIECE_MAX).contains(&piece.len())
-            || classes(piece) < 2
-            || is_camel_words(piece)
-        {
+        if !(PIECE_MIN..=PIECE_MAX).contains(&piece.len()) || classes(piece) < 2 {
             return false;
         }
         n += 1;
+        words += usize::from(reads_as_words(piece));
     }
-    n >= PIECES_MIN && classes(w) == 3
+    // A random piece reads as words by chance now and then: one of four
+    // may.
+    n >= PIECES_MIN && classes(w) == 3 && words <= n / 4
 }
 
 /// The dotted keys of `b`, as spans. Each word is read once: a dot inside
