@@ -187,5 +187,24 @@ fn fields(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, details, fields);
+/// Issue 31: 64 KiB of adversarial near misses in one text (the hub takes
+/// a heartbeat of 64 KiB): `a@` over and over (each `@` read 256 bytes
+/// back before), `a:b@` pairs, `curl -u a:`, and a clean 64 KiB of prose
+/// with the same trigger density for comparison.
+fn near_misses_64k(c: &mut Criterion) {
+    let n = 64 * 1024;
+    let mut g = c.benchmark_group("near_miss_64k");
+    g.sample_size(10);
+    let at = "a@".repeat(n / 2);
+    g.bench_function("at", |b| b.iter(|| scrub(black_box(&at))));
+    let scp = "a:b@".repeat(n / 4);
+    g.bench_function("colon_at", |b| b.iter(|| scrub(black_box(&scp))));
+    let dots = format!("{}.", b62(16)).repeat(n / 17);
+    g.bench_function("dotted_runs", |b| b.iter(|| scrub(black_box(&dots))));
+    let curl = "curl -u a:".repeat(n / 10);
+    g.bench_function("curl", |b| b.iter(|| scrub(black_box(&curl))));
+    g.finish();
+}
+
+criterion_group!(benches, details, fields, near_misses_64k);
 criterion_main!(benches);
