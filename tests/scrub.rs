@@ -2907,3 +2907,30 @@ fn escaped_split_and_encoded_keys_spend_and_arns_are_caught_and_near_misses_stay
     let hidden = format!("sk\\u002dant\\u002dapi03\\u002d{ant}");
     assert!(!scrub(&hidden).contains("002d"), "{}", scrub(&hidden));
 }
+
+/// Found by `embedded_secret_never_survives` (2026-12-02): a value with an
+/// unbalanced quote that runs into a placeholder the text already holds
+/// is not taken, and the words after it in its line were then not looked
+/// at either, so a `sig=` or `?sig=` value there came back whole.
+#[test]
+fn a_value_running_into_a_placeholder_leaves_the_rest_of_its_line_looked_at() {
+    let sig = Rng::new(3132).b62(20);
+    let p = Kind::Token.placeholder();
+    for (text, want) in [
+        (
+            format!("password='{p} sig={sig}"),
+            format!("password='{p} sig={}", Kind::Signature.placeholder()),
+        ),
+        (
+            format!("__CONTRIBSYS__COM='{p} /v1?sig={sig}&y=2 "),
+            format!(
+                "__CONTRIBSYS__COM='{p} /v1?sig={}&y=2 ",
+                Kind::UrlQuery.placeholder()
+            ),
+        ),
+    ] {
+        let out = scrub(&text);
+        assert_eq!(out, want, "{text}");
+        assert_eq!(scrub(&out), out);
+    }
+}

@@ -1809,8 +1809,10 @@ fn jwt(b: &[u8], i: usize) -> TokenScan {
 // ---------------------------------------------------------------- scanner
 
 impl Scanner<'_> {
-    fn emit(&mut self, start: usize, end: usize, kind: Kind, prio: u8) {
-        if start < end && !self.overlaps_placeholder(start, end) {
+    /// Whether the span was taken.
+    fn emit(&mut self, start: usize, end: usize, kind: Kind, prio: u8) -> bool {
+        let take = start < end && !self.overlaps_placeholder(start, end);
+        if take {
             self.spans.push(Span {
                 start,
                 end,
@@ -1818,6 +1820,7 @@ impl Scanner<'_> {
                 prio,
             });
         }
+        take
     }
 
     /// Whether `start..end` runs into a `[redacted:<kind>]` the text already
@@ -1851,7 +1854,7 @@ impl Scanner<'_> {
     }
 
     /// Emit `start..end`, named after the token at `start` if one is there.
-    fn emit_value(&mut self, start: usize, end: usize, kind: Kind) {
+    fn emit_value(&mut self, start: usize, end: usize, kind: Kind) -> bool {
         match token_at(self.b, start) {
             Some((
                 _,
@@ -2976,8 +2979,11 @@ impl Scanner<'_> {
         if end <= v || self.stands_in(v, end) {
             return;
         }
-        self.skip_line(v, end);
-        self.emit(v, end, kind, PRIO_CONTEXT);
+        // A value that runs into a placeholder the text already holds is
+        // not taken, and then what follows in its line is looked at.
+        if self.emit(v, end, kind, PRIO_CONTEXT) {
+            self.skip_line(v, end);
+        }
     }
 
     /// Words inside `v..end` need no look when that value runs to the end
@@ -3064,8 +3070,12 @@ impl Scanner<'_> {
         if end <= v || self.stands_in(v, end) {
             return;
         }
-        self.skip_line(v, end);
-        self.emit_value(v, end, kind);
+        // A value that runs into a placeholder the text already holds
+        // (`password='[redacted:token] sig=…`, an unbalanced quote) is not
+        // taken, and then the words after it in its line are looked at.
+        if self.emit_value(v, end, kind) {
+            self.skip_line(v, end);
+        }
     }
 
     /// An `Authorization` header value: keep a scheme word (`Bearer`,
