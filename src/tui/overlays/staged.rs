@@ -155,7 +155,7 @@ pub fn named(v: &RolloutView, ellipsis: &str) -> String {
         short_id(&v.id, ellipsis),
         fmt::count(v.cohort_workers as usize),
         fmt::count((v.cohort_workers + v.guard.rest.workers) as usize),
-        fmt::held(v.time_left_s)
+        fmt::left(v.time_left_s)
     )
 }
 

@@ -43,6 +43,25 @@ pub fn held(s: u64) -> String {
     )
 }
 
+/// A time left, `s` seconds, rounded up to what it shows: a 10m bake
+/// begun a few seconds ago has `10m left`, not `9m` (an age rounds down);
+/// `1h 30m` past an hour, `1d 4h` past a day; seconds under a minute.
+pub fn left(s: u64) -> String {
+    if s < 60 {
+        return format!("{s}s");
+    }
+    let m = s.div_ceil(60);
+    match m {
+        ..60 => format!("{m}m"),
+        60..1440 if m % 60 == 0 => format!("{}h", m / 60),
+        60..1440 => format!("{}h {}m", m / 60, m % 60),
+        _ => match s.div_ceil(3600) {
+            h if h % 24 == 0 => format!("{}d", h / 24),
+            h => format!("{}d {}h", h / 24, h % 24),
+        },
+    }
+}
+
 /// Clock time `15:04:05` for a UTC instant.
 pub fn clock(t: DateTime<Utc>) -> String {
     t.format("%H:%M:%S").to_string()
@@ -114,6 +133,26 @@ pub fn away(sep: &str, k: &ByKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_left_rounds_up_to_what_it_shows() {
+        let cases = [
+            (0, "0s"),
+            (59, "59s"),
+            (60, "1m"),
+            (61, "2m"),
+            (597, "10m"),
+            (3599, "1h"),
+            (3600, "1h"),
+            (3601, "1h 1m"),
+            (5370, "1h 30m"),
+            (86_399, "1d"),
+            (86_401, "1d 1h"),
+        ];
+        for (s, want) in cases {
+            assert_eq!(left(s), want, "{s} s");
+        }
+    }
 
     #[test]
     fn counts() {

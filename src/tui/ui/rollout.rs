@@ -81,7 +81,7 @@ fn parts(v: &RolloutView, last_known: Option<Duration>, ellipsis: &str) -> (Vec<
             }
             let time = match &v.waiting {
                 Some(_) => "bake over: waiting for the owner".to_string(),
-                None => format!("{} left", fmt::held(v.time_left_s)),
+                None => format!("{} left", fmt::left(v.time_left_s)),
             };
             let cohort = format!("cohort: {}", side(&v.guard.cohort));
             let rest = format!("rest: {}", side(&v.guard.rest));
@@ -162,7 +162,7 @@ fn bake_words(v: &RolloutView) -> String {
         }
         (State::Baking, _) => format!(
             "{} left of {bake}, then promote {}",
-            fmt::held(v.time_left_s),
+            fmt::left(v.time_left_s),
             v.promote
         ),
         (state, Some(b)) => format!("{state} after {} of {bake}", fmt::held(b)),
@@ -374,6 +374,37 @@ mod tests {
         insta::assert_snapshot!(
             at(&v, 80, None),
             @"rollout 4c2e… to 7 of 43 (18%), 5 on it · bake over: waiting for the owner"
+        );
+    }
+
+    /// Issue 33, tried as a new owner: a 10m bake begun 3 s ago read
+    /// `9m left` (an age, rounded down); the time left rounds up.
+    #[test]
+    fn a_bake_just_begun_has_all_of_it_left() {
+        let mut v = baking();
+        v.time_left_s = 597;
+        assert!(
+            at(&v, 120, None).contains(" · 10m left · "),
+            "{}",
+            at(&v, 120, None)
+        );
+        v.time_left_s = 3 * 3600 - 5;
+        assert!(
+            at(&v, 120, None).contains(" · 3h left · "),
+            "{}",
+            at(&v, 120, None)
+        );
+        v.time_left_s = 5400 - 30;
+        assert!(
+            at(&v, 120, None).contains(" · 1h 30m left · "),
+            "{}",
+            at(&v, 120, None)
+        );
+        v.time_left_s = 42;
+        assert!(
+            at(&v, 120, None).contains(" · 42s left · "),
+            "{}",
+            at(&v, 120, None)
         );
     }
 
